@@ -1,0 +1,26 @@
+#include <cuda_runtime.h>
+
+#include "device_probe.h"
+
+namespace nanscope::cuda {
+
+DeviceProbe probe_devices() {
+  DeviceProbe p;
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    p.error = cudaGetErrorString(err);
+    cudaGetLastError();  // clear the sticky state left by a failed probe
+    return p;
+  }
+  p.count = count;
+  if (count > 0) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) p.name = prop.name;
+  } else {
+    p.error = "no CUDA device";
+  }
+  return p;
+}
+
+}  // namespace nanscope::cuda

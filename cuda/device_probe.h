@@ -1,0 +1,16 @@
+// Asks the CUDA runtime for a usable device, without exposing CUDA headers.
+#pragma once
+
+#include <string>
+
+namespace nanscope::cuda {
+
+struct DeviceProbe {
+  int count = 0;         // usable devices
+  std::string name;      // the first device's name
+  std::string error;     // why there is none (driver missing, no device, ...)
+};
+
+DeviceProbe probe_devices();
+
+}  // namespace nanscope::cuda

@@ -1,0 +1,89 @@
+// The resolved run configuration. Every field has a key in the TOML schema (config_schema.cpp),
+// a default here, and a line in docs/config.md (a test keeps the three in step).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+// The seven parameter groups of the trainer, named by their parameter prefixes.
+inline constexpr std::array<const char*, 7> kParamGroups = {"encoder", "bottleneck", "value", "adv",
+                                                            "ens",     "iqn",        "aux"};
+inline constexpr int kGroupCount = static_cast<int>(kParamGroups.size());
+
+struct RunConfig {
+  int folds = 6;
+  int steps_per_fold = 400;
+  std::uint64_t seed = 1;
+  bool reinit_per_fold = false;
+};
+
+struct DataConfig {
+  std::string source = "synthetic";  // "synthetic" or "csv"
+  std::string csv;                   // path, when source = "csv"
+  int bars = 6000;                   // synthetic series length
+  bool keep_bad_rows = false;
+  // Synthetic generator: GARCH(1,1) with Student-t innovations and rare jumps.
+  double garch_omega = 2e-6;
+  double garch_alpha = 0.08;
+  double garch_beta = 0.90;
+  double student_nu = 4.0;
+  double jump_prob = 0.01;
+  double jump_scale = 0.03;
+  // Offline dataset.
+  int n_step = 3;
+  double reward_scale = 100.0;
+  double cost = 0.0005;
+  double behaviour_epsilon = 0.3;
+};
+
+struct ModelConfig {
+  int batch = 256;
+  int hidden = 256;
+  int bottleneck = 128;
+  int atoms = 51;
+  double v_min = -10.0;
+  double v_max = 10.0;
+  double gamma = 0.99;
+  int iqn_n = 32;
+  int iqn_n_target = 32;
+  int iqn_k = 32;
+  int iqn_cos = 64;
+  double kappa = 1.0;
+  int ensemble = 4;
+  int aux_hidden = 128;
+  std::string precision = "float32";  // CPU backend storage: "float32" or "float64"
+};
+
+struct LossConfig {
+  double lambda_mse = 0.05;
+  double alpha_cql = 0.1;
+  double lambda_iqn = 0.5;
+  double lambda_aux = 0.1;
+  double lambda_ens = 0.25;
+};
+
+struct OptimConfig {
+  double lr = 3e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double max_grad_norm = 10.0;
+  int target_sync = 100;
+  std::array<double, kGroupCount> lr_mult = {1, 1, 1, 1, 1, 1, 1};  // per parameter group
+};
+
+struct Config {
+  RunConfig run;
+  DataConfig data;
+  ModelConfig model;
+  LossConfig loss;
+  OptimConfig optim;
+
+  bool iqn_enabled() const { return loss.lambda_iqn != 0.0; }
+};
+
+}  // namespace nanscope

@@ -1,0 +1,399 @@
+#include "core/config_io.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <toml++/toml.h>
+#include <variant>
+
+#include "core/errors.h"
+
+namespace nanscope {
+namespace {
+
+using Value = std::variant<std::int64_t, double, bool, std::string>;
+
+struct Leaf {
+  Value value;
+  std::string origin;  // "FILE:LINE" or "--set"
+};
+
+std::string describe(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::string>) return fmt::format("string \"{}\"", x);
+        else if constexpr (std::is_same_v<X, bool>) return x ? "true" : "false";
+        else return fmt::format("{}", x);
+      },
+      v);
+}
+
+// One accepted key: how to read it into a Config (with validation) and how to write it back.
+struct KeySpec {
+  ConfigKeyInfo info;
+  std::function<void(Config&, const Value&, const std::string& where)> read;
+  std::function<void(const Config&, toml::table&)> write;
+};
+
+[[noreturn]] void bad(const std::string& where, const std::string& key, const std::string& what) {
+  throw ConfigError(fmt::format("{}: key '{}': {}", where, key, what));
+}
+
+toml::table& table_for(toml::table& root, const std::string& dotted, std::string& leaf) {
+  toml::table* t = &root;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = dotted.find('.', start)) != std::string::npos; start = dot + 1) {
+    std::string part = dotted.substr(start, dot - start);
+    if (!t->contains(part)) t->insert(part, toml::table{});
+    t = t->get_as<toml::table>(part);
+  }
+  leaf = dotted.substr(start);
+  return *t;
+}
+
+template <class T>
+void put(toml::table& root, const std::string& key, T v) {
+  std::string leaf;
+  table_for(root, key, leaf).insert_or_assign(leaf, v);
+}
+
+KeySpec int_key(std::string key, std::string doc, std::function<int&(Config&)> ref,
+                std::int64_t lo, std::int64_t hi) {
+  KeySpec s;
+  int def = ref(*std::make_unique<Config>());
+  s.info = {key, "integer", std::to_string(def), std::move(doc)};
+  s.read = [key, ref, lo, hi](Config& c, const Value& v, const std::string& where) {
+    auto* i = std::get_if<std::int64_t>(&v);
+    if (!i) bad(where, key, fmt::format("must be an integer (got {})", describe(v)));
+    if (*i < lo || *i > hi)
+      bad(where, key, fmt::format("must be in [{}, {}] (got {})", lo, hi, *i));
+    ref(c) = static_cast<int>(*i);
+  };
+  s.write = [key, ref](const Config& c, toml::table& t) {
+    Config copy = c;
+    put(t, key, static_cast<std::int64_t>(ref(copy)));
+  };
+  return s;
+}
+
+KeySpec float_key(std::string key, std::string doc, std::function<double&(Config&)> ref,
+                  double lo, double hi, bool lo_open = false) {
+  KeySpec s;
+  double def = ref(*std::make_unique<Config>());
+  s.info = {key, "float", fmt::format("{}", def), std::move(doc)};
+  s.read = [key, ref, lo, hi, lo_open](Config& c, const Value& v, const std::string& where) {
+    double x;
+    if (auto* i = std::get_if<std::int64_t>(&v)) x = static_cast<double>(*i);
+    else if (auto* d = std::get_if<double>(&v)) x = *d;
+    else bad(where, key, fmt::format("must be a number (got {})", describe(v)));
+    if (!std::isfinite(x)) bad(where, key, fmt::format("must be finite (got {})", x));
+    if (x < lo || x > hi || (lo_open && x == lo))
+      bad(where, key,
+          fmt::format("must be in {}{}, {}] (got {})", lo_open ? "(" : "[", lo, hi, x));
+    ref(c) = x;
+  };
+  s.write = [key, ref](const Config& c, toml::table& t) {
+    Config copy = c;
+    put(t, key, ref(copy));
+  };
+  return s;
+}
+
+KeySpec bool_key(std::string key, std::string doc, std::function<bool&(Config&)> ref) {
+  KeySpec s;
+  bool def = ref(*std::make_unique<Config>());
+  s.info = {key, "boolean", def ? "true" : "false", std::move(doc)};
+  s.read = [key, ref](Config& c, const Value& v, const std::string& where) {
+    auto* b = std::get_if<bool>(&v);
+    if (!b) bad(where, key, fmt::format("must be true or false (got {})", describe(v)));
+    ref(c) = *b;
+  };
+  s.write = [key, ref](const Config& c, toml::table& t) {
+    Config copy = c;
+    put(t, key, ref(copy));
+  };
+  return s;
+}
+
+KeySpec string_key(std::string key, std::string doc, std::function<std::string&(Config&)> ref,
+                   std::vector<std::string> choices) {
+  KeySpec s;
+  std::string def = ref(*std::make_unique<Config>());
+  s.info = {key, "string", fmt::format("\"{}\"", def), std::move(doc)};
+  s.read = [key, ref, choices](Config& c, const Value& v, const std::string& where) {
+    auto* str = std::get_if<std::string>(&v);
+    if (!str) bad(where, key, fmt::format("must be a string (got {})", describe(v)));
+    if (!choices.empty() && std::find(choices.begin(), choices.end(), *str) == choices.end())
+      bad(where, key, fmt::format("must be one of {} (got \"{}\")", fmt::join(choices, ", "), *str));
+    ref(c) = *str;
+  };
+  s.write = [key, ref](const Config& c, toml::table& t) {
+    Config copy = c;
+    put(t, key, ref(copy));
+  };
+  return s;
+}
+
+constexpr double kInf = std::numeric_limits<double>::max();
+constexpr std::int64_t kBig = 1'000'000'000;
+
+std::vector<KeySpec> build_specs() {
+  std::vector<KeySpec> k;
+  // [run]
+  k.push_back(int_key("run.folds", "number of walk-forward folds",
+                      [](Config& c) -> int& { return c.run.folds; }, 1, 100000));
+  k.push_back(int_key("run.steps_per_fold", "training steps per fold",
+                      [](Config& c) -> int& { return c.run.steps_per_fold; }, 1, kBig));
+  {
+    KeySpec s;
+    s.info = {"run.seed", "integer", "1",
+              "seed of every random draw (data, init, batches, tau samples)"};
+    s.read = [](Config& c, const Value& v, const std::string& where) {
+      auto* i = std::get_if<std::int64_t>(&v);
+      if (!i) bad(where, "run.seed", fmt::format("must be an integer (got {})", describe(v)));
+      if (*i < 0) bad(where, "run.seed", fmt::format("must be >= 0 (got {})", *i));
+      c.run.seed = static_cast<std::uint64_t>(*i);
+    };
+    s.write = [](const Config& c, toml::table& t) {
+      put(t, "run.seed", static_cast<std::int64_t>(c.run.seed));
+    };
+    k.push_back(std::move(s));
+  }
+  k.push_back(bool_key("run.reinit_per_fold",
+                       "re-initialise the network at every fold (default: weights carry over)",
+                       [](Config& c) -> bool& { return c.run.reinit_per_fold; }));
+  // [data]
+  k.push_back(string_key("data.source", "where bars come from: \"synthetic\" or \"csv\"",
+                         [](Config& c) -> std::string& { return c.data.source; },
+                         {"synthetic", "csv"}));
+  k.push_back(string_key("data.csv",
+                         "CSV file (timestamp,open,high,low,close,volume) when data.source = \"csv\"",
+                         [](Config& c) -> std::string& { return c.data.csv; }, {}));
+  k.push_back(int_key("data.bars", "length of the synthetic bar series",
+                      [](Config& c) -> int& { return c.data.bars; }, 16, kBig));
+  k.push_back(bool_key("data.keep_bad_rows",
+                       "keep non-finite bar values instead of rejecting the file",
+                       [](Config& c) -> bool& { return c.data.keep_bad_rows; }));
+  k.push_back(float_key("data.garch_omega", "GARCH(1,1) constant term of the variance",
+                        [](Config& c) -> double& { return c.data.garch_omega; }, 0, 1, true));
+  k.push_back(float_key("data.garch_alpha", "GARCH(1,1) weight of the last squared return",
+                        [](Config& c) -> double& { return c.data.garch_alpha; }, 0, 1));
+  k.push_back(float_key("data.garch_beta", "GARCH(1,1) weight of the last variance",
+                        [](Config& c) -> double& { return c.data.garch_beta; }, 0, 1));
+  k.push_back(float_key("data.student_nu", "degrees of freedom of the Student-t innovations",
+                        [](Config& c) -> double& { return c.data.student_nu; }, 2, 1e6, true));
+  k.push_back(float_key("data.jump_prob", "probability of a jump per bar",
+                        [](Config& c) -> double& { return c.data.jump_prob; }, 0, 1));
+  k.push_back(float_key("data.jump_scale", "standard deviation of a jump's log return",
+                        [](Config& c) -> double& { return c.data.jump_scale; }, 0, 10));
+  k.push_back(int_key("data.n_step", "n of the n-step return",
+                      [](Config& c) -> int& { return c.data.n_step; }, 1, 64));
+  k.push_back(float_key("data.reward_scale", "multiplies every reward",
+                        [](Config& c) -> double& { return c.data.reward_scale; }, 0, 1e6, true));
+  k.push_back(float_key("data.cost", "transaction cost per unit of position change",
+                        [](Config& c) -> double& { return c.data.cost; }, 0, 1));
+  k.push_back(float_key("data.behaviour_epsilon",
+                        "probability that the behaviour policy acts at random",
+                        [](Config& c) -> double& { return c.data.behaviour_epsilon; }, 0, 1));
+  // [model]
+  k.push_back(int_key("model.batch", "batch size B",
+                      [](Config& c) -> int& { return c.model.batch; }, 1, 65536));
+  k.push_back(int_key("model.hidden", "trunk width H",
+                      [](Config& c) -> int& { return c.model.hidden; }, 1, 16384));
+  k.push_back(int_key("model.bottleneck", "bottleneck width Z",
+                      [](Config& c) -> int& { return c.model.bottleneck; }, 1, 16384));
+  k.push_back(int_key("model.atoms", "C51 atoms",
+                      [](Config& c) -> int& { return c.model.atoms; }, 2, 1001));
+  k.push_back(float_key("model.v_min", "lowest atom of the C51 support",
+                        [](Config& c) -> double& { return c.model.v_min; }, -1e6, 1e6));
+  k.push_back(float_key("model.v_max", "highest atom of the C51 support",
+                        [](Config& c) -> double& { return c.model.v_max; }, -1e6, 1e6));
+  k.push_back(float_key("model.gamma", "discount factor",
+                        [](Config& c) -> double& { return c.model.gamma; }, 0, 1, true));
+  k.push_back(int_key("model.iqn_n", "IQN quantile samples N (online, on s)",
+                      [](Config& c) -> int& { return c.model.iqn_n; }, 1, 1024));
+  k.push_back(int_key("model.iqn_n_target", "IQN quantile samples N' (target, on s')",
+                      [](Config& c) -> int& { return c.model.iqn_n_target; }, 1, 1024));
+  k.push_back(int_key("model.iqn_k", "IQN samples K for the greedy action on s'",
+                      [](Config& c) -> int& { return c.model.iqn_k; }, 1, 1024));
+  k.push_back(int_key("model.iqn_cos", "IQN cosine features n_cos",
+                      [](Config& c) -> int& { return c.model.iqn_cos; }, 1, 1024));
+  k.push_back(float_key("model.kappa", "quantile Huber threshold kappa",
+                        [](Config& c) -> double& { return c.model.kappa; }, 0, 1e6, true));
+  k.push_back(int_key("model.ensemble", "ensemble value heads E",
+                      [](Config& c) -> int& { return c.model.ensemble; }, 1, 64));
+  k.push_back(int_key("model.aux_hidden", "aux next-bar head hidden width",
+                      [](Config& c) -> int& { return c.model.aux_hidden; }, 1, 16384));
+  k.push_back(string_key("model.precision",
+                         "CPU backend storage: \"float32\" (matches the GPU) or \"float64\"",
+                         [](Config& c) -> std::string& { return c.model.precision; },
+                         {"float32", "float64"}));
+  // [loss]
+  k.push_back(float_key("loss.lambda_mse", "weight of the expected-Q MSE term",
+                        [](Config& c) -> double& { return c.loss.lambda_mse; }, 0, 1e6));
+  k.push_back(float_key("loss.alpha_cql", "weight alpha of the CQL term (inside the term)",
+                        [](Config& c) -> double& { return c.loss.alpha_cql; }, 0, 1e6));
+  k.push_back(float_key("loss.lambda_iqn", "weight of the IQN loss; 0 removes the IQN head",
+                        [](Config& c) -> double& { return c.loss.lambda_iqn; }, 0, 1e6));
+  k.push_back(float_key("loss.lambda_aux", "weight of the aux next-bar loss",
+                        [](Config& c) -> double& { return c.loss.lambda_aux; }, 0, 1e6));
+  k.push_back(float_key("loss.lambda_ens", "weight of the ensemble cross-entropy",
+                        [](Config& c) -> double& { return c.loss.lambda_ens; }, 0, 1e6));
+  // [optim]
+  k.push_back(float_key("optim.lr", "Adam learning rate",
+                        [](Config& c) -> double& { return c.optim.lr; }, 0, 1e30, true));
+  k.push_back(float_key("optim.beta1", "Adam beta1",
+                        [](Config& c) -> double& { return c.optim.beta1; }, 0, 0.999999));
+  k.push_back(float_key("optim.beta2", "Adam beta2",
+                        [](Config& c) -> double& { return c.optim.beta2; }, 0, 0.999999999));
+  k.push_back(float_key("optim.eps", "Adam epsilon",
+                        [](Config& c) -> double& { return c.optim.eps; }, 0, 1, true));
+  k.push_back(float_key("optim.max_grad_norm", "global gradient-norm clip; 0 turns clipping off",
+                        [](Config& c) -> double& { return c.optim.max_grad_norm; }, 0, kInf));
+  k.push_back(int_key("optim.target_sync", "steps between target-network syncs",
+                      [](Config& c) -> int& { return c.optim.target_sync; }, 1, kBig));
+  for (int g = 0; g < kGroupCount; ++g) {
+    std::string name = kParamGroups[g];
+    k.push_back(float_key("optim.lr_mult." + name,
+                          "learning-rate multiplier of the " + name + " parameter group",
+                          [g](Config& c) -> double& { return c.optim.lr_mult[g]; }, 0, 1e38));
+  }
+  return k;
+}
+
+const std::vector<KeySpec>& specs() {
+  static const std::vector<KeySpec> s = build_specs();
+  return s;
+}
+
+const KeySpec* find_spec(const std::string& key) {
+  for (const auto& s : specs())
+    if (s.info.key == key) return &s;
+  return nullptr;
+}
+
+bool is_table_prefix(const std::string& key) {
+  for (const auto& s : specs())
+    if (s.info.key.size() > key.size() && s.info.key.compare(0, key.size(), key) == 0 &&
+        s.info.key[key.size()] == '.')
+      return true;
+  return false;
+}
+
+std::optional<Value> to_value(const toml::node& n) {
+  if (auto v = n.as_integer()) return Value{v->get()};
+  if (auto v = n.as_floating_point()) return Value{v->get()};
+  if (auto v = n.as_boolean()) return Value{v->get()};
+  if (auto v = n.as_string()) return Value{v->get()};
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<ConfigKeyInfo>& config_keys() {
+  static const std::vector<ConfigKeyInfo> keys = [] {
+    std::vector<ConfigKeyInfo> out;
+    for (const auto& s : specs()) out.push_back(s.info);
+    return out;
+  }();
+  return keys;
+}
+
+struct ConfigBuilder::State {
+  std::map<std::string, Leaf> leaves;
+
+  void merge(const toml::table& table, const std::string& prefix, const std::string& origin) {
+    for (const auto& [k, node] : table) {
+      std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      std::string where = fmt::format("{}:{}", origin, node.source().begin.line);
+      if (const auto* sub = node.as_table()) {
+        if (!is_table_prefix(key))
+          throw ConfigError(fmt::format("{}: unknown table '{}'", where, key));
+        merge(*sub, key, origin);
+        continue;
+      }
+      if (!find_spec(key)) {
+        if (is_table_prefix(key))
+          throw ConfigError(fmt::format("{}: key '{}' is a table, not a value", where, key));
+        throw ConfigError(fmt::format("{}: unknown key '{}'", where, key));
+      }
+      auto v = to_value(node);
+      if (!v) throw ConfigError(fmt::format("{}: key '{}': unsupported value type", where, key));
+      leaves[key] = Leaf{*v, where};
+    }
+  }
+};
+
+ConfigBuilder::ConfigBuilder() : state_(new State) {}
+ConfigBuilder::~ConfigBuilder() { delete state_; }
+
+void ConfigBuilder::load_text(const std::string& text, const std::string& origin) {
+  toml::table table;
+  try {
+    table = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line,
+                                  e.source().begin.column, e.description()));
+  }
+  state_->merge(table, "", origin);
+}
+
+void ConfigBuilder::load_file(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw MissingInputError(fmt::format("{}: config file not found", path));
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open config file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  load_text(ss.str(), path);
+}
+
+void ConfigBuilder::set(const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(fmt::format("--set '{}': expected KEY=VALUE", assignment));
+  std::string key = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  if (!find_spec(key)) throw ConfigError(fmt::format("--set: unknown key '{}'", key));
+  Value v = std::string(value);  // a bare word that is not TOML is a string
+  try {
+    toml::table t = toml::parse("v = " + value);
+    if (auto parsed = to_value(*t.get("v"))) v = *parsed;
+  } catch (const toml::parse_error&) {
+  }
+  state_->leaves[key] = Leaf{v, "--set"};
+}
+
+Config ConfigBuilder::build() const {
+  Config c;
+  for (const auto& [key, leaf] : state_->leaves) find_spec(key)->read(c, leaf.value, leaf.origin);
+  auto where = [&](const std::string& key) {
+    auto it = state_->leaves.find(key);
+    return it == state_->leaves.end() ? std::string("config") : it->second.origin;
+  };
+  if (c.model.v_min >= c.model.v_max)
+    bad(where("model.v_max"), "model.v_max",
+        fmt::format("must be greater than model.v_min ({} >= {})", c.model.v_min, c.model.v_max));
+  if (c.data.garch_alpha + c.data.garch_beta >= 1.0)
+    bad(where("data.garch_beta"), "data.garch_beta",
+        "data.garch_alpha + data.garch_beta must be below 1 (stationary variance)");
+  if (c.data.source == "csv" && c.data.csv.empty())
+    bad(where("data.csv"), "data.csv", "is required when data.source = \"csv\"");
+  return c;
+}
+
+std::string to_toml(const Config& config) {
+  toml::table root;
+  for (const auto& s : specs()) s.write(config, root);
+  std::ostringstream out;
+  out << root << "\n";
+  return out.str();
+}
+
+}  // namespace nanscope

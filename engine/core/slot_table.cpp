@@ -1,0 +1,80 @@
+#include "core/slot_table.h"
+
+#include <charconv>
+
+namespace nanscope {
+
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::Sample: return "sample";
+    case Phase::Forward: return "forward";
+    case Phase::BackwardMain: return "backward.main";
+    case Phase::BackwardAux: return "backward.aux";
+    case Phase::BackwardIqn: return "backward.iqn";
+    case Phase::BackwardEncoder: return "backward.encoder";
+    case Phase::ChecksPostBackward: return "checks.post_backward";
+    case Phase::Optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+namespace {
+using P = Phase;
+constexpr std::string_view kEnd = "end of backward (fire once)";
+// clang-format off
+constexpr std::array<SlotInfo, kSlotCount> kTable = {{
+  {0,  "batch", P::Sample, "after the gather", "sample: gather of s, s', R, done, next-bar target", "[s B*F | s' B*F | R B | done B | next_bar B*2]", 0, false},
+  {1,  "h_s1", P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", 2, false},
+  {2,  "h_s2", P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", 3, false},
+  {3,  "bn_z", P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", 4, false},
+  {4,  "value_logits", P::Forward, "after the value head", "z Wv + bv", "[B,atoms]", 5, false},
+  {5,  "adv_logits", P::Forward, "after the advantage heads", "z Wa + ba", "[B,A_total,atoms]", 6, false},
+  {6,  "log_probs", P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", 7, false},
+  {7,  "target_log_probs", P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", 8, false},
+  {8,  "proj_target", P::Forward, "after the C51 projection", "C51 projection of the target distribution", "[B,D,atoms]", 9, false},
+  {9,  "c51_loss", P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", 10, false},
+  {10, "q_expected", P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", 11, false},
+  {11, "cql_lse", P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", 12, false},
+  {12, "iqn_tau", P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", 1, true},
+  {13, "iqn_phi", P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", 13, true},
+  {14, "iqn_quantiles", P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", 14, true},
+  {15, "iqn_target_quantiles", P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", 15, true},
+  {16, "iqn_loss", P::Forward, "after the quantile Huber loss", "per-sample quantile Huber loss", "[B]", 16, true},
+  {17, "aux_pred_nb", P::Forward, "after the aux head", "relu(h_s2 Wx1 + bx1) Wx2 + bx2", "[B,2]", 17, false},
+  {18, "aux_loss", P::Forward, "after the aux loss", "per-sample next-bar squared error", "[B]", 18, false},
+  {19, "ensemble_logits", P::Forward, "after the ensemble heads", "z Wve_e + bve_e", "[E,B,atoms]", 19, false},
+  {20, "total_loss", P::Forward, "end of forward", "weighted sum of the loss terms", "[1]", 20, false},
+  {21, "grad_norm", P::Optimizer, "after the norms", "global and per-group gradient norms", "[1 + groups]", 33, false},
+  {22, "adam_moments", P::Optimizer, "after the Adam update", "Adam m and v, all parameters", "[2, P]", 34, false},
+  {23, "params", P::Optimizer, "after the Adam update", "all parameters after the update", "[P]", 35, false},
+  {24, "d_value_logits", P::ChecksPostBackward, kEnd, "c51_grad + CQL value gradient", "[B,atoms]", 22, false},
+  {25, "d_adv_logits", P::ChecksPostBackward, kEnd, "c51_grad + CQL advantage gradient", "[B,A_total,atoms]", 23, false},
+  {26, "iqn_trunk_m", P::ChecksPostBackward, kEnd, "apply_iqn_trunk_gradient GEMM output", "[B,H]", 31, true},
+  {27, "iqn_d_h_s2", P::ChecksPostBackward, kEnd, "IQN backward dh_s2", "[B,H]", 30, true},
+  {28, "d_branch_logits", P::ChecksPostBackward, kEnd, "IQN backward, gradient w.r.t. quantiles", "[B,N,A_total]", 29, true},
+  {29, "cql_d_value_logits", P::ChecksPostBackward, kEnd, "CQL gradient w.r.t. the value logits", "[B,atoms]", 21, false},
+  {30, "aux_dh_s2_nb", P::ChecksPostBackward, kEnd, "aux next-bar backward dh_s2", "[B,H]", 27, false},
+  {31, "ensemble_d_logits", P::ChecksPostBackward, kEnd, "ensemble backward", "[E,B,atoms]", 24, false},
+  {32, "bn_d_concat", P::ChecksPostBackward, kEnd, "bottleneck linear backward dy (branch concat)", "[B,Z]", 25, false},
+  {33, "bw_d_h_s2.main", P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", 26, false},
+  {34, "bw_d_h_s2.aux", P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", 28, false},
+  {35, "bw_d_h_s2.iqn", P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", 32, true},
+}};
+// clang-format on
+}  // namespace
+
+const std::array<SlotInfo, kSlotCount>& slot_table() { return kTable; }
+
+const SlotInfo& slot_info(int index) { return kTable.at(static_cast<std::size_t>(index)); }
+
+std::optional<int> find_slot(std::string_view s) {
+  int idx = -1;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), idx);
+  if (ec == std::errc() && ptr == s.data() + s.size())
+    return (idx >= 0 && idx < kSlotCount) ? std::optional<int>(idx) : std::nullopt;
+  for (const auto& info : kTable)
+    if (info.name == s) return info.index;
+  return std::nullopt;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,52 @@
+// The 36 sentinel slots, defined once. Index i here is index i in HDF5, JSON, the CLI and the GUI.
+// `rank` is the dataflow rank: the order in which a step finalises each slot's buffer, used to
+// name the entry point of a NaN (the fired slot finalised first at the earliest firing step).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace nanscope {
+
+inline constexpr int kSlotCount = 36;
+
+enum class Phase : int {
+  Sample = 0,
+  Forward,
+  BackwardMain,
+  BackwardAux,
+  BackwardIqn,
+  BackwardEncoder,
+  ChecksPostBackward,
+  Optimizer,
+};
+inline constexpr int kPhaseCount = 8;
+std::string_view phase_name(Phase p);  // "sample", "forward", "backward.main", ...
+
+enum Slot : int {
+  kBatch = 0, kHS1, kHS2, kBnZ, kValueLogits, kAdvLogits, kLogProbs, kTargetLogProbs,
+  kProjTarget, kC51Loss, kQExpected, kCqlLse, kIqnTau, kIqnPhi, kIqnQuantiles,
+  kIqnTargetQuantiles, kIqnLoss, kAuxPredNb, kAuxLoss, kEnsembleLogits, kTotalLoss,
+  kGradNorm, kAdamMoments, kParams, kDValueLogits, kDAdvLogits, kIqnTrunkM, kIqnDHS2,
+  kDBranchLogits, kCqlDValueLogits, kAuxDHS2Nb, kEnsembleDLogits, kBnDConcat,
+  kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn,
+};
+
+struct SlotInfo {
+  int index;
+  std::string_view name;
+  Phase phase;                 // the phase in which the check runs
+  std::string_view call_site;  // where in that phase
+  std::string_view producer;   // the operation that writes the buffer
+  std::string_view buffer;     // what the buffer holds, with its shape
+  int rank;                    // dataflow rank (0 = finalised first)
+  bool iqn_only;               // absent when loss.lambda_iqn = 0
+};
+
+const std::array<SlotInfo, kSlotCount>& slot_table();
+const SlotInfo& slot_info(int index);
+// By name ("bn_d_concat") or by index as text ("32").
+std::optional<int> find_slot(std::string_view name_or_index);
+
+}  // namespace nanscope

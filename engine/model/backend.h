@@ -1,0 +1,84 @@
+// The interface every trainer backend implements (CPU here, CUDA in cuda/). Both run the same
+// phases in the same order and pass the same slots at the same call sites; the session drives
+// phases and never knows which backend it holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/slot_table.h"
+#include "data/transitions.h"
+#include "model/dims.h"
+#include "model/param_layout.h"
+
+namespace nanscope {
+
+// A read-only window on a slot's buffer. `count` is the buffer's own element count, including any
+// zero padding. Empty (data == nullptr) when the slot does not exist this run.
+struct SlotView {
+  const void* data = nullptr;
+  std::size_t count = 0;
+  bool is_f64 = false;  // float64 mode of the CPU backend; otherwise float32
+  std::vector<std::int64_t> shape;
+  bool exists() const { return data != nullptr; }
+  double at(std::size_t i) const {
+    return is_f64 ? static_cast<const double*>(data)[i] : static_cast<const float*>(data)[i];
+  }
+};
+
+struct StepKey {
+  std::uint64_t seed = 1;
+  int fold = 0;
+  int step = 0;
+  std::int64_t global_step = 0;
+};
+
+// Batch means of the loss terms of the last forward pass, and the last global gradient norm.
+struct StepLosses {
+  double total = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
+  double grad_norm = 0;
+};
+
+// Called by a backend at the slot call sites of the spec: `produced` right after the producer
+// wrote a slot's buffer (before any consumer reads it), `check` at the slot's check call site.
+class SlotObserver {
+ public:
+  virtual ~SlotObserver() = default;
+  virtual void produced(int slot) { (void)slot; }
+  virtual void check(int slot) { (void)slot; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;         // "cpu" or "cuda"
+  virtual std::string device_name() const = 0;  // CPU model or GPU name
+  virtual const Dims& dims() const = 0;
+  virtual const ParamLayout& layout() const = 0;
+
+  // Initialises the online network from the seed, copies it to the target, zeroes Adam.
+  virtual void reset_parameters() = 0;
+  // Makes a fold's transitions the sampling pool.
+  virtual void load_fold(const TransitionSet& transitions) = 0;
+  virtual void run_phase(Phase phase, const StepKey& key) = 0;
+
+  virtual SlotView slot(int index) = 0;
+  // Writable view for fault injection (same buffer as slot()).
+  virtual SlotView slot_for_write(int index) = 0;
+  virtual StepLosses losses() const = 0;
+  virtual void set_observer(SlotObserver* observer) = 0;
+
+  // Parameter access by name (values as double), for injection, dumps and tests.
+  virtual std::vector<double> read_param(const std::string& name, bool target = false) const = 0;
+  virtual void write_param(const std::string& name, const std::vector<double>& values) = 0;
+  virtual std::int64_t adam_step() const = 0;
+};
+
+// The CPU reference backend, float32 or float64 storage per config.model.precision.
+std::unique_ptr<Backend> make_cpu_backend(const Config& config);
+
+}  // namespace nanscope

@@ -1,0 +1,45 @@
+// Shared helpers for the unit tests: small configs and file helpers.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/config.h"
+
+namespace nanscope::test {
+
+// A network small enough for finite differences, with every head present.
+inline Config tiny_config(const std::string& precision = "float64") {
+  Config c;
+  c.run.folds = 2;
+  c.run.steps_per_fold = 4;
+  c.run.seed = 7;
+  c.data.bars = 400;
+  c.model.batch = 5;
+  c.model.hidden = 7;
+  c.model.bottleneck = 6;
+  c.model.atoms = 11;
+  c.model.iqn_n = 4;
+  c.model.iqn_n_target = 3;
+  c.model.iqn_k = 4;
+  c.model.iqn_cos = 5;
+  c.model.ensemble = 2;
+  c.model.aux_hidden = 6;
+  c.model.precision = precision;
+  return c;
+}
+
+inline std::filesystem::path temp_dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("nanscope_test_" + name);
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+inline std::string write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace nanscope::test

@@ -67,12 +67,12 @@ struct LossConfig {
 };
 
 struct OptimConfig {
-  double lr = 3e-4;
+  double lr = 1e-3;
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
   double max_grad_norm = 10.0;
-  int target_sync = 100;
+  int target_sync = 20;
   std::array<double, kGroupCount> lr_mult = {1, 1, 1, 1, 1, 1, 1};  // per parameter group
 };
 

@@ -392,7 +392,10 @@ std::string to_toml(const Config& config) {
   toml::table root;
   for (const auto& s : specs()) s.write(config, root);
   std::ostringstream out;
-  out << root << "\n";
+  // Shortest readable floats (0.3, not 0.29999999999999999); values round-trip through build().
+  out << toml::toml_formatter{root, toml::toml_formatter::default_flags |
+                                        toml::format_flags::relaxed_float_precision}
+      << "\n";
   return out.str();
 }
 

@@ -41,7 +41,7 @@ class Session {
 
   bool finished() const { return fold_ >= config_.run.folds; }
   int fold() const { return fold_; }
-  int step() const { return step_; }
+  int step_in_fold() const { return step_; }
   std::int64_t global_step() const { return global_step_; }
   // The phase step_phase() runs next (Sample when between steps).
   Phase next_phase() const { return static_cast<Phase>(next_phase_); }

@@ -129,3 +129,9 @@ TEST(Config, EveryKeyIsDocumented) {
   for (const auto& k : config_keys())
     EXPECT_NE(ss.str().find("`" + k.key + "`"), std::string::npos) << k.key << " not in docs/config.md";
 }
+
+TEST(Config, ShippedDefaultConfigIsTheBuiltInDefault) {
+  ConfigBuilder b;
+  b.load_file(std::string(NANSCOPE_SOURCE_DIR) + "/resources/configs/default.toml");
+  EXPECT_EQ(to_toml(b.build()), to_toml(Config{}));
+}

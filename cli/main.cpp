@@ -1,4 +1,4 @@
-// nanscope-run: the headless runner (GPU servers, CI). Grammar, exit codes: spec contract.md.
+// nanscope-run: the headless runner (GPU servers, CI). Grammar, JSON, exit codes: contract.md.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -6,6 +6,7 @@
 
 #include "core/errors.h"
 #include "core/version.h"
+#include "listings.h"
 #include "run_command.h"
 
 int main(int argc, char** argv) {
@@ -15,28 +16,36 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   cli::RunOptions run;
-  auto add_run_flags = [&run](CLI::App* a) {
+  bool list_slots = false, list_params = false, list_scenarios = false;
+  auto add_run_flags = [&](CLI::App* a) {
     a->add_option("--config", run.config_file, "TOML config file")->check(CLI::ExistingFile);
+    a->add_option("--scenario", run.scenario, "scenario preset (see --list-scenarios)");
     a->add_option("--backend", run.backend, "auto|cuda|cpu")
         ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
     a->add_option("--folds", run.folds, "number of folds (run.folds)");
     a->add_option("--steps-per-fold", run.steps_per_fold, "steps per fold (run.steps_per_fold)");
     a->add_option("--seed", run.seed, "seed (run.seed)");
+    a->add_flag("--until-fire", run.until_fire, "halt after the first step in which anything fired");
+    a->add_option("--break-on", run.breakpoints, "stop after the first step in which SLOT (index or name) fires");
+    a->add_flag("--guard", run.guard, "skip the optimizer update of any step in which a slot fired");
     a->add_option("--set", run.sets, "override a config key: KEY=VALUE (repeatable)");
+    a->add_option("--inject", run.injections, "fault: TARGET@FOLD:STEP[:KIND[:ELEMENT]] (repeatable)");
+    a->add_flag("--json", run.json, "print the JSON run summary on stdout");
     a->add_flag("--quiet", run.quiet, "no human output on stderr");
   };
   // `nanscope-run [run] ...`: the run flags work with and without the word `run`.
   add_run_flags(&app);
+  app.add_flag("--list-slots", list_slots, "one line per slot: index name phase state");
+  app.add_flag("--list-params", list_params, "one line per parameter: name shape");
+  app.add_flag("--list-scenarios", list_scenarios, "one line per scenario preset");
   CLI::App* run_cmd = app.add_subcommand("run", "train the configured folds (the default)");
   add_run_flags(run_cmd);
-  app.fallthrough(false);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Missing config files are exit 66 rather than a usage error.
-    if (e.get_name() == "ValidationError" && std::string(e.what()).find("File does not exist") !=
-                                                 std::string::npos) {
+    // A missing --config file is exit 66 (missing input), not a usage error.
+    if (std::string(e.what()).find("File does not exist") != std::string::npos) {
       fmt::print(stderr, "nanscope-run: {}\n", e.what());
       return exit_code_for(ErrorKind::MissingInput);
     }
@@ -44,6 +53,16 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (list_scenarios) {
+      cli::list_scenarios();
+      return 0;
+    }
+    if (list_slots || list_params) {
+      Config config = cli::resolve_config(run);
+      if (list_slots) cli::list_slots(config);
+      if (list_params) cli::list_params(config);
+      return 0;
+    }
     return cli::run_command(run);
   } catch (const Error& e) {
     fmt::print(stderr, "nanscope-run: error: {}\n", e.what());

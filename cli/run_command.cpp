@@ -5,76 +5,100 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 
+#include "backend_choice.h"
 #include "core/config_io.h"
 #include "core/errors.h"
 #include "core/version.h"
+#include "run_summary.h"
+#include "session/scenarios.h"
 #include "session/session.h"
-#ifdef NANSCOPE_HAVE_CUDA
-#include "device_probe.h"
-#endif
 
 namespace nanscope::cli {
-namespace {
 
 Config resolve_config(const RunOptions& o) {
   ConfigBuilder builder;
+  if (!o.scenario.empty()) {
+    const Scenario* s = find_scenario(o.scenario);
+    if (!s) throw UsageError(fmt::format("--scenario '{}': unknown (see --list-scenarios)", o.scenario));
+    builder.load_text(s->toml, "scenario " + s->name);
+  }
   if (!o.config_file.empty()) builder.load_file(o.config_file);
   if (o.folds) builder.set(fmt::format("run.folds={}", *o.folds));
   if (o.steps_per_fold) builder.set(fmt::format("run.steps_per_fold={}", *o.steps_per_fold));
   if (o.seed) builder.set(fmt::format("run.seed={}", *o.seed));
+  if (o.until_fire) builder.set("halt.on_fire=\"step\"");
+  if (o.guard) builder.set("guard.enabled=true");
   for (const auto& s : o.sets) builder.set(s);
   return builder.build();
 }
 
-// Only the CPU trainer backend exists in this version; `auto` says so when a GPU is present.
-std::unique_ptr<Backend> make_backend(const std::string& choice, const Config& config, bool quiet) {
-  std::string device_note = "no CUDA device";
-#ifdef NANSCOPE_HAVE_CUDA
-  auto probe = cuda::probe_devices();
-  device_note = probe.count > 0 ? "CUDA device " + probe.name : probe.error;
-#endif
-  if (choice == "cuda")
-    throw DeviceError(fmt::format("--backend cuda: the CUDA trainer backend is not in this "
-                                  "version of nanscope ({})", device_note));
-  if (choice == "auto" && !quiet)
-    fmt::print(stderr, "nanscope-run: backend auto -> cpu ({}; CUDA trainer not in this version)\n",
-               device_note);
-  return make_cpu_backend(config);
+namespace {
+
+SessionOptions session_options(const RunOptions& o) {
+  SessionOptions so;
+  for (const auto& spec : o.injections) so.injections.push_back(parse_injection(spec));
+  for (const auto& b : o.breakpoints) {
+    auto slot = find_slot(b);
+    if (!slot) throw UsageError(fmt::format("--break-on '{}': unknown slot (see --list-slots)", b));
+    so.breakpoints.insert(*slot);
+  }
+  return so;
+}
+
+void print_report(Session& s) {
+  fmt::print(stderr, "{:>4} {:>6} {:>12} {:>12} {:>10} {:>10}  fired\n", "fold", "steps",
+             "loss_first", "loss_last", "c51_first", "c51_last");
+  for (const auto& f : s.folds()) {
+    std::string fired;
+    for (int i = 0; i < kSlotCount; ++i)
+      if (f.flags.slots[i].state == SlotState::Fired)
+        fired += fmt::format("{}{}", fired.empty() ? "" : " ", slot_info(i).name);
+    fmt::print(stderr, "{:>4} {:>6} {:>12.5f} {:>12.5f} {:>10.5f} {:>10.5f}  {}\n", f.fold, f.steps,
+               f.loss_first, f.loss_last, f.c51_first, f.c51_last, fired.empty() ? "-" : fired);
+  }
+  if (auto e = s.entry())
+    fmt::print(stderr, "entry point: slot {} {} (fold {}, step {})\n", e->slot,
+               slot_info(e->slot).name, e->fold, e->step);
+  if (auto b = s.backward_entry())
+    fmt::print(stderr, "backward localisation: {} (slot {} {} fired first, fold {}, step {})\n",
+               b->slot == 33 ? "main chain (c51 + MSE + CQL + branch concat)"
+                             : (b->slot == 34 ? "aux SAXPY" : "IQN copy / per-sample IQN backward"),
+               b->slot, slot_info(b->slot).name, b->fold, b->step);
+  if (const auto& h = s.halt())
+    fmt::print(stderr, "stopped: {} at fold {}, step {}\n", h->kind, h->fold, h->step);
 }
 
 }  // namespace
 
 int run_command(const RunOptions& o) {
   const Config config = resolve_config(o);
-  Session session(config, make_backend(o.backend, config, o.quiet));
-  const bool tty = isatty(fileno(stderr)) && !o.quiet;
-  if (!o.quiet)
-    fmt::print(stderr, "nanscope-run {}: backend {} [{}], {} folds x {} steps, seed {}, bars: {} ({})\n",
+  const bool human = !o.quiet;
+  auto backend = choose_backend(o.backend, config, human);
+  Session session(config, std::move(backend), session_options(o));
+  const bool tty = human && isatty(fileno(stderr));
+  if (human)
+    fmt::print(stderr, "nanscope-run {}: backend {} [{}], {} folds x {} steps, seed {}{}, bars: {} ({})\n",
                kVersion, session.backend().name(), session.backend().device_name(),
                config.run.folds, config.run.steps_per_fold, config.run.seed,
-               session.bars().source, session.bars().bars.size());
+               o.scenario.empty() ? "" : ", scenario " + o.scenario, session.bars().source,
+               session.bars().bars.size());
 
   const auto start = std::chrono::steady_clock::now();
-  session.run([&](const StepRecord& r) {
+  session.run({}, {}, [&](const StepRecord& r) {
     if (tty && (r.step % 10 == 0 || r.step + 1 == config.run.steps_per_fold)) {
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fmt::print(stderr, "\rfold {}/{} step {}/{} loss {:.4f} c51 {:.4f} ({:.1f} steps/s)   ",
                  r.fold, config.run.folds, r.step + 1, config.run.steps_per_fold, r.losses.total,
                  r.losses.c51, static_cast<double>(r.global_step + 1) / secs);
     }
-    return false;
   });
   if (tty) fmt::print(stderr, "\n");
-  if (!o.quiet) {
-    fmt::print(stderr, "{:>4} {:>6} {:>12} {:>12} {:>10} {:>10}\n", "fold", "steps", "loss_first",
-               "loss_last", "c51_first", "c51_last");
-    for (const auto& f : session.folds())
-      fmt::print(stderr, "{:>4} {:>6} {:>12.5f} {:>12.5f} {:>10.5f} {:>10.5f}\n", f.fold, f.steps,
-                 f.loss_first, f.loss_last, f.c51_first, f.c51_last);
-  }
-  return 0;
+  if (human) print_report(session);
+  if (o.json) std::cout << run_summary(session).dump() << std::endl;
+  const bool fired = session.entry().has_value();
+  return (fired || session.halt()) ? 1 : 0;
 }
 
 }  // namespace nanscope::cli

@@ -5,16 +5,27 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
+
 namespace nanscope::cli {
 
 struct RunOptions {
   std::string config_file;
+  std::string scenario;
   std::string backend = "auto";
   std::optional<int> folds, steps_per_fold;
   std::optional<long long> seed;
   std::vector<std::string> sets;
+  std::vector<std::string> injections;
+  std::vector<std::string> breakpoints;
+  bool until_fire = false;
+  bool guard = false;
+  bool json = false;
   bool quiet = false;
 };
+
+// The config the options describe: scenario preset, file, flags, --set (in that order).
+Config resolve_config(const RunOptions& options);
 
 // Returns the process exit code; throws nanscope::Error on bad input.
 int run_command(const RunOptions& options);

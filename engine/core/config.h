@@ -38,6 +38,7 @@ struct DataConfig {
   double reward_scale = 100.0;
   double cost = 0.0005;
   double behaviour_epsilon = 0.3;
+  int corrupt_bar = -1;  // synthetic bar whose close is set to NaN (-1: none); needs keep_bad_rows
 };
 
 struct ModelConfig {
@@ -64,6 +65,34 @@ struct LossConfig {
   double lambda_iqn = 0.5;
   double lambda_aux = 0.1;
   double lambda_ens = 0.25;
+  // "cross_entropy": -sum m log p. "kl_unmasked": sum m (log m - log p) with no mask for m = 0,
+  // the textbook KL written naively (0 * log 0 is NaN); same gradient.
+  std::string c51_form = "cross_entropy";
+};
+
+struct InitConfig {
+  double iqn_out_scale = 1.0;  // multiplies the initial iqn.out.w
+  double encoder_bias = 0.0;   // initial value of encoder.b1 and encoder.b2
+};
+
+struct SentinelConfig {
+  std::vector<int> undefer;   // slots taken out of the deferred state
+  std::vector<int> disabled;  // slots whose checks are off
+};
+
+struct HaltConfig {
+  std::string on_fire = "fold_end";  // "fold_end", "step" or "never"
+  double collapse_eps = 1e-8;
+  int collapse_patience = 50;
+  std::string collapse_group = "encoder";
+};
+
+struct GuardConfig {
+  bool enabled = false;
+};
+
+struct InjectConfig {
+  std::vector<std::string> faults;  // TARGET@FOLD:STEP[:KIND[:ELEMENT]], as --inject
 };
 
 struct OptimConfig {
@@ -82,6 +111,11 @@ struct Config {
   ModelConfig model;
   LossConfig loss;
   OptimConfig optim;
+  InitConfig init;
+  SentinelConfig sentinel;
+  HaltConfig halt;
+  GuardConfig guard;
+  InjectConfig inject;
 
   bool iqn_enabled() const { return loss.lambda_iqn != 0.0; }
 };

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <toml++/toml.h>
 #include <variant>
@@ -16,7 +17,8 @@
 namespace nanscope {
 namespace {
 
-using Value = std::variant<std::int64_t, double, bool, std::string>;
+using Value = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>,
+                           std::vector<std::string>>;
 
 struct Leaf {
   Value value;
@@ -28,6 +30,10 @@ std::string describe(const Value& v) {
       [](const auto& x) -> std::string {
         using X = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<X, std::string>) return fmt::format("string \"{}\"", x);
+        else if constexpr (std::is_same_v<X, std::vector<std::int64_t>>)
+          return fmt::format("[{}]", fmt::join(x, ", "));
+        else if constexpr (std::is_same_v<X, std::vector<std::string>>)
+          return fmt::format("[\"{}\"]", fmt::join(x, "\", \""));
         else if constexpr (std::is_same_v<X, bool>) return x ? "true" : "false";
         else return fmt::format("{}", x);
       },
@@ -140,6 +146,50 @@ KeySpec string_key(std::string key, std::string doc, std::function<std::string&(
   return s;
 }
 
+// A list of slot indices, each in [0, 36).
+KeySpec slot_list_key(std::string key, std::string doc, std::function<std::vector<int>&(Config&)> ref) {
+  KeySpec s;
+  s.info = {key, "array of integers", "[]", std::move(doc)};
+  s.read = [key, ref](Config& c, const Value& v, const std::string& where) {
+    std::vector<std::int64_t> list;
+    if (auto* l = std::get_if<std::vector<std::int64_t>>(&v)) list = *l;
+    else if (auto* one = std::get_if<std::int64_t>(&v)) list = {*one};
+    else if (auto* str = std::get_if<std::vector<std::string>>(&v); str && str->empty()) list = {};
+    else bad(where, key, fmt::format("must be an array of slot indices (got {})", describe(v)));
+    ref(c).clear();
+    for (auto i : list) {
+      if (i < 0 || i > 35) bad(where, key, fmt::format("slot index {} is not in [0, 35]", i));
+      ref(c).push_back(static_cast<int>(i));
+    }
+  };
+  s.write = [key, ref](const Config& c, toml::table& t) {
+    Config copy = c;
+    toml::array a;
+    for (int i : ref(copy)) a.push_back(static_cast<std::int64_t>(i));
+    put(t, key, a);
+  };
+  return s;
+}
+
+KeySpec string_list_key(std::string key, std::string doc,
+                        std::function<std::vector<std::string>&(Config&)> ref) {
+  KeySpec s;
+  s.info = {key, "array of strings", "[]", std::move(doc)};
+  s.read = [key, ref](Config& c, const Value& v, const std::string& where) {
+    if (auto* l = std::get_if<std::vector<std::string>>(&v)) ref(c) = *l;
+    else if (auto* one = std::get_if<std::string>(&v)) ref(c) = {*one};
+    else if (auto* e = std::get_if<std::vector<std::int64_t>>(&v); e && e->empty()) ref(c) = {};
+    else bad(where, key, fmt::format("must be an array of strings (got {})", describe(v)));
+  };
+  s.write = [key, ref](const Config& c, toml::table& t) {
+    Config copy = c;
+    toml::array a;
+    for (const auto& x : ref(copy)) a.push_back(x);
+    put(t, key, a);
+  };
+  return s;
+}
+
 constexpr double kInf = std::numeric_limits<double>::max();
 constexpr std::int64_t kBig = 1'000'000'000;
 
@@ -201,6 +251,9 @@ std::vector<KeySpec> build_specs() {
   k.push_back(float_key("data.behaviour_epsilon",
                         "probability that the behaviour policy acts at random",
                         [](Config& c) -> double& { return c.data.behaviour_epsilon; }, 0, 1));
+  k.push_back(int_key("data.corrupt_bar",
+                      "synthetic bar whose close is set to NaN (-1: none; needs data.keep_bad_rows)",
+                      [](Config& c) -> int& { return c.data.corrupt_bar; }, -1, kBig));
   // [model]
   k.push_back(int_key("model.batch", "batch size B",
                       [](Config& c) -> int& { return c.model.batch; }, 1, 65536));
@@ -245,6 +298,11 @@ std::vector<KeySpec> build_specs() {
                         [](Config& c) -> double& { return c.loss.lambda_aux; }, 0, 1e6));
   k.push_back(float_key("loss.lambda_ens", "weight of the ensemble cross-entropy",
                         [](Config& c) -> double& { return c.loss.lambda_ens; }, 0, 1e6));
+  k.push_back(string_key("loss.c51_form",
+                         "\"cross_entropy\" (-sum m log p) or \"kl_unmasked\" (sum m (log m - log p), "
+                         "0 log 0 left unmasked)",
+                         [](Config& c) -> std::string& { return c.loss.c51_form; },
+                         {"cross_entropy", "kl_unmasked"}));
   // [optim]
   k.push_back(float_key("optim.lr", "Adam learning rate",
                         [](Config& c) -> double& { return c.optim.lr; }, 0, 1e30, true));
@@ -264,6 +322,40 @@ std::vector<KeySpec> build_specs() {
                           "learning-rate multiplier of the " + name + " parameter group",
                           [g](Config& c) -> double& { return c.optim.lr_mult[g]; }, 0, 1e38));
   }
+  // [init]
+  k.push_back(float_key("init.iqn_out_scale", "multiplies the initial IQN output weights iqn.out.w",
+                        [](Config& c) -> double& { return c.init.iqn_out_scale; }, 0, 1e40));
+  k.push_back(float_key("init.encoder_bias", "initial value of the encoder biases b1 and b2",
+                        [](Config& c) -> double& { return c.init.encoder_bias; }, -1e30, 1e30));
+  // [sentinel]
+  k.push_back(slot_list_key("sentinel.undefer",
+                            "slot indices taken out of the deferred state (slot 31 starts deferred)",
+                            [](Config& c) -> std::vector<int>& { return c.sentinel.undefer; }));
+  k.push_back(slot_list_key("sentinel.disabled", "slot indices whose checks are turned off",
+                            [](Config& c) -> std::vector<int>& { return c.sentinel.disabled; }));
+  // [halt]
+  k.push_back(string_key("halt.on_fire",
+                         "\"fold_end\": halt at the end of a fold in which anything fired; \"step\": "
+                         "after the first step in which anything fired; \"never\"",
+                         [](Config& c) -> std::string& { return c.halt.on_fire; },
+                         {"fold_end", "step", "never"}));
+  k.push_back(float_key("halt.collapse_eps",
+                        "grad-collapse halt: the group's gradient norm stays below this",
+                        [](Config& c) -> double& { return c.halt.collapse_eps; }, 0, kInf));
+  k.push_back(int_key("halt.collapse_patience",
+                      "grad-collapse halt: for this many consecutive steps (0 turns it off)",
+                      [](Config& c) -> int& { return c.halt.collapse_patience; }, 0, kBig));
+  k.push_back(string_key("halt.collapse_group", "grad-collapse halt: the parameter group watched",
+                         [](Config& c) -> std::string& { return c.halt.collapse_group; },
+                         {kParamGroups.begin(), kParamGroups.end()}));
+  // [guard]
+  k.push_back(bool_key("guard.enabled",
+                       "skip the optimizer update of any step in which a slot fired",
+                       [](Config& c) -> bool& { return c.guard.enabled; }));
+  // [inject]
+  k.push_back(string_list_key("inject.faults",
+                              "fault injections, each TARGET@FOLD:STEP[:KIND[:ELEMENT]] as --inject",
+                              [](Config& c) -> std::vector<std::string>& { return c.inject.faults; }));
   return k;
 }
 
@@ -291,6 +383,18 @@ std::optional<Value> to_value(const toml::node& n) {
   if (auto v = n.as_floating_point()) return Value{v->get()};
   if (auto v = n.as_boolean()) return Value{v->get()};
   if (auto v = n.as_string()) return Value{v->get()};
+  if (auto arr = n.as_array()) {
+    std::vector<std::int64_t> ints;
+    std::vector<std::string> strings;
+    for (const auto& e : *arr) {
+      if (auto i = e.as_integer()) ints.push_back(i->get());
+      else if (auto str = e.as_string()) strings.push_back(str->get());
+      else return std::nullopt;
+    }
+    if (!ints.empty() && !strings.empty()) return std::nullopt;
+    if (!strings.empty()) return Value{strings};
+    return Value{ints};
+  }
   return std::nullopt;
 }
 
@@ -385,6 +489,13 @@ Config ConfigBuilder::build() const {
         "data.garch_alpha + data.garch_beta must be below 1 (stationary variance)");
   if (c.data.source == "csv" && c.data.csv.empty())
     bad(where("data.csv"), "data.csv", "is required when data.source = \"csv\"");
+  if (c.data.corrupt_bar >= c.data.bars)
+    bad(where("data.corrupt_bar"), "data.corrupt_bar",
+        fmt::format("bar {} is beyond the series (data.bars = {})", c.data.corrupt_bar, c.data.bars));
+  for (int s : c.sentinel.undefer)
+    if (s != 31)
+      bad(where("sentinel.undefer"), "sentinel.undefer",
+          fmt::format("slot {} is not deferred (only slot 31 starts deferred)", s));
   return c;
 }
 

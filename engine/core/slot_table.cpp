@@ -23,7 +23,7 @@ using P = Phase;
 constexpr std::string_view kEnd = "end of backward (fire once)";
 // clang-format off
 constexpr std::array<SlotInfo, kSlotCount> kTable = {{
-  {0,  "batch", P::Sample, "after the gather", "sample: gather of s, s', R, done, next-bar target", "[s B*F | s' B*F | R B | done B | next_bar B*2]", 0, false},
+  {0,  "batch", P::Sample, "after the gather", "sample: gather of s, s', R, done, next-bar target", "[s B*F; s' B*F; R B; done B; next_bar B*2]", 0, false},
   {1,  "h_s1", P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", 2, false},
   {2,  "h_s2", P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", 3, false},
   {3,  "bn_z", P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", 4, false},
@@ -66,6 +66,16 @@ constexpr std::array<SlotInfo, kSlotCount> kTable = {{
 const std::array<SlotInfo, kSlotCount>& slot_table() { return kTable; }
 
 const SlotInfo& slot_info(int index) { return kTable.at(static_cast<std::size_t>(index)); }
+
+std::string slot_markdown_row(const SlotInfo& s) {
+  std::string condition = s.iqn_only ? "IQN head present" : "always";
+  if (s.index == 31) condition += "; starts deferred";
+  std::string row = "| " + std::to_string(s.index) + " | `" + std::string(s.name) + "` | " +
+                    std::string(phase_name(s.phase)) + " | " + std::string(s.call_site) + " | " +
+                    std::string(s.producer) + " | " + std::string(s.buffer) + " | " +
+                    std::to_string(s.rank) + " | " + condition + " |";
+  return row;
+}
 
 std::optional<int> find_slot(std::string_view s) {
   int idx = -1;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace nanscope {
@@ -48,5 +49,7 @@ const std::array<SlotInfo, kSlotCount>& slot_table();
 const SlotInfo& slot_info(int index);
 // By name ("bn_d_concat") or by index as text ("32").
 std::optional<int> find_slot(std::string_view name_or_index);
+// The slot's row of the table in docs/slots.md (a test keeps the document and the table equal).
+std::string slot_markdown_row(const SlotInfo& s);
 
 }  // namespace nanscope

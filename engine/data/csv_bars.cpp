@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string_view>
 
 #include "core/errors.h"
@@ -104,7 +105,17 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
 
 BarSeries load_bars(const Config& config) {
   if (config.data.source == "csv") return load_csv_bars(config.data.csv, config.data.keep_bad_rows);
-  return generate_synthetic_bars(config.data, config.run.seed, config.data.bars);
+  BarSeries s = generate_synthetic_bars(config.data, config.run.seed, config.data.bars);
+  if (config.data.corrupt_bar >= 0) {
+    if (!config.data.keep_bad_rows)
+      throw DataError(fmt::format("{}: bar {}: close is NaN (data.corrupt_bar); set "
+                                  "data.keep_bad_rows = true to keep it", s.source,
+                                  config.data.corrupt_bar));
+    s.bars[static_cast<std::size_t>(config.data.corrupt_bar)].close =
+        std::numeric_limits<double>::quiet_NaN();
+    s.source += ", corrupt bar " + std::to_string(config.data.corrupt_bar);
+  }
+  return s;
 }
 
 }  // namespace nanscope

@@ -50,6 +50,8 @@ class SlotObserver {
   virtual ~SlotObserver() = default;
   virtual void produced(int slot) { (void)slot; }
   virtual void check(int slot) { (void)slot; }
+  // Asked by the optimizer phase after the gradient norms are checked, before the update.
+  virtual bool allow_update() { return true; }
 };
 
 class Backend {

@@ -133,6 +133,7 @@ void CpuModel<T>::backward_main() {
   bias_grad(kBnB, dz, T(1));
 
   bw_d_h_s2.noalias() = dz * param(params, kBnW).transpose();
+  produced(kBwDHS2Main);
   check(kBwDHS2Main);
 }
 
@@ -154,6 +155,7 @@ void CpuModel<T>::backward_aux() {
   bias_grad(kAuxB1, d_aux_h, laux);
 
   bw_d_h_s2 += laux * dh;  // the aux SAXPY
+  produced(kBwDHS2Aux);
   check(kBwDHS2Aux);
 }
 
@@ -210,6 +212,7 @@ void CpuModel<T>::backward_iqn() {
   trunk_m = bw_d_h_s2 + liqn * dh;
   produced(kIqnTrunkM);
   bw_d_h_s2 = trunk_m;
+  produced(kBwDHS2Iqn);
   check(kBwDHS2Iqn);
 }
 

@@ -242,12 +242,19 @@ void CpuModel<T>::stage_c51_losses() {
   auto logp = slot_mat(kLogProbs, d.B, d.A * NA);
   auto m = slot_mat(kProjTarget, d.B, d.D * NA);
   auto c51 = slot_mat(kC51Loss, d.B, 1);
+  const bool kl_unmasked = config.loss.c51_form == "kl_unmasked";
   double c51_sum = 0;
   for (int b = 0; b < d.B; ++b) {
     double per = 0;
     for (int br = 0; br < d.D; ++br) {
       const int col = (d.off[br] + actions[static_cast<std::size_t>(b) * d.D + br]) * NA;
-      for (int i = 0; i < NA; ++i) per -= static_cast<double>(m(b, br * NA + i)) * logp(b, col + i);
+      if (kl_unmasked)  // sum m (log m - log p): 0 * log 0 = 0 * -Inf = NaN wherever m_i = 0
+        for (int i = 0; i < NA; ++i) {
+          const T mi = m(b, br * NA + i);
+          per += static_cast<double>(mi * (std::log(mi) - logp(b, col + i)));
+        }
+      else
+        for (int i = 0; i < NA; ++i) per -= static_cast<double>(m(b, br * NA + i)) * logp(b, col + i);
     }
     c51(b, 0) = static_cast<T>(per / d.D);
   }

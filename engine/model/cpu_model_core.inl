@@ -173,8 +173,14 @@ void CpuModel<T>::reset_parameters() {
     if (e->fan_in == 0) continue;  // biases start at zero
     CounterRng rng(config.run.seed, DrawStream::Init, static_cast<std::uint32_t>(e->id));
     const double k = 1.0 / std::sqrt(static_cast<double>(e->fan_in));
+    const double scale = e->id == kIqnOutW ? config.init.iqn_out_scale : 1.0;
     for (std::size_t i = 0; i < e->count; ++i)
-      params[e->offset + i] = static_cast<T>((2.0 * rng.uniform() - 1.0) * k);
+      params[e->offset + i] = static_cast<T>((2.0 * rng.uniform() - 1.0) * k * scale);
+  }
+  for (ParamId id : {kEncB1, kEncB2}) {
+    const ParamEntry& e = layout[id];
+    std::fill_n(params.begin() + static_cast<std::ptrdiff_t>(e.offset), e.count,
+                static_cast<T>(config.init.encoder_bias));
   }
   target = params;
   std::fill(grads.begin(), grads.end(), T(0));

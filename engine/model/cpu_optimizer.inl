@@ -33,6 +33,14 @@ void CpuModel<T>::optimizer(const StepKey& key) {
       for (auto& g : grads) g = static_cast<T>(g * scale);
   }
 
+  // The guard skips the whole update (parameters, moments and t stay bit-identical) when the
+  // observer says a slot fired in this step.
+  if (observer && !observer->allow_update()) {
+    check(kAdamMoments);
+    check(kParams);
+    if ((key.global_step + 1) % o.target_sync == 0) sync_target();
+    return;
+  }
   ++adam_t;
   const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(adam_t));
   const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(adam_t));

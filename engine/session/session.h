@@ -1,17 +1,23 @@
-// A training session: the bar series, its walk-forward folds and a backend, stepped phase by phase
-// or step by step. The GUI's engine thread and nanscope-run both drive one.
+// A training session: the bar series, its walk-forward folds, a backend and the sentinels,
+// stepped phase by phase or step by step, with halts, breakpoints, the guard and fault injection
+// (spec/slots.md). The GUI's engine thread and nanscope-run both drive one.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/config.h"
+#include "core/sentinel.h"
 #include "data/bars.h"
 #include "data/transitions.h"
 #include "model/backend.h"
+#include "session/injection.h"
 
 namespace nanscope {
 
@@ -20,6 +26,8 @@ struct StepRecord {
   int step = 0;
   std::int64_t global_step = 0;
   StepLosses losses;
+  std::array<std::uint8_t, kSlotCount> flags{};  // this step's own flags per slot
+  bool updated = true;                            // false when the guard skipped the update
 };
 
 struct FoldSummary {
@@ -27,48 +35,109 @@ struct FoldSummary {
   int steps = 0;
   double loss_first = 0, loss_last = 0;
   double c51_first = 0, c51_last = 0;
+  bool nonfinite_loss = false;
+  FoldFlags flags;  // the fold's readback (final once the fold has ended)
+};
+
+// Something the run stopped on or noticed: halts, breakpoints, first fires.
+struct Event {
+  int fold = 0;
+  int step = 0;
+  std::string kind;     // halt_nan, halt_grad_collapse, breakpoint, first_fire, manual
+  int entry_slot = -1;  // the entry point at that moment (-1: none)
+  std::string dump;     // dump file written for it, if any
+};
+
+struct SessionOptions {
+  std::vector<Injection> injections;  // in addition to config.inject.faults
+  std::set<int> breakpoints;          // stop after the first step in which one of these fires
+};
+
+enum class StopReason { Finished, Halted, StepsDone, FoldEnd, AnyFire, SlotFired, Cancelled };
+
+struct RunUntil {
+  enum class Kind { End, Steps, FoldEnd, AnyFire, SlotFires } kind = Kind::End;
+  std::int64_t steps = 0;  // for Steps
+  int slot = -1;           // for SlotFires
 };
 
 class Session {
  public:
-  // Loads the bars and plans the folds; throws ConfigError / DataError / MissingInputError.
-  Session(const Config& config, std::unique_ptr<Backend> backend);
+  // Loads the bars, plans the folds and validates injections against this run; throws
+  // ConfigError / DataError / MissingInputError / UsageError.
+  Session(const Config& config, std::unique_ptr<Backend> backend, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   const Config& config() const { return config_; }
   Backend& backend() { return *backend_; }
   const BarSeries& bars() const { return bars_; }
   const std::vector<FoldWindow>& windows() const { return windows_; }
+  const SentinelBank& bank() const { return bank_; }
+  // The observer the session installs on its backend (checks, injections, guard). Exposed so a
+  // test can wrap it and watch what a check does to the buffers.
+  SlotObserver& sentinel_observer();
 
   bool finished() const { return fold_ >= config_.run.folds; }
   int fold() const { return fold_; }
   int step_in_fold() const { return step_; }
   std::int64_t global_step() const { return global_step_; }
-  // The phase step_phase() runs next (Sample when between steps).
   Phase next_phase() const { return static_cast<Phase>(next_phase_); }
+  bool mid_step() const { return next_phase_ != 0; }
 
   // Runs the next phase; completes the step after the optimizer. Returns the phase it ran.
   Phase step_phase();
   // Runs the rest of the current step (a whole step when between steps).
   void step();
-  // Runs steps until `stop` says so after a step, or the run ends.
-  void run(const std::function<bool(const StepRecord&)>& stop = {});
+  // Runs steps until the condition holds, a halt, the end of the run, or `cancel` returns true
+  // (asked between steps). `after_step` sees every completed step.
+  StopReason run(RunUntil until = {}, const std::function<bool()>& cancel = {},
+                 const std::function<void(const StepRecord&)>& after_step = {});
+  // Back to fold 0, step 0 with freshly initialised parameters; history and events cleared.
+  void reset();
+
+  void set_breakpoints(std::set<int> slots) { options_.breakpoints = std::move(slots); }
+  const std::set<int>& breakpoints() const { return options_.breakpoints; }
 
   const std::vector<StepRecord>& history() const { return history_; }
   const std::vector<FoldSummary>& folds() const { return folds_; }
+  const std::vector<Event>& events() const { return events_; }
+  // The halt (or breakpoint) that stopped the last run, if any.
+  const std::optional<Event>& halt() const { return halt_; }
+
+  // The run's entry point: the first fold with one (folds are chronological).
+  struct Entry {
+    int slot, fold, step;
+  };
+  std::optional<Entry> entry() const;
+  std::optional<Entry> backward_entry() const;
 
  private:
+  class Observer;
   void begin_fold();
+  void begin_step();
   void finish_step();
+  void end_fold();
+  void validate_injections();
+  void apply_param_injections();
 
   Config config_;
   std::unique_ptr<Backend> backend_;
+  SessionOptions options_;
+  std::vector<Injection> injections_;
   BarSeries bars_;
   std::vector<FoldWindow> windows_;
+  SentinelBank bank_;
+  std::unique_ptr<Observer> observer_;
   int fold_ = 0, step_ = 0, next_phase_ = 0;
   std::int64_t global_step_ = 0;
   bool fold_loaded_ = false;
+  int collapse_streak_ = 0;
   std::vector<StepRecord> history_;
   std::vector<FoldSummary> folds_;
+  std::vector<Event> events_;
+  std::optional<Event> halt_;
 };
 
 }  // namespace nanscope

@@ -6,6 +6,8 @@
 #include <string>
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.h"
 
 namespace {
@@ -81,4 +83,88 @@ TEST(Cli, BadCsvRowIsExit78WithItsPlace) {
   EXPECT_EQ(r.code, 78);
   EXPECT_NE(r.out.find("bars.csv:7"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("close"), std::string::npos) << r.out;
+}
+
+namespace {
+Result run_stdout(const std::string& args) {
+  std::string cmd = std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>/dev/null";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+}  // namespace
+
+TEST(Cli, JsonSummaryHasTheContractsKeysAndTypes) {
+  auto r = run_stdout("--backend cpu --scenario aux-blowup --until-fire --json " + kSmall);
+  ASSERT_EQ(r.code, 1) << r.out;
+  auto j = nlohmann::json::parse(r.out);  // stdout holds the JSON object and nothing else
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_TRUE(j["nanscope_version"].is_string());
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_TRUE(j["device"].is_string());
+  EXPECT_TRUE(j["steps_run"].is_number_integer());
+  EXPECT_EQ(j["steps_run"], 2);
+  EXPECT_TRUE(j.contains("run_file"));
+  EXPECT_TRUE(j["dumps"].is_array());
+  EXPECT_EQ(j["halt"]["reason"], "halt_nan");
+  EXPECT_EQ(j["halt"]["fold"], 0);
+  EXPECT_EQ(j["halt"]["step"], 1);
+  EXPECT_EQ(j["entry"]["slot"], 17);
+  EXPECT_EQ(j["entry"]["name"], "aux_pred_nb");
+  EXPECT_EQ(j["entry"]["fold"], 0);
+  EXPECT_EQ(j["entry"]["step"], 1);
+  EXPECT_EQ(j["backward_entry"]["stage"], "aux");
+  EXPECT_EQ(j["backward_entry"]["slot"], 34);
+  ASSERT_EQ(j["folds"].size(), 1u);
+  const auto& f = j["folds"][0];
+  for (const char* k : {"fold", "steps"}) EXPECT_TRUE(f[k].is_number_integer()) << k;
+  for (const char* k : {"loss_first", "loss_last", "c51_first", "c51_last"})
+    EXPECT_TRUE(f[k].is_number() || f[k].is_null()) << k;  // JSON has no NaN: null stands for it
+  ASSERT_EQ(f["slots"].size(), 36u);
+  for (int i = 0; i < 36; ++i) {
+    const auto& s = f["slots"][i];
+    EXPECT_EQ(s["index"], i);
+    EXPECT_TRUE(s["name"].is_string());
+    EXPECT_TRUE(s["kinds"].is_array());
+    EXPECT_TRUE(s["first_step"].is_number_integer());
+    EXPECT_TRUE(s["count"].is_number_integer());
+  }
+  EXPECT_EQ(f["slots"][17]["state"], "fired");
+  EXPECT_EQ(f["slots"][17]["first_step"], 1);
+  EXPECT_EQ(f["slots"][33]["state"], "clean");
+  EXPECT_EQ(f["slots"][33]["first_step"], -1);
+  EXPECT_EQ(f["slots"][33]["count"], 0);
+  EXPECT_EQ(f["slots"][31]["state"], "deferred");
+
+  auto healthy = run_stdout("--backend cpu --json " + kSmall);
+  ASSERT_EQ(healthy.code, 0);
+  auto h = nlohmann::json::parse(healthy.out);
+  EXPECT_TRUE(h["halt"].is_null());
+  EXPECT_TRUE(h["entry"].is_null());
+  EXPECT_TRUE(h["backward_entry"].is_null());
+}
+
+TEST(Cli, ListingsAndBreakOnByName) {
+  auto slots = run_stdout("--list-slots");
+  EXPECT_EQ(slots.code, 0);
+  EXPECT_NE(slots.out.find("0 batch sample active\n"), std::string::npos) << slots.out;
+  EXPECT_NE(slots.out.find("31 ensemble_d_logits checks.post_backward deferred\n"), std::string::npos);
+  EXPECT_NE(slots.out.find("35 bw_d_h_s2.iqn backward.iqn active\n"), std::string::npos);
+  auto no_iqn = run_stdout("--list-slots --set loss.lambda_iqn=0");
+  EXPECT_NE(no_iqn.out.find("14 iqn_quantiles forward absent\n"), std::string::npos) << no_iqn.out;
+  auto params = run_stdout("--list-params");
+  EXPECT_NE(params.out.find("encoder.w1 [24,256]\n"), std::string::npos) << params.out;
+  EXPECT_NE(params.out.find("iqn.out.w [256,8]\n"), std::string::npos);
+  auto sc = run_stdout("--list-scenarios");
+  EXPECT_NE(sc.out.find("iqn-blowup: "), std::string::npos);
+  auto br = run("--backend cpu --break-on aux_dh_s2_nb --inject slot:aux_dh_s2_nb@1:1 " + kSmall);
+  EXPECT_EQ(br.code, 1) << br.out;
+  EXPECT_NE(br.out.find("stopped: breakpoint at fold 1, step 1"), std::string::npos) << br.out;
+  EXPECT_EQ(run("--backend cpu --break-on nonsense " + kSmall).code, 2);
+  EXPECT_EQ(run("--backend cpu --inject slot:batch " + kSmall).code, 2);
+  EXPECT_EQ(run("--backend cpu --scenario nope " + kSmall).code, 2);
 }

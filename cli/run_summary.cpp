@@ -1,0 +1,49 @@
+#include "run_summary.h"
+
+#include "core/version.h"
+
+namespace nanscope::cli {
+
+nlohmann::ordered_json run_summary(Session& s) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["schema_version"] = 1;
+  j["nanscope_version"] = kVersion;
+  j["backend"] = s.backend().name();
+  j["device"] = s.backend().device_name();
+  j["steps_run"] = s.history().size();
+  j["run_file"] = nullptr;  // HDF5 run files are not written by this version
+  j["dumps"] = json::array();
+  if (const auto& h = s.halt())
+    j["halt"] = {{"reason", h->kind}, {"fold", h->fold}, {"step", h->step}};
+  else
+    j["halt"] = nullptr;
+  if (auto e = s.entry())
+    j["entry"] = {{"slot", e->slot}, {"name", slot_info(e->slot).name}, {"fold", e->fold}, {"step", e->step}};
+  else
+    j["entry"] = nullptr;
+  if (auto b = s.backward_entry())
+    j["backward_entry"] = {{"stage", b->slot == 33 ? "main" : (b->slot == 34 ? "aux" : "iqn")},
+                           {"slot", b->slot}, {"fold", b->fold}, {"step", b->step}};
+  else
+    j["backward_entry"] = nullptr;
+  j["folds"] = json::array();
+  for (const auto& f : s.folds()) {
+    json fold = {{"fold", f.fold},         {"steps", f.steps},         {"loss_first", f.loss_first},
+                 {"loss_last", f.loss_last}, {"c51_first", f.c51_first}, {"c51_last", f.c51_last}};
+    fold["slots"] = json::array();
+    for (int i = 0; i < kSlotCount; ++i) {
+      const SlotRecord& r = f.flags.slots[i];
+      fold["slots"].push_back({{"index", i},
+                               {"name", slot_info(i).name},
+                               {"state", state_name(r.state)},
+                               {"kinds", kind_names(r.kinds)},
+                               {"first_step", r.first_step},
+                               {"count", r.count}});
+    }
+    j["folds"].push_back(fold);
+  }
+  return j;
+}
+
+}  // namespace nanscope::cli

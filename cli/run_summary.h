@@ -1,0 +1,12 @@
+// The JSON summary of a run (contract.md, schema_version 1).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "session/session.h"
+
+namespace nanscope::cli {
+
+nlohmann::ordered_json run_summary(Session& session);
+
+}  // namespace nanscope::cli

@@ -1,0 +1,121 @@
+#include "core/sentinel.h"
+
+#include <cmath>
+
+namespace nanscope {
+
+std::vector<std::string> kind_names(std::uint8_t kinds) {
+  std::vector<std::string> out;
+  if (kinds & kKindNaN) out.push_back("nan");
+  if (kinds & kKindPosInf) out.push_back("posinf");
+  if (kinds & kKindNegInf) out.push_back("neginf");
+  return out;
+}
+
+const char* state_name(SlotState s) {
+  switch (s) {
+    case SlotState::Clean: return "clean";
+    case SlotState::Fired: return "fired";
+    case SlotState::Absent: return "absent";
+    case SlotState::Deferred: return "deferred";
+    case SlotState::Disabled: return "disabled";
+  }
+  return "?";
+}
+
+SlotSetup slot_setup(const Config& c) {
+  SlotSetup s;
+  for (int i = 0; i < kSlotCount; ++i) s.state[i] = SlotState::Clean;
+  s.state[kEnsembleDLogits] = SlotState::Deferred;
+  s.reason[kEnsembleDLogits] =
+      "deferred until the ensemble's guards are verified; sentinel.undefer = [31] checks it";
+  for (int i : c.sentinel.undefer) {
+    s.state[i] = SlotState::Clean;
+    s.reason[i].clear();
+  }
+  for (int i : c.sentinel.disabled) {
+    s.state[i] = SlotState::Disabled;
+    s.reason[i] = "turned off by sentinel.disabled";
+  }
+  if (!c.iqn_enabled())
+    for (const auto& info : slot_table())
+      if (info.iqn_only) {
+        s.state[info.index] = SlotState::Absent;
+        s.reason[info.index] = "no IQN head in this run (loss.lambda_iqn = 0)";
+      }
+  return s;
+}
+
+template <class T>
+ScanResult scan_nonfinite(const T* data, std::size_t count) {
+  ScanResult r;
+  for (std::size_t i = 0; i < count; ++i) {
+    const T x = data[i];
+    if (std::isfinite(x)) continue;
+    r.kinds |= std::isnan(x) ? kKindNaN : (x > 0 ? kKindPosInf : kKindNegInf);
+    if (r.count++ == 0) r.first_bad_index = static_cast<std::int64_t>(i);
+  }
+  return r;
+}
+template ScanResult scan_nonfinite<float>(const float*, std::size_t);
+template ScanResult scan_nonfinite<double>(const double*, std::size_t);
+
+SentinelBank::SentinelBank(SlotSetup setup) : setup_(std::move(setup)) { begin_fold(0); }
+
+void SentinelBank::begin_fold(int fold) {
+  fold_ = fold;
+  for (int i = 0; i < kSlotCount; ++i) slots_[i] = SlotRecord{setup_.state[i]};
+  history_.clear();
+  step_flags_.fill(0);
+  step_fired_ = false;
+}
+
+void SentinelBank::begin_step(int step) {
+  step_ = step;
+  exec_ = 0;
+  step_flags_.fill(0);
+  step_fired_ = false;
+}
+
+void SentinelBank::record(int slot, const ScanResult& r) {
+  const int position = exec_++;
+  if (!setup_.checked(slot) || r.kinds == 0) return;
+  step_flags_[slot] |= r.kinds;
+  step_fired_ = true;
+  SlotRecord& rec = slots_[slot];
+  if (rec.first_step < 0) {
+    rec.state = SlotState::Fired;
+    rec.first_step = step_;
+    rec.count = r.count;
+    rec.exec_position = position;
+  }
+  rec.kinds |= r.kinds;
+}
+
+void SentinelBank::end_step() { history_.push_back(step_flags_); }
+
+FoldFlags SentinelBank::readback() const {
+  FoldFlags f;
+  f.fold = fold_;
+  f.steps = static_cast<int>(history_.size());
+  f.slots = slots_;
+  std::int64_t earliest = -1;
+  for (const auto& s : slots_)
+    if (s.first_step >= 0 && (earliest < 0 || s.first_step < earliest)) earliest = s.first_step;
+  if (earliest >= 0) {
+    int best = -1;
+    for (int i = 0; i < kSlotCount; ++i)
+      if (slots_[i].first_step == earliest && (best < 0 || slot_info(i).rank < slot_info(best).rank))
+        best = i;
+    f.entry_slot = best;
+    f.entry_step = static_cast<int>(earliest);
+  }
+  for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) {
+    const auto& r = slots_[s];
+    if (r.first_step >= 0 && (!f.backward_entry || r.first_step < f.backward_entry->step))
+      f.backward_entry = BackwardEntry{s, static_cast<int>(r.first_step)};
+  }
+  return f;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,96 @@
+// Sentinel checks and their bookkeeping: slot states, the "any non-finite?" scan of a buffer, and
+// the per-fold bank of flags with its entry-point rules (spec/slots.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/slot_table.h"
+
+namespace nanscope {
+
+// Flag bits (HDF5 /folds/flags, JSON "kinds").
+enum KindBits : std::uint8_t { kKindNaN = 1, kKindPosInf = 2, kKindNegInf = 4 };
+std::vector<std::string> kind_names(std::uint8_t kinds);  // {"nan", "posinf", "neginf"} subset
+
+// Slot states with their HDF5 codes.
+enum class SlotState : std::uint8_t { Clean = 0, Fired = 1, Absent = 2, Deferred = 3, Disabled = 4 };
+const char* state_name(SlotState s);
+
+// What a check of a run's slot does before anything fired: Clean means "checked".
+struct SlotSetup {
+  std::array<SlotState, kSlotCount> state{};
+  std::array<std::string, kSlotCount> reason;  // why a slot is absent, deferred or disabled
+  bool checked(int slot) const { return state[static_cast<std::size_t>(slot)] == SlotState::Clean; }
+};
+SlotSetup slot_setup(const Config& config);
+
+// Result of scanning one buffer. Reads only; never writes the buffer.
+struct ScanResult {
+  std::uint8_t kinds = 0;
+  std::int64_t count = 0;            // non-finite elements
+  std::int64_t first_bad_index = -1;
+};
+template <class T>
+ScanResult scan_nonfinite(const T* data, std::size_t count);
+
+// Per slot in a fold.
+struct SlotRecord {
+  SlotState state = SlotState::Clean;
+  std::uint8_t kinds = 0;       // sticky OR of the kinds seen in the fold
+  std::int64_t first_step = -1; // step of first fire within the fold
+  std::int64_t count = 0;       // non-finite elements at first fire
+  int exec_position = -1;       // position of the check in that step's execution order
+};
+
+struct BackwardEntry {
+  int slot;  // 33, 34 or 35
+  int step;
+  const char* stage() const { return slot == 33 ? "main" : (slot == 34 ? "aux" : "iqn"); }
+};
+
+// A fold's readback: what the GUI, the JSON summary and the HDF5 run file show.
+struct FoldFlags {
+  int fold = 0;
+  int steps = 0;
+  std::array<SlotRecord, kSlotCount> slots;
+  std::optional<int> entry_slot;  // earliest firing step, lowest dataflow rank
+  std::optional<int> entry_step;
+  std::optional<BackwardEntry> backward_entry;
+  bool any_fired() const { return entry_slot.has_value(); }
+};
+
+// Flags of one fold, accumulated step by step: sticky within the fold, reset at its boundary,
+// with a one-byte-per-slot history of every step's own flags.
+class SentinelBank {
+ public:
+  explicit SentinelBank(SlotSetup setup);
+  const SlotSetup& setup() const { return setup_; }
+
+  void begin_fold(int fold);
+  void begin_step(int step);
+  // Records a check's result at the slot's call site (checked slots only).
+  void record(int slot, const ScanResult& r);
+  void end_step();
+
+  std::uint8_t step_flags(int slot) const { return step_flags_[static_cast<std::size_t>(slot)]; }
+  const std::array<std::uint8_t, kSlotCount>& step_flags() const { return step_flags_; }
+  bool step_fired() const { return step_fired_; }
+  // Every completed step of the fold: its own flags per slot.
+  const std::vector<std::array<std::uint8_t, kSlotCount>>& history() const { return history_; }
+  FoldFlags readback() const;
+
+ private:
+  SlotSetup setup_;
+  int fold_ = 0, step_ = 0, exec_ = 0;
+  bool step_fired_ = false;
+  std::array<SlotRecord, kSlotCount> slots_;
+  std::array<std::uint8_t, kSlotCount> step_flags_{};
+  std::vector<std::array<std::uint8_t, kSlotCount>> history_;
+};
+
+}  // namespace nanscope

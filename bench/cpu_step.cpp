@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <vector>
 
 #include "core/config.h"
@@ -76,6 +77,22 @@ int main(int argc, char** argv) {
     }
     step_times.push_back(step);
   }
+  // The same steps with a run directory: the only per-step extra is the pre-update state snapshot
+  // that lets a dump hold "the parameters before the step" (a step with no fire writes nothing).
+  std::vector<double> recorded;
+  {
+    SessionOptions o;
+    o.out_dir = (std::filesystem::temp_directory_path() / "nanscope_bench_cpu_step").string();
+    std::filesystem::remove_all(o.out_dir);
+    Session rec(config, make_cpu_backend(config), o);
+    for (int i = 0; i < 3; ++i) rec.step();
+    for (int r = 0; r < reps; ++r) {
+      auto s = Clock::now();
+      rec.step();
+      recorded.push_back(std::chrono::duration<double>(Clock::now() - s).count());
+    }
+    std::filesystem::remove_all(o.out_dir);
+  }
   const double gflops = eigen_gemm_gflops();
   const double step_s = median(step_times);
   const double work = step_gemm_flops(session.backend().dims());
@@ -86,6 +103,8 @@ int main(int argc, char** argv) {
   for (int p = 0; p < kPhaseCount; ++p)
     fmt::print("{:<22} {:>10.3f}\n", phase_name(static_cast<Phase>(p)), 1e3 * median(phase_times[p]));
   fmt::print("{:<22} {:>10.3f}\n", "step", 1e3 * step_s);
+  fmt::print("{:<22} {:>10.3f}  ({:+.1f}% vs without)\n", "step, recording on", 1e3 * median(recorded),
+             100.0 * (median(recorded) / step_s - 1.0));
   fmt::print("step GEMM work          {:.3f} GFLOP\n", work / 1e9);
   fmt::print("Eigen sgemm 512^3       {:.2f} GFLOP/s (ceiling, same run)\n", gflops);
   fmt::print("step GEMM rate          {:.2f} GFLOP/s = {:.2f} of the ceiling\n", work / step_s / 1e9,

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     a->add_option("--folds", run.folds, "number of folds (run.folds)");
     a->add_option("--steps-per-fold", run.steps_per_fold, "steps per fold (run.steps_per_fold)");
     a->add_option("--seed", run.seed, "seed (run.seed)");
+    a->add_option("--out", run.out_dir, "output directory (default runs/<UTC timestamp>)");
+    a->add_flag("--force", run.force, "overwrite the run in an existing non-empty --out directory");
     a->add_flag("--until-fire", run.until_fire, "halt after the first step in which anything fired");
     a->add_option("--break-on", run.breakpoints, "stop after the first step in which SLOT (index or name) fires");
     a->add_flag("--guard", run.guard, "skip the optimizer update of any step in which a slot fired");
@@ -40,6 +42,12 @@ int main(int argc, char** argv) {
   app.add_flag("--list-scenarios", list_scenarios, "one line per scenario preset");
   CLI::App* run_cmd = app.add_subcommand("run", "train the configured folds (the default)");
   add_run_flags(run_cmd);
+  cli::ReplayOptions replay;
+  CLI::App* replay_cmd = app.add_subcommand("replay", "re-run a dumped step: reproducible or transient?");
+  replay_cmd->add_option("dump", replay.dump, "dump file (dumps/fold..._step..._<slot>.h5)")->required();
+  replay_cmd->add_option("--backend", replay.backend, "auto|cuda|cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
 
   try {
     app.parse(argc, argv);
@@ -63,6 +71,7 @@ int main(int argc, char** argv) {
       if (list_params) cli::list_params(config);
       return 0;
     }
+    if (replay_cmd->parsed()) return cli::replay_command(replay);
     return cli::run_command(run);
   } catch (const Error& e) {
     fmt::print(stderr, "nanscope-run: error: {}\n", e.what());

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "backend_choice.h"
@@ -35,6 +37,34 @@ Config resolve_config(const RunOptions& o) {
 }
 
 namespace {
+
+// --out DIR (default runs/<UTC timestamp>): an existing non-empty directory is refused unless
+// --force, which clears the run file and dumps of the earlier run.
+std::string prepare_out_dir(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  std::string dir = o.out_dir;
+  if (dir.empty()) {
+    const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    dir = std::string("runs/") + buf;
+    // Runs started within the same second get their own directories.
+    std::error_code ec;
+    for (int n = 2; fs::exists(dir, ec); ++n) dir = fmt::format("runs/{}-{}", buf, n);
+    return dir;
+  }
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
+    if (!o.force)
+      throw UsageError(fmt::format("--out {}: the directory exists and is not empty (use --force "
+                                   "to overwrite its run)", dir));
+    fs::remove(fs::path(dir) / "run.h5", ec);
+    fs::remove_all(fs::path(dir) / "dumps", ec);
+  }
+  return dir;
+}
 
 SessionOptions session_options(const RunOptions& o) {
   SessionOptions so;
@@ -76,7 +106,9 @@ int run_command(const RunOptions& o) {
   const Config config = resolve_config(o);
   const bool human = !o.quiet;
   auto backend = choose_backend(o.backend, config, human);
-  Session session(config, std::move(backend), session_options(o));
+  SessionOptions so = session_options(o);
+  so.out_dir = prepare_out_dir(o);
+  Session session(config, std::move(backend), so);
   const bool tty = human && isatty(fileno(stderr));
   if (human)
     fmt::print(stderr, "nanscope-run {}: backend {} [{}], {} folds x {} steps, seed {}{}, bars: {} ({})\n",
@@ -87,6 +119,9 @@ int run_command(const RunOptions& o) {
 
   const auto start = std::chrono::steady_clock::now();
   session.run({}, {}, [&](const StepRecord& r) {
+    if (human && !tty && r.step + 1 == config.run.steps_per_fold)  // plain periodic lines
+      fmt::print(stderr, "fold {}/{} done: loss {:.4f} c51 {:.4f}\n", r.fold + 1, config.run.folds,
+                 r.losses.total, r.losses.c51);
     if (tty && (r.step % 10 == 0 || r.step + 1 == config.run.steps_per_fold)) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fmt::print(stderr, "\rfold {}/{} step {}/{} loss {:.4f} c51 {:.4f} ({:.1f} steps/s)   ",
@@ -95,7 +130,11 @@ int run_command(const RunOptions& o) {
     }
   });
   if (tty) fmt::print(stderr, "\n");
-  if (human) print_report(session);
+  if (human) {
+    print_report(session);
+    fmt::print(stderr, "run file: {}\n", session.run_file_path());
+    for (const auto& d : session.dump_paths()) fmt::print(stderr, "dump: {}\n", d);
+  }
   if (o.json) std::cout << run_summary(session).dump() << std::endl;
   const bool fired = session.entry().has_value();
   return (fired || session.halt()) ? 1 : 0;

@@ -18,6 +18,8 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::vector<std::string> injections;
   std::vector<std::string> breakpoints;
+  std::string out_dir;  // default: runs/<UTC timestamp>
+  bool force = false;
   bool until_fire = false;
   bool guard = false;
   bool json = false;
@@ -29,5 +31,12 @@ Config resolve_config(const RunOptions& options);
 
 // Returns the process exit code; throws nanscope::Error on bad input.
 int run_command(const RunOptions& options);
+
+struct ReplayOptions {
+  std::string dump;
+  std::string backend = "auto";
+  bool json = false;
+};
+int replay_command(const ReplayOptions& options);
 
 }  // namespace nanscope::cli

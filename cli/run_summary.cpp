@@ -12,8 +12,9 @@ nlohmann::ordered_json run_summary(Session& s) {
   j["backend"] = s.backend().name();
   j["device"] = s.backend().device_name();
   j["steps_run"] = s.history().size();
-  j["run_file"] = nullptr;  // HDF5 run files are not written by this version
-  j["dumps"] = json::array();
+  if (s.run_file_path().empty()) j["run_file"] = nullptr;
+  else j["run_file"] = s.run_file_path();
+  j["dumps"] = s.dump_paths();
   if (const auto& h = s.halt())
     j["halt"] = {{"reason", h->kind}, {"fold", h->fold}, {"step", h->step}};
   else

@@ -77,9 +77,9 @@ void SentinelBank::begin_step(int step) {
   step_fired_ = false;
 }
 
-void SentinelBank::record(int slot, const ScanResult& r) {
+bool SentinelBank::record(int slot, const ScanResult& r) {
   const int position = exec_++;
-  if (!setup_.checked(slot) || r.kinds == 0) return;
+  if (!setup_.checked(slot) || r.kinds == 0) return false;
   step_flags_[slot] |= r.kinds;
   step_fired_ = true;
   SlotRecord& rec = slots_[slot];
@@ -88,8 +88,11 @@ void SentinelBank::record(int slot, const ScanResult& r) {
     rec.first_step = step_;
     rec.count = r.count;
     rec.exec_position = position;
+    rec.kinds |= r.kinds;
+    return true;
   }
   rec.kinds |= r.kinds;
+  return false;
 }
 
 void SentinelBank::end_step() { history_.push_back(step_flags_); }

@@ -73,8 +73,9 @@ class SentinelBank {
 
   void begin_fold(int fold);
   void begin_step(int step);
-  // Records a check's result at the slot's call site (checked slots only).
-  void record(int slot, const ScanResult& r);
+  // Records a check's result at the slot's call site (checked slots only). Returns true when this
+  // is the slot's first fire in the fold.
+  bool record(int slot, const ScanResult& r);
   void end_step();
 
   std::uint8_t step_flags(int slot) const { return step_flags_[static_cast<std::size_t>(slot)]; }

@@ -43,6 +43,22 @@ struct StepLosses {
   double grad_norm = 0;
 };
 
+// Parameters, target network and Adam state in layout order (existing parameters only), as
+// doubles: what a dump stores as "the state before the step" and what a replay restores.
+struct StateSnapshot {
+  std::vector<double> params, target, adam_m, adam_v;
+  std::int64_t adam_t = 0;
+};
+
+// A named array of the step's batch context (obs, actions, returns, ..., tau samples).
+struct NamedArray {
+  std::string name;
+  std::vector<std::uint64_t> shape;
+  std::vector<double> values;
+  bool integer = false;  // stored as int32 (actions)
+};
+using BatchContext = std::vector<NamedArray>;
+
 // Called by a backend at the slot call sites of the spec: `produced` right after the producer
 // wrote a slot's buffer (before any consumer reads it), `check` at the slot's check call site.
 class SlotObserver {
@@ -78,6 +94,14 @@ class Backend {
   virtual std::vector<double> read_param(const std::string& name, bool target = false) const = 0;
   virtual void write_param(const std::string& name, const std::vector<double>& values) = 0;
   virtual std::int64_t adam_step() const = 0;
+
+  virtual void read_state(StateSnapshot& out) const = 0;
+  virtual void write_state(const StateSnapshot& in) = 0;
+  // The batch and draws of the current step (after the sample phase): obs, actions, returns,
+  // next_obs, done, next_bar and, with the IQN head, tau, tau_target, tau_greedy.
+  virtual BatchContext batch_context() const = 0;
+  // Installs a batch instead of sampling one (replay); run the phases after Sample next.
+  virtual void set_batch(const BatchContext& batch) = 0;
 };
 
 // The CPU reference backend, float32 or float64 storage per config.model.precision.

@@ -70,6 +70,39 @@ class CpuBackend final : public Backend {
   }
   std::int64_t adam_step() const override { return model_.adam_t; }
 
+  void read_state(StateSnapshot& s) const override {
+    const auto entries = model_.layout.existing();
+    std::size_t n = 0;
+    for (const ParamEntry* e : entries) n += e->count;
+    for (auto* v : {&s.params, &s.target, &s.adam_m, &s.adam_v}) v->resize(n);
+    const std::size_t total = model_.layout.total();
+    std::size_t k = 0;
+    for (const ParamEntry* e : entries)
+      for (std::size_t i = e->offset; i < e->offset + e->count; ++i, ++k) {
+        s.params[k] = model_.params[i];
+        s.target[k] = model_.target[i];
+        s.adam_m[k] = model_.adam[i];
+        s.adam_v[k] = model_.adam[total + i];
+      }
+    s.adam_t = model_.adam_t;
+  }
+
+  void write_state(const StateSnapshot& s) override {
+    const std::size_t total = model_.layout.total();
+    std::size_t k = 0;
+    for (const ParamEntry* e : model_.layout.existing())
+      for (std::size_t i = e->offset; i < e->offset + e->count; ++i, ++k) {
+        model_.params[i] = static_cast<T>(s.params.at(k));
+        model_.target[i] = static_cast<T>(s.target.at(k));
+        model_.adam[i] = static_cast<T>(s.adam_m.at(k));
+        model_.adam[total + i] = static_cast<T>(s.adam_v.at(k));
+      }
+    model_.adam_t = s.adam_t;
+  }
+
+  BatchContext batch_context() const override { return model_.batch_context(); }
+  void set_batch(const BatchContext& b) override { model_.set_batch(b); }
+
  private:
   const ParamEntry* entry(const std::string& name) const {
     const ParamEntry* e = model_.layout.find(name);

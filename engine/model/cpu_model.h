@@ -62,6 +62,8 @@ class CpuModel {
   void forward_frozen_targets();
 
   void reset_parameters();
+  BatchContext batch_context() const;
+  void set_batch(const BatchContext& batch);  // throws DataError on a missing or misshapen field
   void load_fold(const TransitionSet& t);
   void sync_target() { target = params; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/errors.h"
 #include "data/philox.h"
 #include "model/cpu_model.h"
 
@@ -237,6 +238,67 @@ void CpuModel<T>::sample(const StepKey& key) {
   draw_taus(DrawStream::TauTarget, tau_target.data(), d.Np);
   draw_taus(DrawStream::TauGreedy, tau_greedy.data(), d.K);
   produced(kIqnTau);
+}
+
+}  // namespace nanscope
+
+namespace nanscope {
+
+template <class T>
+BatchContext CpuModel<T>::batch_context() const {
+  using U = std::uint64_t;
+  const U B = static_cast<U>(d.B), F = static_cast<U>(d.F);
+  const T* base = slots[kBatch].data();
+  auto field = [&](const char* name, std::vector<U> shape, const T* p) {
+    std::size_t n = 1;
+    for (U s : shape) n *= static_cast<std::size_t>(s);
+    return NamedArray{name, shape, std::vector<double>(p, p + n), false};
+  };
+  BatchContext c;
+  c.push_back(field("obs", {B, F}, base));
+  c.push_back(field("next_obs", {B, F}, base + B * F));
+  c.push_back(field("returns", {B}, base + 2 * B * F));
+  c.push_back(field("done", {B}, base + 2 * B * F + B));
+  c.push_back(field("next_bar", {B, static_cast<U>(d.AO)}, base + 2 * B * F + 2 * B));
+  c.push_back(NamedArray{"actions", {B, static_cast<U>(d.D)},
+                         std::vector<double>(actions.begin(), actions.end()), true});
+  if (d.iqn) {
+    c.push_back(field("tau", {B, static_cast<U>(d.N)}, slots[kIqnTau].data()));
+    c.push_back(field("tau_target", {B, static_cast<U>(d.Np)}, tau_target.data()));
+    c.push_back(field("tau_greedy", {B, static_cast<U>(d.K)}, tau_greedy.data()));
+  }
+  return c;
+}
+
+template <class T>
+void CpuModel<T>::set_batch(const BatchContext& c) {
+  const BatchContext expected = batch_context();  // names and shapes of this network
+  for (const NamedArray& want : expected) {
+    auto it = std::find_if(c.begin(), c.end(), [&](const NamedArray& a) { return a.name == want.name; });
+    if (it == c.end()) throw DataError("batch context: missing field '" + want.name + "'");
+    if (it->shape != want.shape || it->values.size() != want.values.size())
+      throw DataError("batch context: field '" + want.name + "' has the wrong shape for this config");
+  }
+  auto get = [&](const char* name) -> const std::vector<double>& {
+    return std::find_if(c.begin(), c.end(), [&](const NamedArray& a) { return a.name == name; })->values;
+  };
+  const std::size_t B = static_cast<std::size_t>(d.B), F = static_cast<std::size_t>(d.F);
+  T* base = slots[kBatch].data();
+  auto put = [](const std::vector<double>& v, T* out) {
+    std::transform(v.begin(), v.end(), out, [](double x) { return static_cast<T>(x); });
+  };
+  put(get("obs"), base);
+  put(get("next_obs"), base + B * F);
+  put(get("returns"), base + 2 * B * F);
+  put(get("done"), base + 2 * B * F + B);
+  put(get("next_bar"), base + 2 * B * F + 2 * B);
+  const auto& a = get("actions");
+  std::transform(a.begin(), a.end(), actions.begin(), [](double x) { return static_cast<std::int32_t>(x); });
+  if (d.iqn) {
+    put(get("tau"), slots[kIqnTau].data());
+    put(get("tau_target"), tau_target.data());
+    put(get("tau_greedy"), tau_greedy.data());
+  }
 }
 
 }  // namespace nanscope

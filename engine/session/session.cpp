@@ -1,4 +1,4 @@
-#include "session/session.h"
+#include "session/recording.h"
 
 #include <fmt/format.h>
 
@@ -21,6 +21,7 @@ class Session::Observer final : public SlotObserver {
         continue;
       SlotView v = s_.backend_->slot_for_write(slot);
       auto write = [&](std::size_t i) {
+        s_.record_injected(slot, i, v.at(i));
         if (v.is_f64) static_cast<double*>(const_cast<void*>(v.data))[i] = inj.value();
         else static_cast<float*>(const_cast<void*>(v.data))[i] = static_cast<float>(inj.value());
       };
@@ -35,11 +36,16 @@ class Session::Observer final : public SlotObserver {
       return;
     }
     SlotView v = s_.backend_->slot(slot);
-    s_.bank_.record(slot, v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
-                                   : scan_nonfinite(static_cast<const float*>(v.data), v.count));
+    const ScanResult r = v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
+                                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
+    // First-fire capture: a copy is made only when a slot fires for the first time in its fold.
+    if (s_.bank_.record(slot, r)) s_.record_first_fire(slot, r);
   }
 
-  bool allow_update() override { return !(s_.config_.guard.enabled && s_.bank_.step_fired()); }
+  bool allow_update() override {
+    s_.record_before_update();
+    return !(s_.config_.guard.enabled && s_.bank_.step_fired());
+  }
 
  private:
   Session& s_;
@@ -63,6 +69,7 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
   bars_ = load_bars(config_);
   windows_ = plan_folds(static_cast<int>(bars_.bars.size()), config_.run.folds, config_.data.n_step);
   backend_->set_observer(observer_.get());
+  open_recording();
 }
 
 Session::~Session() { backend_->set_observer(nullptr); }
@@ -117,6 +124,7 @@ void Session::apply_param_injections() {
 
 void Session::begin_step() {
   bank_.begin_step(step_);
+  if (rec_) rec_->begin_step();
   apply_param_injections();
 }
 
@@ -161,11 +169,11 @@ void Session::finish_step() {
     if (f.flags.slots[s].first_step == step_ &&
         (!first || slot_info(s).rank < slot_info(*first).rank))
       first = s;
-  if (first) events_.push_back(Event{fold_, step_, "first_fire", *first, ""});
+  if (first) events_.push_back(Event{fold_, step_, "first_fire", *first, record_end_step(*first)});
 
   const int entry = f.flags.entry_slot.value_or(-1);
   auto stop = [&](const char* kind) {
-    halt_ = Event{fold_, step_, kind, entry, ""};
+    halt_ = Event{fold_, step_, kind, entry, first ? events_.back().dump : std::string()};
     events_.push_back(*halt_);
   };
   bool hit_break = false;
@@ -197,16 +205,27 @@ void Session::end_fold() {
   const int last = step_ - 1;
   if (options_.breakpoints.empty() && config_.halt.on_fire == "fold_end" && !halt_ &&
       (f.flags.any_fired() || f.nonfinite_loss)) {
-    halt_ = Event{fold_, last, "halt_nan", f.flags.entry_slot.value_or(-1), ""};
+    std::string dump;  // the dump of the fold's entry step
+    for (const auto& e : events_)
+      if (e.kind == "first_fire" && e.fold == fold_ && e.step == f.flags.entry_step.value_or(-1)) dump = e.dump;
+    halt_ = Event{fold_, last, "halt_nan", f.flags.entry_slot.value_or(-1), dump};
     events_.push_back(*halt_);
   }
   step_ = 0;
   ++fold_;
   fold_loaded_ = false;
+  write_run_file();
 }
 
 StopReason Session::run(RunUntil until, const std::function<bool()>& cancel,
                         const std::function<void(const StepRecord&)>& after_step) {
+  StopReason reason = run_steps(until, cancel, after_step);
+  write_run_file();  // the run file is complete whenever run() returns
+  return reason;
+}
+
+StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cancel,
+                              const std::function<void(const StepRecord&)>& after_step) {
   halt_.reset();
   const std::int64_t start = global_step_;
   while (!finished()) {

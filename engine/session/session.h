@@ -51,6 +51,7 @@ struct Event {
 struct SessionOptions {
   std::vector<Injection> injections;  // in addition to config.inject.faults
   std::set<int> breakpoints;          // stop after the first step in which one of these fires
+  std::string out_dir;                // run file and dumps go here; empty: no files
 };
 
 enum class StopReason { Finished, Halted, StepsDone, FoldEnd, AnyFire, SlotFired, Cancelled };
@@ -113,8 +114,22 @@ class Session {
   std::optional<Entry> entry() const;
   std::optional<Entry> backward_entry() const;
 
+  // Files (when SessionOptions::out_dir is set): the run file's path, and every dump written.
+  std::string run_file_path() const;
+  const std::vector<std::string>& dump_paths() const;
+  // Rewrites the run file now (it is also rewritten at every fold boundary and when run() ends).
+  void write_run_file();
+
  private:
   class Observer;
+  struct Recording;
+  void open_recording();
+  void record_injected(int slot, std::size_t index, double original);
+  void record_first_fire(int slot, const ScanResult& scan);
+  void record_before_update();
+  std::string record_end_step(int entry_slot);
+  StopReason run_steps(RunUntil until, const std::function<bool()>& cancel,
+                       const std::function<void(const StepRecord&)>& after_step);
   void begin_fold();
   void begin_step();
   void finish_step();
@@ -138,6 +153,7 @@ class Session {
   std::vector<FoldSummary> folds_;
   std::vector<Event> events_;
   std::optional<Event> halt_;
+  std::unique_ptr<Recording> rec_;
 };
 
 }  // namespace nanscope

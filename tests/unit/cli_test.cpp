@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <sys/wait.h>
 
@@ -17,8 +18,14 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
+// Every run starts in a scratch directory, so default output directories land there.
+std::string in_scratch() {
+  static const std::string dir = nanscope::test::temp_dir("cli_cwd").string();
+  return "cd " + dir + " && ";
+}
+
 Result run(const std::string& args) {
-  std::string cmd = std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>&1";
+  std::string cmd = in_scratch() + std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>&1";
   Result r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -87,7 +94,7 @@ TEST(Cli, BadCsvRowIsExit78WithItsPlace) {
 
 namespace {
 Result run_stdout(const std::string& args) {
-  std::string cmd = std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>/dev/null";
+  std::string cmd = in_scratch() + std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>/dev/null";
   Result r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -167,4 +174,70 @@ TEST(Cli, ListingsAndBreakOnByName) {
   EXPECT_EQ(run("--backend cpu --break-on nonsense " + kSmall).code, 2);
   EXPECT_EQ(run("--backend cpu --inject slot:batch " + kSmall).code, 2);
   EXPECT_EQ(run("--backend cpu --scenario nope " + kSmall).code, 2);
+}
+
+TEST(Cli, OutDirectoryRunFileDumpsAndForce) {
+  auto dir = nanscope::test::temp_dir("cli_out");
+  const std::string out = (dir / "run").string();
+  auto r = run_stdout("--backend cpu --json --out " + out + " --inject slot:aux_loss@0:1 " + kSmall);
+  ASSERT_EQ(r.code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["run_file"], out + "/run.h5");
+  ASSERT_EQ(j["dumps"].size(), 1u);
+  EXPECT_EQ(j["dumps"][0], out + "/dumps/fold000_step00000001_aux_loss.h5");
+  EXPECT_TRUE(std::filesystem::exists(out + "/run.h5"));
+  auto again = run("--backend cpu --out " + out + " " + kSmall);
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.out.find("--force"), std::string::npos) << again.out;
+  auto forced = run_stdout("--backend cpu --json --force --out " + out + " " + kSmall);
+  EXPECT_EQ(forced.code, 0);
+  EXPECT_FALSE(std::filesystem::exists(out + "/dumps/fold000_step00000001_aux_loss.h5"));
+}
+
+TEST(Cli, ReplayVerdictsAndBadDumps) {
+  auto dir = nanscope::test::temp_dir("cli_replay");
+  const std::string out = (dir / "run").string();
+  run_stdout("--backend cpu --out " + out + " --inject param:encoder.w1@0:1 " + kSmall);
+  auto r = run_stdout("replay --json " + out + "/dumps/fold000_step00000001_h_s1.h5");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["verdict"], "reproducible");
+  EXPECT_EQ(j["backend"], "cpu");
+  ASSERT_FALSE(j["slots"].empty());
+  EXPECT_EQ(j["slots"][0]["name"], "h_s1");
+  EXPECT_EQ(j["slots"][0]["dumped_kinds"], nlohmann::json::array({"nan"}));
+  EXPECT_EQ(j["slots"][0]["replayed_kinds"], nlohmann::json::array({"nan"}));
+
+  const std::string out2 = (dir / "run2").string();
+  run_stdout("--backend cpu --out " + out2 + " --inject slot:q_expected@1:2:posinf " + kSmall);
+  auto t = run_stdout("replay --json " + out2 + "/dumps/fold001_step00000002_q_expected.h5");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_EQ(nlohmann::json::parse(t.out)["verdict"], "transient");
+
+  EXPECT_EQ(run("replay /nonexistent/dump.h5").code, 66);
+  auto junk = nanscope::test::write_file(dir / "junk.h5", "not hdf5 at all");
+  auto bad = run("replay " + junk);
+  EXPECT_EQ(bad.code, 78);
+  EXPECT_NE(bad.out.find("not an HDF5 file"), std::string::npos) << bad.out;
+  EXPECT_EQ(run("replay").code, 2);
+}
+
+TEST(Cli, AWriteThatFailsMidwayExits74AndLeavesNoFile) {
+  // No space left, simulated: a small file-size limit with SIGXFSZ ignored makes writes fail with
+  // EFBIG, as a full disk makes them fail with ENOSPC.
+  auto dir = nanscope::test::temp_dir("cli_efbig");
+  const std::string out = (dir / "run").string();
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 100; exec " + std::string(NANSCOPE_RUN_BINARY) +
+                          " --backend cpu --out " + out + " --inject slot:aux_loss@0:1 " + kSmall + "\" 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string text;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) text += buf.data();
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 74) << text;
+  EXPECT_NE(text.find("fold000_step00000001_aux_loss.h5"), std::string::npos) << text;
+  EXPECT_NE(text.find("File too large"), std::string::npos) << text;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/dumps")) ADD_FAILURE() << "left behind: " << e.path();
 }

@@ -1,0 +1,199 @@
+#include "io/dump_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/errors.h"
+#include "core/slot_table.h"
+#include "io/h5.h"
+
+namespace nanscope {
+namespace {
+
+template <class T>
+void write_context_array(hid_t loc, const std::string& name, const std::vector<double>& v,
+                         const std::vector<std::uint64_t>& shape, const std::string& where) {
+  std::vector<T> tmp(v.begin(), v.end());
+  h5::write_dataset(loc, name, tmp.data(), shape, where);
+}
+
+void write_array(hid_t loc, const NamedArray& a, bool f64, const std::string& where) {
+  if (a.integer) {
+    std::vector<std::int32_t> tmp(a.values.begin(), a.values.end());
+    h5::write_dataset(loc, a.name, tmp.data(), a.shape, where);
+  } else if (f64) {
+    h5::write_dataset(loc, a.name, a.values.data(), a.shape, where);
+  } else {
+    write_context_array<float>(loc, a.name, a.values, a.shape, where);
+  }
+}
+
+}  // namespace
+
+std::string dump_file_name(int fold, int step, int entry_slot) {
+  return fmt::format("fold{:03}_step{:08}_{}.h5", fold, step,
+                     entry_slot >= 0 ? std::string(slot_info(entry_slot).name) : "none");
+}
+
+void write_dump(const std::string& path, const DumpData& d) {
+  std::size_t hint = 0;
+  for (const DumpSlot& s : d.slots) hint += s.values.size() * sizeof(float);
+  const std::size_t width = d.context_f64 ? sizeof(double) : sizeof(float);
+  hint += 4 * d.state.params.size() * width;
+  for (const NamedArray& a : d.batch) hint += a.values.size() * width;
+  h5::AtomicFile file(path, hint);
+  const hid_t f = file.id();
+  h5::write_attr(f, "schema_version", kSchemaVersion, path);
+  h5::write_attr(f, "nanscope_version", d.nanscope_version, path);
+  h5::write_attr(f, "fold", static_cast<std::int64_t>(d.fold), path);
+  h5::write_attr(f, "step", static_cast<std::int64_t>(d.step), path);
+  h5::write_attr(f, "global_step", d.global_step, path);
+  h5::write_attr(f, "entry_slot", static_cast<std::int64_t>(d.entry_slot), path);
+  h5::write_attr(f, "config", d.config_toml, path);
+  h5::write_attr(f, "seed", static_cast<std::int64_t>(d.seed), path);
+  h5::write_attr(f, "backend", d.backend, path);
+  h5::write_attr(f, "run_file", d.run_file, path);
+  h5::write_attr(f, "context_dtype", std::string(d.context_f64 ? "float64" : "float32"), path);
+
+  {
+    h5::Handle slots = h5::create_group(f, "slots", path);
+    for (const DumpSlot& s : d.slots) {
+      const std::string name(slot_info(s.index).name);
+      h5::write_dataset(slots, name, s.values.data(), s.shape, path);
+      h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
+      const std::string where = path + ":/slots/" + name;
+      // Finite range over the finite values; NaN when there is none.
+      float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+      std::int64_t nan = 0, pos = 0, neg = 0;
+      for (float v : s.values) {
+        const bool finite = std::isfinite(v);
+        nan += std::isnan(v);
+        pos += v == std::numeric_limits<float>::infinity();
+        neg += v == -std::numeric_limits<float>::infinity();
+        lo = finite && v < lo ? v : lo;
+        hi = finite && v > hi ? v : hi;
+      }
+      if (nan + pos + neg == static_cast<std::int64_t>(s.values.size()))
+        lo = hi = std::numeric_limits<float>::quiet_NaN();
+      h5::write_attr(ds, "index", static_cast<std::int64_t>(s.index), where);
+      h5::write_attr(ds, "flags", static_cast<std::int64_t>(s.scan.kinds), where);
+      h5::write_attr(ds, "nan_count", nan, where);
+      h5::write_attr(ds, "posinf_count", pos, where);
+      h5::write_attr(ds, "neginf_count", neg, where);
+      h5::write_attr(ds, "finite_min", static_cast<double>(lo), where);
+      h5::write_attr(ds, "finite_max", static_cast<double>(hi), where);
+      h5::write_attr(ds, "first_bad_index", s.scan.first_bad_index, where);
+    }
+  }
+  {
+    h5::Handle ctx = h5::create_group(f, "context", path);
+    h5::Handle batch = h5::create_group(ctx, "batch", path);
+    for (const NamedArray& a : d.batch) write_array(batch, a, d.context_f64, path + ":/context/batch");
+    h5::Handle params = h5::create_group(ctx, "params", path);
+    h5::Handle adam = h5::create_group(ctx, "adam", path);
+    h5::write_attr(adam, "t", d.state.adam_t, path + ":/context/adam");
+    h5::Handle m = h5::create_group(adam, "m", path);
+    h5::Handle v = h5::create_group(adam, "v", path);
+    std::size_t k = 0;
+    for (std::size_t p = 0; p < d.param_names.size(); ++p) {
+      std::size_t n = 1;
+      for (auto s : d.param_shapes[p]) n *= static_cast<std::size_t>(s);
+      auto slice = [&](const std::vector<double>& all) {
+        return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(k),
+                                   all.begin() + static_cast<std::ptrdiff_t>(k + n));
+      };
+      const auto& name = d.param_names[p];
+      const auto& shape = d.param_shapes[p];
+      write_array(params, NamedArray{name, shape, slice(d.state.params), false}, d.context_f64, path);
+      write_array(params, NamedArray{"target." + name, shape, slice(d.state.target), false}, d.context_f64, path);
+      write_array(m, NamedArray{name, shape, slice(d.state.adam_m), false}, d.context_f64, path);
+      write_array(v, NamedArray{name, shape, slice(d.state.adam_v), false}, d.context_f64, path);
+      k += n;
+    }
+  }
+  h5::write_dataset(f, "flags", d.flags.data(), {static_cast<std::uint64_t>(kSlotCount)}, path);
+  file.commit();
+}
+
+DumpData read_dump(const std::string& path) {
+  h5::Handle file = h5::open_read(path);
+  const hid_t f = file.id();
+  if (!h5::has_attr(f, "schema_version") || !h5::exists(f, "context") || !h5::exists(f, "slots"))
+    throw DataError(fmt::format("{}: not a nanscope dump (no schema_version, /slots or /context)", path));
+  const auto version = h5::read_attr_int(f, "schema_version", path);
+  if (version > kSchemaVersion)
+    throw DataError(fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
+                                "upgrade nanscope to read it", path, version, kSchemaVersion));
+  DumpData d;
+  d.fold = static_cast<int>(h5::read_attr_int(f, "fold", path));
+  d.step = static_cast<int>(h5::read_attr_int(f, "step", path));
+  d.global_step = h5::read_attr_int(f, "global_step", path);
+  d.entry_slot = static_cast<int>(h5::read_attr_int(f, "entry_slot", path));
+  d.config_toml = h5::read_attr_string(f, "config", path);
+  d.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
+  d.backend = h5::read_attr_string(f, "backend", path);
+  if (h5::has_attr(f, "run_file")) d.run_file = h5::read_attr_string(f, "run_file", path);
+
+  std::vector<std::uint64_t> dims;
+  auto flags = h5::read_dataset<std::uint8_t>(f, "flags", &dims, path);
+  if (flags.size() != kSlotCount) throw DataError(fmt::format("{}: /flags must hold {} values", path, kSlotCount));
+  std::copy(flags.begin(), flags.end(), d.flags.begin());
+
+  h5::Handle slots = h5::open_group(f, "slots", path);
+  for (const auto& info : slot_table()) {
+    const std::string name(info.name);
+    if (!h5::exists(slots, name)) continue;
+    DumpSlot s;
+    s.index = info.index;
+    s.values = h5::read_dataset<float>(slots, name, &s.shape, path + ":/slots");
+    h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
+    s.scan.kinds = static_cast<std::uint8_t>(h5::read_attr_int(ds, "flags", path + ":/slots/" + name));
+    s.scan.first_bad_index = h5::read_attr_int(ds, "first_bad_index", path + ":/slots/" + name);
+    d.slots.push_back(std::move(s));
+  }
+  h5::Handle ctx = h5::open_group(f, "context", path);
+  h5::Handle batch = h5::open_group(ctx, "batch", path);
+  for (const char* name : {"obs", "next_obs", "returns", "done", "next_bar", "actions", "tau",
+                           "tau_target", "tau_greedy"}) {
+    if (!h5::exists(batch, name)) continue;
+    NamedArray a;
+    a.name = name;
+    a.integer = std::string(name) == "actions";
+    a.values = h5::read_dataset<double>(batch, name, &a.shape, path + ":/context/batch");
+    d.batch.push_back(std::move(a));
+  }
+  h5::Handle params = h5::open_group(ctx, "params", path);
+  h5::Handle adam = h5::open_group(ctx, "adam", path);
+  d.state.adam_t = h5::read_attr_int(adam, "t", path + ":/context/adam");
+  h5::Handle m = h5::open_group(adam, "m", path);
+  h5::Handle v = h5::open_group(adam, "v", path);
+  // Every online parameter present, in name order (replay maps them onto its layout by name).
+  H5G_info_t info;
+  H5Gget_info(params, &info);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char buf[256];
+    if (H5Lget_name_by_idx(params, ".", H5_INDEX_NAME, H5_ITER_INC, i, buf, sizeof buf, H5P_DEFAULT) < 0) continue;
+    std::string n = buf;
+    if (n.rfind("target.", 0) != 0) names.push_back(n);
+  }
+  d.param_names = names;
+  auto append = [&](hid_t g, const std::string& n, std::vector<double>& out, const std::string& where) {
+    std::vector<std::uint64_t> shape;
+    auto vals = h5::read_dataset<double>(g, n, &shape, where);
+    out.insert(out.end(), vals.begin(), vals.end());
+    return shape;
+  };
+  for (const auto& n : names) {
+    d.param_shapes.push_back(append(params, n, d.state.params, path + ":/context/params"));
+    append(params, "target." + n, d.state.target, path + ":/context/params");
+    append(m, n, d.state.adam_m, path + ":/context/adam/m");
+    append(v, n, d.state.adam_v, path + ":/context/adam/v");
+  }
+  return d;
+}
+
+}  // namespace nanscope

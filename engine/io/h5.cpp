@@ -1,0 +1,280 @@
+#include "io/h5.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "core/errors.h"
+
+namespace nanscope::h5 {
+namespace {
+
+// HDF5 prints its own error stack to stderr by default; nanscope reports errors itself.
+struct SilenceHdf5 {
+  SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+} silence;
+
+template <class T>
+hid_t native_type();
+template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
+template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
+template <> hid_t native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
+template <> hid_t native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+template <> hid_t native_type<std::uint8_t>() { return H5T_NATIVE_UINT8; }
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    close();
+    id_ = o.id_;
+    closer_ = o.closer_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+Handle::~Handle() { close(); }
+
+bool Handle::close() {
+  if (id_ < 0) return true;
+  const herr_t r = closer_(id_);
+  id_ = -1;
+  return r >= 0;
+}
+
+void check(herr_t status, const std::string& where, const std::string& what) {
+  if (status < 0) {
+    const int err = errno;
+    throw IoError(fmt::format("{}: {} failed{}", where, what,
+                              err ? fmt::format(" ({})", std::strerror(err)) : std::string()));
+  }
+}
+
+AtomicFile::AtomicFile(const std::string& path, std::size_t size_hint)
+    : path_(path), tmp_(path + ".tmp") {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  const std::size_t increment = std::max<std::size_t>(1 << 20, size_hint + (1 << 20));
+  check(H5Pset_fapl_core(fapl, increment, /*backing_store=*/0), path_, "setting up the in-memory file");
+  hid_t f = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  check(f, path_, "creating the file");
+  file_ = Handle(f, H5Fclose);
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) file_.close();
+}
+
+void AtomicFile::commit() {
+  check(H5Fflush(file_.id(), H5F_SCOPE_GLOBAL), path_, "finishing the file");
+  const ssize_t size = H5Fget_file_image(file_.id(), nullptr, 0);
+  check(size < 0 ? -1 : 0, path_, "sizing the file image");
+  const std::size_t bytes = static_cast<std::size_t>(size);
+  std::unique_ptr<char[]> image(new char[bytes]);  // no zero-fill: the image overwrites it all
+  check(H5Fget_file_image(file_.id(), image.get(), bytes) < 0 ? -1 : 0, path_,
+        "copying the file image");
+  file_.close();
+
+  errno = 0;
+  std::FILE* out = std::fopen(tmp_.c_str(), "wb");
+  bool ok = out != nullptr;
+  if (ok) ok = std::fwrite(image.get(), 1, bytes, out) == bytes;
+  if (ok) ok = std::fflush(out) == 0;
+  const int err = errno;
+  if (out && std::fclose(out) != 0) ok = false;
+  if (!ok) {
+    std::remove(tmp_.c_str());
+    throw IoError(fmt::format("{}: writing failed ({}); nothing was written under this name", path_,
+                              std::strerror(err ? err : EIO)));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) {
+    std::remove(tmp_.c_str());
+    throw IoError(fmt::format("{}: renaming {} into place failed ({})", path_, tmp_, ec.message()));
+  }
+  committed_ = true;
+}
+
+Handle open_read(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw MissingInputError(fmt::format("{}: file not found", path));
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw DataError(fmt::format("{}: not an HDF5 file (empty, truncated or another format)", path));
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw DataError(fmt::format("{}: cannot be opened as HDF5 (truncated?)", path));
+  return Handle(f, H5Fclose);
+}
+
+Handle create_group(hid_t loc, const std::string& name, const std::string& where) {
+  hid_t g = H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  check(g, where, "creating group " + name);
+  return Handle(g, H5Gclose);
+}
+
+Handle open_group(hid_t loc, const std::string& name, const std::string& where) {
+  if (!exists(loc, name)) throw DataError(fmt::format("{}: missing group {}", where, name));
+  hid_t g = H5Gopen2(loc, name.c_str(), H5P_DEFAULT);
+  check(g, where, "opening group " + name);
+  return Handle(g, H5Gclose);
+}
+
+bool exists(hid_t loc, const std::string& name) {
+  // Checks each path component, as H5Lexists requires.
+  std::size_t pos = 0;
+  while (true) {
+    pos = name.find('/', pos + 1);
+    const std::string part = name.substr(0, pos);
+    if (H5Lexists(loc, part.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+template <class T>
+void write_dataset(hid_t loc, const std::string& name, const T* data,
+                   const std::vector<std::uint64_t>& dims, const std::string& where) {
+  std::vector<hsize_t> d(dims.begin(), dims.end());
+  Handle space(H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr), H5Sclose);
+  check(space.id(), where, "creating a dataspace for " + name);
+  Handle dset(H5Dcreate2(loc, name.c_str(), native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT),
+              H5Dclose);
+  check(dset.id(), where, "creating dataset " + name);
+  hsize_t n = 1;
+  for (auto x : d) n *= x;
+  if (n > 0) check(H5Dwrite(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where, "writing " + name);
+  if (!dset.close()) check(-1, where, "closing " + name);
+}
+
+std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name, const std::string& where) {
+  if (!exists(loc, name)) throw DataError(fmt::format("{}: missing dataset {}", where, name));
+  Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  check(dset.id(), where, "opening " + name);
+  Handle space(H5Dget_space(dset), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> d(static_cast<std::size_t>(std::max(rank, 0)));
+  H5Sget_simple_extent_dims(space, d.data(), nullptr);
+  return std::vector<std::uint64_t>(d.begin(), d.end());
+}
+
+std::string dataset_type_class(hid_t loc, const std::string& name) {
+  Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dset.id() < 0) return "";
+  Handle type(H5Dget_type(dset), H5Tclose);
+  const auto cls = H5Tget_class(type);
+  const auto size = H5Tget_size(type);
+  if (cls == H5T_FLOAT) return size == 4 ? "float32" : "float64";
+  if (cls == H5T_INTEGER) return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(8 * size);
+  return "other";
+}
+
+template <class T>
+std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std::uint64_t>* dims,
+                            const std::string& where) {
+  auto d = dataset_dims(loc, name, where);
+  std::size_t n = 1;
+  for (auto x : d) n *= static_cast<std::size_t>(x);
+  std::vector<T> out(n);
+  Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  check(dset.id(), where, "opening " + name);
+  if (n > 0) {
+    herr_t r = H5Dread(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data());
+    if (r < 0) throw DataError(fmt::format("{}: cannot read dataset {} (truncated or wrong type)", where, name));
+  }
+  if (dims) *dims = d;
+  return out;
+}
+
+#define NANSCOPE_H5_INSTANTIATE(T)                                                                \
+  template void write_dataset<T>(hid_t, const std::string&, const T*,                             \
+                                 const std::vector<std::uint64_t>&, const std::string&);          \
+  template std::vector<T> read_dataset<T>(hid_t, const std::string&, std::vector<std::uint64_t>*, \
+                                          const std::string&);
+NANSCOPE_H5_INSTANTIATE(float)
+NANSCOPE_H5_INSTANTIATE(double)
+NANSCOPE_H5_INSTANTIATE(std::int32_t)
+NANSCOPE_H5_INSTANTIATE(std::int64_t)
+NANSCOPE_H5_INSTANTIATE(std::uint8_t)
+#undef NANSCOPE_H5_INSTANTIATE
+
+Handle string_type(std::size_t fixed_length) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, fixed_length ? fixed_length : H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  H5Tset_strpad(t, H5T_STR_NULLTERM);
+  return Handle(t, H5Tclose);
+}
+
+namespace {
+void write_scalar_attr(hid_t loc, const std::string& name, hid_t type, const void* v,
+                       const std::string& where) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(attr.id(), where, "creating attribute " + name);
+  check(H5Awrite(attr, type, v), where, "writing attribute " + name);
+}
+
+Handle open_attr(hid_t loc, const std::string& name, const std::string& where) {
+  if (H5Aexists(loc, name.c_str()) <= 0)
+    throw DataError(fmt::format("{}: missing attribute {}", where, name));
+  return Handle(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
+}
+}  // namespace
+
+void write_attr(hid_t loc, const std::string& name, std::int64_t v, const std::string& where) {
+  write_scalar_attr(loc, name, H5T_NATIVE_INT64, &v, where);
+}
+void write_attr(hid_t loc, const std::string& name, double v, const std::string& where) {
+  write_scalar_attr(loc, name, H5T_NATIVE_DOUBLE, &v, where);
+}
+void write_attr(hid_t loc, const std::string& name, const std::string& v, const std::string& where) {
+  Handle type = string_type();
+  const char* p = v.c_str();
+  write_scalar_attr(loc, name, type, &p, where);
+}
+
+bool has_attr(hid_t loc, const std::string& name) { return H5Aexists(loc, name.c_str()) > 0; }
+
+std::int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where) {
+  Handle a = open_attr(loc, name, where);
+  std::int64_t v = 0;
+  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
+    throw DataError(fmt::format("{}: attribute {} is not an integer", where, name));
+  return v;
+}
+
+double read_attr_double(hid_t loc, const std::string& name, const std::string& where) {
+  Handle a = open_attr(loc, name, where);
+  double v = 0;
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0)
+    throw DataError(fmt::format("{}: attribute {} is not a number", where, name));
+  return v;
+}
+
+std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where) {
+  Handle a = open_attr(loc, name, where);
+  Handle ftype(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(ftype) != H5T_STRING)
+    throw DataError(fmt::format("{}: attribute {} is not a string", where, name));
+  if (H5Tis_variable_str(ftype) > 0) {
+    Handle t = string_type();
+    char* p = nullptr;
+    if (H5Aread(a, t, &p) < 0) throw DataError(fmt::format("{}: cannot read attribute {}", where, name));
+    std::string s = p ? p : "";
+    H5free_memory(p);
+    return s;
+  }
+  const std::size_t n = H5Tget_size(ftype);
+  std::string s(n, '\0');
+  Handle t = string_type(n);
+  if (H5Aread(a, t, s.data()) < 0) throw DataError(fmt::format("{}: cannot read attribute {}", where, name));
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+}  // namespace nanscope::h5

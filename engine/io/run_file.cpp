@@ -1,0 +1,223 @@
+#include "io/run_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/errors.h"
+#include "core/slot_table.h"
+#include "io/dump_file.h"
+#include "io/h5.h"
+
+namespace nanscope {
+namespace {
+
+constexpr std::size_t kNameLen = 32, kPhaseLen = 32, kBufferLen = 128, kKindLen = 32, kDumpLen = 256;
+
+struct SlotRow {
+  std::int32_t index;
+  char name[kNameLen];
+  char phase[kPhaseLen];
+  char buffer[kBufferLen];
+  std::int32_t rank;
+};
+
+struct EventRow {
+  std::int32_t fold, step;
+  char kind[kKindLen];
+  std::int32_t entry_slot;
+  char dump[kDumpLen];
+};
+
+template <std::size_t N>
+void put(char (&dst)[N], std::string_view s) {
+  std::memset(dst, 0, N);
+  std::memcpy(dst, s.data(), std::min(s.size(), N - 1));
+}
+
+h5::Handle slot_row_type() {
+  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(SlotRow)), H5Tclose);
+  h5::Handle n = h5::string_type(kNameLen), p = h5::string_type(kPhaseLen), b = h5::string_type(kBufferLen);
+  H5Tinsert(t, "index", HOFFSET(SlotRow, index), H5T_NATIVE_INT32);
+  H5Tinsert(t, "name", HOFFSET(SlotRow, name), n);
+  H5Tinsert(t, "phase", HOFFSET(SlotRow, phase), p);
+  H5Tinsert(t, "buffer", HOFFSET(SlotRow, buffer), b);
+  H5Tinsert(t, "rank", HOFFSET(SlotRow, rank), H5T_NATIVE_INT32);
+  return t;
+}
+
+h5::Handle event_row_type() {
+  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(EventRow)), H5Tclose);
+  h5::Handle k = h5::string_type(kKindLen), d = h5::string_type(kDumpLen);
+  H5Tinsert(t, "fold", HOFFSET(EventRow, fold), H5T_NATIVE_INT32);
+  H5Tinsert(t, "step", HOFFSET(EventRow, step), H5T_NATIVE_INT32);
+  H5Tinsert(t, "kind", HOFFSET(EventRow, kind), k);
+  H5Tinsert(t, "entry_slot", HOFFSET(EventRow, entry_slot), H5T_NATIVE_INT32);
+  H5Tinsert(t, "dump", HOFFSET(EventRow, dump), d);
+  return t;
+}
+
+template <class Row>
+void write_table(hid_t loc, const char* name, const h5::Handle& type, const std::vector<Row>& rows,
+                 const std::string& where) {
+  hsize_t n = rows.size();
+  h5::Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  h5::Handle ds(H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  h5::check(ds.id(), where, std::string("creating ") + name);
+  if (n) h5::check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), where, std::string("writing ") + name);
+}
+
+}  // namespace
+
+void write_run_file(const std::string& path, const RunFileData& r) {
+  h5::AtomicFile file(path);
+  const hid_t f = file.id();
+  h5::write_attr(f, "schema_version", kSchemaVersion, path);
+  h5::write_attr(f, "nanscope_version", r.nanscope_version, path);
+  h5::write_attr(f, "created_utc", r.created_utc, path);
+  h5::write_attr(f, "backend", r.backend, path);
+  h5::write_attr(f, "device_name", r.device_name, path);
+  h5::write_attr(f, "config", r.config_toml, path);
+  h5::write_attr(f, "seed", static_cast<std::int64_t>(r.seed), path);
+
+  std::vector<SlotRow> slots;
+  for (const auto& s : slot_table()) {
+    SlotRow row{};
+    row.index = s.index;
+    put(row.name, s.name);
+    put(row.phase, phase_name(s.phase));
+    put(row.buffer, s.buffer);
+    row.rank = s.rank;
+    slots.push_back(row);
+  }
+  write_table(f, "slots", slot_row_type(), slots, path);
+
+  {
+    h5::Handle g = h5::create_group(f, "folds", path);
+    const std::uint64_t nf = r.folds.size();
+    std::vector<std::uint8_t> flags, state;
+    std::vector<std::int64_t> first, count;
+    std::vector<std::int32_t> entry;
+    for (const auto& fold : r.folds) {
+      for (const auto& s : fold.slots) {
+        flags.push_back(s.kinds);
+        state.push_back(static_cast<std::uint8_t>(s.state));
+        first.push_back(s.first_step);
+        count.push_back(s.count);
+      }
+      entry.push_back(fold.entry_slot.value_or(-1));
+    }
+    const std::vector<std::uint64_t> dims = {nf, static_cast<std::uint64_t>(kSlotCount)};
+    h5::write_dataset(g, "flags", flags.data(), dims, path);
+    h5::write_dataset(g, "state", state.data(), dims, path);
+    h5::write_dataset(g, "first_step", first.data(), dims, path);
+    h5::write_dataset(g, "count", count.data(), dims, path);
+    h5::write_dataset(g, "entry_slot", entry.data(), {nf}, path);
+  }
+  {
+    h5::Handle g = h5::create_group(f, "steps", path);
+    const std::uint64_t ns = r.steps.size();
+    std::vector<std::uint8_t> flags;
+    std::vector<std::int32_t> fold, step;
+    std::vector<std::vector<double>> metrics(8);
+    for (const auto& row : r.steps) {
+      flags.insert(flags.end(), row.flags.begin(), row.flags.end());
+      fold.push_back(row.fold);
+      step.push_back(row.step);
+      const double m[8] = {row.loss, row.grad_norm, row.c51, row.mse, row.cql, row.iqn, row.aux, row.ens};
+      for (int k = 0; k < 8; ++k) metrics[k].push_back(m[k]);
+    }
+    h5::write_dataset(g, "flags", flags.data(), {ns, static_cast<std::uint64_t>(kSlotCount)}, path);
+    h5::write_dataset(g, "fold", fold.data(), {ns}, path);
+    h5::write_dataset(g, "step", step.data(), {ns}, path);
+    const char* names[8] = {"loss", "grad_norm", "c51", "mse", "cql", "iqn", "aux", "ens"};
+    for (int k = 0; k < 8; ++k) h5::write_dataset(g, names[k], metrics[k].data(), {ns}, path);
+  }
+  std::vector<EventRow> events;
+  for (const auto& e : r.events) {
+    EventRow row{};
+    row.fold = e.fold;
+    row.step = e.step;
+    put(row.kind, e.kind);
+    row.entry_slot = e.entry_slot;
+    put(row.dump, e.dump);
+    events.push_back(row);
+  }
+  write_table(f, "events", event_row_type(), events, path);
+  file.commit();
+}
+
+RunFileData read_run_file(const std::string& path) {
+  h5::Handle file = h5::open_read(path);
+  const hid_t f = file.id();
+  if (!h5::has_attr(f, "schema_version") || !h5::exists(f, "folds") || !h5::exists(f, "steps"))
+    throw DataError(fmt::format("{}: not a nanscope run file (no schema_version, /folds or /steps)", path));
+  const auto version = h5::read_attr_int(f, "schema_version", path);
+  if (version > kSchemaVersion)
+    throw DataError(fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
+                                "upgrade nanscope to read it", path, version, kSchemaVersion));
+  RunFileData r;
+  r.nanscope_version = h5::read_attr_string(f, "nanscope_version", path);
+  r.created_utc = h5::read_attr_string(f, "created_utc", path);
+  r.backend = h5::read_attr_string(f, "backend", path);
+  r.device_name = h5::read_attr_string(f, "device_name", path);
+  r.config_toml = h5::read_attr_string(f, "config", path);
+  r.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
+
+  std::vector<std::uint64_t> dims;
+  auto flags = h5::read_dataset<std::uint8_t>(f, "folds/flags", &dims, path);
+  if (dims.size() != 2 || dims[1] != kSlotCount)
+    throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, kSlotCount));
+  const std::size_t nf = dims[0];
+  auto state = h5::read_dataset<std::uint8_t>(f, "folds/state", &dims, path);
+  auto first = h5::read_dataset<std::int64_t>(f, "folds/first_step", &dims, path);
+  auto count = h5::read_dataset<std::int64_t>(f, "folds/count", &dims, path);
+  auto entry = h5::read_dataset<std::int32_t>(f, "folds/entry_slot", &dims, path);
+  if (state.size() != nf * kSlotCount || first.size() != nf * kSlotCount ||
+      count.size() != nf * kSlotCount || entry.size() != nf)
+    throw DataError(fmt::format("{}: the /folds datasets disagree in size", path));
+  for (std::size_t k = 0; k < nf; ++k) {
+    FoldFlags fold;
+    fold.fold = static_cast<int>(k);
+    for (int s = 0; s < kSlotCount; ++s) {
+      const std::size_t i = k * kSlotCount + static_cast<std::size_t>(s);
+      if (state[i] > 4) throw DataError(fmt::format("{}: /folds/state holds an unknown code {}", path, state[i]));
+      fold.slots[s] = SlotRecord{static_cast<SlotState>(state[i]), flags[i], first[i], count[i], -1};
+    }
+    if (entry[k] >= 0) fold.entry_slot = entry[k];
+    r.folds.push_back(fold);
+  }
+  auto sflags = h5::read_dataset<std::uint8_t>(f, "steps/flags", &dims, path);
+  const std::size_t ns = dims.empty() ? 0 : dims[0];
+  auto sfold = h5::read_dataset<std::int32_t>(f, "steps/fold", nullptr, path);
+  auto sstep = h5::read_dataset<std::int32_t>(f, "steps/step", nullptr, path);
+  auto loss = h5::read_dataset<double>(f, "steps/loss", nullptr, path);
+  auto gn = h5::read_dataset<double>(f, "steps/grad_norm", nullptr, path);
+  if (sflags.size() != ns * kSlotCount || sfold.size() != ns || sstep.size() != ns ||
+      loss.size() != ns || gn.size() != ns)
+    throw DataError(fmt::format("{}: the /steps datasets disagree in size", path));
+  for (std::size_t i = 0; i < ns; ++i) {
+    RunStepRow row;
+    row.fold = sfold[i];
+    row.step = sstep[i];
+    std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * kSlotCount), kSlotCount, row.flags.begin());
+    row.loss = loss[i];
+    row.grad_norm = gn[i];
+    r.steps.push_back(row);
+  }
+  if (h5::exists(f, "events")) {
+    h5::Handle ds(H5Dopen2(f, "events", H5P_DEFAULT), H5Dclose);
+    h5::Handle space(H5Dget_space(ds), H5Sclose);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space, &n, nullptr);
+    std::vector<EventRow> rows(n);
+    h5::Handle type = event_row_type();
+    if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+      throw DataError(fmt::format("{}: cannot read /events", path));
+    for (const auto& e : rows) r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
+  }
+  return r;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,39 @@
+// The run file run.h5: slot table, per-fold flags, per-step flags and metrics, events
+// (spec/files.md, names and codes in contract.md). Rewritten atomically at every fold boundary.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/sentinel.h"
+
+namespace nanscope {
+
+struct RunStepRow {
+  int fold = 0, step = 0;
+  std::array<std::uint8_t, kSlotCount> flags{};
+  double loss = 0, grad_norm = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
+};
+
+struct RunEventRow {
+  int fold = 0, step = 0;
+  std::string kind;
+  int entry_slot = -1;
+  std::string dump;
+};
+
+struct RunFileData {
+  std::string nanscope_version, created_utc, backend, device_name, config_toml;
+  std::uint64_t seed = 0;
+  std::vector<FoldFlags> folds;
+  std::vector<RunStepRow> steps;
+  std::vector<RunEventRow> events;
+};
+
+void write_run_file(const std::string& path, const RunFileData& run);  // atomic
+// Refuses missing, foreign, truncated and newer-schema files with a clear message.
+RunFileData read_run_file(const std::string& path);
+
+}  // namespace nanscope

@@ -1,0 +1,144 @@
+// Session: the run file and first-fire dumps (when SessionOptions::out_dir is set).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/config_io.h"
+#include "core/errors.h"
+#include "core/version.h"
+#include "io/dump_file.h"
+#include "io/run_file.h"
+#include "session/recording.h"
+
+namespace nanscope {
+
+namespace {
+std::string utc_now() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+}  // namespace
+
+void Session::open_recording() {
+  if (options_.out_dir.empty()) return;
+  rec_ = std::make_unique<Recording>();
+  rec_->dir = options_.out_dir;
+  rec_->created_utc = utc_now();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(rec_->dir) / "dumps", ec);
+  if (ec) throw IoError(fmt::format("{}: cannot create the output directory ({})", rec_->dir, ec.message()));
+}
+
+void Session::record_injected(int slot, std::size_t index, double original) {
+  if (rec_) rec_->injected.push_back({slot, index, original});
+}
+
+void Session::record_first_fire(int slot, const ScanResult& scan) {
+  if (!rec_) return;
+  Recording& r = *rec_;
+  SlotView v = backend_->slot(slot);
+  DumpSlot d;
+  d.index = slot;
+  d.shape.assign(v.shape.begin(), v.shape.end());
+  d.values.resize(v.count);
+  for (std::size_t i = 0; i < v.count; ++i) d.values[i] = static_cast<float>(v.at(i));
+  d.scan = scan;
+  r.pending.push_back(std::move(d));
+  if (!r.state_captured) {
+    // Before the optimizer's update the live state is the state before the step; after it, the
+    // snapshot taken just before the update is.
+    if (r.pre_update_taken) r.state = r.pre_update;
+    else backend_->read_state(r.state);
+    r.state_captured = true;
+    // The batch as sampled: a transient injection into it is not part of the step's context.
+    r.batch = backend_->batch_context();
+    for (const auto& o : r.injected) {
+      const char* field = o.slot == kIqnTau ? "tau" : nullptr;
+      if (o.slot == kBatch) {
+        const std::size_t B = static_cast<std::size_t>(backend_->dims().B),
+                          F = static_cast<std::size_t>(backend_->dims().F);
+        const std::size_t bounds[] = {B * F, 2 * B * F, 2 * B * F + B, 2 * B * F + 2 * B};
+        const char* names[] = {"obs", "next_obs", "returns", "done", "next_bar"};
+        std::size_t k = 0, start = 0;
+        while (k < 4 && o.index >= bounds[k]) start = bounds[k++];
+        for (auto& a : r.batch)
+          if (a.name == names[k]) a.values[o.index - start] = o.value;
+      } else if (field) {
+        for (auto& a : r.batch)
+          if (a.name == field) a.values[o.index] = o.value;
+      }
+    }
+  }
+}
+
+void Session::record_before_update() {
+  if (!rec_ || rec_->state_captured) return;
+  backend_->read_state(rec_->pre_update);
+  rec_->pre_update_taken = true;
+}
+
+std::string Session::record_end_step(int entry_slot) {
+  if (!rec_ || rec_->pending.empty()) return "";
+  Recording& r = *rec_;
+  DumpData d;
+  d.fold = fold_;
+  d.step = step_;
+  d.global_step = global_step_;
+  d.entry_slot = entry_slot;
+  d.config_toml = to_toml(config_);
+  d.backend = backend_->name();
+  d.nanscope_version = kVersion;
+  d.run_file = "../run.h5";
+  d.seed = config_.run.seed;
+  d.context_f64 = config_.model.precision == "float64" && backend_->name() == "cpu";
+  d.slots = std::move(r.pending);
+  d.batch = r.batch;
+  for (const ParamEntry* e : backend_->layout().existing()) {
+    d.param_names.push_back(e->name);
+    d.param_shapes.emplace_back(e->shape.begin(), e->shape.end());
+  }
+  d.state = r.state;
+  d.flags = bank_.step_flags();
+  const std::string rel = "dumps/" + dump_file_name(fold_, step_, entry_slot);
+  const std::string path = (std::filesystem::path(r.dir) / rel).string();
+  write_dump(path, d);
+  r.dumps.push_back(path);
+  r.pending.clear();
+  return rel;
+}
+
+std::string Session::run_file_path() const {
+  return rec_ ? (std::filesystem::path(rec_->dir) / "run.h5").string() : std::string();
+}
+
+const std::vector<std::string>& Session::dump_paths() const {
+  static const std::vector<std::string> none;
+  return rec_ ? rec_->dumps : none;
+}
+
+void Session::write_run_file() {
+  if (!rec_) return;
+  RunFileData r;
+  r.nanscope_version = kVersion;
+  r.created_utc = rec_->created_utc;
+  r.backend = backend_->name();
+  r.device_name = backend_->device_name();
+  r.config_toml = to_toml(config_);
+  r.seed = config_.run.seed;
+  for (const auto& f : folds_)
+    if (f.steps > 0) r.folds.push_back(f.flags);
+  for (const auto& h : history_) {
+    const auto& l = h.losses;
+    r.steps.push_back(RunStepRow{h.fold, h.step, h.flags, l.total, l.grad_norm, l.c51, l.mse,
+                                 l.cql, l.iqn, l.aux, l.ens});
+  }
+  for (const auto& e : events_) r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
+  nanscope::write_run_file(run_file_path(), r);
+}
+
+}  // namespace nanscope

@@ -1,0 +1,105 @@
+"""Reads a nanscope run directory with h5py and checks it against the run's JSON summary.
+
+usage: check_files.py SUMMARY.json
+Exits non-zero with a message on the first mismatch.
+"""
+import json
+import sys
+
+import h5py
+import numpy as np
+
+summary = json.load(open(sys.argv[1]))
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+STATE = {"clean": 0, "fired": 1, "absent": 2, "deferred": 3, "disabled": 4}
+KIND = {"nan": 1, "posinf": 2, "neginf": 4}
+
+with h5py.File(summary["run_file"], "r") as run:
+    for attr in ("schema_version", "nanscope_version", "created_utc", "backend", "device_name", "config", "seed"):
+        expect(attr in run.attrs, f"run.h5 root attribute {attr}")
+    expect(run.attrs["schema_version"] == 1, "schema_version 1")
+    expect(run.attrs["backend"] == summary["backend"], "backend attribute")
+    slots = run["slots"]
+    expect(slots.dtype.names == ("index", "name", "phase", "buffer", "rank"), f"/slots fields {slots.dtype.names}")
+    expect(slots.shape == (36,), "/slots has 36 rows")
+    expect(list(slots["index"]) == list(range(36)), "/slots indices 0..35")
+    expect(sorted(slots["rank"]) == list(range(36)), "/slots ranks are a permutation")
+    names = [n.decode() for n in slots["name"]]
+    expect(names[33] == "bw_d_h_s2.main" and names[17] == "aux_pred_nb", "slot names")
+    nf = len(summary["folds"])
+    for ds, dtype in (("flags", np.uint8), ("state", np.uint8), ("first_step", np.int64), ("count", np.int64)):
+        d = run[f"folds/{ds}"]
+        expect(d.shape == (nf, 36), f"/folds/{ds} shape {d.shape}")
+        expect(d.dtype == dtype, f"/folds/{ds} dtype {d.dtype}")
+    expect(run["folds/entry_slot"].dtype == np.int32 and run["folds/entry_slot"].shape == (nf,), "/folds/entry_slot")
+    for k, fold in enumerate(summary["folds"]):
+        for s in fold["slots"]:
+            i = s["index"]
+            expect(run["folds/state"][k, i] == STATE[s["state"]], f"fold {k} slot {i} state")
+            expect(run["folds/flags"][k, i] == sum(KIND[x] for x in s["kinds"]), f"fold {k} slot {i} flags")
+            expect(run["folds/first_step"][k, i] == s["first_step"], f"fold {k} slot {i} first_step")
+            expect(run["folds/count"][k, i] == s["count"], f"fold {k} slot {i} count")
+    if summary["entry"]:
+        e = summary["entry"]
+        expect(run["folds/entry_slot"][e["fold"]] == e["slot"], "entry slot of the entry fold")
+    steps = summary["steps_run"]
+    expect(run["steps/flags"].shape == (steps, 36) and run["steps/flags"].dtype == np.uint8, "/steps/flags")
+    for ds, dtype in (("fold", np.int32), ("step", np.int32), ("loss", np.float64), ("grad_norm", np.float64)):
+        expect(run[f"steps/{ds}"].shape == (steps,) and run[f"steps/{ds}"].dtype == dtype, f"/steps/{ds}")
+    # Per-step flags OR-ed over a fold give the fold's flags (sticky accumulation).
+    for k in range(nf):
+        rows = run["steps/flags"][run["steps/fold"][()] == k]
+        expect((np.bitwise_or.reduce(rows, axis=0) == run["folds/flags"][k]).all(), f"fold {k}: OR of step flags")
+    ev = run["events"]
+    expect(ev.dtype.names == ("fold", "step", "kind", "entry_slot", "dump"), f"/events fields {ev.dtype.names}")
+    dumps_in_events = {e["dump"].decode() for e in ev if e["kind"] == b"first_fire"}
+    expect(len(dumps_in_events) == len(summary["dumps"]), "one first_fire event per dump")
+    if summary["halt"]:
+        expect(any(e["kind"].decode() == summary["halt"]["reason"] for e in ev), "halt event")
+
+expect(len(summary["dumps"]) >= 1, "at least one dump")
+for path in summary["dumps"]:
+    with h5py.File(path, "r") as dump:
+        for attr in ("fold", "step", "global_step", "entry_slot", "schema_version", "config", "seed", "backend"):
+            expect(attr in dump.attrs, f"{path}: root attribute {attr}")
+        fold, step = int(dump.attrs["fold"]), int(dump.attrs["step"])
+        expect(path.endswith(f"fold{fold:03d}_step{step:08d}_{names[dump.attrs['entry_slot']]}.h5"), f"{path}: name")
+        flags = dump["flags"][()]
+        expect(flags.shape == (36,) and flags.dtype == np.uint8, f"{path}: /flags")
+        for name, ds in dump["slots"].items():
+            i = int(ds.attrs["index"])
+            expect(names[i] == name, f"{path}: /slots/{name} index")
+            expect(ds.dtype == np.float32, f"{path}: /slots/{name} dtype")
+            v = ds[()]
+            expect(int(ds.attrs["nan_count"]) == int(np.isnan(v).sum()), f"{path}: {name} nan_count")
+            expect(int(ds.attrs["posinf_count"]) == int(np.isposinf(v).sum()), f"{path}: {name} posinf_count")
+            expect(int(ds.attrs["neginf_count"]) == int(np.isneginf(v).sum()), f"{path}: {name} neginf_count")
+            bad = np.flatnonzero(~np.isfinite(v.ravel()))
+            expect(int(ds.attrs["first_bad_index"]) == (bad[0] if len(bad) else -1), f"{path}: {name} first_bad_index")
+            fin = v[np.isfinite(v)]
+            if fin.size:
+                expect(ds.attrs["finite_min"] == fin.min() and ds.attrs["finite_max"] == fin.max(), f"{path}: {name} finite range")
+            expect(flags[i] != 0 and (int(ds.attrs["flags"]) & ~int(flags[i])) == 0, f"{path}: {name} flags")
+            # The fold's first fire of this slot is this step.
+            k = summary["folds"][fold]["slots"][i]
+            expect(k["first_step"] == step, f"{path}: {name} first_step {k['first_step']} != {step}")
+            expect(k["count"] == int((~np.isfinite(v)).sum()), f"{path}: {name} count at first fire")
+        for field in ("obs", "next_obs", "returns", "done", "next_bar", "actions"):
+            expect(f"context/batch/{field}" in dump, f"{path}: /context/batch/{field}")
+        expect(dump["context/batch/actions"].dtype == np.int32, f"{path}: actions int32")
+        expect(dump["context/params/encoder.w1"].shape[0] == 24, f"{path}: encoder.w1 shape")
+        expect("target.encoder.w1" in dump["context/params"], f"{path}: target params")
+        expect("t" in dump["context/adam"].attrs, f"{path}: adam t")
+        expect(dump["context/adam/m/encoder.w1"].shape == dump["context/params/encoder.w1"].shape, f"{path}: adam m")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print(f"ok: run file and {len(summary['dumps'])} dumps match the summary")

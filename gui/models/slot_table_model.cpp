@@ -1,0 +1,117 @@
+#include "models/slot_table_model.h"
+
+#include <QFileInfo>
+
+namespace nanscope::gui {
+
+void SlotTableModel::setSnapshot(SnapshotPtr s) {
+  const bool first = !snap_;
+  if (first) beginResetModel();
+  snap_ = std::move(s);
+  if (first) endResetModel();
+  else Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, ColumnCount - 1));
+}
+
+void SlotTableModel::setFold(int fold) {
+  fold_ = fold;
+  if (snap_) Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, ColumnCount - 1));
+}
+
+const SlotRecord* SlotTableModel::record(int slot) const {
+  if (!snap_ || snap_->folds.empty()) return nullptr;
+  const std::size_t f = fold_ < 0 || fold_ >= static_cast<int>(snap_->folds.size())
+                            ? snap_->folds.size() - 1 : static_cast<std::size_t>(fold_);
+  return &snap_->folds[f].slots[slot];
+}
+
+QString SlotTableModel::stateOf(int slot) const {
+  if (const SlotRecord* r = record(slot)) return QString::fromUtf8(state_name(r->state));
+  if (!snap_) return {};
+  const SlotState s = snap_->setup[slot];
+  return s == SlotState::Clean ? QString("active") : QString::fromUtf8(state_name(s));
+}
+
+int SlotTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kSlotCount; }
+int SlotTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid()) return {};
+  const int slot = dataflow_order()[static_cast<std::size_t>(index.row())];
+  const SlotInfo& info = slot_info(slot);
+  const SlotRecord* r = record(slot);
+  if (role == Qt::CheckStateRole && index.column() == BreakOn)
+    return snap_ && snap_->breakpoints.count(slot) ? Qt::Checked : Qt::Unchecked;
+  if (role == Qt::UserRole) return slot;
+  if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+  switch (index.column()) {
+    case Index: return slot;
+    case Name: return QString::fromUtf8(info.name.data(), static_cast<int>(info.name.size()));
+    case Phase: return QString::fromUtf8(phase_name(info.phase).data());
+    case State: return stateOf(slot);
+    case FirstFire: return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->first_step)) : QVariant(QString("-"));
+    case Count: return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->count)) : QVariant(QString("-"));
+    case BreakOn: return role == Qt::ToolTipRole ? QVariant(QString("stop after the first step in which this slot fires (F9)")) : QVariant();
+    case Check: {
+      if (!snap_) return {};
+      const SlotState s = snap_->setup[slot];
+      return s == SlotState::Clean ? QString("on") : QString::fromUtf8(state_name(s));
+    }
+  }
+  return {};
+}
+
+bool SlotTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (!index.isValid() || index.column() != BreakOn || role != Qt::CheckStateRole) return false;
+  const int slot = dataflow_order()[static_cast<std::size_t>(index.row())];
+  Q_EMIT breakpointToggled(slot, value.toInt() == Qt::Checked);
+  return true;
+}
+
+Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
+  if (!index.isValid()) return Qt::NoItemFlags;
+  Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+  if (index.column() == BreakOn) f |= Qt::ItemIsUserCheckable;
+  return f;
+}
+
+QVariant SlotTableModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (role != Qt::DisplayRole || o != Qt::Horizontal) return {};
+  static const char* names[] = {"#", "name", "phase", "state", "first fire", "count", "break", "check"};
+  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+}
+
+void EventsModel::setSnapshot(SnapshotPtr s) {
+  snap_ = std::move(s);
+  const int n = snap_ ? static_cast<int>(snap_->events.size()) : 0;
+  if (n != rows_) {
+    beginResetModel();
+    rows_ = n;
+    endResetModel();
+  }
+}
+
+int EventsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : rows_; }
+int EventsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant EventsModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || !snap_ || index.row() >= rows_) return {};
+  const SnapshotEvent& e = snap_->events[static_cast<std::size_t>(index.row())];
+  if (role == DumpPathRole) return e.dump;
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Fold: return e.fold;
+    case Step: return e.step;
+    case Kind: return e.kind;
+    case Entry: return e.entry_slot >= 0 ? QString("%1 %2").arg(e.entry_slot).arg(QString::fromUtf8(slot_info(e.entry_slot).name.data())) : QString("-");
+    case Dump: return e.dump.isEmpty() ? QString("-") : QFileInfo(e.dump).fileName();
+  }
+  return {};
+}
+
+QVariant EventsModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (role != Qt::DisplayRole || o != Qt::Horizontal) return {};
+  static const char* names[] = {"fold", "step", "event", "entry point", "dump"};
+  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+}
+
+}  // namespace nanscope::gui

@@ -1,0 +1,79 @@
+#include "widgets/inspector_widget.h"
+
+#include <QHeaderView>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace nanscope::gui {
+
+InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  summary_ = new QLabel("select a slot (table or grid) to inspect its buffer");
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  bad_ = new QLabel;
+  bad_->setWordWrap(true);
+  histogram_ = new HistogramPlot;
+  histogram_->setMinimumHeight(140);
+  page_ = new QSpinBox;
+  page_->setPrefix("page ");
+  values_ = new QTableWidget(0, 2);
+  values_->setHorizontalHeaderLabels({"flat index", "value"});
+  values_->verticalHeader()->setVisible(false);
+  values_->horizontalHeader()->setStretchLastSection(true);
+  layout->addWidget(summary_);
+  layout->addWidget(bad_);
+  layout->addWidget(histogram_, 2);
+  layout->addWidget(page_);
+  layout->addWidget(values_, 3);
+  connect(page_, qOverload<int>(&QSpinBox::valueChanged), this, &InspectorWidget::showPage);
+}
+
+void InspectorWidget::setStats(BufferStatsPtr stats) {
+  stats_ = std::move(stats);
+  const BufferStats& s = *stats_;
+  const QString name = s.slot >= 0 ? QString("%1 %2").arg(s.slot).arg(QString::fromUtf8(slot_info(s.slot).name.data())) : QString("?");
+  if (!s.exists) {
+    summary_->setText(QString("slot %1: the buffer does not exist in this run").arg(name));
+    bad_->clear();
+    values_->setRowCount(0);
+    return;
+  }
+  QStringList dims;
+  for (auto d : s.shape) dims << QString::number(d);
+  const std::int64_t finite = s.count - s.nan - s.posinf - s.neginf;
+  summary_->setText(QString("<b>slot %1</b> — %2<br>shape [%3], %4 elements<br>"
+                            "NaN %5, +Inf %6, -Inf %7, finite %8<br>finite min %9, max %10, mean %11")
+                        .arg(name, s.origin, dims.join(", "))
+                        .arg(s.count).arg(s.nan).arg(s.posinf).arg(s.neginf).arg(finite)
+                        .arg(finite ? QString::number(s.finite_min, 'g', 6) : QString("-"))
+                        .arg(finite ? QString::number(s.finite_max, 'g', 6) : QString("-"))
+                        .arg(finite ? QString::number(s.finite_mean, 'g', 6) : QString("-")));
+  QStringList bad;
+  for (auto i : s.first_bad) bad << QString::number(i);
+  bad_->setText(bad.isEmpty() ? QString("no non-finite values") : "first bad indices: " + bad.join(", "));
+  histogram_->setStats(s);
+  const int pages = std::max<int>(1, static_cast<int>((s.values.size() + kPageSize - 1) / kPageSize));
+  page_->setRange(0, pages - 1);
+  // Open on the page of the first bad value, where the user will look first.
+  const int start = s.first_bad.empty() ? 0 : static_cast<int>(s.first_bad.front() / kPageSize);
+  if (page_->value() == start) showPage(start);
+  else page_->setValue(start);
+}
+
+void InspectorWidget::showPage(int page) {
+  if (!stats_) return;
+  const auto& v = stats_->values;
+  const std::size_t begin = static_cast<std::size_t>(page) * kPageSize;
+  const std::size_t end = std::min(v.size(), begin + kPageSize);
+  values_->setRowCount(static_cast<int>(end > begin ? end - begin : 0));
+  for (std::size_t i = begin; i < end; ++i) {
+    const int row = static_cast<int>(i - begin);
+    values_->setItem(row, 0, new QTableWidgetItem(QString::number(i)));
+    auto* item = new QTableWidgetItem(QString::number(v[i], 'g', 8));
+    if (!std::isfinite(v[i])) item->setForeground(QColor(211, 47, 47));
+    values_->setItem(row, 1, item);
+  }
+}
+
+}  // namespace nanscope::gui

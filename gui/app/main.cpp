@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
                                                      : (!w.running() && snap->entry.has_value());
         if (!done) return;
         const int slot = snap->entry ? snap->entry->slot : 17;
-        w.UI_selectSlot(slot);
-        if (when == "inspect")
+        if (when != "inspect") w.UI_selectSlot(slot);  // the live buffer
+        if (when == "inspect")  // the buffer as its check saw it, from the dump
           for (const auto& e : snap->events)
             if (e.kind == "first_fire" && !e.dump.isEmpty()) {
               w.UI_openDump(e.dump);

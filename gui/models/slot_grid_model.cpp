@@ -24,8 +24,9 @@ QString cell_text(int code) {
 void SlotGridModel::setSnapshot(SnapshotPtr s) {
   const int before = columns_;
   snap_ = std::move(s);
+  rows_ = stepRows();
   int after = 0;
-  if (snap_) after = mode_ == Folds ? static_cast<int>(snap_->folds.size()) : static_cast<int>(stepRows().size());
+  if (snap_) after = mode_ == Folds ? static_cast<int>(snap_->folds.size()) : static_cast<int>(rows_.size());
   if (after != before) {
     beginResetModel();
     columns_ = after;
@@ -38,7 +39,8 @@ void SlotGridModel::setSnapshot(SnapshotPtr s) {
 void SlotGridModel::setFold(int fold) {
   fold_ = fold;
   beginResetModel();
-  columns_ = snap_ ? static_cast<int>(stepRows().size()) : 0;
+  rows_ = stepRows();
+  columns_ = snap_ ? static_cast<int>(rows_.size()) : 0;
   endResetModel();
 }
 
@@ -60,8 +62,7 @@ int SlotGridModel::code(int row, int column) const {
     const SlotRecord& r = snap_->folds[static_cast<std::size_t>(column)].slots[slot];
     return cell_code(r.state, r.kinds);
   }
-  const auto rows = stepRows();
-  return cell_code(snap_->setup[slot], snap_->step_flags[rows[static_cast<std::size_t>(column)]][slot]);
+  return cell_code(snap_->setup[slot], snap_->step_flags[rows_[static_cast<std::size_t>(column)]][slot]);
 }
 
 QVariant SlotGridModel::data(const QModelIndex& index, int role) const {

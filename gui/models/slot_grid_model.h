@@ -41,6 +41,7 @@ class SlotGridModel : public QAbstractTableModel {
 
  private:
   std::vector<std::size_t> stepRows() const;  // global step indices of the fold
+  std::vector<std::size_t> rows_;              // stepRows(), cached per snapshot and fold
   Mode mode_;
   SnapshotPtr snap_;
   int fold_ = 0;

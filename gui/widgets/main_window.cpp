@@ -47,7 +47,7 @@ MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
   ctrl_ = new EngineController;
   ctrl_->moveToThread(&engine_thread_);
   connect(&engine_thread_, &QThread::finished, ctrl_, &QObject::deleteLater);
-  connect(ctrl_, &EngineController::snapshotReady, this, &MainWindow::onSnapshot, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::snapshotReady, this, &MainWindow::UI_showSnapshot, Qt::QueuedConnection);
   connect(ctrl_, &EngineController::errorOccurred, this, &MainWindow::onError, Qt::QueuedConnection);
   connect(ctrl_, &EngineController::inspectReady, this,
           [this](BufferStatsPtr s) { inspector_->setStats(std::move(s)); }, Qt::QueuedConnection);
@@ -66,7 +66,18 @@ MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
   split->addWidget(step_plot_);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 3);
-  setCentralWidget(split);
+  // Colour key of the grid cells.
+  QString key;
+  for (int c = 0; c < kCellNotRun; ++c)
+    key += QString("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2&nbsp;&nbsp;&nbsp;")
+               .arg(cell_color(c).name(), cell_text(c));
+  auto* legend = new QLabel(key + "&nbsp;&nbsp;black frame: entry point");
+  auto* central = new QWidget;
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->addWidget(split, 1);
+  central_layout->addWidget(legend);
+  setCentralWidget(central);
   buildDocks();
   buildActions();
   connect(slot_table_, &SlotTableModel::breakpointToggled, this, [this](int slot, bool on) {
@@ -262,7 +273,7 @@ void MainWindow::UI_openRunFile(const QString& path) {
     offline_ = true;
     setLiveControlsEnabled(false);
     last_seq_ = 0;
-    onSnapshot(s);
+    UI_showSnapshot(s);
     addRecent(path);
     setWindowTitle("nanscope — " + path);
   } catch (const std::exception& e) {
@@ -281,7 +292,7 @@ void MainWindow::UI_openDump(const QString& path) {
   }
 }
 
-void MainWindow::onSnapshot(SnapshotPtr s) {
+void MainWindow::UI_showSnapshot(SnapshotPtr s) {
   if (s->seq != 0 && s->seq < last_seq_) return;  // stale
   last_seq_ = s->seq;
   snapshot_ = s;

@@ -39,6 +39,8 @@ class MainWindow : public QMainWindow {
   void UI_openRunFile(const QString& path);
   void UI_openDump(const QString& path);
   void UI_inject(const QString& spec);
+  // Shows a snapshot (from the engine thread, a file, or a benchmark); stale ones are dropped.
+  void UI_showSnapshot(SnapshotPtr s);
 
   // For tests and screenshots.
   SlotGridModel* foldGrid() const { return fold_grid_; }
@@ -62,7 +64,6 @@ class MainWindow : public QMainWindow {
  private:
   void buildActions();
   void buildDocks();
-  void onSnapshot(SnapshotPtr s);
   void onError(const QString& message);
   void setLiveControlsEnabled(bool on);
   void addRecent(const QString& path);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <string>
 
 #include "core/config.h"
@@ -30,8 +31,10 @@ inline Config tiny_config(const std::string& precision = "float64") {
   return c;
 }
 
+// A fresh directory per name and process: CTest runs tests in parallel processes.
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("nanscope_test_" + name);
+  auto p = std::filesystem::temp_directory_path() /
+           ("nanscope_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;

@@ -13,15 +13,14 @@
 #include "model/backend.h"
 #include "session/session.h"
 
+#include "bench_util.h"
+
 using namespace nanscope;
+using nanscope::bench::median;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Multiply-adds of the step's matrix products (forward + backward), from the dimensions.
 double step_gemm_flops(const Dims& d) {

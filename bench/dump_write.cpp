@@ -15,16 +15,12 @@
 #include "io/dump_file.h"
 #include "session/session.h"
 
+#include "bench_util.h"
+
 using namespace nanscope;
+using nanscope::bench::median;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : (fs::temp_directory_path() / "nanscope_bench_dump").string();

@@ -10,15 +10,11 @@
 #include "plots/grid_plot.h"
 #include "widgets/main_window.h"
 
-using namespace nanscope;
-using namespace nanscope::gui;
+#include "bench_util.h"
 
-namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-}  // namespace
+using namespace nanscope;
+using nanscope::bench::median;
+using namespace nanscope::gui;
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);

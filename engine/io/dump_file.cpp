@@ -121,12 +121,7 @@ void write_dump(const std::string& path, const DumpData& d) {
 DumpData read_dump(const std::string& path) {
   h5::Handle file = h5::open_read(path);
   const hid_t f = file.id();
-  if (!h5::has_attr(f, "schema_version") || !h5::exists(f, "context") || !h5::exists(f, "slots"))
-    throw DataError(fmt::format("{}: not a nanscope dump (no schema_version, /slots or /context)", path));
-  const auto version = h5::read_attr_int(f, "schema_version", path);
-  if (version > kSchemaVersion)
-    throw DataError(fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
-                                "upgrade nanscope to read it", path, version, kSchemaVersion));
+  h5::check_schema(f, path, "dump", {"slots", "context"}, kSchemaVersion);
   DumpData d;
   d.fold = static_cast<int>(h5::read_attr_int(f, "fold", path));
   d.step = static_cast<int>(h5::read_attr_int(f, "step", path));

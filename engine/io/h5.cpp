@@ -1,6 +1,7 @@
 #include "io/h5.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -201,6 +202,19 @@ NANSCOPE_H5_INSTANTIATE(std::int32_t)
 NANSCOPE_H5_INSTANTIATE(std::int64_t)
 NANSCOPE_H5_INSTANTIATE(std::uint8_t)
 #undef NANSCOPE_H5_INSTANTIATE
+
+void check_schema(hid_t file, const std::string& path, const std::string& kind,
+                  const std::vector<std::string>& required, std::int64_t known) {
+  bool ok = has_attr(file, "schema_version");
+  for (const auto& r : required) ok = ok && exists(file, r);
+  if (!ok)
+    throw DataError(fmt::format("{}: not a nanscope {} (no schema_version, /{})", path, kind,
+                                fmt::join(required, " or /")));
+  const auto version = read_attr_int(file, "schema_version", path);
+  if (version > known)
+    throw DataError(fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
+                                "upgrade nanscope to read it", path, version, known));
+}
 
 Handle string_type(std::size_t fixed_length) {
   hid_t t = H5Tcopy(H5T_C_S1);

@@ -75,6 +75,11 @@ std::int64_t read_attr_int(hid_t loc, const std::string& name, const std::string
 double read_attr_double(hid_t loc, const std::string& name, const std::string& where);
 std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where);
 
+// Refuses a file that lacks `required` objects or `schema_version` (not a nanscope `kind`), or
+// whose schema_version is above `known`.
+void check_schema(hid_t file, const std::string& path, const std::string& kind,
+                  const std::vector<std::string>& required, std::int64_t known);
+
 // Variable-length UTF-8 string type (attributes) and a fixed-length one (compound tables).
 Handle string_type(std::size_t fixed_length = 0);
 

@@ -151,12 +151,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
 RunFileData read_run_file(const std::string& path) {
   h5::Handle file = h5::open_read(path);
   const hid_t f = file.id();
-  if (!h5::has_attr(f, "schema_version") || !h5::exists(f, "folds") || !h5::exists(f, "steps"))
-    throw DataError(fmt::format("{}: not a nanscope run file (no schema_version, /folds or /steps)", path));
-  const auto version = h5::read_attr_int(f, "schema_version", path);
-  if (version > kSchemaVersion)
-    throw DataError(fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
-                                "upgrade nanscope to read it", path, version, kSchemaVersion));
+  h5::check_schema(f, path, "run file", {"folds", "steps"}, kSchemaVersion);
   RunFileData r;
   r.nanscope_version = h5::read_attr_string(f, "nanscope_version", path);
   r.created_utc = h5::read_attr_string(f, "created_utc", path);

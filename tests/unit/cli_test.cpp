@@ -24,8 +24,10 @@ std::string in_scratch() {
   return "cd " + dir + " && ";
 }
 
-Result run(const std::string& args) {
-  std::string cmd = in_scratch() + std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>&1";
+// Runs nanscope-run with `args` in the scratch directory; stderr is kept with stdout or dropped.
+Result run_capture(const std::string& args, bool with_stderr) {
+  std::string cmd = in_scratch() + std::string(NANSCOPE_RUN_BINARY) + " " + args +
+                    (with_stderr ? " 2>&1" : " 2>/dev/null");
   Result r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -34,6 +36,8 @@ Result run(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+Result run(const std::string& args) { return run_capture(args, true); }
+Result run_stdout(const std::string& args) { return run_capture(args, false); }
 
 const std::string kSmall =
     "--folds 2 --steps-per-fold 3 --set data.bars=400 --set model.batch=8 --set model.hidden=16 "
@@ -92,18 +96,6 @@ TEST(Cli, BadCsvRowIsExit78WithItsPlace) {
   EXPECT_NE(r.out.find("close"), std::string::npos) << r.out;
 }
 
-namespace {
-Result run_stdout(const std::string& args) {
-  std::string cmd = in_scratch() + std::string(NANSCOPE_RUN_BINARY) + " " + args + " 2>/dev/null";
-  Result r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-}  // namespace
 
 TEST(Cli, JsonSummaryHasTheContractsKeysAndTypes) {
   auto r = run_stdout("--backend cpu --scenario aux-blowup --until-fire --json " + kSmall);

@@ -8,16 +8,9 @@
 #include "test_support.h"
 
 using namespace nanscope;
+using nanscope::test::error_of;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 }  // namespace
 
 TEST(Config, DefaultsOfTheContract) {

@@ -19,6 +19,7 @@
 #include "test_support.h"
 
 using namespace nanscope;
+using nanscope::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -43,14 +44,6 @@ std::string replay_verdict(const std::string& dump_path) {
   return replay_dump(d, *backend).verdict;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <unistd.h>
 #include <string>
 
 #include "core/config.h"
+#include "core/errors.h"
 
 namespace nanscope::test {
 
@@ -43,6 +45,16 @@ inline std::filesystem::path temp_dir(const std::string& name) {
 inline std::string write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
   return p.string();
+}
+
+// The message of the nanscope::Error that `f` throws ("" when it throws none).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace nanscope::test

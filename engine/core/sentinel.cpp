@@ -97,6 +97,15 @@ bool SentinelBank::record(int slot, const ScanResult& r) {
 
 void SentinelBank::end_step() { history_.push_back(step_flags_); }
 
+void SentinelBank::set_checked(int slot, bool on) {
+  SlotState& s = setup_.state[static_cast<std::size_t>(slot)];
+  if (s == SlotState::Absent) return;
+  s = on ? SlotState::Clean : SlotState::Disabled;
+  setup_.reason[static_cast<std::size_t>(slot)] = on ? "" : "turned off by the user";
+  SlotRecord& rec = slots_[static_cast<std::size_t>(slot)];
+  if (rec.first_step < 0) rec.state = s;
+}
+
 FoldFlags SentinelBank::readback() const {
   FoldFlags f;
   f.fold = fold_;

@@ -77,6 +77,9 @@ class SentinelBank {
   // is the slot's first fire in the fold.
   bool record(int slot, const ScanResult& r);
   void end_step();
+  // Turns a slot's check on (clean; also takes a deferred slot out of deferral) or off (disabled)
+  // from now on. Absent slots stay absent. A slot that already fired in the fold keeps its record.
+  void set_checked(int slot, bool on);
 
   std::uint8_t step_flags(int slot) const { return step_flags_[static_cast<std::size_t>(slot)]; }
   const std::array<std::uint8_t, kSlotCount>& step_flags() const { return step_flags_; }

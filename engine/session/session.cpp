@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/errors.h"
@@ -264,6 +265,18 @@ void Session::reset() {
   folds_.clear();
   events_.clear();
   halt_.reset();
+}
+
+void Session::set_checked(int slot, bool on) {
+  bank_.set_checked(slot, on);
+  if (fold_loaded_ && !folds_.empty()) folds_.back().flags = bank_.readback();
+  auto& disabled = config_.sentinel.disabled;
+  auto& undefer = config_.sentinel.undefer;
+  disabled.erase(std::remove(disabled.begin(), disabled.end(), slot), disabled.end());
+  if (!on) disabled.push_back(slot);
+  if (on && slot == kEnsembleDLogits &&
+      std::find(undefer.begin(), undefer.end(), slot) == undefer.end())
+    undefer.push_back(slot);
 }
 
 std::optional<Session::Entry> Session::entry() const {

@@ -99,6 +99,9 @@ class Session {
   void reset();
 
   void set_breakpoints(std::set<int> slots) { options_.breakpoints = std::move(slots); }
+  // Turns a slot's check on or off from the next check on; the config (and the run file's copy of
+  // it) records the change in sentinel.disabled / sentinel.undefer.
+  void set_checked(int slot, bool on);
   const std::set<int>& breakpoints() const { return options_.breakpoints; }
 
   const std::vector<StepRecord>& history() const { return history_; }

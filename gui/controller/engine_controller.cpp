@@ -113,6 +113,12 @@ void EngineController::RT_setBreakpoint(int slot, bool on) {
   publish(false);
 }
 
+void EngineController::RT_setChecked(int slot, bool on) {
+  if (!session_) return;
+  session_->set_checked(slot, on);
+  publish(false);
+}
+
 void EngineController::RT_addInjection(const QString& spec) {
   guarded([&] {
     injections_.push_back(parse_injection(spec.toStdString()));

@@ -43,6 +43,7 @@ class EngineController : public QObject {
   void RT_run(int kind);
   void RT_stop();  // back to fold 0, step 0
   void RT_setBreakpoint(int slot, bool on);
+  void RT_setChecked(int slot, bool on);
   void RT_addInjection(const QString& spec);
   void RT_inspect(int slot);
 

@@ -41,6 +41,8 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
   const SlotRecord* r = record(slot);
   if (role == Qt::CheckStateRole && index.column() == BreakOn)
     return snap_ && snap_->breakpoints.count(slot) ? Qt::Checked : Qt::Unchecked;
+  if (role == Qt::CheckStateRole && index.column() == Check)
+    return snap_ && snap_->setup[slot] == SlotState::Clean ? Qt::Checked : Qt::Unchecked;
   if (role == Qt::UserRole) return slot;
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {
@@ -61,9 +63,12 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
 }
 
 bool SlotTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-  if (!index.isValid() || index.column() != BreakOn || role != Qt::CheckStateRole) return false;
+  if (!index.isValid() || role != Qt::CheckStateRole) return false;
   const int slot = dataflow_order()[static_cast<std::size_t>(index.row())];
-  Q_EMIT breakpointToggled(slot, value.toInt() == Qt::Checked);
+  const bool on = value.toInt() == Qt::Checked;
+  if (index.column() == BreakOn) Q_EMIT breakpointToggled(slot, on);
+  else if (index.column() == Check && snap_ && snap_->setup[slot] != SlotState::Absent) Q_EMIT checkToggled(slot, on);
+  else return false;
   return true;
 }
 
@@ -71,6 +76,9 @@ Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
   if (index.column() == BreakOn) f |= Qt::ItemIsUserCheckable;
+  if (index.column() == Check && snap_ &&
+      snap_->setup[dataflow_order()[static_cast<std::size_t>(index.row())]] != SlotState::Absent)
+    f |= Qt::ItemIsUserCheckable;
   return f;
 }
 

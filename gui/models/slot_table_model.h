@@ -29,6 +29,7 @@ class SlotTableModel : public QAbstractTableModel {
 
  Q_SIGNALS:
   void breakpointToggled(int slot, bool on);
+  void checkToggled(int slot, bool on);
 
  private:
   const SlotRecord* record(int slot) const;

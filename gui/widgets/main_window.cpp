@@ -83,6 +83,9 @@ MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
   connect(slot_table_, &SlotTableModel::breakpointToggled, this, [this](int slot, bool on) {
     QMetaObject::invokeMethod(ctrl_, [c = ctrl_, slot, on] { c->RT_setBreakpoint(slot, on); }, Qt::QueuedConnection);
   });
+  connect(slot_table_, &SlotTableModel::checkToggled, this, [this](int slot, bool on) {
+    QMetaObject::invokeMethod(ctrl_, [c = ctrl_, slot, on] { c->RT_setChecked(slot, on); }, Qt::QueuedConnection);
+  });
   connect(fold_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
     step_grid_->setFold(column);
     UI_selectSlot(slot);

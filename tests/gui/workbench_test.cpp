@@ -107,6 +107,26 @@ class WorkbenchTest : public QObject {
     QVERIFY(w.entryText().contains("aux_loss"));
   }
 
+  void checkToggleTurnsASlotOffAndOn() {
+    MainWindow w(settings("healthy", {"inject.faults=[\"slot:aux_loss@0:2\"]"}));
+    waitReady(w);
+    const auto& order = dataflow_order();
+    const int row = static_cast<int>(std::find(order.begin(), order.end(), kAuxLoss) - order.begin());
+    const QModelIndex check = w.slotTable()->index(row, SlotTableModel::Check);
+    QCOMPARE(check.data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
+    QVERIFY(w.slotTable()->setData(check, Qt::Unchecked, Qt::CheckStateRole));
+    QTRY_COMPARE(w.slotTable()->stateOf(kAuxLoss), QString("disabled"));
+    QVERIFY(w.snapshot()->config_toml.contains("disabled = [ 18 ]"));
+    for (int i = 0; i < 3; ++i) w.UI_step();
+    QTRY_COMPARE(w.snapshot()->global_step, 3);
+    QCOMPARE(w.slotTable()->stateOf(kAuxLoss), QString("disabled"));  // not checked: not fired
+    QCOMPARE(w.slotTable()->stateOf(kTotalLoss), QString("fired"));   // the fault still travels
+    // Absent slots cannot be switched on; the deferred slot 31 can.
+    const int r31 = static_cast<int>(std::find(order.begin(), order.end(), kEnsembleDLogits) - order.begin());
+    QVERIFY(w.slotTable()->setData(w.slotTable()->index(r31, SlotTableModel::Check), Qt::Checked, Qt::CheckStateRole));
+    QTRY_COMPARE(w.slotTable()->stateOf(kEnsembleDLogits), QString("clean"));
+  }
+
   void pauseTakesEffectWhileRunning() {
     MainWindow w(settings("healthy", {"run.steps_per_fold=100000"}));
     waitReady(w);

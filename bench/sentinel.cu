@@ -1,0 +1,140 @@
+// bench/sentinel: the device-side sentinel check on its own.
+//  sentinel_big: one 2^28-float buffer, the check against a read-only grid-stride pass over the
+//                same buffer (a sum into per-block partials, same grid), same run. Target >= 90%.
+//  sentinel_set: a CUDA graph of exactly the check launches over buffers shaped like the default
+//                config's checked slot buffers; the shapes go to a file for the PyTorch peer
+//                (bench/torch_amp_check.py), run in the same session.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "bench_util.h"
+#include "core/config.h"
+#include "core/sentinel.h"
+#include "model/backend.h"
+#include "sentinel_check.h"
+
+using namespace nanscope;
+using nanscope::bench::median;
+
+namespace {
+
+__global__ void fill(float* x, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    x[i] = static_cast<float>((i * 2654435761u) % 1000u) * 1e-3f - 0.5f;
+}
+
+// The ceiling: read every element once (float4), reduce per block, write one value per block.
+__global__ void read_pass(const float* __restrict__ x, size_t n, float* __restrict__ out) {
+  __shared__ float sh[256];
+  float acc = 0.f;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n / 4;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = __ldg(x4 + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
+}
+
+template <class F>
+double time_ms(F f, int reps, cudaStream_t s) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<double> t;
+  for (int i = 0; i < 3; ++i) f();
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a, s);
+    f();
+    cudaEventRecord(b, s);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* shapes_file = argc > 1 ? argv[1] : "sentinel_set_shapes.txt";
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  const int sms = cuda::device_sm_count();
+
+  // --- sentinel_big
+  const size_t n = size_t{1} << 28;
+  float* big = nullptr;
+  float* partial = nullptr;
+  cudaMalloc(&big, n * sizeof(float));
+  cudaMalloc(&partial, 4096 * sizeof(float));
+  fill<<<4 * sms, 256, 0, s>>>(big, n);
+  cuda::DeviceBank bank(1, s);
+  bank.begin_step(0);
+  const int blocks = 4 * sms;
+  const double check_ms = time_ms([&] { bank.check(0, big, n, blocks); }, 20, s);
+  const double pass_ms = time_ms([&] { read_pass<<<blocks, 256, 0, s>>>(big, n, partial); }, 20, s);
+  const double gb = n * sizeof(float) / 1e9;
+  std::printf("bench sentinel on %s (%d SMs)\n", prop.name, sms);
+  std::printf("sentinel_big  2^28 floats: check %.3f ms (%.2f TB/s), read-only pass %.3f ms (%.2f TB/s), "
+              "check = %.1f%% of the pass\n",
+              check_ms, gb / check_ms, pass_ms, gb / pass_ms, 100.0 * pass_ms / check_ms);
+  cudaFree(big);
+
+  // --- sentinel_set: the default config's checked slot buffers (shapes from the CPU backend)
+  Config config;
+  auto backend = make_cpu_backend(config);
+  const SlotSetup setup = slot_setup(config);
+  std::vector<std::pair<int, size_t>> slots;
+  std::ofstream shapes(shapes_file);
+  size_t total = 0;
+  for (int i = 0; i < kSlotCount; ++i) {
+    if (!setup.checked(i)) continue;
+    // Slots 33-35 check the same buffer at three moments: three launches over one allocation.
+    const size_t count = backend->slot(i).count;
+    slots.push_back({i, count});
+    shapes << count << "\n";
+    total += count;
+  }
+  std::vector<float*> bufs;
+  for (auto& [i, c] : slots) {
+    float* p = nullptr;
+    cudaMalloc(&p, c * sizeof(float));
+    fill<<<64, 256, 0, s>>>(p, c);
+    bufs.push_back(p);
+  }
+  cuda::DeviceBank set_bank(2, s);
+  set_bank.begin_step(0);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
+  cudaStreamEndCapture(s, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  const double set_ms = time_ms([&] { cudaGraphLaunch(exec, s); }, 200, s);
+  const double eager_ms = time_ms([&] {
+    for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
+  }, 50, s);
+  auto r = set_bank.readback();
+  std::printf("sentinel_set  %zu checks over %zu floats (default config): graph %.1f us, eager %.1f us, "
+              "status word %u (clean)\n", slots.size(), total, 1e3 * set_ms, 1e3 * eager_ms, r.step_status);
+  std::printf("shapes written to %s for bench/torch_amp_check.py\n", shapes_file);
+  for (float* p : bufs) cudaFree(p);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

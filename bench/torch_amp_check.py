@@ -1,0 +1,45 @@
+"""The PyTorch peer of bench/sentinel's sentinel_set: torch._amp_foreach_non_finite_check_and_unscale_
+over tensors of the same element counts (one per line of the shapes file), eager and captured in a
+CUDA graph; medians of CUDA-event timings. Run on the GPU machine in the same session."""
+import sys
+
+import torch
+
+counts = [int(line) for line in open(sys.argv[1]) if line.strip()]
+tensors = [torch.randn(c, device="cuda") for c in counts]
+found = torch.zeros(1, device="cuda")
+inv = torch.ones(1, device="cuda")
+
+
+def check():
+    torch._amp_foreach_non_finite_check_and_unscale_(tensors, found, inv)
+
+
+def median_us(fn, reps):
+    for _ in range(10):
+        fn()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+eager = median_us(check, 200)
+g = torch.cuda.CUDAGraph()
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    check()
+torch.cuda.current_stream().wait_stream(s)
+with torch.cuda.graph(g):
+    check()
+graphed = median_us(g.replay, 200)
+print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}: "
+      f"_amp_foreach_non_finite_check_and_unscale_ over {len(counts)} tensors, {sum(counts)} floats: "
+      f"eager {eager:.1f} us, graphed {graphed:.1f} us")

@@ -1,0 +1,180 @@
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "sentinel_check.h"
+
+namespace nanscope::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 1024;
+
+void check_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                             cudaGetErrorString(e));
+}
+#define NS_CUDA(call) check_cuda((call), #call, __FILE__, __LINE__)
+
+struct Partial {
+  unsigned int kinds;
+  unsigned long long count;
+  long long first_bad;  // -1: none
+};
+
+__device__ __forceinline__ void combine(Partial& a, const Partial& b) {
+  a.kinds |= b.kinds;
+  a.count += b.count;
+  if (b.first_bad >= 0 && (a.first_bad < 0 || b.first_bad < a.first_bad)) a.first_bad = b.first_bad;
+}
+
+__device__ __forceinline__ void block_reduce(Partial& p) {
+  __shared__ Partial sh[kThreads];
+  sh[threadIdx.x] = p;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) combine(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  p = sh[0];
+}
+
+// Pass 1: each block scans a grid-stride share of the buffer (float4 loads when aligned).
+__global__ void scan_partials(const float* __restrict__ x, size_t n, Partial* __restrict__ out) {
+  Partial p{0u, 0ull, -1};
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  auto visit = [&](float v, size_t i) {
+    // isfinite/isnan are honest here: no fast-math on any CUDA code of nanscope.
+    if (!isfinite(v)) {
+      p.kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
+      ++p.count;
+      if (p.first_bad < 0) p.first_bad = static_cast<long long>(i);  // first of this thread's share
+    }
+  };
+  const bool aligned = (reinterpret_cast<uintptr_t>(x) & 15u) == 0;
+  if (aligned) {
+    const size_t n4 = n / 4;
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n4; i += stride) {
+      const float4 v = __ldg(x4 + i);
+      visit(v.x, 4 * i);
+      visit(v.y, 4 * i + 1);
+      visit(v.z, 4 * i + 2);
+      visit(v.w, 4 * i + 3);
+    }
+    for (size_t i = 4 * n4 + blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+      visit(__ldg(x + i), i);
+  } else {
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+      visit(__ldg(x + i), i);
+  }
+  block_reduce(p);
+  if (threadIdx.x == 0) out[blockIdx.x] = p;
+}
+
+// Pass 2: one block folds the partials in a fixed order and updates the slot's record, the step's
+// history byte and the status word.
+__global__ void finish_check(const Partial* __restrict__ partials, int blocks, DeviceSlotRecord* rec,
+                             unsigned char* history_row, unsigned int* status, int slot, int step,
+                             int exec_position) {
+  Partial p{0u, 0ull, -1};
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x) combine(p, partials[b]);
+  block_reduce(p);
+  if (threadIdx.x != 0 || p.kinds == 0) return;
+  DeviceSlotRecord& r = rec[slot];
+  if (r.first_step < 0) {
+    r.first_step = step;
+    r.count = static_cast<long long>(p.count);
+    r.exec_position = exec_position;
+  }
+  r.kinds |= p.kinds;
+  history_row[slot] |= static_cast<unsigned char>(p.kinds);
+  *status |= p.kinds;
+}
+
+__global__ void clear_records(DeviceSlotRecord* rec) {
+  const int i = threadIdx.x;
+  if (i < kBankSlots) rec[i] = DeviceSlotRecord{0u, -1, 0, -1, 0};
+}
+
+}  // namespace
+
+struct DeviceBank::Impl {
+  int max_steps;
+  DeviceSlotRecord* records = nullptr;
+  unsigned char* history = nullptr;  // [max_steps, 36]
+  unsigned int* status = nullptr;
+  Partial* partials = nullptr;       // scratch for pass 1, kMaxBlocks entries
+};
+
+int device_sm_count() {
+  int dev = 0, sms = 0;
+  NS_CUDA(cudaGetDevice(&dev));
+  NS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(stream) {
+  impl_->max_steps = max_steps;
+  NS_CUDA(cudaMalloc(&impl_->records, sizeof(DeviceSlotRecord) * kBankSlots));
+  NS_CUDA(cudaMalloc(&impl_->history, static_cast<size_t>(max_steps) * kBankSlots));
+  NS_CUDA(cudaMalloc(&impl_->status, sizeof(unsigned int)));
+  NS_CUDA(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
+  reset_fold();
+}
+
+DeviceBank::~DeviceBank() {
+  cudaFree(impl_->records);
+  cudaFree(impl_->history);
+  cudaFree(impl_->status);
+  cudaFree(impl_->partials);
+}
+
+void DeviceBank::reset_fold() {
+  auto s = static_cast<cudaStream_t>(stream_);
+  clear_records<<<1, 64, 0, s>>>(impl_->records);
+  NS_CUDA(cudaGetLastError());
+  NS_CUDA(cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
+  NS_CUDA(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), s));
+  step_ = 0;
+}
+
+void DeviceBank::begin_step(int step) {
+  if (step < 0 || step >= impl_->max_steps) throw std::runtime_error("DeviceBank: step beyond the history");
+  step_ = step;
+  exec_ = 0;
+  NS_CUDA(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), static_cast<cudaStream_t>(stream_)));
+}
+
+void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
+  if (slot < 0 || slot >= kBankSlots) throw std::runtime_error("DeviceBank: bad slot");
+  auto s = static_cast<cudaStream_t>(stream_);
+  if (blocks <= 0) {
+    const size_t want = (n / 4 + kThreads - 1) / kThreads;
+    blocks = static_cast<int>(std::min<size_t>(std::max<size_t>(want, 1), 4 * static_cast<size_t>(device_sm_count())));
+  }
+  blocks = std::min(blocks, kMaxBlocks);
+  scan_partials<<<blocks, kThreads, 0, s>>>(data, n, impl_->partials);
+  NS_CUDA(cudaGetLastError());
+  finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records,
+                                       impl_->history + static_cast<size_t>(step_) * kBankSlots,
+                                       impl_->status, slot, step_, exec_++);
+  NS_CUDA(cudaGetLastError());
+}
+
+BankReadback DeviceBank::readback() {
+  auto s = static_cast<cudaStream_t>(stream_);
+  BankReadback r;
+  NS_CUDA(cudaMemcpyAsync(r.records.data(), impl_->records, sizeof(DeviceSlotRecord) * kBankSlots,
+                          cudaMemcpyDeviceToHost, s));
+  r.history.resize(static_cast<size_t>(step_) + 1);
+  NS_CUDA(cudaMemcpyAsync(r.history.data(), impl_->history, r.history.size() * kBankSlots,
+                          cudaMemcpyDeviceToHost, s));
+  NS_CUDA(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+  NS_CUDA(cudaStreamSynchronize(s));
+  return r;
+}
+
+}  // namespace nanscope::cuda

@@ -1,0 +1,60 @@
+// Device-side sentinel checks (no CUDA types in this header): "any non-finite?" over a float
+// buffer, accumulated into a device-resident bank of per-slot records and a per-step history, read
+// back only when asked (fold boundary, halt, interactive step). Deterministic and atomic-free: the
+// flags are bitwise ORs, the counts integer sums and the first bad index a minimum, reduced in a
+// fixed tree, so any launch configuration gives bit-identical results. The check only reads its
+// buffer.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace nanscope::cuda {
+
+inline constexpr int kBankSlots = 36;
+
+// One slot's record on the device (same meaning as the engine's SlotRecord).
+struct DeviceSlotRecord {
+  std::uint32_t kinds;      // sticky OR within the fold: 1 NaN, 2 +Inf, 4 -Inf
+  std::int32_t first_step;  // -1 until the first fire
+  std::int64_t count;       // non-finite elements at the first fire
+  std::int32_t exec_position;
+  std::int32_t pad;
+};
+
+struct BankReadback {
+  std::array<DeviceSlotRecord, kBankSlots> records{};
+  std::vector<std::array<std::uint8_t, kBankSlots>> history;  // per step of the fold
+  std::uint32_t step_status = 0;  // OR of every check of the current step (the one status word)
+};
+
+class DeviceBank {
+ public:
+  // `max_steps`: history rows (one byte per slot per step of a fold). `stream`: a cudaStream_t.
+  DeviceBank(int max_steps, void* stream = nullptr);
+  ~DeviceBank();
+  DeviceBank(const DeviceBank&) = delete;
+  DeviceBank& operator=(const DeviceBank&) = delete;
+
+  void reset_fold();                   // device-side clear (no host copy)
+  void begin_step(int step);           // host-side counters only; clears the status word on device
+  // Enqueues the check of `n` floats at `data` (device memory) for `slot` on the bank's stream.
+  // `blocks` 0 picks a grid from the size; any value gives the same result.
+  void check(int slot, const float* data, std::size_t n, int blocks = 0);
+  BankReadback readback();             // synchronises the stream; the only device-to-host copies
+  void* stream() const { return stream_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  void* stream_;
+  int step_ = 0, exec_ = 0;
+};
+
+// Number of SMs of the current device (for grid sizing and the benches).
+int device_sm_count();
+
+}  // namespace nanscope::cuda

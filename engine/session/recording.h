@@ -1,6 +1,8 @@
 // Session's recording state (private to the session's .cpp files).
 #pragma once
 
+#include <exception>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,22 @@ struct Session::Recording {
     double value;
   };
   std::vector<Original> injected;  // values a transient injection overwrote this step
+  // Dumps being written off the training thread; joined (and their errors raised) before the run
+  // file that names them is written.
+  std::vector<std::future<void>> writes;
+
+  void join_writes() {
+    std::exception_ptr first;
+    for (auto& w : writes) {
+      try {
+        w.get();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    writes.clear();
+    if (first) std::rethrow_exception(first);
+  }
 
   void begin_step() {
     pending.clear();

@@ -45,8 +45,13 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
   DumpSlot d;
   d.index = slot;
   d.shape.assign(v.shape.begin(), v.shape.end());
-  d.values.resize(v.count);
-  for (std::size_t i = 0; i < v.count; ++i) d.values[i] = static_cast<float>(v.at(i));
+  if (v.is_f64) {
+    const auto* p = static_cast<const double*>(v.data);
+    d.values.assign(p, p + v.count);  // float64 mode: stored as float32, like every slot buffer
+  } else {
+    const auto* p = static_cast<const float*>(v.data);
+    d.values.assign(p, p + v.count);
+  }
   d.scan = scan;
   r.pending.push_back(std::move(d));
   if (!r.state_captured) {
@@ -106,7 +111,8 @@ std::string Session::record_end_step(int entry_slot) {
   d.flags = bank_.step_flags();
   const std::string rel = "dumps/" + dump_file_name(fold_, step_, entry_slot);
   const std::string path = (std::filesystem::path(r.dir) / rel).string();
-  write_dump(path, d);
+  // The training thread pays only for the copies made at the fire; the file is written by a worker.
+  r.writes.push_back(std::async(std::launch::async, [path, dump = std::move(d)] { write_dump(path, dump); }));
   r.dumps.push_back(path);
   r.pending.clear();
   return rel;
@@ -123,6 +129,7 @@ const std::vector<std::string>& Session::dump_paths() const {
 
 void Session::write_run_file() {
   if (!rec_) return;
+  rec_->join_writes();  // every dump the run file names is complete first
   RunFileData r;
   r.nanscope_version = kVersion;
   r.created_utc = rec_->created_utc;

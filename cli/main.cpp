@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     a->add_option("--seed", run.seed, "seed (run.seed)");
     a->add_option("--out", run.out_dir, "output directory (default runs/<UTC timestamp>)");
     a->add_flag("--force", run.force, "overwrite the run in an existing non-empty --out directory");
+    a->add_option("--graph", run.graph, "on|off: capture the step in a CUDA graph (CUDA backend only)")
+        ->check(CLI::IsMember({"on", "off"}));
     a->add_flag("--until-fire", run.until_fire, "halt after the first step in which anything fired");
     a->add_option("--break-on", run.breakpoints, "stop after the first step in which SLOT (index or name) fires");
     a->add_flag("--guard", run.guard, "skip the optimizer update of any step in which a slot fired");

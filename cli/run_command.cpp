@@ -106,6 +106,9 @@ int run_command(const RunOptions& o) {
   const Config config = resolve_config(o);
   const bool human = !o.quiet;
   auto backend = choose_backend(o.backend, config, human);
+  if (o.graph == "on")
+    throw UsageError("--graph on: graph capture needs the CUDA backend, which is not in this version "
+                     "(the CPU backend runs every phase ungraphed; --graph off is accepted)");
   SessionOptions so = session_options(o);
   so.out_dir = prepare_out_dir(o);
   Session session(config, std::move(backend), so);

@@ -20,6 +20,7 @@ struct RunOptions {
   std::vector<std::string> breakpoints;
   std::string out_dir;  // default: runs/<UTC timestamp>
   bool force = false;
+  std::string graph = "off";  // the CPU backend always runs ungraphed
   bool until_fire = false;
   bool guard = false;
   bool json = false;

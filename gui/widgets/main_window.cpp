@@ -215,6 +215,7 @@ void MainWindow::buildActions() {
 }
 
 void MainWindow::UI_configure(const QString& scenario) {
+  ctrl_->requestPause();  // a running loop stops first; the new run replaces it
   offline_ = false;
   setLiveControlsEnabled(true);
   settings_.scenario = scenario;
@@ -238,6 +239,7 @@ void MainWindow::UI_stop() {
   QMetaObject::invokeMethod(ctrl_, [c = ctrl_] { c->RT_stop(); }, Qt::QueuedConnection);
 }
 void MainWindow::UI_inject(const QString& spec) {
+  ctrl_->requestPause();
   QMetaObject::invokeMethod(ctrl_, [c = ctrl_, spec] { c->RT_addInjection(spec); }, Qt::QueuedConnection);
 }
 

@@ -140,6 +140,11 @@ class WorkbenchTest : public QObject {
     QCOMPARE(w.snapshot()->global_step, at);  // it stays paused
     w.UI_step();
     QTRY_COMPARE(w.snapshot()->global_step, at + 1);
+    // Picking another scenario while running stops the run and starts the new one at step 0.
+    w.UI_run(EngineController::UntilEnd);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->running, 20000);
+    w.UI_configure("log-zero");
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->scenario == "log-zero" && w.snapshot()->global_step == 0, 20000);
   }
 
   void badFilesGiveAMessageNotACrash() {

@@ -166,6 +166,10 @@ TEST(Cli, ListingsAndBreakOnByName) {
   EXPECT_EQ(run("--backend cpu --break-on nonsense " + kSmall).code, 2);
   EXPECT_EQ(run("--backend cpu --inject slot:batch " + kSmall).code, 2);
   EXPECT_EQ(run("--backend cpu --scenario nope " + kSmall).code, 2);
+  EXPECT_EQ(run("--backend cpu --graph off " + kSmall).code, 0);
+  auto graph_on = run("--backend cpu --graph on " + kSmall);
+  EXPECT_EQ(graph_on.code, 2);
+  EXPECT_NE(graph_on.out.find("CUDA backend"), std::string::npos) << graph_on.out;
 }
 
 TEST(Cli, OutDirectoryRunFileDumpsAndForce) {

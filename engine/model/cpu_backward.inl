@@ -9,6 +9,17 @@
 
 namespace nanscope {
 
+namespace {
+// relu backward as a vectorisable select: `pre <= 0` is false for a NaN pre-activation, so the
+// gradient passes there, as in PyTorch (nan_ops::relu_backward). In-place updates (the gradient is
+// also the destination) keep the coefficient-wise binaryExpr, which measured faster there.
+template <class P, class G>
+auto relu_backward_of(const P& pre, const G& g) {
+  using S = typename P::Scalar;
+  return (pre.array() <= S(0)).select(S(0), g.array()).matrix();
+}
+}  // namespace
+
 // From a gradient w.r.t. the aggregated logits l_{d,a,i} to the value logits (sum over every
 // sub-action) and the advantage logits (g minus its mean over the branch's sub-actions).
 template <class T>
@@ -197,8 +208,7 @@ void CpuModel<T>::backward_iqn() {
     }
   }
   produced(kIqnDHS2);
-  iqn_dphi_pre =
-      iqn_phi_pre.binaryExpr(iqn_dphi_pre, [](T pre, T g) { return nan_ops::relu_backward(pre, g); });
+  iqn_dphi_pre = iqn_phi_pre.binaryExpr(iqn_dphi_pre, [](T pre, T g) { return nan_ops::relu_backward(pre, g); });
 
   const T liqn = static_cast<T>(config.loss.lambda_iqn);
   param(grads, kIqnOutW).noalias() = liqn * (iqn_psi.transpose() * dq);
@@ -218,12 +228,11 @@ void CpuModel<T>::backward_iqn() {
 
 template <class T>
 void CpuModel<T>::backward_encoder() {
-  auto relu_bw = [](T pre, T g) { return nan_ops::relu_backward(pre, g); };
-  d_pre2 = pre2.binaryExpr(bw_d_h_s2, relu_bw);
+  d_pre2 = relu_backward_of(pre2, bw_d_h_s2);
   param(grads, kEncW2).noalias() = slot_mat(kHS1, d.B, d.H).transpose() * d_pre2;
   bias_grad(kEncB2, d_pre2, T(1));
   d_h1.noalias() = d_pre2 * param(params, kEncW2).transpose();
-  d_pre1 = pre1.binaryExpr(d_h1, relu_bw);
+  d_pre1 = relu_backward_of(pre1, d_h1);
   param(grads, kEncW1).noalias() = batch_s().transpose() * d_pre1;
   bias_grad(kEncB1, d_pre1, T(1));
 }

@@ -8,9 +8,11 @@
 namespace nanscope {
 
 namespace {
-template <class T>
-T relu_op(T x) {
-  return nan_ops::relu(x);
+// relu as a vectorisable Eigen select: `x < 0` is false for NaN, so NaN passes (nan_ops::relu).
+template <class X>
+auto relu_of(const X& x) {
+  using S = typename X::Scalar;
+  return (x.array() < S(0)).select(S(0), x.array()).matrix();
 }
 }  // namespace
 
@@ -19,10 +21,10 @@ void CpuModel<T>::trunk_pass(const std::vector<T>& net, In x, Out p1, Out h1, Ou
                              Out h2) const {
   p1.noalias() = x * param(net, kEncW1);
   p1.rowwise() += bias(net, kEncB1);
-  h1 = p1.unaryExpr(&relu_op<T>);
+  h1 = relu_of(p1);
   p2.noalias() = h1 * param(net, kEncW2);
   p2.rowwise() += bias(net, kEncB2);
-  h2 = p2.unaryExpr(&relu_op<T>);
+  h2 = relu_of(p2);
 }
 
 template <class T>
@@ -78,7 +80,7 @@ void CpuModel<T>::iqn_pass(const std::vector<T>& net, In h2, const T* tau, int n
   }
   phi_pre.noalias() = cos * param(net, kIqnPhiW);
   phi_pre.rowwise() += bias(net, kIqnPhiB);
-  phi = phi_pre.unaryExpr(&relu_op<T>);
+  phi = relu_of(phi_pre);
   for (int b = 0; b < d.B; ++b)
     for (int k = 0; k < n; ++k) psi.row(b * n + k) = h2.row(b).cwiseProduct(phi.row(b * n + k));
   q.noalias() = psi * param(net, kIqnOutW);
@@ -126,12 +128,12 @@ void CpuModel<T>::stage_trunk() {
   // h_s1 is seen by layer 2.
   pre1.noalias() = batch_s() * param(params, kEncW1);
   pre1.rowwise() += bias(params, kEncB1);
-  h1 = pre1.unaryExpr(&relu_op<T>);
+  h1 = relu_of(pre1);
   produced(kHS1);
   check(kHS1);
   pre2.noalias() = h1 * param(params, kEncW2);
   pre2.rowwise() += bias(params, kEncB2);
-  h2 = pre2.unaryExpr(&relu_op<T>);
+  h2 = relu_of(pre2);
   produced(kHS2);
   check(kHS2);
 }
@@ -377,7 +379,7 @@ void CpuModel<T>::stage_aux() {
   auto h2 = slot_mat(kHS2, d.B, d.H);
   aux_pre.noalias() = h2 * param(params, kAuxW1);
   aux_pre.rowwise() += bias(params, kAuxB1);
-  aux_h = aux_pre.unaryExpr(&relu_op<T>);
+  aux_h = relu_of(aux_pre);
   auto pred = slot_mat(kAuxPredNb, d.B, d.AO);
   pred.noalias() = aux_h * param(params, kAuxW2);
   pred.rowwise() += bias(params, kAuxB2);

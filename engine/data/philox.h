@@ -21,41 +21,56 @@ enum class DrawStream : std::uint32_t {
   Behaviour = 33,  // behaviour policy
 };
 
-inline std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr,
-                                               std::array<std::uint32_t, 2> key) {
+// Host and device: the CUDA sampler compiles these same functions (cuda/batch_sampler.cu).
+#if defined(__CUDACC__)
+#define NANSCOPE_HD __host__ __device__
+#else
+#define NANSCOPE_HD
+#endif
+
+// Philox4x32-10 in place on plain arrays (usable in device code).
+NANSCOPE_HD inline void philox4x32_raw(std::uint32_t ctr[4], std::uint32_t key0, std::uint32_t key1) {
   constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
   constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
-    std::uint64_t p0 = static_cast<std::uint64_t>(M0) * ctr[0];
-    std::uint64_t p1 = static_cast<std::uint64_t>(M1) * ctr[2];
-    std::uint32_t hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
-    std::uint32_t hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
-    ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
-    key[0] += W0;
-    key[1] += W1;
+    const std::uint64_t p0 = static_cast<std::uint64_t>(M0) * ctr[0];
+    const std::uint64_t p1 = static_cast<std::uint64_t>(M1) * ctr[2];
+    const std::uint32_t hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
+    const std::uint32_t hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+    const std::uint32_t c1 = ctr[1], c3 = ctr[3];
+    ctr[0] = hi1 ^ c1 ^ key0;
+    ctr[1] = lo1;
+    ctr[2] = hi0 ^ c3 ^ key1;
+    ctr[3] = lo0;
+    key0 += W0;
+    key1 += W1;
   }
+}
+
+inline std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr,
+                                               std::array<std::uint32_t, 2> key) {
+  philox4x32_raw(ctr.data(), key[0], key[1]);
   return ctr;
 }
 
 // The i-th 32-bit draw of stream (seed, stream, a, b).
-inline std::uint32_t draw_u32(std::uint64_t seed, DrawStream stream, std::uint32_t a,
-                              std::uint32_t b, std::uint64_t i) {
+NANSCOPE_HD inline std::uint32_t draw_u32(std::uint64_t seed, DrawStream stream, std::uint32_t a,
+                                          std::uint32_t b, std::uint64_t i) {
   // The counter packs (index block, stream, a, b); the key is the seed.
-  std::uint32_t block = static_cast<std::uint32_t>(i >> 2);
-  std::uint32_t hi = static_cast<std::uint32_t>(i >> 34);
-  auto out = philox4x32({block, static_cast<std::uint32_t>(stream) | (hi << 8), a, b},
-                        {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
-  return out[i & 3u];
+  std::uint32_t ctr[4] = {static_cast<std::uint32_t>(i >> 2),
+                          static_cast<std::uint32_t>(stream) | (static_cast<std::uint32_t>(i >> 34) << 8), a, b};
+  philox4x32_raw(ctr, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  return ctr[i & 3u];
 }
 
 // Uniform in the open interval (0, 1) as (2k + 1) / 2^24 with k < 2^23: 24 significant bits, so
 // exactly representable in float32 and float and double backends see the same tau.
-inline double u32_to_open01(std::uint32_t u) {
+NANSCOPE_HD inline double u32_to_open01(std::uint32_t u) {
   return static_cast<double>(2u * (u >> 9) + 1u) * (1.0 / 16777216.0);
 }
 
 // Uniform integer in [0, n) by multiply-shift (no modulo bias worth noticing for n << 2^32).
-inline std::uint32_t u32_to_index(std::uint32_t u, std::uint32_t n) {
+NANSCOPE_HD inline std::uint32_t u32_to_index(std::uint32_t u, std::uint32_t n) {
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(u) * n) >> 32);
 }
 

@@ -127,13 +127,3 @@ TEST(DeviceSentinel, StickyWithinAFoldResetAtTheBoundaryHistoryPerStep) {
   EXPECT_EQ(cleared.records[2].kinds, 0u);
   EXPECT_EQ(cleared.records[2].first_step, -1);
 }
-
-int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no CUDA device: GPU tests skipped\n");
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

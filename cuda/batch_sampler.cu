@@ -1,0 +1,124 @@
+#include "batch_sampler.h"
+#include "data/philox.h"
+#include "device_array.h"
+
+namespace nanscope::cuda {
+namespace {
+
+constexpr int F = kFeatureCount;
+constexpr int D = kBranches;
+constexpr int AO = kNextBarTargets;
+
+// One thread per batch row: draws the row's transition index and copies it into the batch layout.
+__global__ void gather_batch(std::uint64_t seed, std::uint32_t fold, std::uint32_t step, int B,
+                             std::uint32_t pool, const float* __restrict__ state,
+                             const float* __restrict__ next_state, const float* __restrict__ ret,
+                             const float* __restrict__ done, const float* __restrict__ next_bar,
+                             const std::int32_t* __restrict__ action, float* __restrict__ batch,
+                             std::int32_t* __restrict__ actions) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= B) return;
+  const std::uint32_t i = u32_to_index(
+      draw_u32(seed, DrawStream::BatchIndex, fold, step, static_cast<std::uint64_t>(b)), pool);
+  for (int f = 0; f < F; ++f) {
+    batch[static_cast<size_t>(b) * F + f] = state[static_cast<size_t>(i) * F + f];
+    batch[static_cast<size_t>(B) * F + static_cast<size_t>(b) * F + f] = next_state[static_cast<size_t>(i) * F + f];
+  }
+  float* tail = batch + static_cast<size_t>(B) * 2 * F;
+  tail[b] = ret[i];
+  tail[B + b] = done[i];
+  for (int k = 0; k < AO; ++k) tail[2 * B + b * AO + k] = next_bar[static_cast<size_t>(i) * AO + k];
+  for (int k = 0; k < D; ++k) actions[b * D + k] = action[static_cast<size_t>(i) * D + k];
+}
+
+__global__ void draw_taus(std::uint64_t seed, DrawStream stream, std::uint32_t fold, std::uint32_t step,
+                          std::uint64_t n, float* __restrict__ out) {
+  const std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (k < n) out[k] = static_cast<float>(u32_to_open01(draw_u32(seed, stream, fold, step, k)));
+}
+
+std::vector<float> to_float(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+}  // namespace
+
+struct DeviceSampler::Impl {
+  SamplerShape shape;
+  cudaStream_t stream;
+  std::uint32_t pool = 0;
+  DeviceArray<float> state, next_state, ret, done, next_bar;
+  DeviceArray<std::int32_t> action;
+  DeviceArray<float> batch, tau, tau_target, tau_greedy;
+  DeviceArray<std::int32_t> actions;
+};
+
+DeviceSampler::DeviceSampler(const SamplerShape& s, void* stream) : impl_(new Impl) {
+  impl_->shape = s;
+  impl_->stream = static_cast<cudaStream_t>(stream);
+  impl_->batch = DeviceArray<float>(static_cast<size_t>(s.B) * (2 * F + 2 + AO));
+  impl_->actions = DeviceArray<std::int32_t>(static_cast<size_t>(s.B) * D);
+  if (s.iqn) {
+    impl_->tau = DeviceArray<float>(static_cast<size_t>(s.B) * s.N);
+    impl_->tau_target = DeviceArray<float>(static_cast<size_t>(s.B) * s.Np);
+    impl_->tau_greedy = DeviceArray<float>(static_cast<size_t>(s.B) * s.K);
+  }
+}
+
+DeviceSampler::~DeviceSampler() = default;
+
+void DeviceSampler::load_fold(const TransitionSet& t) {
+  Impl& m = *impl_;
+  m.pool = static_cast<std::uint32_t>(t.count);
+  auto up = [](DeviceArray<float>& d, const std::vector<double>& h) {
+    d = DeviceArray<float>(h.size());
+    d.upload(to_float(h));
+  };
+  up(m.state, t.state);
+  up(m.next_state, t.next_state);
+  up(m.ret, t.ret);
+  up(m.done, t.done);
+  up(m.next_bar, t.next_bar);
+  m.action = DeviceArray<std::int32_t>(t.action.size());
+  m.action.upload(t.action);
+}
+
+void DeviceSampler::sample(std::uint64_t seed, int fold, int step) {
+  Impl& m = *impl_;
+  const int B = m.shape.B;
+  const auto f = static_cast<std::uint32_t>(fold), s = static_cast<std::uint32_t>(step);
+  gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(seed, f, s, B, m.pool, m.state.get(),
+                                                       m.next_state.get(), m.ret.get(), m.done.get(),
+                                                       m.next_bar.get(), m.action.get(), m.batch.get(),
+                                                       m.actions.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  if (!m.shape.iqn) return;
+  auto taus = [&](DrawStream stream, DeviceArray<float>& out) {
+    const std::uint64_t n = out.size();
+    draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(seed, stream, f, s, n, out.get());
+    NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  };
+  taus(DrawStream::Tau, m.tau);
+  taus(DrawStream::TauTarget, m.tau_target);
+  taus(DrawStream::TauGreedy, m.tau_greedy);
+}
+
+const float* DeviceSampler::batch() const { return impl_->batch.get(); }
+std::size_t DeviceSampler::batch_count() const { return impl_->batch.size(); }
+const std::int32_t* DeviceSampler::actions() const { return impl_->actions.get(); }
+const float* DeviceSampler::tau() const { return impl_->tau.get(); }
+const float* DeviceSampler::tau_target() const { return impl_->tau_target.get(); }
+const float* DeviceSampler::tau_greedy() const { return impl_->tau_greedy.get(); }
+
+std::vector<float> DeviceSampler::download_batch() const {
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  return impl_->batch.download();
+}
+std::vector<std::int32_t> DeviceSampler::download_actions() const {
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  return impl_->actions.download();
+}
+std::vector<float> DeviceSampler::download_tau(int which) const {
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+  return (which == 0 ? impl_->tau : which == 1 ? impl_->tau_target : impl_->tau_greedy).download();
+}
+
+}  // namespace nanscope::cuda

@@ -1,0 +1,34 @@
+// Dense layers on the device: row-major GEMMs through cuBLAS in full fp32 (pedantic math: no TF32,
+// no reduced-precision reductions), bias broadcast and NaN-preserving relu. No CUDA types here;
+// pointers are device pointers, `stream` a cudaStream_t.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace nanscope::cuda {
+
+class Blas {
+ public:
+  explicit Blas(void* stream = nullptr);
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+
+  // C[m,n] = alpha * op(A) op(B) + beta * C, all row-major; op(A) is [m,k], op(B) is [k,n].
+  // beta = 1 accumulates into C (never alpha = 0 to skip work).
+  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+            const float* b, float beta, float* c);
+  void* stream() const { return stream_; }
+
+ private:
+  void* handle_ = nullptr;
+  void* stream_;
+};
+
+// y[rows, cols] += bias[cols] (row broadcast).
+void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream);
+// out = x < 0 ? 0 : x, elementwise (NaN passes).
+void relu(const float* x, float* out, std::size_t n, void* stream);
+
+}  // namespace nanscope::cuda

@@ -1,0 +1,164 @@
+#include "c51_heads.h"
+
+namespace nanscope::cuda {
+namespace {
+
+struct BranchDims {
+  int D, A, NA;
+  int sub[3], off[3];
+};
+
+BranchDims branch_dims(const Dims& d) {
+  BranchDims b{d.D, d.A, d.NA, {d.sub[0], d.sub[1], d.sub[2]}, {d.off[0], d.off[1], d.off[2]}};
+  return b;
+}
+
+__device__ int branch_of(const BranchDims& bd, int a) {
+  return a < bd.off[1] ? 0 : (a < bd.off[2] ? 1 : 2);
+}
+
+// One block per (b, a) row of atoms: l_i = v_i + adv_{a,i} - mean_{a' in branch} adv_{a',i}, then
+// log_softmax with the engine's rules (a NaN row stays NaN; shift 0 when the maximum is infinite).
+__global__ void aggregate_log_softmax(BranchDims bd, const float* __restrict__ v,
+                                      const float* __restrict__ adv, float* __restrict__ logp) {
+  extern __shared__ float row[];  // NA logits
+  __shared__ double red[128];
+  __shared__ float row_max;
+  __shared__ int has_nan;
+  const int b = blockIdx.x / bd.A, a = blockIdx.x % bd.A;
+  const int br = branch_of(bd, a);
+  const float* adv_b = adv + static_cast<size_t>(b) * bd.A * bd.NA;
+  if (threadIdx.x == 0) has_nan = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) {
+    double mean = 0;
+    for (int k = 0; k < bd.sub[br]; ++k) mean += adv_b[(bd.off[br] + k) * bd.NA + i];
+    mean /= bd.sub[br];
+    const float l = v[static_cast<size_t>(b) * bd.NA + i] + adv_b[a * bd.NA + i] - static_cast<float>(mean);
+    row[i] = l;
+    if (isnan(l)) has_nan = 1;
+  }
+  __syncthreads();
+  float* out = logp + (static_cast<size_t>(b) * bd.A + a) * bd.NA;
+  if (has_nan) {
+    for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) out[i] = __int_as_float(0x7fc00000);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    float m = row[0];
+    for (int i = 1; i < bd.NA; ++i) m = row[i] > m ? row[i] : m;
+    row_max = m;
+  }
+  __syncthreads();
+  const float shift = isinf(row_max) ? 0.f : row_max;
+  double acc = 0;
+  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) acc += exp(static_cast<double>(row[i] - shift));
+  red[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  const float lse = static_cast<float>(static_cast<double>(shift) + log(red[0]));
+  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) out[i] = row[i] - lse;
+}
+
+__global__ void expected_q_kernel(BranchDims bd, double v_min, double dz, int rows,
+                                  const float* __restrict__ logp, float* __restrict__ q) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;  // (b, a)
+  if (r >= rows) return;
+  double acc = 0;
+  for (int i = 0; i < bd.NA; ++i) acc += (v_min + i * dz) * static_cast<double>(expf(logp[static_cast<size_t>(r) * bd.NA + i]));
+  q[r] = static_cast<float>(acc);
+}
+
+__global__ void greedy_kernel(BranchDims bd, int B, const float* __restrict__ q, std::int32_t* __restrict__ astar) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
+  if (t >= B * bd.D) return;
+  const int b = t / bd.D, br = t % bd.D;
+  const float* row = q + static_cast<size_t>(b) * bd.A + bd.off[br];
+  int best = 0;
+  for (int a = 0; a < bd.sub[br]; ++a) {
+    if (isnan(row[a])) { best = -1; break; }
+    if (row[a] > row[best]) best = a;
+  }
+  astar[t] = best;
+}
+
+__device__ __forceinline__ float clampf_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+// One thread per (b, d, i).
+__global__ void projection_kernel(BranchDims bd, int B, float v_min, float v_max, double dz, float gamma_n,
+                                  const float* __restrict__ tlp, const std::int32_t* __restrict__ astar,
+                                  const float* __restrict__ ret, const float* __restrict__ done,
+                                  float* __restrict__ m) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= B * bd.D * bd.NA) return;
+  const int i = t % bd.NA, br = (t / bd.NA) % bd.D, b = t / (bd.NA * bd.D);
+  const int a = astar[b * bd.D + br];
+  if (a < 0) {
+    m[t] = __int_as_float(0x7fc00000);
+    return;
+  }
+  const float disc = gamma_n * (1.f - done[b]);
+  const float* row = tlp + (static_cast<size_t>(b) * bd.A + bd.off[br] + a) * bd.NA;
+  const double zi = v_min + i * dz;
+  double acc = 0;
+  for (int j = 0; j < bd.NA; ++j) {
+    const float tz = clampf_nan(ret[b] + disc * static_cast<float>(v_min + j * dz), v_min, v_max);
+    const double w = 1.0 - fabs(static_cast<double>(tz) - zi) / dz;
+    const double c = w < 0.0 ? 0.0 : (w > 1.0 ? 1.0 : w);  // NaN passes, as in nan_ops::clamp
+    acc += c * static_cast<double>(expf(row[j]));
+  }
+  m[t] = static_cast<float>(acc);
+}
+
+}  // namespace
+
+NetBuffers::NetBuffers(const Dims& d)
+    : pre1(static_cast<std::size_t>(d.B) * d.H), h1(pre1.size()), pre2(pre1.size()), h2(pre1.size()),
+      z(static_cast<std::size_t>(d.B) * d.Z), v(static_cast<std::size_t>(d.B) * d.NA),
+      adv(static_cast<std::size_t>(d.B) * d.A * d.NA), logp(adv.size()) {}
+
+void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* x, NetBuffers& o) {
+  void* s = blas.stream();
+  auto at = [&](ParamId id) { return p + L[id].offset; };
+  blas.gemm(false, false, d.B, d.H, d.F, 1.f, x, at(kEncW1), 0.f, o.pre1.get());
+  add_bias_rows(o.pre1.get(), at(kEncB1), d.B, d.H, s);
+  relu(o.pre1.get(), o.h1.get(), o.h1.size(), s);
+  blas.gemm(false, false, d.B, d.H, d.H, 1.f, o.h1.get(), at(kEncW2), 0.f, o.pre2.get());
+  add_bias_rows(o.pre2.get(), at(kEncB2), d.B, d.H, s);
+  relu(o.pre2.get(), o.h2.get(), o.h2.size(), s);
+  blas.gemm(false, false, d.B, d.Z, d.H, 1.f, o.h2.get(), at(kBnW), 0.f, o.z.get());
+  add_bias_rows(o.z.get(), at(kBnB), d.B, d.Z, s);
+  blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, o.z.get(), at(kValW), 0.f, o.v.get());
+  add_bias_rows(o.v.get(), at(kValB), d.B, d.NA, s);
+  blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
+  add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
+  aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), static_cast<cudaStream_t>(s)>>>(
+      branch_dims(d), o.v.get(), o.adv.get(), o.logp.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void expected_q(const Dims& d, const float* logp, float* q, void* stream) {
+  const int rows = d.B * d.A;
+  expected_q_kernel<<<(rows + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.v_min, d.dz, rows, logp, q);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, void* stream) {
+  const int n = d.B * d.D;
+  greedy_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.B, q, astar);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void c51_projection(const Dims& d, const float* tlp, const std::int32_t* astar, const float* ret,
+                    const float* done, float* m, void* stream) {
+  const int n = d.B * d.D * d.NA;
+  projection_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(
+      branch_dims(d), d.B, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
+      static_cast<float>(d.gamma_n), tlp, astar, ret, done, m);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace nanscope::cuda

@@ -1,0 +1,281 @@
+#include "forward_losses.h"
+
+namespace nanscope::cuda {
+namespace {
+
+constexpr float kNaN = __builtin_nanf("");
+
+struct BD {
+  int B, D, A, NA, N, Np, K, C, AO;
+  int sub[3], off[3];
+  double v_min, dz, gamma_n, kappa;
+};
+
+BD bd_of(const Dims& d) {
+  return BD{d.B, d.D, d.A, d.NA, d.N, d.Np, d.K, d.C, d.AO, {d.sub[0], d.sub[1], d.sub[2]},
+            {d.off[0], d.off[1], d.off[2]}, d.v_min, d.dz, d.gamma_n, d.kappa};
+}
+
+unsigned grid(std::size_t n, int block = 128) { return static_cast<unsigned>((n + block - 1) / block); }
+
+// cos(pi i tau) by the same Chebyshev recurrence in double as the CPU backend.
+__global__ void cos_features(const float* __restrict__ tau, int rows, int C, float* __restrict__ out) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const double c1 = cos(3.14159265358979323846 * static_cast<double>(tau[r]));
+  double prev = 1.0, cur = c1;
+  float* o = out + static_cast<size_t>(r) * C;
+  o[0] = 1.f;
+  if (C > 1) o[1] = static_cast<float>(c1);
+  for (int i = 2; i < C; ++i) {
+    const double next = 2.0 * c1 * cur - prev;
+    prev = cur;
+    cur = next;
+    o[i] = static_cast<float>(cur);
+  }
+}
+
+__global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict__ phi, int B, int n, int H,
+                           float* __restrict__ psi) {
+  const size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (t >= static_cast<size_t>(B) * n * H) return;
+  const int h = static_cast<int>(t % H);
+  const int b = static_cast<int>(t / (static_cast<size_t>(n) * H));
+  psi[t] = h2[static_cast<size_t>(b) * H + h] * phi[t];
+}
+
+__device__ float lse_row(const float* x, int n) {
+  float m = x[0];
+  for (int i = 0; i < n; ++i) {
+    if (isnan(x[i])) return x[i];
+    m = x[i] > m ? x[i] : m;
+  }
+  const float shift = isinf(m) ? 0.f : m;
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += exp(static_cast<double>(x[i] - shift));
+  return static_cast<float>(static_cast<double>(shift) + log(s));
+}
+
+// One thread per sample: the C51 loss (mean over branches), CQL logsumexp per branch, y per branch,
+// and the per-sample MSE and CQL sums (for the batch scalars).
+__global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, const float* __restrict__ m,
+                                const std::int32_t* __restrict__ actions, const float* __restrict__ q,
+                                const float* __restrict__ tlp, const std::int32_t* __restrict__ astar,
+                                const float* __restrict__ ret, const float* __restrict__ done,
+                                float* __restrict__ c51, float* __restrict__ lse, float* __restrict__ y,
+                                float* __restrict__ mse_part, float* __restrict__ cql_part) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bd.B) return;
+  double per = 0, mse = 0, cql = 0;
+  const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
+  for (int br = 0; br < bd.D; ++br) {
+    const int a = bd.off[br] + actions[b * bd.D + br];
+    const float* lp = logp + (static_cast<size_t>(b) * bd.A + a) * bd.NA;
+    const float* mm = m + (static_cast<size_t>(b) * bd.D + br) * bd.NA;
+    for (int i = 0; i < bd.NA; ++i)
+      per += kl ? static_cast<double>(mm[i] * (logf(mm[i]) - lp[i])) : -static_cast<double>(mm[i]) * lp[i];
+    // y_d = R + g^n (1-done) E_{p'}[zeta] of the target's greedy distribution
+    const int as = astar[b * bd.D + br];
+    float yd = kNaN;
+    if (as >= 0) {
+      const float* row = tlp + (static_cast<size_t>(b) * bd.A + bd.off[br] + as) * bd.NA;
+      double ey = 0;
+      for (int j = 0; j < bd.NA; ++j) ey += (bd.v_min + j * bd.dz) * static_cast<double>(expf(row[j]));
+      yd = ret[b] + disc * static_cast<float>(ey);
+    }
+    y[b * bd.D + br] = yd;
+    const float l = lse_row(q + static_cast<size_t>(b) * bd.A + bd.off[br], bd.sub[br]);
+    lse[b * bd.D + br] = l;
+    const float taken = q[static_cast<size_t>(b) * bd.A + a];
+    const double e = static_cast<double>(taken) - yd;
+    mse += e * e;
+    cql += static_cast<double>(l) - taken;
+  }
+  c51[b] = static_cast<float>(per / bd.D);
+  mse_part[b] = static_cast<float>(mse);
+  cql_part[b] = static_cast<float>(cql);
+}
+
+__global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq, std::int32_t* __restrict__ astar) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
+  if (t >= bd.B * bd.D) return;
+  const int b = t / bd.D, br = t % bd.D;
+  int best = 0;
+  float best_v = 0;
+  for (int a = 0; a < bd.sub[br]; ++a) {
+    double acc = 0;
+    for (int k = 0; k < bd.K; ++k) acc += gq[(static_cast<size_t>(b) * bd.K + k) * bd.A + bd.off[br] + a];
+    const float v = static_cast<float>(acc / bd.K);
+    if (isnan(v)) { best = -1; break; }
+    if (a == 0 || v > best_v) { best = a; best_v = v; }
+  }
+  astar[t] = best;
+}
+
+__global__ void iqn_targets_kernel(BD bd, const float* __restrict__ tq, const std::int32_t* __restrict__ astar,
+                                   const float* __restrict__ ret, const float* __restrict__ done,
+                                   float* __restrict__ T) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, j)
+  if (t >= bd.B * bd.D * bd.Np) return;
+  const int j = t % bd.Np, br = (t / bd.Np) % bd.D, b = t / (bd.Np * bd.D);
+  const int a = astar[b * bd.D + br];
+  const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
+  T[t] = a < 0 ? kNaN : ret[b] + disc * tq[(static_cast<size_t>(b) * bd.Np + j) * bd.A + bd.off[br] + a];
+}
+
+__device__ float huber(float d, float k) {
+  const float a = fabsf(d);
+  return a <= k ? 0.5f * d * d : k * (a - 0.5f * k);
+}
+
+__global__ void iqn_loss_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tau,
+                                const float* __restrict__ T, const std::int32_t* __restrict__ actions,
+                                float* __restrict__ loss) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bd.B) return;
+  const float kappa = static_cast<float>(bd.kappa);
+  double per = 0;
+  for (int br = 0; br < bd.D; ++br) {
+    const int a = bd.off[br] + actions[b * bd.D + br];
+    for (int i = 0; i < bd.N; ++i) {
+      const float qi = q[(static_cast<size_t>(b) * bd.N + i) * bd.A + a];
+      const float ti = tau[b * bd.N + i];
+      double acc = 0;
+      for (int j = 0; j < bd.Np; ++j) {
+        const float delta = T[(b * bd.D + br) * bd.Np + j] - qi;
+        const float w = fabsf(ti - (delta < 0.f ? 1.f : 0.f));
+        acc += static_cast<double>(w * huber(delta, kappa) / kappa);
+      }
+      per += acc / bd.Np;
+    }
+  }
+  loss[b] = static_cast<float>(per / bd.D);
+}
+
+__global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred, const float* __restrict__ target,
+                                float* __restrict__ loss) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= B) return;
+  double acc = 0;
+  for (int k = 0; k < AO; ++k) {
+    const double e = static_cast<double>(pred[b * AO + k]) - target[b * AO + k];
+    acc += e * e;
+  }
+  loss[b] = static_cast<float>(acc / AO);
+}
+
+__global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve, const float* __restrict__ m,
+                              float* __restrict__ part) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (e, b)
+  if (t >= E * bd.B) return;
+  const int b = t % bd.B;
+  const float* row = ve + static_cast<size_t>(t) * bd.NA;
+  const float l = lse_row(row, bd.NA);
+  double acc = 0;
+  for (int br = 0; br < bd.D; ++br)
+    for (int i = 0; i < bd.NA; ++i)
+      acc -= static_cast<double>(m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i]) * (row[i] - l);
+  part[t] = static_cast<float>(acc);
+}
+
+__global__ void mean_kernel(const float* __restrict__ x, int n, double* __restrict__ out) {
+  __shared__ double sh[256];
+  double acc = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = sh[0] / n;
+}
+
+}  // namespace
+
+double device_mean(const float* x, int n, void* stream) {
+  DeviceArray<double> out(1);
+  mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, n, out.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  return out.download()[0];
+}
+
+IqnBuffers::IqnBuffers(const Dims& d)
+    : cos(static_cast<size_t>(d.B) * d.N * d.C), phi_pre(static_cast<size_t>(d.B) * d.N * d.H), phi(phi_pre.size()),
+      psi(phi_pre.size()), q(static_cast<size_t>(d.B) * d.N * d.A),
+      g_cos(static_cast<size_t>(d.B) * d.K * d.C), g_phi_pre(static_cast<size_t>(d.B) * d.K * d.H), g_phi(g_phi_pre.size()),
+      g_psi(g_phi_pre.size()), g_q(static_cast<size_t>(d.B) * d.K * d.A),
+      t_cos(static_cast<size_t>(d.B) * d.Np * d.C), t_phi_pre(static_cast<size_t>(d.B) * d.Np * d.H), t_phi(t_phi_pre.size()),
+      t_psi(t_phi_pre.size()), t_q(static_cast<size_t>(d.B) * d.Np * d.A),
+      astar(static_cast<size_t>(d.B) * d.D), targets(static_cast<size_t>(d.B) * d.D * d.Np), loss(d.B) {}
+
+void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, const float* tau,
+              int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
+              DeviceArray<float>& psi, DeviceArray<float>& q) {
+  void* s = blas.stream();
+  auto st = static_cast<cudaStream_t>(s);
+  const int rows = d.B * n;
+  cos_features<<<grid(rows), 128, 0, st>>>(tau, rows, d.C, cos.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, phi_pre.get());
+  add_bias_rows(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, s);
+  relu(phi_pre.get(), phi.get(), phi.size(), s);
+  psi_kernel<<<grid(psi.size(), 256), 256, 0, st>>>(h2, phi.get(), d.B, n, d.H, psi.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
+  add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+}
+
+void c51_losses(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions,
+                const float* q, const float* tlp, const std::int32_t* astar, const float* ret, const float* done,
+                float alpha_cql, float* c51, float* lse, float* y, ForwardScalars& out, void* stream) {
+  auto st = static_cast<cudaStream_t>(stream);
+  DeviceArray<float> mse_part(d.B), cql_part(d.B);
+  c51_loss_kernel<<<grid(d.B), 128, 0, st>>>(bd_of(d), kl, logp, m, actions, q, tlp, astar, ret, done, c51, lse, y,
+                                             mse_part.get(), cql_part.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  out.c51 = device_mean(c51, d.B, stream);
+  out.mse = device_mean(mse_part.get(), d.B, stream) / d.D;
+  out.cql = alpha_cql * device_mean(cql_part.get(), d.B, stream);
+}
+
+void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau, const std::int32_t* actions,
+                          const float* ret, const float* done, IqnBuffers& out, ForwardScalars& sc, void* stream) {
+  auto st = static_cast<cudaStream_t>(stream);
+  const BD b = bd_of(d);
+  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, st>>>(b, in.g_q.get(), out.astar.get());
+  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, st>>>(b, in.t_q.get(), out.astar.get(), ret,
+                                                                                  done, out.targets.get());
+  iqn_loss_kernel<<<grid(d.B), 128, 0, st>>>(b, in.q.get(), tau, out.targets.get(), actions, out.loss.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  sc.iqn = device_mean(out.loss.get(), d.B, stream);
+}
+
+void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
+                 const float* next_bar, float* pre, float* h, float* pred, float* loss, ForwardScalars& sc) {
+  void* s = blas.stream();
+  blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
+  add_bias_rows(pre, p + L[kAuxB1].offset, d.B, d.AH, s);
+  relu(pre, h, static_cast<size_t>(d.B) * d.AH, s);
+  blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
+  add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
+  aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(s)>>>(d.B, d.AO, pred, next_bar, loss);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  sc.aux = device_mean(loss, d.B, s);
+}
+
+void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
+                      const float* m, float* ve, ForwardScalars& sc) {
+  void* s = blas.stream();
+  for (int e = 0; e < d.E; ++e) {
+    float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
+    blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z, p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
+    add_bias_rows(out, p + L[kEnsB].offset + static_cast<size_t>(e) * d.NA, d.B, d.NA, s);
+  }
+  DeviceArray<float> part(static_cast<size_t>(d.E) * d.B);
+  ens_ce_kernel<<<grid(part.size()), 128, 0, static_cast<cudaStream_t>(s)>>>(bd_of(d), d.E, ve, m, part.get());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  sc.ens = device_mean(part.get(), d.E * d.B, s) / d.D;
+}
+
+}  // namespace nanscope::cuda

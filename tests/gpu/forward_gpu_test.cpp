@@ -10,38 +10,14 @@ using nanscope::cuda::DeviceArray;
 
 TEST(DeviceForward, LossesIqnAuxEnsembleAndTotalMatchTheCpuBackend) {
   test::GpuFixture f;
-  const Dims& d = f.d;
-  const auto& L = f.cpu.layout;
-  DeviceArray<float> q(static_cast<std::size_t>(d.B) * d.A), q_next(q.size());
-  DeviceArray<std::int32_t> astar(static_cast<std::size_t>(d.B) * d.D);
-  DeviceArray<float> m(static_cast<std::size_t>(d.B) * d.D * d.NA);
-  cuda::expected_q(d, f.online.logp.get(), q.get(), nullptr);
-  cuda::expected_q(d, f.online_next.logp.get(), q_next.get(), nullptr);
-  cuda::greedy_actions(d, q_next.get(), astar.get(), nullptr);
-  cuda::c51_projection(d, f.target_next.logp.get(), astar.get(), f.ret, f.done, m.get(), nullptr);
-
-  cuda::ForwardScalars sc;
-  DeviceArray<float> c51(d.B), lse(static_cast<std::size_t>(d.B) * d.D), y(lse.size());
-  cuda::c51_losses(d, false, f.online.logp.get(), m.get(), f.sampler.actions(), q.get(), f.target_next.logp.get(),
-                   astar.get(), f.ret, f.done, static_cast<float>(f.c.loss.alpha_cql), c51.get(), lse.get(), y.get(),
-                   sc, nullptr);
-
-  cuda::IqnBuffers iqn(d);
-  cuda::iqn_pass(f.blas, d, L, f.params.get(), f.online.h2.get(), f.sampler.tau(), d.N, iqn.cos, iqn.phi_pre,
-                 iqn.phi, iqn.psi, iqn.q);
-  cuda::iqn_pass(f.blas, d, L, f.params.get(), f.online_next.h2.get(), f.sampler.tau_greedy(), d.K, iqn.g_cos,
-                 iqn.g_phi_pre, iqn.g_phi, iqn.g_psi, iqn.g_q);
-  cuda::iqn_pass(f.blas, d, L, f.target.get(), f.target_next.h2.get(), f.sampler.tau_target(), d.Np, iqn.t_cos,
-                 iqn.t_phi_pre, iqn.t_phi, iqn.t_psi, iqn.t_q);
-  cuda::iqn_targets_and_loss(d, iqn, f.sampler.tau(), f.sampler.actions(), f.ret, f.done, iqn, sc, nullptr);
-
-  DeviceArray<float> aux_pre(static_cast<std::size_t>(d.B) * d.AH), aux_h(aux_pre.size()),
-      pred(static_cast<std::size_t>(d.B) * d.AO), aux_loss(d.B);
-  cuda::aux_forward(f.blas, d, L, f.params.get(), f.online.h2.get(), f.next_bar, aux_pre.get(), aux_h.get(),
-                    pred.get(), aux_loss.get(), sc);
-  DeviceArray<float> ve(static_cast<std::size_t>(d.E) * d.B * d.NA);
-  cuda::ensemble_forward(f.blas, d, L, f.params.get(), f.online.z.get(), m.get(), ve.get(), sc);
-
+  auto fw = f.run_forward();
+  auto& iqn = fw->iqn;
+  auto& sc = fw->sc;
+  auto& c51 = fw->c51;
+  auto& lse = fw->lse;
+  auto& pred = fw->pred;
+  auto& aux_loss = fw->aux_loss;
+  auto& ve = fw->ve;
   EXPECT_TRUE(f.expect_close(kC51Loss, c51.download()));
   EXPECT_TRUE(f.expect_close(kCqlLse, lse.download()));
   EXPECT_EQ(f.sampler.download_tau(0), f.cpu.slots[kIqnTau]);  // the same draws, exactly

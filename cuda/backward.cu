@@ -1,0 +1,283 @@
+#include "backward.h"
+
+namespace nanscope::cuda {
+namespace {
+
+struct BD {
+  int B, D, A, NA, N, Np, H, E, AO, AH;
+  int sub[3], off[3];
+  double v_min, dz, kappa;
+};
+BD bd_of(const Dims& d) {
+  return BD{d.B, d.D, d.A, d.NA, d.N, d.Np, d.H, d.E, d.AO, d.AH, {d.sub[0], d.sub[1], d.sub[2]},
+            {d.off[0], d.off[1], d.off[2]}, d.v_min, d.dz, d.kappa};
+}
+unsigned grid(std::size_t n, int block = 128) { return static_cast<unsigned>((n + block - 1) / block); }
+cudaStream_t st(Blas& b) { return static_cast<cudaStream_t>(b.stream()); }
+#define CHECK_LAUNCH() NANSCOPE_CUDA_CHECK(cudaGetLastError())
+
+// c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta - Q).
+__global__ void c51_grad(BD bd, float lmse, const float* logp, const float* m, const float* q, const float* y,
+                         const std::int32_t* actions, float* g) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, i)
+  if (t >= bd.B * bd.D * bd.NA) return;
+  const int i = t % bd.NA, br = (t / bd.NA) % bd.D, b = t / (bd.NA * bd.D);
+  const int a = bd.off[br] + actions[b * bd.D + br];
+  const float coef = 1.f / static_cast<float>(bd.B * bd.D);
+  const float qa = q[b * bd.A + a];
+  const float dq = lmse * 2.f * (qa - y[b * bd.D + br]) * coef;
+  const float p = expf(logp[(static_cast<size_t>(b) * bd.A + a) * bd.NA + i]);
+  g[(static_cast<size_t>(b) * bd.A + a) * bd.NA + i] =
+      (p - m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i]) * coef +
+      dq * p * (static_cast<float>(bd.v_min + i * bd.dz) - qa);
+}
+
+// CQL: alpha (softmax(Q_d) - onehot(a_d)) / B through dQ/dl = p (zeta - Q), every sub-action.
+__global__ void cql_grad(BD bd, float alpha_b, const float* logp, const float* q, const float* lse,
+                         const std::int32_t* actions, float* g) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, a, i)
+  if (t >= bd.B * bd.A * bd.NA) return;
+  const int i = t % bd.NA, a = (t / bd.NA) % bd.A, b = t / (bd.NA * bd.A);
+  const int br = a < bd.off[1] ? 0 : (a < bd.off[2] ? 1 : 2);
+  const float qa = q[b * bd.A + a];
+  const float sm = expf(qa - lse[b * bd.D + br]);
+  const float dq = alpha_b * (sm - ((a - bd.off[br]) == actions[b * bd.D + br] ? 1.f : 0.f));
+  const float p = expf(logp[static_cast<size_t>(t)]);
+  g[t] = dq * p * (static_cast<float>(bd.v_min + i * bd.dz) - qa);
+}
+
+// d_value[b, i] = sum_a g; d_adv = g - mean over the branch (accumulated into d_adv when asked).
+__global__ void logits_backward(BD bd, const float* g, float* d_value, float* d_adv, bool accumulate) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, i)
+  if (t >= bd.B * bd.NA) return;
+  const int i = t % bd.NA, b = t / bd.NA;
+  const float* gb = g + static_cast<size_t>(b) * bd.A * bd.NA;
+  double acc = 0;
+  for (int a = 0; a < bd.A; ++a) acc += gb[a * bd.NA + i];
+  d_value[t] = static_cast<float>(acc);
+  for (int br = 0; br < bd.D; ++br) {
+    double mean = 0;
+    for (int a = 0; a < bd.sub[br]; ++a) mean += gb[(bd.off[br] + a) * bd.NA + i];
+    mean /= bd.sub[br];
+    for (int a = 0; a < bd.sub[br]; ++a) {
+      const size_t col = static_cast<size_t>(b) * bd.A * bd.NA + (bd.off[br] + a) * bd.NA + i;
+      const float v = static_cast<float>(gb[(bd.off[br] + a) * bd.NA + i] - mean);
+      d_adv[col] = accumulate ? d_adv[col] + v : v;
+    }
+  }
+}
+
+__global__ void add(const float* a, const float* b, float* out, size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = a[i] + b[i];
+}
+
+// out += alpha * x
+__global__ void axpy(float alpha, const float* x, float* out, size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] += alpha * x[i];
+}
+
+// d ens / d ve_{e,b,i} = (D softmax(ve)_i - sum_d m_{b,d,i}) / (E B D), one thread per (e, b) row.
+__global__ void ens_grad(BD bd, const float* ve, const float* m, float* d_ve) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= bd.E * bd.B) return;
+  const int b = t % bd.B;
+  const float* row = ve + static_cast<size_t>(t) * bd.NA;
+  float mx = row[0];
+  bool nan = false;
+  for (int i = 0; i < bd.NA; ++i) {
+    nan = nan || isnan(row[i]);
+    mx = row[i] > mx ? row[i] : mx;
+  }
+  const float shift = isinf(mx) ? 0.f : mx;
+  double s = 0;
+  for (int i = 0; i < bd.NA; ++i) s += exp(static_cast<double>(row[i] - shift));
+  const float lse = nan ? __int_as_float(0x7fc00000) : static_cast<float>(static_cast<double>(shift) + log(s));
+  const float coef = 1.f / static_cast<float>(bd.E * bd.B * bd.D);
+  for (int i = 0; i < bd.NA; ++i) {
+    float msum = 0;
+    for (int br = 0; br < bd.D; ++br) msum += m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i];
+    d_ve[static_cast<size_t>(t) * bd.NA + i] = (static_cast<float>(bd.D) * expf(row[i] - lse) - msum) * coef;
+  }
+}
+
+// Bias gradient: out[c] = scale * sum over rows of g[r, c], rows in a fixed order.
+__global__ void col_sum(const float* g, int rows, int cols, float scale, float* out) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  float acc = 0;  // float accumulation in row order, as Eigen's colwise().sum() on floats
+  for (int r = 0; r < rows; ++r) acc += g[static_cast<size_t>(r) * cols + c];
+  out[c] = acc * scale;
+}
+
+__global__ void relu_backward(const float* pre, const float* g, float* out, size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = pre[i] <= 0.f ? 0.f : g[i];  // NaN pre passes the gradient, as PyTorch
+}
+
+__global__ void aux_dy(const float* pred, const float* t, float scale, float* out, size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = (pred[i] - t[i]) * scale;
+}
+
+__device__ float huber_grad(float d, float k) { return fabsf(d) > k ? (d > 0.f ? k : -k) : d; }
+
+__global__ void iqn_dq(BD bd, const float* q, const float* tau, const float* T, const std::int32_t* actions, float* dq) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, i)
+  if (t >= bd.B * bd.D * bd.N) return;
+  const int i = t % bd.N, br = (t / bd.N) % bd.D, b = t / (bd.N * bd.D);
+  const int a = bd.off[br] + actions[b * bd.D + br];
+  const float kappa = static_cast<float>(bd.kappa);
+  const float coef = 1.f / static_cast<float>(bd.B * bd.D * bd.Np);
+  const float qi = q[(static_cast<size_t>(b) * bd.N + i) * bd.A + a];
+  double acc = 0;
+  for (int j = 0; j < bd.Np; ++j) {
+    const float delta = T[(b * bd.D + br) * bd.Np + j] - qi;
+    const float w = fabsf(tau[b * bd.N + i] - (delta < 0.f ? 1.f : 0.f));
+    acc -= static_cast<double>(w * huber_grad(delta, kappa) / kappa);
+  }
+  dq[(static_cast<size_t>(b) * bd.N + i) * bd.A + a] = static_cast<float>(acc) * coef;
+}
+
+// iqn_d_h_s2[b, h] = sum_n dpsi[b, n, h] phi[b, n, h]; dphi_pre = relu_bw(phi_pre, dpsi * h2).
+__global__ void iqn_dh(BD bd, const float* dpsi, const float* phi, const float* phi_pre, const float* h2,
+                       float* dh, float* dphi_pre) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, h)
+  if (t >= bd.B * bd.H) return;
+  const int h = t % bd.H, b = t / bd.H;
+  float acc = 0;
+  for (int k = 0; k < bd.N; ++k) {
+    const size_t r = (static_cast<size_t>(b) * bd.N + k) * bd.H + h;
+    acc += dpsi[r] * phi[r];
+    const float g = dpsi[r] * h2[t];
+    dphi_pre[r] = phi_pre[r] <= 0.f ? 0.f : g;
+  }
+  dh[t] = acc;
+}
+
+void bias_grad(const float* g, int rows, int cols, float scale, float* out, cudaStream_t s) {
+  col_sum<<<grid(cols), 128, 0, s>>>(g, rows, cols, scale, out);
+  CHECK_LAUNCH();
+}
+
+}  // namespace
+
+BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
+    : g_main(static_cast<size_t>(d.B) * d.A * d.NA), g_cql(g_main.size()), d_value_main(static_cast<size_t>(d.B) * d.NA),
+      d_value(d_value_main.size()), d_adv(g_main.size()), cql_dv(d_value_main.size()),
+      d_ve(static_cast<size_t>(d.E) * d.B * d.NA), dz(static_cast<size_t>(d.B) * d.Z), bw(static_cast<size_t>(d.B) * d.H),
+      d_aux_y(static_cast<size_t>(d.B) * d.AO), d_aux_h(static_cast<size_t>(d.B) * d.AH), aux_dh(bw.size()),
+      iqn_dq(static_cast<size_t>(d.B) * d.N * d.A), iqn_dpsi(static_cast<size_t>(d.B) * d.N * d.H),
+      iqn_dphi_pre(iqn_dpsi.size()), iqn_dh(bw.size()), trunk_m(bw.size()), d_pre2(bw.size()), d_h1(bw.size()),
+      d_pre1(bw.size()), grads(param_total) {}
+
+void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
+                   const LossWeights& w, BackwardBuffers& b) {
+  const BD bd = bd_of(d);
+  cudaStream_t s = st(blas);
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
+  c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(bd, w.lambda_mse, f.logp, f.m, f.q, f.y,
+                                                                      f.actions, b.g_main.get());
+  CHECK_LAUNCH();
+  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(bd, b.g_main.get(), b.d_value_main.get(),
+                                                                        b.d_adv.get(), false);
+  CHECK_LAUNCH();
+  cql_grad<<<grid(b.g_cql.size()), 128, 0, s>>>(bd, w.alpha_cql / static_cast<float>(d.B), f.logp, f.q, f.cql_lse,
+                                                f.actions, b.g_cql.get());
+  CHECK_LAUNCH();
+  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(bd, b.g_cql.get(), b.cql_dv.get(),
+                                                                        b.d_adv.get(), true);
+  CHECK_LAUNCH();
+  add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(), b.d_value.get(), b.d_value.size());
+  CHECK_LAUNCH();
+  ens_grad<<<grid(static_cast<size_t>(d.E) * d.B), 128, 0, s>>>(bd, f.ve, f.m, b.d_ve.get());
+  CHECK_LAUNCH();
+  // Branch concat: value, advantage and lambda_ens * ensemble heads into dz.
+  auto at = [&](ParamId id) { return p + L[id].offset; };
+  auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  blas.gemm(false, true, d.B, d.Z, d.NA, 1.f, b.d_value.get(), at(kValW), 0.f, b.dz.get());
+  blas.gemm(false, true, d.B, d.Z, d.A * d.NA, 1.f, b.d_adv.get(), at(kAdvW), 1.f, b.dz.get());
+  for (int e = 0; e < d.E; ++e)
+    blas.gemm(false, true, d.B, d.Z, d.NA, w.lambda_ens, b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA,
+              at(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA, 1.f, b.dz.get());
+  // Head parameter gradients.
+  blas.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
+  bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), s);
+  blas.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
+  bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), s);
+  for (int e = 0; e < d.E; ++e) {
+    const float* dve = b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA;
+    blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f, gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
+    bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA, s);
+  }
+  blas.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
+  bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), s);
+  blas.gemm(false, true, d.B, d.H, d.Z, 1.f, b.dz.get(), at(kBnW), 0.f, b.bw.get());
+}
+
+void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
+                  const LossWeights& w, BackwardBuffers& b) {
+  cudaStream_t s = st(blas);
+  auto at = [&](ParamId id) { return p + L[id].offset; };
+  auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  aux_dy<<<grid(b.d_aux_y.size()), 128, 0, s>>>(f.aux_pred, f.next_bar, 2.f / static_cast<float>(d.B * d.AO),
+                                                b.d_aux_y.get(), b.d_aux_y.size());
+  CHECK_LAUNCH();
+  blas.gemm(false, true, d.B, d.AH, d.AO, 1.f, b.d_aux_y.get(), at(kAuxW2), 0.f, b.d_aux_h.get());
+  relu_backward<<<grid(b.d_aux_h.size()), 128, 0, s>>>(f.aux_pre, b.d_aux_h.get(), b.d_aux_h.get(), b.d_aux_h.size());
+  CHECK_LAUNCH();
+  blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
+  blas.gemm(true, false, d.AH, d.AO, d.B, w.lambda_aux, f.aux_h, b.d_aux_y.get(), 0.f, gat(kAuxW2));
+  bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), s);
+  blas.gemm(true, false, d.H, d.AH, d.B, w.lambda_aux, f.h2, b.d_aux_h.get(), 0.f, gat(kAuxW1));
+  bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), s);
+  axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(), b.bw.size());  // the aux SAXPY
+  CHECK_LAUNCH();
+}
+
+void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
+                  const LossWeights& w, BackwardBuffers& b) {
+  if (!d.iqn) return;
+  const BD bd = bd_of(d);
+  cudaStream_t s = st(blas);
+  auto at = [&](ParamId id) { return p + L[id].offset; };
+  auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
+  iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(bd, f.iqn_q, f.tau, f.iqn_targets, f.actions,
+                                                                     b.iqn_dq.get());
+  CHECK_LAUNCH();
+  blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f, b.iqn_dpsi.get());
+  iqn_dh<<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(bd, b.iqn_dpsi.get(), f.iqn_phi, f.iqn_phi_pre, f.h2,
+                                                              b.iqn_dh.get(), b.iqn_dphi_pre.get());
+  CHECK_LAUNCH();
+  blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f, gat(kIqnOutW));
+  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), s);
+  blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f, gat(kIqnPhiW));
+  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB), s);
+  // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw.
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(), b.trunk_m.size());
+  CHECK_LAUNCH();
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
+}
+
+void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
+                      BackwardBuffers& b) {
+  cudaStream_t s = st(blas);
+  auto at = [&](ParamId id) { return p + L[id].offset; };
+  auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  const size_t n = b.bw.size();
+  relu_backward<<<grid(n), 128, 0, s>>>(f.pre2, b.bw.get(), b.d_pre2.get(), n);
+  CHECK_LAUNCH();
+  blas.gemm(true, false, d.H, d.H, d.B, 1.f, f.h1, b.d_pre2.get(), 0.f, gat(kEncW2));
+  bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), s);
+  blas.gemm(false, true, d.B, d.H, d.H, 1.f, b.d_pre2.get(), at(kEncW2), 0.f, b.d_h1.get());
+  relu_backward<<<grid(n), 128, 0, s>>>(f.pre1, b.d_h1.get(), b.d_pre1.get(), n);
+  CHECK_LAUNCH();
+  blas.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
+  bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), s);
+}
+
+}  // namespace nanscope::cuda

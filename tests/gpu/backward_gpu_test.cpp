@@ -1,0 +1,60 @@
+// The backward on the device against the CPU backend, default size, same step: slots 24-32, the
+// trunk gradient bw_d_h_s2 at its three moments (33, 34, 35) and every parameter gradient.
+#include <gtest/gtest.h>
+
+#include "gpu_fixture.h"
+
+using namespace nanscope;
+
+TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
+  test::GpuFixture f;
+  auto fw = f.run_forward();
+  const Dims& d = f.d;
+  CpuModel<float>& cpu = f.cpu;
+  // CPU reference, with bw_d_h_s2 at each moment.
+  cpu.backward_main();
+  std::vector<float> cpu33(cpu.bw_d_h_s2.data(), cpu.bw_d_h_s2.data() + cpu.bw_d_h_s2.size());
+  cpu.backward_aux();
+  std::vector<float> cpu34(cpu.bw_d_h_s2.data(), cpu.bw_d_h_s2.data() + cpu.bw_d_h_s2.size());
+  cpu.backward_iqn();
+  std::vector<float> cpu35(cpu.bw_d_h_s2.data(), cpu.bw_d_h_s2.data() + cpu.bw_d_h_s2.size());
+  cpu.backward_encoder();
+
+  cuda::ForwardState st{f.s, f.next_bar, f.sampler.actions(), f.online.h1.get(), f.online.pre1.get(),
+                        f.online.pre2.get(), f.online.h2.get(), f.online.z.get(), f.online.logp.get(), fw->q.get(),
+                        fw->m.get(), fw->y.get(), fw->lse.get(), fw->ve.get(), f.sampler.tau(), fw->iqn.cos.get(),
+                        fw->iqn.phi_pre.get(), fw->iqn.phi.get(), fw->iqn.psi.get(), fw->iqn.q.get(),
+                        fw->iqn.targets.get(), fw->aux_pre.get(), fw->aux_h.get(), fw->pred.get()};
+  const auto& l = f.c.loss;
+  cuda::LossWeights w{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql), static_cast<float>(l.lambda_iqn),
+                      static_cast<float>(l.lambda_aux), static_cast<float>(l.lambda_ens)};
+  cuda::BackwardBuffers b(d, cpu.params.size());
+  cuda::backward_main(f.blas, d, cpu.layout, f.params.get(), st, w, b);
+  auto gpu33 = b.bw.download();
+  cuda::backward_aux(f.blas, d, cpu.layout, f.params.get(), st, w, b);
+  auto gpu34 = b.bw.download();
+  cuda::backward_iqn(f.blas, d, cpu.layout, f.params.get(), st, w, b);
+  auto gpu35 = b.bw.download();
+  cuda::backward_encoder(f.blas, d, cpu.layout, f.params.get(), st, b);
+
+  EXPECT_TRUE(f.expect_close(kDValueLogits, b.d_value.download()));
+  EXPECT_TRUE(f.expect_close(kDAdvLogits, b.d_adv.download()));
+  EXPECT_TRUE(f.expect_close(kIqnTrunkM, b.trunk_m.download()));
+  EXPECT_TRUE(f.expect_close(kIqnDHS2, b.iqn_dh.download()));
+  EXPECT_TRUE(f.expect_close(kDBranchLogits, b.iqn_dq.download()));
+  EXPECT_TRUE(f.expect_close(kCqlDValueLogits, b.cql_dv.download()));
+  EXPECT_TRUE(f.expect_close(kAuxDHS2Nb, b.aux_dh.download()));
+  EXPECT_TRUE(f.expect_close(kEnsembleDLogits, b.d_ve.download()));
+  EXPECT_TRUE(f.expect_close(kBnDConcat, b.dz.download()));
+  EXPECT_TRUE(test::GpuFixture::expect_close(kBwDHS2Main, gpu33, cpu33.data()));
+  EXPECT_TRUE(test::GpuFixture::expect_close(kBwDHS2Aux, gpu34, cpu34.data()));
+  EXPECT_TRUE(test::GpuFixture::expect_close(kBwDHS2Iqn, gpu35, cpu35.data()));
+  const auto grads = b.grads.download();
+  for (const ParamEntry* e : cpu.layout.existing()) {
+    std::vector<float> g(grads.begin() + static_cast<std::ptrdiff_t>(e->offset),
+                         grads.begin() + static_cast<std::ptrdiff_t>(e->offset + e->count));
+    const double err = test::rel_error(g, cpu.grads.data() + e->offset);
+    std::printf("grad %-14s CUDA vs CPU norm-wise relative error %.3g\n", e->name.c_str(), err);
+    EXPECT_LT(err, 1e-4) << e->name;
+  }
+}

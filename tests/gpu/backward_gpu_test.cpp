@@ -2,7 +2,10 @@
 // trunk gradient bw_d_h_s2 at its three moments (33, 34, 35) and every parameter gradient.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "gpu_fixture.h"
+#include "optimizer.h"
 
 using namespace nanscope;
 
@@ -57,4 +60,37 @@ TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
     std::printf("grad %-14s CUDA vs CPU norm-wise relative error %.3g\n", e->name.c_str(), err);
     EXPECT_LT(err, 1e-4) << e->name;
   }
+}
+
+TEST(DeviceOptimizer, NormsClipAndAdamMatchTheCpuBackend) {
+  test::GpuFixture f;
+  CpuModel<float>& cpu = f.cpu;
+  cpu.backward_main();
+  cpu.backward_aux();
+  cpu.backward_iqn();
+  cpu.backward_encoder();
+  // The same gradients, parameters and Adam state on the device; a clip that bites.
+  cuda::DeviceArray<float> grads(cpu.grads.size()), params(cpu.params.size()), adam(cpu.adam.size()), norms(8);
+  grads.upload(cpu.grads);
+  params.upload(cpu.params);
+  adam.upload(cpu.adam);
+  OptimConfig o = f.c.optim;
+  o.max_grad_norm = 0.05;
+  cpu.config.optim.max_grad_norm = 0.05;
+  cuda::DeviceOptimizer opt(cpu.layout, o);
+  opt.grad_norms(grads.get(), norms.get());
+  opt.adam_step(grads.get(), params.get(), adam.get(), norms.get(), cpu.adam_t + 1);
+  cpu.optimizer(StepKey{f.c.run.seed, 0, 5, 5});
+  EXPECT_TRUE(f.expect_close(kGradNorm, norms.download(), 1e-6));
+  EXPECT_GT(cpu.slots[kGradNorm][0], 0.05f);  // the clip was active
+  EXPECT_TRUE(test::GpuFixture::expect_close(kAdamMoments, adam.download(), cpu.adam.data(), 1e-6));
+  EXPECT_TRUE(test::GpuFixture::expect_close(kParams, params.download(), cpu.params.data(), 1e-7));
+  // A NaN gradient gives a NaN norm and NaN parameters, never a silent scale of 1.
+  std::vector<float> bad = cpu.grads;
+  bad[cpu.layout[kValB].offset] = std::numeric_limits<float>::quiet_NaN();
+  grads.upload(bad);
+  opt.grad_norms(grads.get(), norms.get());
+  opt.adam_step(grads.get(), params.get(), adam.get(), norms.get(), cpu.adam_t + 1);
+  EXPECT_TRUE(std::isnan(norms.download()[0]));
+  EXPECT_TRUE(std::isnan(params.download()[cpu.layout[kEncW1].offset]));
 }

@@ -1,0 +1,30 @@
+// The optimizer phase on the device: per-group and global gradient norms (slot 21), clipping (a
+// NaN norm gives a NaN scale), Adam with bias correction, target sync. Same arithmetic as
+// engine/model/cpu_optimizer.inl; deterministic reductions. No CUDA types here.
+#pragma once
+
+#include <cstdint>
+
+#include "core/config.h"
+#include "device_array.h"
+#include "model/param_layout.h"
+
+namespace nanscope::cuda {
+
+class DeviceOptimizer {
+ public:
+  DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream = nullptr);
+  // norms = [global, encoder, bottleneck, value, adv, ens, iqn, aux] (slot 21 layout).
+  void grad_norms(const float* grads, float* norms);
+  // Clips `grads` in place with the global norm just computed, then one Adam step on params and
+  // adam = [m | v]; t is the step counter after the increment.
+  void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t t);
+
+ private:
+  const ParamLayout& layout_;
+  OptimConfig optim_;
+  void* stream_;
+  DeviceArray<double> entry_sq_;  // one per parameter entry
+};
+
+}  // namespace nanscope::cuda

@@ -20,20 +20,14 @@
 namespace nanscope::cli {
 
 Config resolve_config(const RunOptions& o) {
-  ConfigBuilder builder;
-  if (!o.scenario.empty()) {
-    const Scenario* s = find_scenario(o.scenario);
-    if (!s) throw UsageError(fmt::format("--scenario '{}': unknown (see --list-scenarios)", o.scenario));
-    builder.load_text(s->toml, "scenario " + s->name);
-  }
-  if (!o.config_file.empty()) builder.load_file(o.config_file);
-  if (o.folds) builder.set(fmt::format("run.folds={}", *o.folds));
-  if (o.steps_per_fold) builder.set(fmt::format("run.steps_per_fold={}", *o.steps_per_fold));
-  if (o.seed) builder.set(fmt::format("run.seed={}", *o.seed));
-  if (o.until_fire) builder.set("halt.on_fire=\"step\"");
-  if (o.guard) builder.set("guard.enabled=true");
-  for (const auto& s : o.sets) builder.set(s);
-  return builder.build();
+  std::vector<std::string> sets;  // the flags are shorthands for keys, applied before --set
+  if (o.folds) sets.push_back(fmt::format("run.folds={}", *o.folds));
+  if (o.steps_per_fold) sets.push_back(fmt::format("run.steps_per_fold={}", *o.steps_per_fold));
+  if (o.seed) sets.push_back(fmt::format("run.seed={}", *o.seed));
+  if (o.until_fire) sets.push_back("halt.on_fire=\"step\"");
+  if (o.guard) sets.push_back("guard.enabled=true");
+  sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+  return nanscope::resolve_config(o.scenario, o.config_file, sets);
 }
 
 namespace {
@@ -93,8 +87,7 @@ void print_report(Session& s) {
                slot_info(e->slot).name, e->fold, e->step);
   if (auto b = s.backward_entry())
     fmt::print(stderr, "backward localisation: {} (slot {} {} fired first, fold {}, step {})\n",
-               b->slot == 33 ? "main chain (c51 + MSE + CQL + branch concat)"
-                             : (b->slot == 34 ? "aux SAXPY" : "IQN copy / per-sample IQN backward"),
+               backward_stage_description(b->slot),
                b->slot, slot_info(b->slot).name, b->fold, b->step);
   if (const auto& h = s.halt())
     fmt::print(stderr, "stopped: {} at fold {}, step {}\n", h->kind, h->fold, h->step);

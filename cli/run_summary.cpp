@@ -24,7 +24,7 @@ nlohmann::ordered_json run_summary(Session& s) {
   else
     j["entry"] = nullptr;
   if (auto b = s.backward_entry())
-    j["backward_entry"] = {{"stage", b->slot == 33 ? "main" : (b->slot == 34 ? "aux" : "iqn")},
+    j["backward_entry"] = {{"stage", backward_stage(b->slot)},
                            {"slot", b->slot}, {"fold", b->fold}, {"step", b->step}};
   else
     j["backward_entry"] = nullptr;

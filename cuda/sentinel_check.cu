@@ -1,8 +1,8 @@
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
+#include <algorithm>
 
+#include "device_array.h"
 #include "sentinel_check.h"
 
 namespace nanscope::cuda {
@@ -10,13 +10,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 1024;
-
-void check_cuda(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             cudaGetErrorString(e));
-}
-#define NS_CUDA(call) check_cuda((call), #call, __FILE__, __LINE__)
 
 struct Partial {
   unsigned int kinds;
@@ -111,17 +104,17 @@ struct DeviceBank::Impl {
 
 int device_sm_count() {
   int dev = 0, sms = 0;
-  NS_CUDA(cudaGetDevice(&dev));
-  NS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  NANSCOPE_CUDA_CHECK(cudaGetDevice(&dev));
+  NANSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   return sms;
 }
 
 DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(stream) {
   impl_->max_steps = max_steps;
-  NS_CUDA(cudaMalloc(&impl_->records, sizeof(DeviceSlotRecord) * kBankSlots));
-  NS_CUDA(cudaMalloc(&impl_->history, static_cast<size_t>(max_steps) * kBankSlots));
-  NS_CUDA(cudaMalloc(&impl_->status, sizeof(unsigned int)));
-  NS_CUDA(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->records, sizeof(DeviceSlotRecord) * kBankSlots));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->history, static_cast<size_t>(max_steps) * kBankSlots));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->status, sizeof(unsigned int)));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
   reset_fold();
 }
 
@@ -135,9 +128,9 @@ DeviceBank::~DeviceBank() {
 void DeviceBank::reset_fold() {
   auto s = static_cast<cudaStream_t>(stream_);
   clear_records<<<1, 64, 0, s>>>(impl_->records);
-  NS_CUDA(cudaGetLastError());
-  NS_CUDA(cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
-  NS_CUDA(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), s));
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), s));
   step_ = 0;
 }
 
@@ -145,7 +138,7 @@ void DeviceBank::begin_step(int step) {
   if (step < 0 || step >= impl_->max_steps) throw std::runtime_error("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  NS_CUDA(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), static_cast<cudaStream_t>(stream_)));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), static_cast<cudaStream_t>(stream_)));
 }
 
 void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
@@ -157,23 +150,23 @@ void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
   }
   blocks = std::min(blocks, kMaxBlocks);
   scan_partials<<<blocks, kThreads, 0, s>>>(data, n, impl_->partials);
-  NS_CUDA(cudaGetLastError());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
   finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records,
                                        impl_->history + static_cast<size_t>(step_) * kBankSlots,
                                        impl_->status, slot, step_, exec_++);
-  NS_CUDA(cudaGetLastError());
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 BankReadback DeviceBank::readback() {
   auto s = static_cast<cudaStream_t>(stream_);
   BankReadback r;
-  NS_CUDA(cudaMemcpyAsync(r.records.data(), impl_->records, sizeof(DeviceSlotRecord) * kBankSlots,
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records, sizeof(DeviceSlotRecord) * kBankSlots,
                           cudaMemcpyDeviceToHost, s));
   r.history.resize(static_cast<size_t>(step_) + 1);
-  NS_CUDA(cudaMemcpyAsync(r.history.data(), impl_->history, r.history.size() * kBankSlots,
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history, r.history.size() * kBankSlots,
                           cudaMemcpyDeviceToHost, s));
-  NS_CUDA(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
-  NS_CUDA(cudaStreamSynchronize(s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
 }
 

@@ -23,6 +23,16 @@ const char* state_name(SlotState s) {
   return "?";
 }
 
+const char* backward_stage(int slot) {
+  return slot == kBwDHS2Main ? "main" : (slot == kBwDHS2Aux ? "aux" : "iqn");
+}
+
+const char* backward_stage_description(int slot) {
+  if (slot == kBwDHS2Main) return "main chain (c51 + MSE + CQL + branch concat)";
+  if (slot == kBwDHS2Aux) return "aux SAXPY";
+  return "IQN copy / per-sample IQN backward";
+}
+
 SlotSetup slot_setup(const Config& c) {
   SlotSetup s;
   for (int i = 0; i < kSlotCount; ++i) s.state[i] = SlotState::Clean;
@@ -106,27 +116,34 @@ void SentinelBank::set_checked(int slot, bool on) {
   if (rec.first_step < 0) rec.state = s;
 }
 
-FoldFlags SentinelBank::readback() const {
-  FoldFlags f;
-  f.fold = fold_;
-  f.steps = static_cast<int>(history_.size());
-  f.slots = slots_;
+void derive_entries(FoldFlags& f) {
+  f.entry_slot.reset();
+  f.entry_step.reset();
+  f.backward_entry.reset();
   std::int64_t earliest = -1;
-  for (const auto& s : slots_)
+  for (const auto& s : f.slots)
     if (s.first_step >= 0 && (earliest < 0 || s.first_step < earliest)) earliest = s.first_step;
   if (earliest >= 0) {
     int best = -1;
     for (int i = 0; i < kSlotCount; ++i)
-      if (slots_[i].first_step == earliest && (best < 0 || slot_info(i).rank < slot_info(best).rank))
+      if (f.slots[i].first_step == earliest && (best < 0 || slot_info(i).rank < slot_info(best).rank))
         best = i;
     f.entry_slot = best;
     f.entry_step = static_cast<int>(earliest);
   }
   for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) {
-    const auto& r = slots_[s];
+    const auto& r = f.slots[s];
     if (r.first_step >= 0 && (!f.backward_entry || r.first_step < f.backward_entry->step))
       f.backward_entry = BackwardEntry{s, static_cast<int>(r.first_step)};
   }
+}
+
+FoldFlags SentinelBank::readback() const {
+  FoldFlags f;
+  f.fold = fold_;
+  f.steps = static_cast<int>(history_.size());
+  f.slots = slots_;
+  derive_entries(f);
   return f;
 }
 

@@ -47,10 +47,15 @@ struct SlotRecord {
   int exec_position = -1;       // position of the check in that step's execution order
 };
 
+// The backward stage a first firing check of bw_d_h_s2 names: "main", "aux" or "iqn" (slot 33, 34,
+// 35), and the path it points at, for people.
+const char* backward_stage(int slot);
+const char* backward_stage_description(int slot);
+
 struct BackwardEntry {
   int slot;  // 33, 34 or 35
   int step;
-  const char* stage() const { return slot == 33 ? "main" : (slot == 34 ? "aux" : "iqn"); }
+  const char* stage() const { return backward_stage(slot); }
 };
 
 // A fold's readback: what the GUI, the JSON summary and the HDF5 run file show.
@@ -63,6 +68,10 @@ struct FoldFlags {
   std::optional<BackwardEntry> backward_entry;
   bool any_fired() const { return entry_slot.has_value(); }
 };
+
+// Fills a fold's entry point (earliest firing step, lowest dataflow rank) and backward entry (first
+// of 33/34/35) from its slot records. The one place these rules live.
+void derive_entries(FoldFlags& fold);
 
 // Flags of one fold, accumulated step by step: sticky within the fold, reset at its boundary,
 // with a one-byte-per-slot history of every step's own flags.

@@ -180,7 +180,10 @@ RunFileData read_run_file(const std::string& path) {
       if (state[i] > 4) throw DataError(fmt::format("{}: /folds/state holds an unknown code {}", path, state[i]));
       fold.slots[s] = SlotRecord{static_cast<SlotState>(state[i]), flags[i], first[i], count[i], -1};
     }
-    if (entry[k] >= 0) fold.entry_slot = entry[k];
+    derive_entries(fold);
+    if (entry[k] != fold.entry_slot.value_or(-1))
+      throw DataError(fmt::format("{}: /folds/entry_slot of fold {} ({}) disagrees with the fold's flags",
+                                  path, k, entry[k]));
     r.folds.push_back(fold);
   }
   auto sflags = h5::read_dataset<std::uint8_t>(f, "steps/flags", &dims, path);

@@ -1,5 +1,8 @@
 #include "session/scenarios.h"
 
+#include "core/config_io.h"
+#include "core/errors.h"
+
 namespace nanscope {
 
 const std::vector<Scenario>& scenarios() {
@@ -30,6 +33,19 @@ const Scenario* find_scenario(const std::string& name) {
   for (const auto& s : scenarios())
     if (s.name == name) return &s;
   return nullptr;
+}
+
+Config resolve_config(const std::string& scenario, const std::string& config_file,
+                      const std::vector<std::string>& sets) {
+  ConfigBuilder builder;
+  if (!scenario.empty()) {
+    const Scenario* s = find_scenario(scenario);
+    if (!s) throw UsageError("--scenario '" + scenario + "': unknown (see --list-scenarios)");
+    builder.load_text(s->toml, "scenario " + s->name);
+  }
+  if (!config_file.empty()) builder.load_file(config_file);
+  for (const auto& kv : sets) builder.set(kv);
+  return builder.build();
 }
 
 }  // namespace nanscope

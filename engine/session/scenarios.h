@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
+
 namespace nanscope {
 
 struct Scenario {
@@ -16,5 +18,11 @@ struct Scenario {
 
 const std::vector<Scenario>& scenarios();
 const Scenario* find_scenario(const std::string& name);
+
+// The config of a run, lowest precedence first: the defaults, the scenario preset (empty: none),
+// the config file (empty: none), then each KEY=VALUE override in order. Throws UsageError for an
+// unknown scenario and the config errors of ConfigBuilder.
+Config resolve_config(const std::string& scenario, const std::string& config_file,
+                      const std::vector<std::string>& sets);
 
 }  // namespace nanscope

@@ -30,14 +30,9 @@ void EngineController::RT_configure(EngineSettings settings) {
 }
 
 void EngineController::rebuild() {
-  ConfigBuilder b;
-  if (const Scenario* sc = find_scenario(settings_.scenario.toStdString()))
-    b.load_text(sc->toml, "scenario " + sc->name);
-  else
-    throw UsageError("unknown scenario '" + settings_.scenario.toStdString() + "'");
-  if (!settings_.config_file.isEmpty()) b.load_file(settings_.config_file.toStdString());
-  for (const QString& s : settings_.sets) b.set(s.toStdString());
-  const Config config = b.build();
+  std::vector<std::string> sets;
+  for (const QString& kv : settings_.sets) sets.push_back(kv.toStdString());
+  const Config config = resolve_config(settings_.scenario.toStdString(), settings_.config_file.toStdString(), sets);
   SessionOptions o;
   o.injections = injections_;
   o.breakpoints = breakpoints_;

@@ -48,17 +48,9 @@ SnapshotPtr load_run_snapshot(const QString& run_file) {
   for (std::size_t k = 0; k < r.folds.size(); ++k) {
     const FoldFlags& f = r.folds[k];
     if (!snap->entry && f.entry_slot)
-      snap->entry = SnapshotEntry{*f.entry_slot, static_cast<int>(k),
-                                  static_cast<int>(f.slots[*f.entry_slot].first_step)};
-    for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) {
-      if (snap->backward_entry) break;
-      const auto& rec = f.slots[s];
-      if (rec.first_step < 0) continue;
-      int best = s;
-      for (int t : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn})
-        if (f.slots[t].first_step >= 0 && f.slots[t].first_step < f.slots[best].first_step) best = t;
-      snap->backward_entry = SnapshotEntry{best, static_cast<int>(k), static_cast<int>(f.slots[best].first_step)};
-    }
+      snap->entry = SnapshotEntry{*f.entry_slot, static_cast<int>(k), *f.entry_step};
+    if (!snap->backward_entry && f.backward_entry)
+      snap->backward_entry = SnapshotEntry{f.backward_entry->slot, static_cast<int>(k), f.backward_entry->step};
   }
   snap->folds_total = static_cast<int>(r.folds.size());
   return snap;

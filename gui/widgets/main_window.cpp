@@ -25,13 +25,6 @@
 
 namespace nanscope::gui {
 
-namespace {
-QString backward_stage_text(int slot) {
-  if (slot == kBwDHS2Main) return "main chain (c51 + MSE + CQL + branch concat)";
-  if (slot == kBwDHS2Aux) return "aux SAXPY";
-  return "IQN copy / per-sample IQN backward";
-}
-}  // namespace
 
 MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
     : QMainWindow(parent), settings_(std::move(settings)) {
@@ -324,7 +317,7 @@ void MainWindow::UI_showSnapshot(SnapshotPtr s) {
   }
   backward_->setText(s->backward_entry
                          ? QString("backward localisation: %1 (slot %2 fired first, fold %3, step %4)")
-                               .arg(backward_stage_text(s->backward_entry->slot)).arg(s->backward_entry->slot)
+                               .arg(QString::fromUtf8(backward_stage_description(s->backward_entry->slot))).arg(s->backward_entry->slot)
                                .arg(s->backward_entry->fold).arg(s->backward_entry->step)
                          : QString("backward localisation: -"));
   if (s->halt) entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(s->halt->kind).arg(s->halt->fold).arg(s->halt->step));

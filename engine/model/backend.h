@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +39,12 @@ struct StepKey {
   std::int64_t global_step = 0;
 };
 
-// Batch means of the loss terms of the last forward pass, and the last global gradient norm.
+// Batch means of the loss terms of the last forward pass, the last global gradient norm (the one
+// clipping used) and the per-group norms as the grad_norm slot holds them.
 struct StepLosses {
   double total = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
   double grad_norm = 0;
+  std::array<double, kGroupCount> group_norm{};
 };
 
 // Parameters, target network and Adam state in layout order (existing parameters only), as
@@ -70,6 +74,37 @@ class SlotObserver {
   virtual bool allow_update() { return true; }
 };
 
+// A value a fault injection overwrote (element index in the slot's buffer, old value).
+struct Overwritten {
+  std::size_t index;
+  double value;
+};
+
+// Implemented by backends whose checks run on the device (CUDA). The session enqueues checks
+// through it at the call sites and learns their results from small readbacks: one status record
+// at the end of a step, the step's per-slot detail only when something fired, or after an
+// interactive phase.
+class DeviceSentinel {
+ public:
+  virtual ~DeviceSentinel() = default;
+  virtual void begin_fold() = 0;        // clears the device's flags (no copy)
+  virtual void begin_step(int step) = 0;
+  virtual void check(int slot) = 0;     // enqueues the check of the slot's device buffer
+  // The OR of every check of the step so far (one status word copy; the guard asks it).
+  virtual std::uint32_t status_now() = 0;
+  // Ends the step: one copy of the status word with the step's loss scalars (losses()).
+  virtual std::uint32_t end_step() = 0;
+  // The step's own kinds per slot so far and, for slots whose first fire in the fold is this
+  // step, the non-finite count at that fire (-1 otherwise).
+  struct StepDetail {
+    std::array<std::uint8_t, kSlotCount> kinds{};
+    std::array<std::int64_t, kSlotCount> first_count{};
+  };
+  virtual StepDetail step_detail() = 0;
+  // Device-to-host copies made so far (every readback, slot view, state or parameter read).
+  virtual std::int64_t device_to_host_copies() const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -85,8 +120,10 @@ class Backend {
   virtual void run_phase(Phase phase, const StepKey& key) = 0;
 
   virtual SlotView slot(int index) = 0;
-  // Writable view for fault injection (same buffer as slot()).
-  virtual SlotView slot_for_write(int index) = 0;
+  // Fault injection: sets one element (or every element) of a slot's buffer to `value`, right
+  // after its producer wrote it; returns what was overwritten.
+  virtual std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element,
+                                               double value) = 0;
   virtual StepLosses losses() const = 0;
   virtual void set_observer(SlotObserver* observer) = 0;
 
@@ -97,11 +134,17 @@ class Backend {
 
   virtual void read_state(StateSnapshot& out) const = 0;
   virtual void write_state(const StateSnapshot& in) = 0;
+  // Keeps a copy of the state as it is now (taken just before the optimizer's update when a run
+  // records dumps) and reads it back; the CUDA backend keeps it on the device.
+  virtual void keep_state() = 0;
+  virtual void read_kept_state(StateSnapshot& out) const = 0;
   // The batch and draws of the current step (after the sample phase): obs, actions, returns,
   // next_obs, done, next_bar and, with the IQN head, tau, tau_target, tau_greedy.
   virtual BatchContext batch_context() const = 0;
   // Installs a batch instead of sampling one (replay); run the phases after Sample next.
   virtual void set_batch(const BatchContext& batch) = 0;
+  // Non-null when the slot checks run on the device.
+  virtual DeviceSentinel* device_sentinel() { return nullptr; }
 };
 
 // The CPU reference backend, float32 or float64 storage per config.model.precision.

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "model/backend.h"
 #include "model/cpu_model.h"
+#include "model/state_pack.h"
 
 namespace nanscope {
 namespace {
@@ -50,7 +51,17 @@ class CpuBackend final : public Backend {
   }
 
   SlotView slot(int index) override { return model_.slot_view(index); }
-  SlotView slot_for_write(int index) override { return model_.slot_view(index); }
+  std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element, double value) override {
+    SlotView v = model_.slot_view(index);
+    std::vector<Overwritten> old;
+    auto write = [&](std::size_t i) {
+      old.push_back({i, v.at(i)});
+      static_cast<T*>(const_cast<void*>(v.data))[i] = static_cast<T>(value);
+    };
+    if (element) write(*element);
+    else for (std::size_t i = 0; i < v.count; ++i) write(i);
+    return old;
+  }
   StepLosses losses() const override { return model_.losses; }
   void set_observer(SlotObserver* o) override { model_.observer = o; }
 
@@ -71,34 +82,13 @@ class CpuBackend final : public Backend {
   std::int64_t adam_step() const override { return model_.adam_t; }
 
   void read_state(StateSnapshot& s) const override {
-    const auto entries = model_.layout.existing();
-    std::size_t n = 0;
-    for (const ParamEntry* e : entries) n += e->count;
-    for (auto* v : {&s.params, &s.target, &s.adam_m, &s.adam_v}) v->resize(n);
-    const std::size_t total = model_.layout.total();
-    std::size_t k = 0;
-    for (const ParamEntry* e : entries)
-      for (std::size_t i = e->offset; i < e->offset + e->count; ++i, ++k) {
-        s.params[k] = model_.params[i];
-        s.target[k] = model_.target[i];
-        s.adam_m[k] = model_.adam[i];
-        s.adam_v[k] = model_.adam[total + i];
-      }
-    s.adam_t = model_.adam_t;
+    pack_state(model_.layout, model_.params, model_.target, model_.adam, model_.adam_t, s);
   }
-
   void write_state(const StateSnapshot& s) override {
-    const std::size_t total = model_.layout.total();
-    std::size_t k = 0;
-    for (const ParamEntry* e : model_.layout.existing())
-      for (std::size_t i = e->offset; i < e->offset + e->count; ++i, ++k) {
-        model_.params[i] = static_cast<T>(s.params.at(k));
-        model_.target[i] = static_cast<T>(s.target.at(k));
-        model_.adam[i] = static_cast<T>(s.adam_m.at(k));
-        model_.adam[total + i] = static_cast<T>(s.adam_v.at(k));
-      }
-    model_.adam_t = s.adam_t;
+    unpack_state(model_.layout, s, model_.params, model_.target, model_.adam, model_.adam_t);
   }
+  void keep_state() override { read_state(kept_); }
+  void read_kept_state(StateSnapshot& s) const override { s = kept_; }
 
   BatchContext batch_context() const override { return model_.batch_context(); }
   void set_batch(const BatchContext& b) override { model_.set_batch(b); }
@@ -110,6 +100,7 @@ class CpuBackend final : public Backend {
     return e;
   }
   CpuModel<T> model_;
+  StateSnapshot kept_;
 };
 
 }  // namespace

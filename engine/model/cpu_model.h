@@ -135,7 +135,6 @@ class CpuModel {
   void produced(int slot) {
     if (observer) observer->produced(slot);
   }
-  void alloc_slot(int slot, std::vector<std::int64_t> shape);
   using In = Eigen::Ref<const Mat<T>>;
   using Out = Eigen::Ref<Mat<T>>;
   void trunk_pass(const std::vector<T>& net, In x, Out pre1, Out h1, Out pre2, Out h2) const;

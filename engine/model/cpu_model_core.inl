@@ -6,6 +6,9 @@
 #include "core/errors.h"
 #include "data/philox.h"
 #include "model/cpu_model.h"
+#include "model/batch_context.h"
+#include "model/param_init.h"
+#include "model/slot_shapes.h"
 
 namespace nanscope {
 
@@ -16,41 +19,11 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
   target = grads = params;
   adam.assign(2 * layout.total(), T(0));
 
-  alloc_slot(kBatch, {static_cast<std::int64_t>(B) * (2 * d.F + 2 + d.AO)});
-  alloc_slot(kHS1, {B, H});
-  alloc_slot(kHS2, {B, H});
-  alloc_slot(kBnZ, {B, d.Z});
-  alloc_slot(kValueLogits, {B, NA});
-  alloc_slot(kAdvLogits, {B, A, NA});
-  alloc_slot(kLogProbs, {B, A, NA});
-  alloc_slot(kTargetLogProbs, {B, A, NA});
-  alloc_slot(kProjTarget, {B, d.D, NA});
-  alloc_slot(kC51Loss, {B});
-  alloc_slot(kQExpected, {B, A});
-  alloc_slot(kCqlLse, {B, d.D});
-  alloc_slot(kAuxPredNb, {B, d.AO});
-  alloc_slot(kAuxLoss, {B});
-  alloc_slot(kEnsembleLogits, {d.E, B, NA});
-  alloc_slot(kTotalLoss, {1});
-  alloc_slot(kGradNorm, {1 + kGroupCount});
-  shapes[kAdamMoments] = {2, static_cast<std::int64_t>(layout.total())};
-  shapes[kParams] = {static_cast<std::int64_t>(layout.total())};
-  alloc_slot(kDValueLogits, {B, NA});
-  alloc_slot(kDAdvLogits, {B, A, NA});
-  alloc_slot(kCqlDValueLogits, {B, NA});
-  alloc_slot(kAuxDHS2Nb, {B, H});
-  alloc_slot(kEnsembleDLogits, {d.E, B, NA});
-  alloc_slot(kBnDConcat, {B, d.Z});
-  for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) shapes[s] = {B, H};
-  if (d.iqn) {
-    alloc_slot(kIqnTau, {B, d.N});
-    alloc_slot(kIqnPhi, {B, d.N, H});
-    alloc_slot(kIqnQuantiles, {B, d.N, A});
-    alloc_slot(kIqnTargetQuantiles, {B, d.Np, A});
-    alloc_slot(kIqnLoss, {B});
-    alloc_slot(kIqnTrunkM, {B, H});
-    alloc_slot(kIqnDHS2, {B, H});
-    alloc_slot(kDBranchLogits, {B, d.N, A});
+  // Slots 22, 23 and 33-35 are views of adam, params and bw_d_h_s2; the others own a buffer.
+  for (int s = 0; s < kSlotCount; ++s) {
+    shapes[s] = slot_shape(d, s, layout.total());
+    const bool view = s == kAdamMoments || s == kParams || s >= kBwDHS2Main;
+    if (!view && !shapes[s].empty()) slots[s].assign(element_count(shapes[s]), T(0));
   }
 
   actions.assign(static_cast<std::size_t>(B) * d.D, 0);
@@ -89,14 +62,6 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
     iqn_targets.resize(B, d.D * d.Np);
   }
   reset_parameters();
-}
-
-template <class T>
-void CpuModel<T>::alloc_slot(int slot, std::vector<std::int64_t> shape) {
-  std::size_t n = 1;
-  for (auto s : shape) n *= static_cast<std::size_t>(s);
-  slots[slot].assign(n, T(0));
-  shapes[slot] = std::move(shape);
 }
 
 template <class T>
@@ -169,20 +134,8 @@ MatMap<T> CpuModel<T>::batch_next_bar() {
 
 template <class T>
 void CpuModel<T>::reset_parameters() {
-  std::fill(params.begin(), params.end(), T(0));
-  for (const ParamEntry* e : layout.existing()) {
-    if (e->fan_in == 0) continue;  // biases start at zero
-    CounterRng rng(config.run.seed, DrawStream::Init, static_cast<std::uint32_t>(e->id));
-    const double k = 1.0 / std::sqrt(static_cast<double>(e->fan_in));
-    const double scale = e->id == kIqnOutW ? config.init.iqn_out_scale : 1.0;
-    for (std::size_t i = 0; i < e->count; ++i)
-      params[e->offset + i] = static_cast<T>((2.0 * rng.uniform() - 1.0) * k * scale);
-  }
-  for (ParamId id : {kEncB1, kEncB2}) {
-    const ParamEntry& e = layout[id];
-    std::fill_n(params.begin() + static_cast<std::ptrdiff_t>(e.offset), e.count,
-                static_cast<T>(config.init.encoder_bias));
-  }
+  const std::vector<double> init = initial_parameters(config, layout);
+  std::transform(init.begin(), init.end(), params.begin(), [](double x) { return static_cast<T>(x); });
   target = params;
   std::fill(grads.begin(), grads.end(), T(0));
   std::fill(adam.begin(), adam.end(), T(0));
@@ -246,58 +199,29 @@ namespace nanscope {
 
 template <class T>
 BatchContext CpuModel<T>::batch_context() const {
-  using U = std::uint64_t;
-  const U B = static_cast<U>(d.B), F = static_cast<U>(d.F);
-  const T* base = slots[kBatch].data();
-  auto field = [&](const char* name, std::vector<U> shape, const T* p) {
-    std::size_t n = 1;
-    for (U s : shape) n *= static_cast<std::size_t>(s);
-    return NamedArray{name, shape, std::vector<double>(p, p + n), false};
-  };
-  BatchContext c;
-  c.push_back(field("obs", {B, F}, base));
-  c.push_back(field("next_obs", {B, F}, base + B * F));
-  c.push_back(field("returns", {B}, base + 2 * B * F));
-  c.push_back(field("done", {B}, base + 2 * B * F + B));
-  c.push_back(field("next_bar", {B, static_cast<U>(d.AO)}, base + 2 * B * F + 2 * B));
-  c.push_back(NamedArray{"actions", {B, static_cast<U>(d.D)},
-                         std::vector<double>(actions.begin(), actions.end()), true});
+  BatchArrays a;
+  a.batch.assign(slots[kBatch].begin(), slots[kBatch].end());
+  a.actions = actions;
   if (d.iqn) {
-    c.push_back(field("tau", {B, static_cast<U>(d.N)}, slots[kIqnTau].data()));
-    c.push_back(field("tau_target", {B, static_cast<U>(d.Np)}, tau_target.data()));
-    c.push_back(field("tau_greedy", {B, static_cast<U>(d.K)}, tau_greedy.data()));
+    a.tau.assign(slots[kIqnTau].begin(), slots[kIqnTau].end());
+    a.tau_target.assign(tau_target.data(), tau_target.data() + tau_target.size());
+    a.tau_greedy.assign(tau_greedy.data(), tau_greedy.data() + tau_greedy.size());
   }
-  return c;
+  return to_batch_context(d, a);
 }
 
 template <class T>
 void CpuModel<T>::set_batch(const BatchContext& c) {
-  const BatchContext expected = batch_context();  // names and shapes of this network
-  for (const NamedArray& want : expected) {
-    auto it = std::find_if(c.begin(), c.end(), [&](const NamedArray& a) { return a.name == want.name; });
-    if (it == c.end()) throw DataError("batch context: missing field '" + want.name + "'");
-    if (it->shape != want.shape || it->values.size() != want.values.size())
-      throw DataError("batch context: field '" + want.name + "' has the wrong shape for this config");
-  }
-  auto get = [&](const char* name) -> const std::vector<double>& {
-    return std::find_if(c.begin(), c.end(), [&](const NamedArray& a) { return a.name == name; })->values;
-  };
-  const std::size_t B = static_cast<std::size_t>(d.B), F = static_cast<std::size_t>(d.F);
-  T* base = slots[kBatch].data();
+  const BatchArrays a = from_batch_context(d, c);
   auto put = [](const std::vector<double>& v, T* out) {
     std::transform(v.begin(), v.end(), out, [](double x) { return static_cast<T>(x); });
   };
-  put(get("obs"), base);
-  put(get("next_obs"), base + B * F);
-  put(get("returns"), base + 2 * B * F);
-  put(get("done"), base + 2 * B * F + B);
-  put(get("next_bar"), base + 2 * B * F + 2 * B);
-  const auto& a = get("actions");
-  std::transform(a.begin(), a.end(), actions.begin(), [](double x) { return static_cast<std::int32_t>(x); });
+  put(a.batch, slots[kBatch].data());
+  actions = a.actions;
   if (d.iqn) {
-    put(get("tau"), slots[kIqnTau].data());
-    put(get("tau_target"), tau_target.data());
-    put(get("tau_greedy"), tau_greedy.data());
+    put(a.tau, slots[kIqnTau].data());
+    put(a.tau_target, tau_target.data());
+    put(a.tau_greedy, tau_greedy.data());
   }
 }
 

@@ -24,6 +24,7 @@ void CpuModel<T>::optimizer(const StepKey& key) {
   norms[0] = static_cast<T>(norm);
   losses.grad_norm = norm;
   produced(kGradNorm);
+  for (int g = 0; g < kGroupCount; ++g) losses.group_norm[g] = norms[1 + g];  // as the slot holds them
   check(kGradNorm);
 
   // Clip: written so that a NaN norm gives a NaN scale (never a silent 1).

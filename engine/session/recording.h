@@ -19,7 +19,7 @@ struct Session::Recording {
   std::vector<DumpSlot> pending;
   bool state_captured = false;
   bool pre_update_taken = false;
-  StateSnapshot state, pre_update;
+  StateSnapshot state;  // the state before the step (kept by the backend before the update)
   BatchContext batch;
   struct Original {
     int slot;

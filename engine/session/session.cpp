@@ -20,18 +20,18 @@ class Session::Observer final : public SlotObserver {
       if (inj.target != Injection::Target::Slot || inj.slot != slot || inj.fold != s_.fold_ ||
           inj.step != s_.step_)
         continue;
-      SlotView v = s_.backend_->slot_for_write(slot);
-      auto write = [&](std::size_t i) {
-        s_.record_injected(slot, i, v.at(i));
-        if (v.is_f64) static_cast<double*>(const_cast<void*>(v.data))[i] = inj.value();
-        else static_cast<float*>(const_cast<void*>(v.data))[i] = static_cast<float>(inj.value());
-      };
-      if (inj.element) write(*inj.element);
-      else for (std::size_t i = 0; i < v.count; ++i) write(i);
+      for (const Overwritten& o : s_.backend_->inject_slot(slot, inj.element, inj.value()))
+        s_.record_injected(slot, o.index, o.value);
     }
   }
 
   void check(int slot) override {
+    // Device checks: enqueued here, their results fed to the bank in execution order later.
+    if (DeviceSentinel* ds = s_.backend_->device_sentinel()) {
+      s_.device_exec_.push_back(slot);
+      if (s_.bank_.setup().checked(slot)) ds->check(slot);
+      return;
+    }
     if (!s_.bank_.setup().checked(slot)) {
       s_.bank_.record(slot, ScanResult{});  // keeps the execution order honest
       return;
@@ -45,7 +45,9 @@ class Session::Observer final : public SlotObserver {
 
   bool allow_update() override {
     s_.record_before_update();
-    return !(s_.config_.guard.enabled && s_.bank_.step_fired());
+    if (!s_.config_.guard.enabled) return true;
+    DeviceSentinel* ds = s_.backend_->device_sentinel();
+    return !(ds ? ds->status_now() != 0 : s_.bank_.step_fired());
   }
 
  private:
@@ -107,6 +109,7 @@ void Session::begin_fold() {
   if (fold_ > 0 && config_.run.reinit_per_fold) backend_->reset_parameters();
   backend_->load_fold(build_transitions(bars_, windows_[static_cast<std::size_t>(fold_)], config_));
   bank_.begin_fold(fold_);
+  if (DeviceSentinel* ds = backend_->device_sentinel()) ds->begin_fold();
   FoldSummary f;
   f.fold = fold_;
   folds_.push_back(f);
@@ -125,28 +128,61 @@ void Session::apply_param_injections() {
 
 void Session::begin_step() {
   bank_.begin_step(step_);
+  if (DeviceSentinel* ds = backend_->device_sentinel()) {
+    ds->begin_step(step_);
+    device_exec_.clear();
+    device_fed_ = 0;
+  }
   if (rec_) rec_->begin_step();
   apply_param_injections();
 }
 
 Phase Session::step_phase() {
-  if (finished()) throw UsageError("the run has finished; reset to run again");
-  if (!fold_loaded_) begin_fold();
-  if (next_phase_ == 0) begin_step();
-  const Phase phase = static_cast<Phase>(next_phase_);
-  backend_->run_phase(phase, StepKey{config_.run.seed, fold_, step_, global_step_});
-  if (++next_phase_ == kPhaseCount) finish_step();
+  const Phase phase = run_next_phase();
+  // Stepping phase by phase: the device's results so far are read back after each phase.
+  if (DeviceSentinel* ds = backend_->device_sentinel(); ds && next_phase_ != 0)
+    feed_device_checks(ds->status_now() != 0);
   return phase;
+}
+
+Phase Session::run_next_phase() {
+  if (!device_failure_.empty())
+    throw DeviceError("the session stopped on a device error; reset it to go on (" + device_failure_ + ")");
+  if (finished()) throw UsageError("the run has finished; reset to run again");
+  try {
+    if (!fold_loaded_) begin_fold();
+    if (next_phase_ == 0) begin_step();
+    const Phase phase = static_cast<Phase>(next_phase_);
+    backend_->run_phase(phase, StepKey{config_.run.seed, fold_, step_, global_step_});
+    if (++next_phase_ == kPhaseCount) finish_step();
+    return phase;
+  } catch (const DeviceError& e) {
+    device_failure_ = e.what();
+    throw;
+  }
 }
 
 void Session::step() {
   do {
-    step_phase();
+    run_next_phase();
   } while (next_phase_ != 0);
+}
+
+void Session::feed_device_checks(bool any_fired) {
+  DeviceSentinel::StepDetail detail;
+  if (any_fired) detail = backend_->device_sentinel()->step_detail();
+  for (; device_fed_ < device_exec_.size(); ++device_fed_) {
+    const int slot = device_exec_[device_fed_];
+    ScanResult r;
+    r.kinds = detail.kinds[static_cast<std::size_t>(slot)];
+    r.count = std::max<std::int64_t>(0, detail.first_count[static_cast<std::size_t>(slot)]);
+    if (bank_.record(slot, r)) record_first_fire(slot, r);
+  }
 }
 
 void Session::finish_step() {
   next_phase_ = 0;
+  if (DeviceSentinel* ds = backend_->device_sentinel()) feed_device_checks(ds->end_step() != 0);
   bank_.end_step();
   StepRecord rec{fold_, step_, global_step_, backend_->losses(), bank_.step_flags(),
                  !(config_.guard.enabled && bank_.step_fired())};
@@ -188,7 +224,7 @@ void Session::finish_step() {
   if (config_.halt.collapse_patience > 0) {
     int g = 0;
     while (kParamGroups[g] != config_.halt.collapse_group) ++g;
-    const double norm = backend_->slot(kGradNorm).at(1 + g);
+    const double norm = rec.losses.group_norm[static_cast<std::size_t>(g)];
     collapse_streak_ = norm < config_.halt.collapse_eps ? collapse_streak_ + 1 : 0;
     if (collapse_streak_ >= config_.halt.collapse_patience && !halt_) {
       stop("halt_grad_collapse");
@@ -265,6 +301,7 @@ void Session::reset() {
   folds_.clear();
   events_.clear();
   halt_.reset();
+  device_failure_.clear();
 }
 
 void Session::set_checked(int slot, bool on) {

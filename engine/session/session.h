@@ -131,6 +131,8 @@ class Session {
   void record_first_fire(int slot, const ScanResult& scan);
   void record_before_update();
   std::string record_end_step(int entry_slot);
+  Phase run_next_phase();
+  void feed_device_checks(bool any_fired);
   StopReason run_steps(RunUntil until, const std::function<bool()>& cancel,
                        const std::function<void(const StepRecord&)>& after_step);
   void begin_fold();
@@ -157,6 +159,11 @@ class Session {
   std::vector<Event> events_;
   std::optional<Event> halt_;
   std::unique_ptr<Recording> rec_;
+  // Device checks of this step in execution order (every call site, checked or not), and how many
+  // of them the bank has been told about.
+  std::vector<int> device_exec_;
+  std::size_t device_fed_ = 0;
+  std::string device_failure_;  // a device error stopped the session; reset() clears it
 };
 
 }  // namespace nanscope

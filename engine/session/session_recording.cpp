@@ -52,12 +52,13 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
     const auto* p = static_cast<const float*>(v.data);
     d.values.assign(p, p + v.count);
   }
-  d.scan = scan;
+  // Device checks report kinds and counts; the first bad index comes from the captured copy.
+  d.scan = backend_->device_sentinel() ? scan_nonfinite(d.values.data(), d.values.size()) : scan;
   r.pending.push_back(std::move(d));
   if (!r.state_captured) {
     // Before the optimizer's update the live state is the state before the step; after it, the
     // snapshot taken just before the update is.
-    if (r.pre_update_taken) r.state = r.pre_update;
+    if (r.pre_update_taken) backend_->read_kept_state(r.state);
     else backend_->read_state(r.state);
     r.state_captured = true;
     // The batch as sampled: a transient injection into it is not part of the step's context.
@@ -83,7 +84,7 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
 
 void Session::record_before_update() {
   if (!rec_ || rec_->state_captured) return;
-  backend_->read_state(rec_->pre_update);
+  backend_->keep_state();
   rec_->pre_update_taken = true;
 }
 

@@ -1,0 +1,76 @@
+#include "model/batch_context.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+
+namespace nanscope {
+
+namespace {
+using U = std::uint64_t;
+
+struct Field {
+  const char* name;
+  std::vector<U> shape;
+};
+
+std::vector<Field> fields(const Dims& d) {
+  const U B = static_cast<U>(d.B), F = static_cast<U>(d.F);
+  std::vector<Field> f = {{"obs", {B, F}}, {"next_obs", {B, F}}, {"returns", {B}}, {"done", {B}},
+                          {"next_bar", {B, static_cast<U>(d.AO)}}, {"actions", {B, static_cast<U>(d.D)}}};
+  if (d.iqn) {
+    f.push_back({"tau", {B, static_cast<U>(d.N)}});
+    f.push_back({"tau_target", {B, static_cast<U>(d.Np)}});
+    f.push_back({"tau_greedy", {B, static_cast<U>(d.K)}});
+  }
+  return f;
+}
+
+std::size_t count(const std::vector<U>& shape) {
+  std::size_t n = 1;
+  for (U s : shape) n *= static_cast<std::size_t>(s);
+  return n;
+}
+}  // namespace
+
+BatchContext to_batch_context(const Dims& d, const BatchArrays& a) {
+  BatchContext c;
+  std::size_t at = 0;  // position in the batch slot
+  for (const Field& f : fields(d)) {
+    const std::size_t n = count(f.shape);
+    const std::string name = f.name;
+    std::vector<double> v;
+    if (name == "actions") v.assign(a.actions.begin(), a.actions.end());
+    else if (name == "tau") v = a.tau;
+    else if (name == "tau_target") v = a.tau_target;
+    else if (name == "tau_greedy") v = a.tau_greedy;
+    else {
+      v.assign(a.batch.begin() + static_cast<std::ptrdiff_t>(at), a.batch.begin() + static_cast<std::ptrdiff_t>(at + n));
+      at += n;
+    }
+    c.push_back(NamedArray{name, f.shape, std::move(v), name == "actions"});
+  }
+  return c;
+}
+
+BatchArrays from_batch_context(const Dims& d, const BatchContext& c) {
+  BatchArrays a;
+  for (const Field& f : fields(d)) {
+    auto it = std::find_if(c.begin(), c.end(), [&](const NamedArray& x) { return x.name == f.name; });
+    if (it == c.end()) throw DataError(std::string("batch context: missing field '") + f.name + "'");
+    if (it->shape != f.shape || it->values.size() != count(f.shape))
+      throw DataError(std::string("batch context: field '") + f.name + "' has the wrong shape for this config");
+    const std::string name = f.name;
+    if (name == "actions") {
+      a.actions.resize(it->values.size());
+      std::transform(it->values.begin(), it->values.end(), a.actions.begin(),
+                     [](double x) { return static_cast<std::int32_t>(x); });
+    } else if (name == "tau") a.tau = it->values;
+    else if (name == "tau_target") a.tau_target = it->values;
+    else if (name == "tau_greedy") a.tau_greedy = it->values;
+    else a.batch.insert(a.batch.end(), it->values.begin(), it->values.end());
+  }
+  return a;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,22 @@
+// A step's batch and draws as flat arrays (the batch slot's layout [s; s'; R; done; next_bar],
+// actions [B, D], the IQN taus) and as the named arrays a dump stores. Once for both backends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/backend.h"
+
+namespace nanscope {
+
+struct BatchArrays {
+  std::vector<double> batch;           // the batch slot's buffer
+  std::vector<std::int32_t> actions;   // [B, D]
+  std::vector<double> tau, tau_target, tau_greedy;  // empty without the IQN head
+};
+
+BatchContext to_batch_context(const Dims& d, const BatchArrays& a);
+// Checks names and shapes against this network; throws DataError naming the field.
+BatchArrays from_batch_context(const Dims& d, const BatchContext& c);
+
+}  // namespace nanscope

@@ -100,8 +100,8 @@ int run_command(const RunOptions& o) {
   const bool human = !o.quiet;
   auto backend = choose_backend(o.backend, config, human);
   if (o.graph == "on")
-    throw UsageError("--graph on: graph capture needs the CUDA backend, which is not in this version "
-                     "(the CPU backend runs every phase ungraphed; --graph off is accepted)");
+    throw UsageError("--graph on: graph capture of the step is not in this version (both backends run "
+                     "their phases ungraphed; --graph off is accepted)");
   SessionOptions so = session_options(o);
   so.out_dir = prepare_out_dir(o);
   Session session(config, std::move(backend), so);

@@ -156,6 +156,10 @@ __global__ void iqn_dh(BD bd, const float* dpsi, const float* phi, const float* 
   dh[t] = acc;
 }
 
+void at_slot(const SlotHook& hook, int slot) {
+  if (hook) hook(slot);
+}
+
 void bias_grad(const float* g, int rows, int cols, float scale, float* out, cudaStream_t s) {
   col_sum<<<grid(cols), 128, 0, s>>>(g, rows, cols, scale, out);
   CHECK_LAUNCH();
@@ -173,7 +177,7 @@ BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
       d_pre1(bw.size()), grads(param_total) {}
 
 void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                   const LossWeights& w, BackwardBuffers& b) {
+                   const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
   const BD bd = bd_of(d);
   cudaStream_t s = st(blas);
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
@@ -190,10 +194,14 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(bd, b.g_cql.get(), b.cql_dv.get(),
                                                                         b.d_adv.get(), true);
   CHECK_LAUNCH();
+  at_slot(hook, kCqlDValueLogits);
   add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(), b.d_value.get(), b.d_value.size());
   CHECK_LAUNCH();
+  at_slot(hook, kDValueLogits);
+  at_slot(hook, kDAdvLogits);
   ens_grad<<<grid(static_cast<size_t>(d.E) * d.B), 128, 0, s>>>(bd, f.ve, f.m, b.d_ve.get());
   CHECK_LAUNCH();
+  at_slot(hook, kEnsembleDLogits);
   // Branch concat: value, advantage and lambda_ens * ensemble heads into dz.
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
@@ -202,6 +210,7 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   for (int e = 0; e < d.E; ++e)
     blas.gemm(false, true, d.B, d.Z, d.NA, w.lambda_ens, b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA,
               at(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA, 1.f, b.dz.get());
+  at_slot(hook, kBnDConcat);
   // Head parameter gradients.
   blas.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
   bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), s);
@@ -215,10 +224,11 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   blas.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
   bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), s);
   blas.gemm(false, true, d.B, d.H, d.Z, 1.f, b.dz.get(), at(kBnW), 0.f, b.bw.get());
+  at_slot(hook, kBwDHS2Main);
 }
 
 void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b) {
+                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
   cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
@@ -229,16 +239,18 @@ void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   relu_backward<<<grid(b.d_aux_h.size()), 128, 0, s>>>(f.aux_pre, b.d_aux_h.get(), b.d_aux_h.get(), b.d_aux_h.size());
   CHECK_LAUNCH();
   blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
+  at_slot(hook, kAuxDHS2Nb);
   blas.gemm(true, false, d.AH, d.AO, d.B, w.lambda_aux, f.aux_h, b.d_aux_y.get(), 0.f, gat(kAuxW2));
   bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), s);
   blas.gemm(true, false, d.H, d.AH, d.B, w.lambda_aux, f.h2, b.d_aux_h.get(), 0.f, gat(kAuxW1));
   bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), s);
   axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(), b.bw.size());  // the aux SAXPY
   CHECK_LAUNCH();
+  at_slot(hook, kBwDHS2Aux);
 }
 
 void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b) {
+                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
   if (!d.iqn) return;
   const BD bd = bd_of(d);
   cudaStream_t s = st(blas);
@@ -248,10 +260,12 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(bd, f.iqn_q, f.tau, f.iqn_targets, f.actions,
                                                                      b.iqn_dq.get());
   CHECK_LAUNCH();
+  at_slot(hook, kDBranchLogits);
   blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f, b.iqn_dpsi.get());
   iqn_dh<<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(bd, b.iqn_dpsi.get(), f.iqn_phi, f.iqn_phi_pre, f.h2,
                                                               b.iqn_dh.get(), b.iqn_dphi_pre.get());
   CHECK_LAUNCH();
+  at_slot(hook, kIqnDHS2);
   blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f, gat(kIqnOutW));
   bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), s);
   blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f, gat(kIqnPhiW));
@@ -260,7 +274,9 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
   axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(), b.trunk_m.size());
   CHECK_LAUNCH();
+  at_slot(hook, kIqnTrunkM);
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  at_slot(hook, kBwDHS2Iqn);
 }
 
 void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,

@@ -35,13 +35,14 @@ struct LossWeights {
 };
 
 // Each returns after enqueueing its phase; `bw` then holds bw_d_h_s2 at the phase's check moment
-// (33 after main, 34 after aux, 35 after iqn).
+// (33 after main, 34 after aux, 35 after iqn). `hook` sees each slot right after its producer, in
+// the CPU backend's order: main 29, 24, 25, 31, 32, 33; aux 30, 34; iqn 28, 27, 26, 35.
 void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                   const LossWeights& w, BackwardBuffers& b);
+                   const LossWeights& w, BackwardBuffers& b, const SlotHook& hook = {});
 void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b);
+                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook = {});
 void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b);
+                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook = {});
 void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
                       BackwardBuffers& b);
 

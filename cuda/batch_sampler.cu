@@ -101,6 +101,11 @@ void DeviceSampler::sample(std::uint64_t seed, int fold, int step) {
   taus(DrawStream::TauGreedy, m.tau_greedy);
 }
 
+DeviceSampler::Buffers DeviceSampler::buffers() {
+  Impl& m = *impl_;
+  return Buffers{m.batch.get(), m.actions.get(), m.tau.get(), m.tau_target.get(), m.tau_greedy.get()};
+}
+
 const float* DeviceSampler::batch() const { return impl_->batch.get(); }
 std::size_t DeviceSampler::batch_count() const { return impl_->batch.size(); }
 const std::int32_t* DeviceSampler::actions() const { return impl_->actions.get(); }

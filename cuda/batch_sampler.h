@@ -37,6 +37,15 @@ class DeviceSampler {
   const float* tau_target() const;
   const float* tau_greedy() const;
 
+  // Writable device buffers (fault injection into the batch or tau slot; installing a replayed
+  // batch). tau pointers are null without the IQN head.
+  struct Buffers {
+    float* batch;
+    std::int32_t* actions;
+    float *tau, *tau_target, *tau_greedy;
+  };
+  Buffers buffers();
+
   // Host copies, for tests.
   std::vector<float> download_batch() const;
   std::vector<std::int32_t> download_actions() const;

@@ -120,24 +120,34 @@ NetBuffers::NetBuffers(const Dims& d)
       z(static_cast<std::size_t>(d.B) * d.Z), v(static_cast<std::size_t>(d.B) * d.NA),
       adv(static_cast<std::size_t>(d.B) * d.A * d.NA), logp(adv.size()) {}
 
-void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* x, NetBuffers& o) {
+void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* x, NetBuffers& o,
+                 const SlotHook& hook) {
   void* s = blas.stream();
+  auto at_slot = [&](int slot) {
+    if (hook) hook(slot);
+  };
   auto at = [&](ParamId id) { return p + L[id].offset; };
   blas.gemm(false, false, d.B, d.H, d.F, 1.f, x, at(kEncW1), 0.f, o.pre1.get());
   add_bias_rows(o.pre1.get(), at(kEncB1), d.B, d.H, s);
   relu(o.pre1.get(), o.h1.get(), o.h1.size(), s);
+  at_slot(kHS1);
   blas.gemm(false, false, d.B, d.H, d.H, 1.f, o.h1.get(), at(kEncW2), 0.f, o.pre2.get());
   add_bias_rows(o.pre2.get(), at(kEncB2), d.B, d.H, s);
   relu(o.pre2.get(), o.h2.get(), o.h2.size(), s);
+  at_slot(kHS2);
   blas.gemm(false, false, d.B, d.Z, d.H, 1.f, o.h2.get(), at(kBnW), 0.f, o.z.get());
   add_bias_rows(o.z.get(), at(kBnB), d.B, d.Z, s);
+  at_slot(kBnZ);
   blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, o.z.get(), at(kValW), 0.f, o.v.get());
   add_bias_rows(o.v.get(), at(kValB), d.B, d.NA, s);
+  at_slot(kValueLogits);
   blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
   add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
+  at_slot(kAdvLogits);
   aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), static_cast<cudaStream_t>(s)>>>(
       branch_dims(d), o.v.get(), o.adv.get(), o.logp.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  at_slot(kLogProbs);
 }
 
 void expected_q(const Dims& d, const float* logp, float* q, void* stream) {

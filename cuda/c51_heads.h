@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "dense.h"
 #include "device_array.h"
+#include "core/slot_table.h"
 #include "model/dims.h"
 #include "model/param_layout.h"
 
@@ -19,10 +21,14 @@ struct NetBuffers {
   DeviceArray<float> pre1, h1, pre2, h2, z, v, adv, logp;
 };
 
+// Called right after a slot's producer is enqueued, before anything that reads the buffer: the
+// backend's call sites (fault injection, then the check).
+using SlotHook = std::function<void(int slot)>;
+
 // Runs trunk -> heads -> aggregation/log_softmax for `x` [B, F] with the parameters at `params`
-// (the flat layout of `layout`).
+// (the flat layout of `layout`). `hook` (the online pass on s) sees slots 1-6 in order.
 void net_forward(Blas& blas, const Dims& d, const ParamLayout& layout, const float* params,
-                 const float* x, NetBuffers& out);
+                 const float* x, NetBuffers& out, const SlotHook& hook = {});
 
 // Q[b, a] = sum_i zeta_i exp(logp[b, a, i]); astar[b, d] = argmax over the branch (ties low;
 // -1 when the row holds a NaN).

@@ -8,8 +8,8 @@ namespace {
 
 void check_blas(cublasStatus_t s, const char* what, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what +
-                             ": cuBLAS status " + std::to_string(static_cast<int>(s)));
+    throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + what +
+                      ": cuBLAS status " + std::to_string(static_cast<int>(s)));
 }
 #define NANSCOPE_CUBLAS_CHECK(call) check_blas((call), #call, __FILE__, __LINE__)
 

@@ -4,16 +4,19 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
+
 namespace nanscope::cuda {
 
+// Every CUDA runtime call and launch is checked; a failure is a DeviceError naming the call, the
+// file and the line (the session then refuses work until it is reset).
 inline void check(cudaError_t e, const char* what, const char* file, int line) {
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             cudaGetErrorString(e));
+    throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                      cudaGetErrorString(e));
 }
 #define NANSCOPE_CUDA_CHECK(call) ::nanscope::cuda::check((call), #call, __FILE__, __LINE__)
 
@@ -38,7 +41,7 @@ class DeviceArray {
   const T* get() const { return p_; }
   std::size_t size() const { return n_; }  // the element count checks use
   void upload(const std::vector<T>& h) {
-    if (h.size() != n_) throw std::runtime_error("DeviceArray::upload: size mismatch");
+    if (h.size() != n_) throw InternalError("DeviceArray::upload: size mismatch");
     if (n_) NANSCOPE_CUDA_CHECK(cudaMemcpy(p_, h.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
   std::vector<T> download() const {

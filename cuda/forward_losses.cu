@@ -56,24 +56,35 @@ __device__ float lse_row(const float* x, int n) {
   return static_cast<float>(static_cast<double>(shift) + log(s));
 }
 
-// One thread per sample: the C51 loss (mean over branches), CQL logsumexp per branch, y per branch,
-// and the per-sample MSE and CQL sums (for the batch scalars).
+// One thread per sample: the C51 loss on the taken sub-actions (mean over branches).
 __global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, const float* __restrict__ m,
-                                const std::int32_t* __restrict__ actions, const float* __restrict__ q,
-                                const float* __restrict__ tlp, const std::int32_t* __restrict__ astar,
-                                const float* __restrict__ ret, const float* __restrict__ done,
-                                float* __restrict__ c51, float* __restrict__ lse, float* __restrict__ y,
-                                float* __restrict__ mse_part, float* __restrict__ cql_part) {
+                                const std::int32_t* __restrict__ actions, float* __restrict__ c51) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= bd.B) return;
-  double per = 0, mse = 0, cql = 0;
-  const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
+  double per = 0;
   for (int br = 0; br < bd.D; ++br) {
     const int a = bd.off[br] + actions[b * bd.D + br];
     const float* lp = logp + (static_cast<size_t>(b) * bd.A + a) * bd.NA;
     const float* mm = m + (static_cast<size_t>(b) * bd.D + br) * bd.NA;
     for (int i = 0; i < bd.NA; ++i)
       per += kl ? static_cast<double>(mm[i] * (logf(mm[i]) - lp[i])) : -static_cast<double>(mm[i]) * lp[i];
+  }
+  c51[b] = static_cast<float>(per / bd.D);
+}
+
+// One thread per sample: CQL logsumexp per branch, y per branch, and the per-sample MSE and CQL
+// sums (for the batch scalars), from Q as its call site left it.
+__global__ void cql_mse_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tlp,
+                               const std::int32_t* __restrict__ astar, const float* __restrict__ ret,
+                               const float* __restrict__ done, const std::int32_t* __restrict__ actions,
+                               float* __restrict__ lse, float* __restrict__ y, float* __restrict__ mse_part,
+                               float* __restrict__ cql_part) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bd.B) return;
+  double mse = 0, cql = 0;
+  const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
+  for (int br = 0; br < bd.D; ++br) {
+    const int a = bd.off[br] + actions[b * bd.D + br];
     // y_d = R + g^n (1-done) E_{p'}[zeta] of the target's greedy distribution
     const int as = astar[b * bd.D + br];
     float yd = kNaN;
@@ -91,7 +102,6 @@ __global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, 
     mse += e * e;
     cql += static_cast<double>(l) - taken;
   }
-  c51[b] = static_cast<float>(per / bd.D);
   mse_part[b] = static_cast<float>(mse);
   cql_part[b] = static_cast<float>(cql);
 }
@@ -178,7 +188,7 @@ __global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve, const 
   part[t] = static_cast<float>(acc);
 }
 
-__global__ void mean_kernel(const float* __restrict__ x, int n, double* __restrict__ out) {
+__global__ void mean_kernel(const float* __restrict__ x, int n, double scale, double* __restrict__ out) {
   __shared__ double sh[256];
   double acc = 0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
@@ -188,15 +198,19 @@ __global__ void mean_kernel(const float* __restrict__ x, int n, double* __restri
     if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
     __syncthreads();
   }
-  if (threadIdx.x == 0) *out = sh[0] / n;
+  if (threadIdx.x == 0) *out = scale * (sh[0] / n);
 }
 
 }  // namespace
 
+void mean_into(const float* x, int n, double scale, double* out, void* stream) {
+  mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, n, scale, out);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
 double device_mean(const float* x, int n, void* stream) {
   DeviceArray<double> out(1);
-  mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, n, out.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  mean_into(x, n, 1.0, out.get(), stream);
   return out.download()[0];
 }
 
@@ -226,14 +240,78 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 
+// ---- The forward's stages, each enqueued on the stream with no host copy ----
+
+void c51_loss(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions, float* c51,
+              void* stream) {
+  c51_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void cql_mse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar, const float* ret,
+                   const float* done, const std::int32_t* actions, float* lse, float* y, float* mse_part,
+                   float* cql_part, void* stream) {
+  cql_mse_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done,
+                                                                          actions, lse, y, mse_part, cql_part);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream) {
+  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), g_q, astar);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret, const float* done,
+                 float* T, void* stream) {
+  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, static_cast<cudaStream_t>(stream)>>>(
+      bd_of(d), t_q, astar, ret, done, T);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T, const std::int32_t* actions,
+              float* loss, void* stream) {
+  iqn_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tau, T, actions, loss);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, float* pre, float* h,
+              float* pred) {
+  void* s = blas.stream();
+  blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
+  add_bias_rows(pre, p + L[kAuxB1].offset, d.B, d.AH, s);
+  relu(pre, h, static_cast<size_t>(d.B) * d.AH, s);
+  blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
+  add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
+}
+
+void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream) {
+  aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(d.B, d.AO, pred, next_bar, loss);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z, float* ve) {
+  void* s = blas.stream();
+  for (int e = 0; e < d.E; ++e) {
+    float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
+    blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z, p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
+    add_bias_rows(out, p + L[kEnsB].offset + static_cast<size_t>(e) * d.NA, d.B, d.NA, s);
+  }
+}
+
+void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream) {
+  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), d.E,
+                                                                                                    ve, m, part);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+// ---- The same stages composed, with the scalars read back (the GPU tests' entry points) ----
+
 void c51_losses(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions,
                 const float* q, const float* tlp, const std::int32_t* astar, const float* ret, const float* done,
                 float alpha_cql, float* c51, float* lse, float* y, ForwardScalars& out, void* stream) {
-  auto st = static_cast<cudaStream_t>(stream);
   DeviceArray<float> mse_part(d.B), cql_part(d.B);
-  c51_loss_kernel<<<grid(d.B), 128, 0, st>>>(bd_of(d), kl, logp, m, actions, q, tlp, astar, ret, done, c51, lse, y,
-                                             mse_part.get(), cql_part.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  c51_loss(d, kl, logp, m, actions, c51, stream);
+  cql_mse_terms(d, q, tlp, astar, ret, done, actions, lse, y, mse_part.get(), cql_part.get(), stream);
   out.c51 = device_mean(c51, d.B, stream);
   out.mse = device_mean(mse_part.get(), d.B, stream) / d.D;
   out.cql = alpha_cql * device_mean(cql_part.get(), d.B, stream);
@@ -241,41 +319,25 @@ void c51_losses(const Dims& d, bool kl, const float* logp, const float* m, const
 
 void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau, const std::int32_t* actions,
                           const float* ret, const float* done, IqnBuffers& out, ForwardScalars& sc, void* stream) {
-  auto st = static_cast<cudaStream_t>(stream);
-  const BD b = bd_of(d);
-  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, st>>>(b, in.g_q.get(), out.astar.get());
-  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, st>>>(b, in.t_q.get(), out.astar.get(), ret,
-                                                                                  done, out.targets.get());
-  iqn_loss_kernel<<<grid(d.B), 128, 0, st>>>(b, in.q.get(), tau, out.targets.get(), actions, out.loss.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  iqn_greedy(d, in.g_q.get(), out.astar.get(), stream);
+  iqn_targets(d, in.t_q.get(), out.astar.get(), ret, done, out.targets.get(), stream);
+  iqn_loss(d, in.q.get(), tau, out.targets.get(), actions, out.loss.get(), stream);
   sc.iqn = device_mean(out.loss.get(), d.B, stream);
 }
 
 void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
                  const float* next_bar, float* pre, float* h, float* pred, float* loss, ForwardScalars& sc) {
-  void* s = blas.stream();
-  blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
-  add_bias_rows(pre, p + L[kAuxB1].offset, d.B, d.AH, s);
-  relu(pre, h, static_cast<size_t>(d.B) * d.AH, s);
-  blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
-  add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
-  aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(s)>>>(d.B, d.AO, pred, next_bar, loss);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  sc.aux = device_mean(loss, d.B, s);
+  aux_head(blas, d, L, p, h2, pre, h, pred);
+  aux_loss(d, pred, next_bar, loss, blas.stream());
+  sc.aux = device_mean(loss, d.B, blas.stream());
 }
 
 void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
                       const float* m, float* ve, ForwardScalars& sc) {
-  void* s = blas.stream();
-  for (int e = 0; e < d.E; ++e) {
-    float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
-    blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z, p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
-    add_bias_rows(out, p + L[kEnsB].offset + static_cast<size_t>(e) * d.NA, d.B, d.NA, s);
-  }
+  ensemble_heads(blas, d, L, p, z, ve);
   DeviceArray<float> part(static_cast<size_t>(d.E) * d.B);
-  ens_ce_kernel<<<grid(part.size()), 128, 0, static_cast<cudaStream_t>(s)>>>(bd_of(d), d.E, ve, m, part.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  sc.ens = device_mean(part.get(), d.E * d.B, s) / d.D;
+  ensemble_ce(d, ve, m, part.get(), blas.stream());
+  sc.ens = device_mean(part.get(), d.E * d.B, blas.stream()) / d.D;
 }
 
 }  // namespace nanscope::cuda

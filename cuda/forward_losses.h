@@ -53,7 +53,29 @@ void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
 void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* z,
                       const float* m, float* ve, ForwardScalars& scalars);
 
-// Mean of n floats in a fixed order on the device, returned to the host (tests and scalars).
+// Mean of n floats in a fixed order on the device, returned to the host (tests).
 double device_mean(const float* x, int n, void* stream);
+// *out = scale * mean(x[0..n)) in a fixed order, left on the device.
+void mean_into(const float* x, int n, double scale, double* out, void* stream);
+
+// The forward's stages one by one, for a backend that runs each slot's call site between them.
+// Each only enqueues work on `stream` (or the Blas's stream).
+void c51_loss(const Dims& d, bool kl_unmasked, const float* logp, const float* m, const std::int32_t* actions,
+              float* c51_per_sample, void* stream);
+// CQL logsumexp [B, D], the MSE target y [B, D] and the per-sample MSE and CQL sums, from Q.
+void cql_mse_terms(const Dims& d, const float* q, const float* target_logp, const std::int32_t* astar,
+                   const float* ret, const float* done, const std::int32_t* actions, float* cql_lse, float* y,
+                   float* mse_part, float* cql_part, void* stream);
+void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream);
+void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret, const float* done,
+                 float* targets, void* stream);
+void iqn_loss(const Dims& d, const float* q, const float* tau, const float* targets, const std::int32_t* actions,
+              float* loss, void* stream);
+void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2, float* pre,
+              float* h, float* pred);
+void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream);
+void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* z, float* ve);
+// Per (head, sample) cross-entropy of the ensemble logits to every branch's projection [E*B].
+void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream);
 
 }  // namespace nanscope::cuda

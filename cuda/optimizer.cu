@@ -55,19 +55,19 @@ __global__ void adam_kernel(float* __restrict__ g, float* __restrict__ p, float*
 }  // namespace
 
 DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
-    : layout_(layout), optim_(optim), stream_(stream), entry_sq_(layout.existing().size()) {}
+    : layout_(layout), optim_(optim), stream_(stream), entry_sq_(layout.existing().size()),
+      entry_group_(layout.existing().size()) {
+  std::vector<int> groups;
+  for (const ParamEntry* e : layout.existing()) groups.push_back(e->group);
+  entry_group_.upload(groups);  // once: the step itself makes no host copies
+}
 
 void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   auto s = static_cast<cudaStream_t>(stream_);
   const auto entries = layout_.existing();
-  std::vector<int> groups;
-  for (std::size_t e = 0; e < entries.size(); ++e) {
+  for (std::size_t e = 0; e < entries.size(); ++e)
     sumsq<<<1, 256, 0, s>>>(grads + entries[e]->offset, entries[e]->count, entry_sq_.get() + e);
-    groups.push_back(entries[e]->group);
-  }
-  DeviceArray<int> entry_group(groups.size());
-  entry_group.upload(groups);
-  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), entry_group.get(), static_cast<int>(groups.size()), norms);
+  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), entry_group_.get(), static_cast<int>(entries.size()), norms);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -25,6 +25,7 @@ class DeviceOptimizer {
   OptimConfig optim_;
   void* stream_;
   DeviceArray<double> entry_sq_;  // one per parameter entry
+  DeviceArray<int> entry_group_;  // each entry's group
 };
 
 }  // namespace nanscope::cuda

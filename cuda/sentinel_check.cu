@@ -135,14 +135,14 @@ void DeviceBank::reset_fold() {
 }
 
 void DeviceBank::begin_step(int step) {
-  if (step < 0 || step >= impl_->max_steps) throw std::runtime_error("DeviceBank: step beyond the history");
+  if (step < 0 || step >= impl_->max_steps) throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), static_cast<cudaStream_t>(stream_)));
 }
 
 void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
-  if (slot < 0 || slot >= kBankSlots) throw std::runtime_error("DeviceBank: bad slot");
+  if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
   auto s = static_cast<cudaStream_t>(stream_);
   if (blocks <= 0) {
     const size_t want = (n / 4 + kThreads - 1) / kThreads;
@@ -169,5 +169,20 @@ BankReadback DeviceBank::readback() {
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
 }
+
+BankReadback DeviceBank::readback_step() {
+  auto s = static_cast<cudaStream_t>(stream_);
+  BankReadback r;
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records, sizeof(DeviceSlotRecord) * kBankSlots,
+                                      cudaMemcpyDeviceToHost, s));
+  r.history.resize(1);
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history[0].data(), impl_->history + static_cast<size_t>(step_) * kBankSlots,
+                                      kBankSlots, cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  return r;
+}
+
+const std::uint32_t* DeviceBank::status_word() const { return impl_->status; }
 
 }  // namespace nanscope::cuda

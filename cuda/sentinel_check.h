@@ -45,6 +45,10 @@ class DeviceBank {
   // `blocks` 0 picks a grid from the size; any value gives the same result.
   void check(int slot, const float* data, std::size_t n, int blocks = 0);
   BankReadback readback();             // synchronises the stream; the only device-to-host copies
+  // The records and the current step's history row only (history holds that one row).
+  BankReadback readback_step();
+  // The device address of the status word (the OR of the current step's checks).
+  const std::uint32_t* status_word() const;
   void* stream() const { return stream_; }
 
  private:

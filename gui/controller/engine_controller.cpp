@@ -4,6 +4,7 @@
 #include <QDir>
 #include <filesystem>
 
+#include "backend_choice.h"
 #include "core/config_io.h"
 #include "core/errors.h"
 #include "session/scenarios.h"
@@ -40,7 +41,7 @@ void EngineController::rebuild() {
       "gui-" + QDateTime::currentDateTimeUtc().toString("yyyyMMddTHHmmsszzz") + "Z");
   o.out_dir = dir.toStdString();
   session_.reset();
-  session_ = std::make_unique<Session>(config, make_cpu_backend(config), o);
+  session_ = std::make_unique<Session>(config, choose_backend("auto", config, false), o);
   session_->write_run_file();
   publish(false);
 }

@@ -1,0 +1,491 @@
+// CudaBackend: the verified device pieces (sampler, dense layers, heads, losses, backward,
+// optimizer, sentinel bank) run phase by phase on one stream. The slot call sites are the CPU
+// backend's, in the same order: the observer's `produced` (fault injection) right after each
+// producer, then its `check`, which the session turns into a device check. A step makes one
+// device-to-host copy (the status record) unless something fired or the caller asks for more.
+#include "cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "backward.h"
+#include "batch_sampler.h"
+#include "c51_heads.h"
+#include "core/errors.h"
+#include "device_array.h"
+#include "device_probe.h"
+#include "forward_losses.h"
+#include "model/batch_context.h"
+#include "model/param_init.h"
+#include "model/slot_shapes.h"
+#include "model/state_pack.h"
+#include "optimizer.h"
+#include "sentinel_check.h"
+#include "step_record.h"
+
+namespace nanscope::cuda {
+namespace {
+
+// The backend's stream, created first and destroyed last.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { NANSCOPE_CUDA_CHECK(cudaStreamCreate(&s)); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+class CudaBackend final : public Backend, public DeviceSentinel {
+ public:
+  explicit CudaBackend(const Config& c)
+      : c_(c), d_(Dims::from(c)), L_(d_), blas_(stream_.s),
+        sampler_(SamplerShape{d_.B, d_.N, d_.Np, d_.K, d_.iqn}, stream_.s),
+        params_(L_.total()), target_(L_.total()), adam_(2 * L_.total()),
+        kept_params_(L_.total()), kept_target_(L_.total()), kept_adam_(2 * L_.total()),
+        online_(d_), online_next_(d_), target_next_(d_),
+        q_(static_cast<std::size_t>(d_.B) * d_.A), q_next_(q_.size()), astar_(static_cast<std::size_t>(d_.B) * d_.D),
+        m_(static_cast<std::size_t>(d_.B) * d_.D * d_.NA), c51_(d_.B), lse_(static_cast<std::size_t>(d_.B) * d_.D),
+        y_(lse_.size()), mse_part_(d_.B), cql_part_(d_.B), iqn_(d_),
+        aux_pre_(static_cast<std::size_t>(d_.B) * d_.AH), aux_h_(aux_pre_.size()),
+        pred_(static_cast<std::size_t>(d_.B) * d_.AO), aux_loss_(d_.B),
+        ve_(static_cast<std::size_t>(d_.E) * d_.B * d_.NA), ens_part_(static_cast<std::size_t>(d_.E) * d_.B),
+        total_(1), bw_(d_, L_.total()), bw33_(bw_.bw.size()), bw34_(bw_.bw.size()), norms_(1 + kGroupCount),
+        clip_norms_(1 + kGroupCount), opt_(L_, c.optim, stream_.s), bank_(c.run.steps_per_fold, stream_.s),
+        scalars_(kScCount), record_(sizeof(StepStatusRecord)) {
+    for (int s = 0; s < kSlotCount; ++s) shapes_[s] = slot_shape(d_, s, L_.total());
+    const float* batch = sampler_.batch();
+    s_ = batch;
+    s_next_ = batch + static_cast<std::size_t>(d_.B) * d_.F;
+    ret_ = batch + static_cast<std::size_t>(d_.B) * 2 * d_.F;
+    done_ = ret_ + d_.B;
+    next_bar_ = done_ + d_.B;
+    fwd_ = ForwardState{s_, next_bar_, sampler_.actions(), online_.h1.get(), online_.pre1.get(),
+                        online_.pre2.get(), online_.h2.get(), online_.z.get(), online_.logp.get(), q_.get(),
+                        m_.get(), y_.get(), lse_.get(), ve_.get(), sampler_.tau(), iqn_.cos.get(),
+                        iqn_.phi_pre.get(), iqn_.phi.get(), iqn_.psi.get(), iqn_.q.get(), iqn_.targets.get(),
+                        aux_pre_.get(), aux_h_.get(), pred_.get()};
+    const auto& l = c.loss;
+    weights_ = LossWeights{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql),
+                           static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
+                           static_cast<float>(l.lambda_ens)};
+    weights_d_ = LossWeightsD{l.lambda_mse, l.lambda_iqn, l.lambda_aux, l.lambda_ens, d_.iqn};
+    device_name_ = probe_devices().name;
+    reset_parameters();
+  }
+
+  // ---- Backend ----
+  std::string name() const override { return "cuda"; }
+  std::string device_name() const override { return device_name_ + " (float32)"; }
+  const Dims& dims() const override { return d_; }
+  const ParamLayout& layout() const override { return L_; }
+
+  void reset_parameters() override {
+    const std::vector<double> init = initial_parameters(c_, L_);
+    const std::vector<float> p(init.begin(), init.end());
+    upload(params_.get(), p);
+    upload(target_.get(), p);
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(adam_.get(), 0, adam_.size() * sizeof(float), stream_.s));
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(bw_.grads.get(), 0, bw_.grads.size() * sizeof(float), stream_.s));
+    adam_t_ = 0;
+  }
+
+  void load_fold(const TransitionSet& t) override {
+    sync();
+    sampler_.load_fold(t);
+  }
+
+  void run_phase(Phase phase, const StepKey& key) override {
+    switch (phase) {
+      case Phase::Sample: sample(key); break;
+      case Phase::Forward: forward(); break;
+      case Phase::BackwardMain:
+        backward_main(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+        // Slot 33 keeps its own copy: the buffer it checks changes later in the step.
+        copy(bw33_.get(), bw_.bw.get(), bw_.bw.size());
+        check_site(kBwDHS2Main);
+        break;
+      case Phase::BackwardAux:
+        backward_aux(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+        copy(bw34_.get(), bw_.bw.get(), bw_.bw.size());
+        check_site(kBwDHS2Aux);
+        break;
+      case Phase::BackwardIqn:
+        if (!d_.iqn) break;
+        backward_iqn(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+        check_site(kBwDHS2Iqn);
+        break;
+      case Phase::BackwardEncoder: backward_encoder(blas_, d_, L_, params_.get(), fwd_, bw_); break;
+      case Phase::ChecksPostBackward:
+        for (int s = kDValueLogits; s <= kBnDConcat; ++s)
+          if (!shapes_[s].empty()) check_site(s);
+        break;
+      case Phase::Optimizer: optimizer(key); break;
+    }
+  }
+
+  SlotView slot(int index) override {
+    SlotView v;
+    if (shapes_[index].empty()) return v;
+    auto& mirror = mirrors_[static_cast<std::size_t>(index)];
+    mirror.resize(element_count(shapes_[index]));
+    download(mirror.data(), read_ptr(index), mirror.size());
+    v.data = mirror.data();
+    v.count = mirror.size();
+    v.shape = shapes_[index];
+    return v;
+  }
+
+  std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element, double value) override {
+    float* p = write_ptr(index);
+    const std::size_t n = element_count(shapes_[index]);
+    if (!p || (element && *element >= n)) throw InternalError(fmt::format("inject_slot: slot {} element out of range", index));
+    std::vector<Overwritten> old;
+    if (element) {
+      float x = 0;
+      download(&x, p + *element, 1);
+      old.push_back({*element, x});
+      const float v = static_cast<float>(value);
+      upload(p + *element, std::vector<float>{v});
+    } else {
+      std::vector<float> h(n);
+      download(h.data(), p, n);
+      for (std::size_t i = 0; i < n; ++i) old.push_back({i, h[i]});
+      upload(p, std::vector<float>(n, static_cast<float>(value)));
+    }
+    return old;
+  }
+
+  StepLosses losses() const override { return losses_; }
+  void set_observer(SlotObserver* o) override { observer_ = o; }
+
+  std::vector<double> read_param(const std::string& name, bool target) const override {
+    const ParamEntry* e = entry(name);
+    std::vector<float> h(e->count);
+    download(h.data(), (target ? target_ : params_).get() + e->offset, e->count);
+    return std::vector<double>(h.begin(), h.end());
+  }
+  void write_param(const std::string& name, const std::vector<double>& values) override {
+    const ParamEntry* e = entry(name);
+    if (values.size() != e->count)
+      throw InternalError(fmt::format("parameter '{}' has {} elements, got {}", name, e->count, values.size()));
+    upload(params_.get() + e->offset, std::vector<float>(values.begin(), values.end()));
+  }
+  std::int64_t adam_step() const override { return adam_t_; }
+
+  void read_state(StateSnapshot& s) const override { read_state_from(params_, target_, adam_, adam_t_, s); }
+  void write_state(const StateSnapshot& s) override {
+    std::vector<float> p(L_.total()), t(L_.total()), a(2 * L_.total());
+    download(p.data(), params_.get(), p.size());  // padding stays as it is (zero)
+    download(t.data(), target_.get(), t.size());
+    download(a.data(), adam_.get(), a.size());
+    unpack_state(L_, s, p, t, a, adam_t_);
+    upload(params_.get(), p);
+    upload(target_.get(), t);
+    upload(adam_.get(), a);
+  }
+  void keep_state() override {
+    copy(kept_params_.get(), params_.get(), params_.size());
+    copy(kept_target_.get(), target_.get(), target_.size());
+    copy(kept_adam_.get(), adam_.get(), adam_.size());
+    kept_t_ = adam_t_;
+  }
+  void read_kept_state(StateSnapshot& s) const override {
+    read_state_from(kept_params_, kept_target_, kept_adam_, kept_t_, s);
+  }
+
+  BatchContext batch_context() const override {
+    auto buf = const_cast<DeviceSampler&>(sampler_).buffers();
+    BatchArrays a;
+    a.batch = download_d(buf.batch, sampler_.batch_count());
+    a.actions.resize(static_cast<std::size_t>(d_.B) * d_.D);
+    download(a.actions.data(), buf.actions, a.actions.size());
+    if (d_.iqn) {
+      a.tau = download_d(buf.tau, static_cast<std::size_t>(d_.B) * d_.N);
+      a.tau_target = download_d(buf.tau_target, static_cast<std::size_t>(d_.B) * d_.Np);
+      a.tau_greedy = download_d(buf.tau_greedy, static_cast<std::size_t>(d_.B) * d_.K);
+    }
+    return to_batch_context(d_, a);
+  }
+  void set_batch(const BatchContext& b) override {
+    const BatchArrays a = from_batch_context(d_, b);
+    auto buf = sampler_.buffers();
+    auto up = [&](float* p, const std::vector<double>& v) { upload(p, std::vector<float>(v.begin(), v.end())); };
+    up(buf.batch, a.batch);
+    upload(buf.actions, a.actions);
+    if (d_.iqn) {
+      up(buf.tau, a.tau);
+      up(buf.tau_target, a.tau_target);
+      up(buf.tau_greedy, a.tau_greedy);
+    }
+  }
+  DeviceSentinel* device_sentinel() override { return this; }
+
+  // ---- DeviceSentinel ----
+  void begin_fold() override { bank_.reset_fold(); }
+  void begin_step(int step) override {
+    bank_.begin_step(step);
+    bank_step_ = step;
+  }
+  void check(int slot) override { bank_.check(slot, read_ptr(slot), element_count(shapes_[slot])); }
+  std::uint32_t status_now() override {
+    std::uint32_t s = 0;
+    download(&s, bank_.status_word(), 1);
+    return s;
+  }
+  std::uint32_t end_step() override {
+    auto* rec = reinterpret_cast<StepStatusRecord*>(record_.get());
+    pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(), norms_.get(), rec,
+                     stream_.s);
+    StepStatusRecord h{};
+    download(reinterpret_cast<unsigned char*>(&h), record_.get(), sizeof h);
+    losses_.c51 = h.scalars[kScC51];
+    losses_.mse = h.scalars[kScMse];
+    losses_.cql = h.scalars[kScCql];
+    losses_.iqn = d_.iqn ? h.scalars[kScIqn] : 0.0;
+    losses_.aux = h.scalars[kScAux];
+    losses_.ens = h.scalars[kScEns];
+    losses_.total = h.total;
+    losses_.grad_norm = h.grad_norm;
+    for (int g = 0; g < kGroupCount; ++g) losses_.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
+    return h.status;
+  }
+  StepDetail step_detail() override {
+    const BankReadback r = bank_.readback_step();
+    d2h_ += 3;
+    StepDetail d;
+    for (int s = 0; s < kSlotCount; ++s) {
+      d.kinds[static_cast<std::size_t>(s)] = r.history[0][static_cast<std::size_t>(s)];
+      const auto& rec = r.records[static_cast<std::size_t>(s)];
+      d.first_count[static_cast<std::size_t>(s)] = rec.first_step == bank_step_ ? rec.count : -1;
+    }
+    return d;
+  }
+  std::int64_t device_to_host_copies() const override { return d2h_; }
+
+ private:
+  // ---- The call sites ----
+  void produced(int slot) {
+    if (observer_) observer_->produced(slot);
+  }
+  void check_site(int slot) {
+    if (observer_) observer_->check(slot);
+  }
+  // A slot's call site: injection right after the producer, then the check.
+  void site(int slot) {
+    produced(slot);
+    check_site(slot);
+  }
+
+  void sample(const StepKey& key) {
+    sampler_.sample(key.seed, key.fold, key.step);
+    site(kBatch);
+    if (d_.iqn) produced(kIqnTau);
+  }
+
+  void forward() {
+    void* s = stream_.s;
+    const bool kl = c_.loss.c51_form == "kl_unmasked";
+    net_forward(blas_, d_, L_, params_.get(), s_, online_, [this](int slot) { site(slot); });
+    // Targets (no gradient): double-DQN greedy sub-actions, the target distribution, its projection.
+    net_forward(blas_, d_, L_, params_.get(), s_next_, online_next_);
+    expected_q(d_, online_next_.logp.get(), q_next_.get(), s);
+    greedy_actions(d_, q_next_.get(), astar_.get(), s);
+    net_forward(blas_, d_, L_, target_.get(), s_next_, target_next_);
+    site(kTargetLogProbs);
+    c51_projection(d_, target_next_.logp.get(), astar_.get(), ret_, done_, m_.get(), s);
+    site(kProjTarget);
+    c51_loss(d_, kl, online_.logp.get(), m_.get(), sampler_.actions(), c51_.get(), s);
+    produced(kC51Loss);
+    mean_into(c51_.get(), d_.B, 1.0, scalars_.get() + kScC51, s);
+    check_site(kC51Loss);
+    expected_q(d_, online_.logp.get(), q_.get(), s);
+    site(kQExpected);
+    cql_mse_terms(d_, q_.get(), target_next_.logp.get(), astar_.get(), ret_, done_, sampler_.actions(), lse_.get(),
+                  y_.get(), mse_part_.get(), cql_part_.get(), s);
+    site(kCqlLse);
+    mean_into(mse_part_.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, s);
+    mean_into(cql_part_.get(), d_.B, c_.loss.alpha_cql, scalars_.get() + kScCql, s);
+    if (d_.iqn) {
+      check_site(kIqnTau);
+      iqn_pass(blas_, d_, L_, params_.get(), online_.h2.get(), sampler_.tau(), d_.N, iqn_.cos, iqn_.phi_pre,
+               iqn_.phi, iqn_.psi, iqn_.q);
+      site(kIqnPhi);
+      site(kIqnQuantiles);
+      iqn_pass(blas_, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K, iqn_.g_cos,
+               iqn_.g_phi_pre, iqn_.g_phi, iqn_.g_psi, iqn_.g_q);
+      iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), s);
+      iqn_pass(blas_, d_, L_, target_.get(), target_next_.h2.get(), sampler_.tau_target(), d_.Np, iqn_.t_cos,
+               iqn_.t_phi_pre, iqn_.t_phi, iqn_.t_psi, iqn_.t_q);
+      site(kIqnTargetQuantiles);
+      iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), ret_, done_, iqn_.targets.get(), s);
+      iqn_loss(d_, iqn_.q.get(), sampler_.tau(), iqn_.targets.get(), sampler_.actions(), iqn_.loss.get(), s);
+      produced(kIqnLoss);
+      mean_into(iqn_.loss.get(), d_.B, 1.0, scalars_.get() + kScIqn, s);
+      check_site(kIqnLoss);
+    }
+    aux_head(blas_, d_, L_, params_.get(), online_.h2.get(), aux_pre_.get(), aux_h_.get(), pred_.get());
+    site(kAuxPredNb);
+    aux_loss(d_, pred_.get(), next_bar_, aux_loss_.get(), s);
+    produced(kAuxLoss);
+    mean_into(aux_loss_.get(), d_.B, 1.0, scalars_.get() + kScAux, s);
+    check_site(kAuxLoss);
+    ensemble_heads(blas_, d_, L_, params_.get(), online_.z.get(), ve_.get());
+    site(kEnsembleLogits);
+    ensemble_ce(d_, ve_.get(), m_.get(), ens_part_.get(), s);
+    mean_into(ens_part_.get(), d_.E * d_.B, 1.0 / d_.D, scalars_.get() + kScEns, s);
+    total_loss(scalars_.get(), weights_d_, total_.get(), s);
+    site(kTotalLoss);
+  }
+
+  void optimizer(const StepKey& key) {
+    opt_.grad_norms(bw_.grads.get(), norms_.get());
+    // Clipping uses the norm as computed, as the CPU backend does (an injection into the slot is
+    // seen by the checks and the collapse halt, not by the clip).
+    copy(clip_norms_.get(), norms_.get(), norms_.size());
+    site(kGradNorm);
+    const bool sync_target = (key.global_step + 1) % c_.optim.target_sync == 0;
+    if (observer_ && !observer_->allow_update()) {  // the guard: parameters, moments and t untouched
+      check_site(kAdamMoments);
+      check_site(kParams);
+      if (sync_target) copy(target_.get(), params_.get(), params_.size());
+      return;
+    }
+    ++adam_t_;
+    opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_);
+    site(kAdamMoments);
+    site(kParams);
+    if (sync_target) copy(target_.get(), params_.get(), params_.size());
+  }
+
+  // ---- Slot buffers ----
+  // Where a slot's check reads (and slot() shows): 33 and 34 read their own copies.
+  const float* read_ptr(int slot) {
+    if (slot == kBwDHS2Main) return bw33_.get();
+    if (slot == kBwDHS2Aux) return bw34_.get();
+    return write_ptr(slot);
+  }
+  // Where an injection writes: the live buffer the next consumer reads.
+  float* write_ptr(int slot) {
+    if (shapes_[slot].empty()) return nullptr;
+    auto buf = sampler_.buffers();
+    switch (slot) {
+      case kBatch: return buf.batch;
+      case kHS1: return online_.h1.get();
+      case kHS2: return online_.h2.get();
+      case kBnZ: return online_.z.get();
+      case kValueLogits: return online_.v.get();
+      case kAdvLogits: return online_.adv.get();
+      case kLogProbs: return online_.logp.get();
+      case kTargetLogProbs: return target_next_.logp.get();
+      case kProjTarget: return m_.get();
+      case kC51Loss: return c51_.get();
+      case kQExpected: return q_.get();
+      case kCqlLse: return lse_.get();
+      case kIqnTau: return buf.tau;
+      case kIqnPhi: return iqn_.phi.get();
+      case kIqnQuantiles: return iqn_.q.get();
+      case kIqnTargetQuantiles: return iqn_.t_q.get();
+      case kIqnLoss: return iqn_.loss.get();
+      case kAuxPredNb: return pred_.get();
+      case kAuxLoss: return aux_loss_.get();
+      case kEnsembleLogits: return ve_.get();
+      case kTotalLoss: return total_.get();
+      case kGradNorm: return norms_.get();
+      case kAdamMoments: return adam_.get();
+      case kParams: return params_.get();
+      case kDValueLogits: return bw_.d_value.get();
+      case kDAdvLogits: return bw_.d_adv.get();
+      case kIqnTrunkM: return bw_.trunk_m.get();
+      case kIqnDHS2: return bw_.iqn_dh.get();
+      case kDBranchLogits: return bw_.iqn_dq.get();
+      case kCqlDValueLogits: return bw_.cql_dv.get();
+      case kAuxDHS2Nb: return bw_.aux_dh.get();
+      case kEnsembleDLogits: return bw_.d_ve.get();
+      case kBnDConcat: return bw_.dz.get();
+      default: return bw_.bw.get();  // 33, 34, 35: bw_d_h_s2
+    }
+  }
+
+  // ---- Transfers (stream-ordered; every device-to-host copy is counted) ----
+  void sync() const { NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
+  template <class T>
+  void download(T* host, const T* dev, std::size_t n) const {
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(host, dev, n * sizeof(T), cudaMemcpyDeviceToHost, stream_.s));
+    sync();
+    ++d2h_;
+  }
+  std::vector<double> download_d(const float* dev, std::size_t n) const {
+    std::vector<float> h(n);
+    download(h.data(), dev, n);
+    return std::vector<double>(h.begin(), h.end());
+  }
+  template <class T>
+  void upload(T* dev, const std::vector<T>& host) {
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream_.s));
+    sync();  // the host vector may go away
+  }
+  void copy(float* dst, const float* src, std::size_t n) {
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_.s));
+  }
+  void read_state_from(const DeviceArray<float>& p, const DeviceArray<float>& t, const DeviceArray<float>& a,
+                       std::int64_t adam_t, StateSnapshot& s) const {
+    std::vector<float> hp(p.size()), ht(t.size()), ha(a.size());
+    download(hp.data(), p.get(), hp.size());
+    download(ht.data(), t.get(), ht.size());
+    download(ha.data(), a.get(), ha.size());
+    pack_state(L_, hp, ht, ha, adam_t, s);
+  }
+  const ParamEntry* entry(const std::string& name) const {
+    const ParamEntry* e = L_.find(name);
+    if (!e) throw UsageError(fmt::format("unknown parameter '{}'", name));
+    return e;
+  }
+
+  Config c_;
+  Dims d_;
+  ParamLayout L_;
+  Stream stream_;
+  Blas blas_;
+  DeviceSampler sampler_;
+  DeviceArray<float> params_, target_, adam_, kept_params_, kept_target_, kept_adam_;
+  std::int64_t adam_t_ = 0, kept_t_ = 0;
+  NetBuffers online_, online_next_, target_next_;
+  DeviceArray<float> q_, q_next_;
+  DeviceArray<std::int32_t> astar_;
+  DeviceArray<float> m_, c51_, lse_, y_, mse_part_, cql_part_;
+  IqnBuffers iqn_;
+  DeviceArray<float> aux_pre_, aux_h_, pred_, aux_loss_, ve_, ens_part_, total_;
+  BackwardBuffers bw_;
+  DeviceArray<float> bw33_, bw34_, norms_, clip_norms_;
+  DeviceOptimizer opt_;
+  DeviceBank bank_;
+  DeviceArray<double> scalars_;
+  DeviceArray<unsigned char> record_;
+  const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr, *next_bar_ = nullptr;
+  ForwardState fwd_{};
+  LossWeights weights_{};
+  LossWeightsD weights_d_{};
+  SlotHook hook_ = [this](int slot) { produced(slot); };
+  std::array<std::vector<std::int64_t>, kSlotCount> shapes_;
+  std::array<std::vector<float>, kSlotCount> mirrors_;
+  SlotObserver* observer_ = nullptr;
+  StepLosses losses_;
+  std::string device_name_;
+  int bank_step_ = 0;  // the step the device bank records into
+  mutable std::int64_t d2h_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const Config& config) {
+  if (config.model.precision != "float32")
+    throw ConfigError(fmt::format("config: key 'model.precision': the CUDA backend computes in float32, "
+                                  "not {} (use --backend cpu for float64)", config.model.precision));
+  const DeviceProbe probe = probe_devices();
+  if (probe.count == 0) throw DeviceError("no usable CUDA device: " + probe.error);
+  return std::make_unique<CudaBackend>(config);
+}
+
+}  // namespace nanscope::cuda

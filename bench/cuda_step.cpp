@@ -1,8 +1,8 @@
-// bench/cuda_step: the CUDA backend's ungraphed training step at the default size, driven by the
-// session in run mode (checks on the device, one status record read back per step), against
-//   - the same step with every check turned off (sentinel.disabled = all slots), same run;
-//   - the CPU reference backend's step, same run (the peer it must match);
-// with per-phase times from stepping phase by phase (each phase synchronised).
+// bench/cuda_step: the CUDA backend's training step at the default size, driven by the session in
+// run mode, in one run: ungraphed and as one captured CUDA graph, reading each step's status record
+// (what the default config's collapse watch needs) or reading the fold back at its end, with every
+// check on and with every check off (sentinel.disabled = all slots); against the CPU reference
+// backend's step in the same run; and per-phase times from stepping phase by phase.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -37,27 +37,55 @@ double ms_per_step(Session& s, int blocks, int steps) {
   return median(t);
 }
 
+struct Variant {
+  const char* name;
+  bool graph;
+  bool read_every_step;  // the default config watches for a gradient collapse at every step
+  bool checks;
+};
+
+double time_variant(const Variant& v, int blocks, double* copies_per_step) {
+  Config c;
+  c.run.folds = 1;
+  c.run.steps_per_fold = 4000;
+  c.halt.on_fire = "never";
+  if (!v.read_every_step) c.halt.collapse_patience = 0;
+  if (!v.checks)
+    for (int s = 0; s < kSlotCount; ++s) c.sentinel.disabled.push_back(s);
+  SessionOptions o;
+  o.graph = v.graph;
+  Session s(c, cuda::make_cuda_backend(c), o);
+  RunUntil warm;
+  warm.kind = RunUntil::Kind::Steps;
+  warm.steps = 20;
+  s.run(warm);  // the fold's upload, cuBLAS heuristics, the capture
+  const auto d2h0 = s.backend().device_sentinel()->device_to_host_copies();
+  const double ms = ms_per_step(s, blocks, 100);
+  *copies_per_step = static_cast<double>(s.backend().device_sentinel()->device_to_host_copies() - d2h0) /
+                     (blocks * 100.0);
+  return ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int blocks = argc > 1 ? std::atoi(argv[1]) : 7;
+  const Variant variants[] = {
+      {"ungraphed, record read every step", false, true, true},
+      {"ungraphed, fold-end readback", false, false, true},
+      {"ungraphed, fold-end readback, checks off", false, false, false},
+      {"graph, record read every step", true, true, true},
+      {"graph, fold-end readback", true, false, true},
+      {"graph, fold-end readback, checks off", true, false, false},
+  };
+  double ms[6], copies[6];
+  for (int i = 0; i < 6; ++i) ms[i] = time_variant(variants[i], blocks, &copies[i]);
+
   Config config;
   config.run.folds = 1;
   config.run.steps_per_fold = 4000;
-  config.halt.on_fire = "never";
   Session gpu(config, cuda::make_cuda_backend(config));
-  for (int i = 0; i < 20; ++i) gpu.step();  // warm-up: the fold's upload, cuBLAS heuristics
-  const auto d2h0 = gpu.backend().device_sentinel()->device_to_host_copies();
-  const double on = ms_per_step(gpu, blocks, 100);
-  const double copies = static_cast<double>(gpu.backend().device_sentinel()->device_to_host_copies() - d2h0) /
-                        (blocks * 100.0);
-
-  Config off_cfg = config;
-  for (int s = 0; s < kSlotCount; ++s) off_cfg.sentinel.disabled.push_back(s);
-  Session gpu_off(off_cfg, cuda::make_cuda_backend(off_cfg));
-  for (int i = 0; i < 20; ++i) gpu_off.step();
-  const double off = ms_per_step(gpu_off, blocks, 100);
-
+  gpu.step();
   // Per phase (ungraphed, each phase followed by a device synchronisation through a status read).
   std::vector<std::vector<double>> phase_ms(kPhaseCount);
   for (int st = 0; st < 50; ++st)
@@ -66,21 +94,22 @@ int main(int argc, char** argv) {
       gpu.step_phase();
       phase_ms[static_cast<std::size_t>(p)].push_back(seconds_since(t) * 1e3);
     }
-
-  Config cpu_cfg = config;
-  Session cpu(cpu_cfg, make_cpu_backend(cpu_cfg));
+  Session cpu(config, make_cpu_backend(config));
   cpu.step();
   const double cpu_ms = ms_per_step(cpu, 3, 3);
 
-  fmt::print("bench cuda_step: default config, {} [{}], ungraphed, run mode\n", gpu.backend().name(),
-             gpu.backend().device_name());
-  fmt::print("CUDA step, checks on             {:8.3f} ms  ({:.0f} steps/s)\n", on, 1e3 / on);
-  fmt::print("CUDA step, every check off       {:8.3f} ms  -> checks cost {:.1f}% of the ungraphed step\n", off,
-             100.0 * (on - off) / off);
-  fmt::print("device-to-host copies per step   {:8.2f}\n", copies);
-  fmt::print("CPU reference step, same run     {:8.1f} ms  -> CUDA ungraphed is {:.1f}x the CPU backend\n", cpu_ms,
-             cpu_ms / on);
-  fmt::print("per phase (phase-stepped, each followed by a status readback), median ms:\n");
+  fmt::print("bench cuda_step: default config, {} [{}], run mode, median of {} blocks of 100 steps\n",
+             gpu.backend().name(), gpu.backend().device_name(), blocks);
+  for (int i = 0; i < 6; ++i)
+    fmt::print("  {:<42} {:7.3f} ms/step  {:6.0f} steps/s  {:.2f} device-to-host copies/step\n", variants[i].name,
+               ms[i], 1e3 / ms[i], copies[i]);
+  fmt::print("graph vs ungraphed (fold-end readback): {:.2f}x; (record every step): {:.2f}x\n", ms[1] / ms[4],
+             ms[0] / ms[3]);
+  fmt::print("checks on vs off: ungraphed +{:.1f}%, graph +{:.1f}%\n", 100.0 * (ms[1] - ms[2]) / ms[2],
+             100.0 * (ms[4] - ms[5]) / ms[5]);
+  fmt::print("CPU reference step, same run {:.1f} ms -> the graphed CUDA step is {:.0f}x faster\n", cpu_ms,
+             cpu_ms / ms[4]);
+  fmt::print("per phase (ungraphed, phase-stepped, each followed by a status readback), median ms:\n");
   for (int p = 0; p < kPhaseCount; ++p)
     fmt::print("  {:<22} {:8.3f}\n", phase_name(static_cast<Phase>(p)), median(phase_ms[static_cast<std::size_t>(p)]));
   return 0;

@@ -20,7 +20,7 @@ struct RunOptions {
   std::vector<std::string> breakpoints;
   std::string out_dir;  // default: runs/<UTC timestamp>
   bool force = false;
-  std::string graph = "off";  // the CPU backend always runs ungraphed
+  std::string graph;  // "on", "off"; unset: on with the CUDA backend, off with the CPU one
   bool until_fire = false;
   bool guard = false;
   bool json = false;

@@ -10,7 +10,8 @@ constexpr int D = kBranches;
 constexpr int AO = kNextBarTargets;
 
 // One thread per batch row: draws the row's transition index and copies it into the batch layout.
-__global__ void gather_batch(std::uint64_t seed, std::uint32_t fold, std::uint32_t step, int B,
+// (fold, step) are read from device memory (set_key), so a captured graph draws each step's batch.
+__global__ void gather_batch(std::uint64_t seed, const std::uint32_t* __restrict__ key, int B,
                              std::uint32_t pool, const float* __restrict__ state,
                              const float* __restrict__ next_state, const float* __restrict__ ret,
                              const float* __restrict__ done, const float* __restrict__ next_bar,
@@ -18,6 +19,7 @@ __global__ void gather_batch(std::uint64_t seed, std::uint32_t fold, std::uint32
                              std::int32_t* __restrict__ actions) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= B) return;
+  const std::uint32_t fold = key[0], step = key[1];
   const std::uint32_t i = u32_to_index(
       draw_u32(seed, DrawStream::BatchIndex, fold, step, static_cast<std::uint64_t>(b)), pool);
   for (int f = 0; f < F; ++f) {
@@ -31,10 +33,15 @@ __global__ void gather_batch(std::uint64_t seed, std::uint32_t fold, std::uint32
   for (int k = 0; k < D; ++k) actions[b * D + k] = action[static_cast<size_t>(i) * D + k];
 }
 
-__global__ void draw_taus(std::uint64_t seed, DrawStream stream, std::uint32_t fold, std::uint32_t step,
+__global__ void draw_taus(std::uint64_t seed, DrawStream stream, const std::uint32_t* __restrict__ key,
                           std::uint64_t n, float* __restrict__ out) {
   const std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (k < n) out[k] = static_cast<float>(u32_to_open01(draw_u32(seed, stream, fold, step, k)));
+  if (k < n) out[k] = static_cast<float>(u32_to_open01(draw_u32(seed, stream, key[0], key[1], k)));
+}
+
+__global__ void set_key_kernel(std::uint32_t* key, std::uint32_t fold, std::uint32_t step) {
+  key[0] = fold;
+  key[1] = step;
 }
 
 std::vector<float> to_float(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
@@ -49,6 +56,7 @@ struct DeviceSampler::Impl {
   DeviceArray<std::int32_t> action;
   DeviceArray<float> batch, tau, tau_target, tau_greedy;
   DeviceArray<std::int32_t> actions;
+  DeviceArray<std::uint32_t> key{2};  // (fold, step) of the draws
 };
 
 DeviceSampler::DeviceSampler(const SamplerShape& s, void* stream) : impl_(new Impl) {
@@ -82,10 +90,20 @@ void DeviceSampler::load_fold(const TransitionSet& t) {
 }
 
 void DeviceSampler::sample(std::uint64_t seed, int fold, int step) {
+  set_key(fold, step);
+  draw(seed);
+}
+
+void DeviceSampler::set_key(int fold, int step) {
+  set_key_kernel<<<1, 1, 0, impl_->stream>>>(impl_->key.get(), static_cast<std::uint32_t>(fold),
+                                             static_cast<std::uint32_t>(step));
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void DeviceSampler::draw(std::uint64_t seed) {
   Impl& m = *impl_;
   const int B = m.shape.B;
-  const auto f = static_cast<std::uint32_t>(fold), s = static_cast<std::uint32_t>(step);
-  gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(seed, f, s, B, m.pool, m.state.get(),
+  gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(seed, m.key.get(), B, m.pool, m.state.get(),
                                                        m.next_state.get(), m.ret.get(), m.done.get(),
                                                        m.next_bar.get(), m.action.get(), m.batch.get(),
                                                        m.actions.get());
@@ -93,7 +111,7 @@ void DeviceSampler::sample(std::uint64_t seed, int fold, int step) {
   if (!m.shape.iqn) return;
   auto taus = [&](DrawStream stream, DeviceArray<float>& out) {
     const std::uint64_t n = out.size();
-    draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(seed, stream, f, s, n, out.get());
+    draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(seed, stream, m.key.get(), n, out.get());
     NANSCOPE_CUDA_CHECK(cudaGetLastError());
   };
   taus(DrawStream::Tau, m.tau);

@@ -28,6 +28,10 @@ class DeviceSampler {
   // Fills the batch buffer ([s B*F; s' B*F; R B; done B; next_bar B*2], the batch slot's layout),
   // the actions [B, 3] and the taus on the device.
   void sample(std::uint64_t seed, int fold, int step);
+  // The same in two parts: set_key stores (fold, step) on the device; draw reads it there (what a
+  // captured step graph replays).
+  void set_key(int fold, int step);
+  void draw(std::uint64_t seed);
 
   // Device pointers and element counts (for checks and the trainer's kernels).
   const float* batch() const;

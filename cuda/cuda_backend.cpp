@@ -1,8 +1,11 @@
 // CudaBackend: the verified device pieces (sampler, dense layers, heads, losses, backward,
-// optimizer, sentinel bank) run phase by phase on one stream. The slot call sites are the CPU
-// backend's, in the same order: the observer's `produced` (fault injection) right after each
-// producer, then its `check`, which the session turns into a device check. A step makes one
-// device-to-host copy (the status record) unless something fired or the caller asks for more.
+// optimizer, sentinel bank) run phase by phase on one stream, or as one captured CUDA graph of the
+// same phase functions. The slot call sites are the CPU backend's, in the same order: the
+// observer's `produced` (fault injection) right after each producer, then its `check`, which the
+// session turns into a device check. Everything that changes from step to step (fold and step of
+// the draws, the bank's step, the global step, Adam's t) is read from device memory, set by tiny
+// kernels before the step, so a replayed graph is the same step as an ungraphed one. A step makes
+// no device-to-host copy unless the session reads its record.
 #include "cuda_backend.h"
 
 #include <fmt/format.h>
@@ -53,7 +56,8 @@ class CudaBackend final : public Backend, public DeviceSentinel {
         ve_(static_cast<std::size_t>(d_.E) * d_.B * d_.NA), ens_part_(static_cast<std::size_t>(d_.E) * d_.B),
         total_(1), bw_(d_, L_.total()), bw33_(bw_.bw.size()), bw34_(bw_.bw.size()), norms_(1 + kGroupCount),
         clip_norms_(1 + kGroupCount), opt_(L_, c.optim, stream_.s), bank_(c.run.steps_per_fold, stream_.s),
-        scalars_(kScCount), record_(sizeof(StepStatusRecord)) {
+        scalars_(kScCount), records_(static_cast<std::size_t>(c.run.steps_per_fold) * sizeof(StepStatusRecord)),
+        adam_t_dev_(1), gstep_(1) {
     for (int s = 0; s < kSlotCount; ++s) shapes_[s] = slot_shape(d_, s, L_.total());
     const float* batch = sampler_.batch();
     s_ = batch;
@@ -72,6 +76,16 @@ class CudaBackend final : public Backend, public DeviceSentinel {
                            static_cast<float>(l.lambda_ens)};
     weights_d_ = LossWeightsD{l.lambda_mse, l.lambda_iqn, l.lambda_aux, l.lambda_ens, d_.iqn};
     device_name_ = probe_devices().name;
+    // Every slot buffer and every piece of step state starts at zero, as on the CPU backend: a
+    // buffer inspected before its first step shows zeros, never leftover device memory.
+    for (int s = 0; s < kSlotCount; ++s)
+      if (float* p = write_ptr(s)) zero(p, element_count(shapes_[s]) * sizeof(float));
+    for (auto* a : {&bw33_, &bw34_, &clip_norms_, &kept_params_, &kept_target_, &kept_adam_})
+      zero(a->get(), a->size() * sizeof(float));
+    zero(scalars_.get(), scalars_.size() * sizeof(double));
+    zero(records_.get(), records_.size());
+    zero(kept_t_.get(), sizeof(std::int64_t));
+    zero(gstep_.get(), sizeof(std::int64_t));
     reset_parameters();
   }
 
@@ -88,17 +102,33 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     upload(target_.get(), p);
     NANSCOPE_CUDA_CHECK(cudaMemsetAsync(adam_.get(), 0, adam_.size() * sizeof(float), stream_.s));
     NANSCOPE_CUDA_CHECK(cudaMemsetAsync(bw_.grads.get(), 0, bw_.grads.size() * sizeof(float), stream_.s));
-    adam_t_ = 0;
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(adam_t_dev_.get(), 0, sizeof(std::int64_t), stream_.s));
   }
 
   void load_fold(const TransitionSet& t) override {
     sync();
     sampler_.load_fold(t);
+    drop_graph();  // the fold's arrays (and the pool size the gather uses) changed
   }
 
   void run_phase(Phase phase, const StepKey& key) override {
+    if (phase == Phase::Sample) set_step_keys(key);
+    phase_body(phase);
+  }
+
+  ~CudaBackend() override {
+    try {
+      sync();
+    } catch (...) {
+    }
+    drop_graph();
+  }
+
+ private:
+  // One phase's work; the same function whether enqueued directly or captured into the graph.
+  void phase_body(Phase phase) {
     switch (phase) {
-      case Phase::Sample: sample(key); break;
+      case Phase::Sample: sample(); break;
       case Phase::Forward: forward(); break;
       case Phase::BackwardMain:
         backward_main(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
@@ -121,9 +151,49 @@ class CudaBackend final : public Backend, public DeviceSentinel {
         for (int s = kDValueLogits; s <= kBnDConcat; ++s)
           if (!shapes_[s].empty()) check_site(s);
         break;
-      case Phase::Optimizer: optimizer(key); break;
+      case Phase::Optimizer: optimizer(); break;
     }
   }
+
+  // What changes from step to step, written to device memory before the step's work.
+  void set_step_keys(const StepKey& key) {
+    sampler_.set_key(key.fold, key.step);
+    set_global_step(gstep_.get(), key.global_step, stream_.s);
+  }
+
+  void drop_graph() {
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    graph_exec_ = nullptr;
+  }
+
+  void capture() {
+    drop_graph();
+    NANSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      for (int p = 0; p < kPhaseCount; ++p) phase_body(static_cast<Phase>(p));
+    } catch (...) {
+      cudaStreamEndCapture(stream_.s, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    NANSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_.s, &graph));
+    const cudaError_t e = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    NANSCOPE_CUDA_CHECK(e);
+    ++captures_;
+  }
+
+ public:
+  void run_step_graphed(const StepKey& key, std::uint64_t checked) override {
+    set_step_keys(key);
+    if (!graph_exec_ || checked != captured_checked_) {
+      capture();
+      captured_checked_ = checked;
+    }
+    NANSCOPE_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_.s));
+  }
+  int graph_captures() const override { return captures_; }
 
   SlotView slot(int index) override {
     SlotView v;
@@ -172,27 +242,36 @@ class CudaBackend final : public Backend, public DeviceSentinel {
       throw InternalError(fmt::format("parameter '{}' has {} elements, got {}", name, e->count, values.size()));
     upload(params_.get() + e->offset, std::vector<float>(values.begin(), values.end()));
   }
-  std::int64_t adam_step() const override { return adam_t_; }
+  std::int64_t adam_step() const override {
+    std::int64_t t = 0;
+    download(&t, adam_t_dev_.get(), 1);
+    return t;
+  }
 
-  void read_state(StateSnapshot& s) const override { read_state_from(params_, target_, adam_, adam_t_, s); }
+  void read_state(StateSnapshot& s) const override { read_state_from(params_, target_, adam_, adam_step(), s); }
   void write_state(const StateSnapshot& s) override {
     std::vector<float> p(L_.total()), t(L_.total()), a(2 * L_.total());
     download(p.data(), params_.get(), p.size());  // padding stays as it is (zero)
     download(t.data(), target_.get(), t.size());
     download(a.data(), adam_.get(), a.size());
-    unpack_state(L_, s, p, t, a, adam_t_);
+    std::int64_t adam_t = 0;
+    unpack_state(L_, s, p, t, a, adam_t);
     upload(params_.get(), p);
     upload(target_.get(), t);
     upload(adam_.get(), a);
+    upload(adam_t_dev_.get(), std::vector<std::int64_t>{adam_t});
   }
-  void keep_state() override {
+  void keep_state() override {  // device-to-device, graph-capturable
     copy(kept_params_.get(), params_.get(), params_.size());
     copy(kept_target_.get(), target_.get(), target_.size());
     copy(kept_adam_.get(), adam_.get(), adam_.size());
-    kept_t_ = adam_t_;
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(kept_t_.get(), adam_t_dev_.get(), sizeof(std::int64_t),
+                                        cudaMemcpyDeviceToDevice, stream_.s));
   }
   void read_kept_state(StateSnapshot& s) const override {
-    read_state_from(kept_params_, kept_target_, kept_adam_, kept_t_, s);
+    std::int64_t t = 0;
+    download(&t, kept_t_.get(), 1);
+    read_state_from(kept_params_, kept_target_, kept_adam_, t, s);
   }
 
   BatchContext batch_context() const override {
@@ -234,33 +313,30 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     download(&s, bank_.status_word(), 1);
     return s;
   }
-  std::uint32_t end_step() override {
-    auto* rec = reinterpret_cast<StepStatusRecord*>(record_.get());
-    pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(), norms_.get(), rec,
-                     stream_.s);
+  StepReport end_step() override {
     StepStatusRecord h{};
-    download(reinterpret_cast<unsigned char*>(&h), record_.get(), sizeof h);
-    losses_.c51 = h.scalars[kScC51];
-    losses_.mse = h.scalars[kScMse];
-    losses_.cql = h.scalars[kScCql];
-    losses_.iqn = d_.iqn ? h.scalars[kScIqn] : 0.0;
-    losses_.aux = h.scalars[kScAux];
-    losses_.ens = h.scalars[kScEns];
-    losses_.total = h.total;
-    losses_.grad_norm = h.grad_norm;
-    for (int g = 0; g < kGroupCount; ++g) losses_.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
-    return h.status;
+    download(reinterpret_cast<unsigned char*>(&h), records_.get() + static_cast<std::size_t>(bank_step_) * sizeof h,
+             sizeof h);
+    losses_ = report_of(h).losses;
+    return report_of(h);
   }
   StepDetail step_detail() override {
     const BankReadback r = bank_.readback_step();
     d2h_ += 3;
-    StepDetail d;
-    for (int s = 0; s < kSlotCount; ++s) {
-      d.kinds[static_cast<std::size_t>(s)] = r.history[0][static_cast<std::size_t>(s)];
-      const auto& rec = r.records[static_cast<std::size_t>(s)];
-      d.first_count[static_cast<std::size_t>(s)] = rec.first_step == bank_step_ ? rec.count : -1;
-    }
-    return d;
+    return detail_of(r, 0, bank_step_);
+  }
+  std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) override {
+    const std::size_t n = static_cast<std::size_t>(last - first + 1);
+    std::vector<StepStatusRecord> recs(n);
+    download(reinterpret_cast<unsigned char*>(recs.data()),
+             records_.get() + static_cast<std::size_t>(first) * sizeof(StepStatusRecord), n * sizeof(StepStatusRecord));
+    const BankReadback r = bank_.readback();  // records and history rows 0..last
+    d2h_ += 3;
+    std::vector<std::pair<StepReport, StepDetail>> out;
+    for (int st = first; st <= last; ++st)
+      out.emplace_back(report_of(recs[static_cast<std::size_t>(st - first)]), detail_of(r, st, st));
+    if (!out.empty()) losses_ = out.back().first.losses;
+    return out;
   }
   std::int64_t device_to_host_copies() const override { return d2h_; }
 
@@ -278,8 +354,33 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     check_site(slot);
   }
 
-  void sample(const StepKey& key) {
-    sampler_.sample(key.seed, key.fold, key.step);
+  StepReport report_of(const StepStatusRecord& h) const {
+    StepReport r;
+    r.status = h.status;
+    StepLosses& l = r.losses;
+    l.c51 = h.scalars[kScC51];
+    l.mse = h.scalars[kScMse];
+    l.cql = h.scalars[kScCql];
+    l.iqn = d_.iqn ? h.scalars[kScIqn] : 0.0;
+    l.aux = h.scalars[kScAux];
+    l.ens = h.scalars[kScEns];
+    l.total = h.total;
+    l.grad_norm = h.grad_norm;
+    for (int g = 0; g < kGroupCount; ++g) l.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
+    return r;
+  }
+  static StepDetail detail_of(const BankReadback& r, int row, int step) {
+    StepDetail d;
+    for (int s = 0; s < kSlotCount; ++s) {
+      d.kinds[static_cast<std::size_t>(s)] = r.history[static_cast<std::size_t>(row)][static_cast<std::size_t>(s)];
+      const auto& rec = r.records[static_cast<std::size_t>(s)];
+      d.first_count[static_cast<std::size_t>(s)] = rec.first_step == step ? rec.count : -1;
+    }
+    return d;
+  }
+
+  void sample() {
+    sampler_.draw(c_.run.seed);
     site(kBatch);
     if (d_.iqn) produced(kIqnTau);
   }
@@ -339,24 +440,22 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     site(kTotalLoss);
   }
 
-  void optimizer(const StepKey& key) {
+  void optimizer() {
     opt_.grad_norms(bw_.grads.get(), norms_.get());
     // Clipping uses the norm as computed, as the CPU backend does (an injection into the slot is
     // seen by the checks and the collapse halt, not by the clip).
     copy(clip_norms_.get(), norms_.get(), norms_.size());
     site(kGradNorm);
-    const bool sync_target = (key.global_step + 1) % c_.optim.target_sync == 0;
-    if (observer_ && !observer_->allow_update()) {  // the guard: parameters, moments and t untouched
-      check_site(kAdamMoments);
-      check_site(kParams);
-      if (sync_target) copy(target_.get(), params_.get(), params_.size());
-      return;
-    }
-    ++adam_t_;
-    opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_);
+    // The observer keeps the state before the update (for dumps); the guard is decided on the
+    // device from the step's status word, so parameters, moments and t stay untouched there.
+    if (observer_) observer_->allow_update();
+    opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_dev_.get(),
+                   c_.guard.enabled ? bank_.status_word() : nullptr);
     site(kAdamMoments);
     site(kParams);
-    if (sync_target) copy(target_.get(), params_.get(), params_.size());
+    sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(), params_.size(), stream_.s);
+    pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(), norms_.get(),
+                     bank_.step_word(), reinterpret_cast<StepStatusRecord*>(records_.get()), stream_.s);
   }
 
   // ---- Slot buffers ----
@@ -426,6 +525,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream_.s));
     sync();  // the host vector may go away
   }
+  void zero(void* p, std::size_t bytes) { NANSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_.s)); }
   void copy(float* dst, const float* src, std::size_t n) {
     NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_.s));
   }
@@ -450,7 +550,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   Blas blas_;
   DeviceSampler sampler_;
   DeviceArray<float> params_, target_, adam_, kept_params_, kept_target_, kept_adam_;
-  std::int64_t adam_t_ = 0, kept_t_ = 0;
+  DeviceArray<std::int64_t> kept_t_{1};
   NetBuffers online_, online_next_, target_next_;
   DeviceArray<float> q_, q_next_;
   DeviceArray<std::int32_t> astar_;
@@ -462,7 +562,12 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   DeviceOptimizer opt_;
   DeviceBank bank_;
   DeviceArray<double> scalars_;
-  DeviceArray<unsigned char> record_;
+  DeviceArray<unsigned char> records_;     // a StepStatusRecord per step of the fold
+  DeviceArray<std::int64_t> adam_t_dev_;   // Adam's t
+  DeviceArray<std::int64_t> gstep_;        // the global step (target sync)
+  cudaGraphExec_t graph_exec_ = nullptr;
+  std::uint64_t captured_checked_ = 0;
+  int captures_ = 0;
   const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr, *next_bar_ = nullptr;
   ForwardState fwd_{};
   LossWeights weights_{};

@@ -32,11 +32,22 @@ __global__ void group_norms(const double* __restrict__ entry_sq, const int* __re
   norms[0] = static_cast<float>(sqrt(global));
 }
 
+// The guard: a non-zero status word (the step's checks so far) skips the whole update on the
+// device, t included; no host round trip, so it works inside a captured graph.
+__device__ __forceinline__ bool guarded(const std::uint32_t* skip_if) { return skip_if && *skip_if != 0u; }
+
+__global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if) {
+  if (!guarded(skip_if)) ++*t;
+}
+
 __global__ void adam_kernel(float* __restrict__ g, float* __restrict__ p, float* __restrict__ m, float* __restrict__ v,
-                            size_t n, const float* __restrict__ norms, double max_norm, float b1, float b2, double bc1,
-                            double bc2, double lr, double eps) {
+                            size_t n, const float* __restrict__ norms, double max_norm, float b1, float b2,
+                            const std::int64_t* __restrict__ t, double beta1, double beta2, double lr, double eps,
+                            const std::uint32_t* skip_if) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n || guarded(skip_if)) return;
+  const double bc1 = 1.0 - pow(beta1, static_cast<double>(*t));
+  const double bc2 = 1.0 - pow(beta2, static_cast<double>(*t));
   float gi = g[i];
   if (max_norm > 0) {
     const double norm = norms[0];
@@ -72,16 +83,24 @@ void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t t) {
+  DeviceArray<std::int64_t> t_dev(1);
+  t_dev.upload({t - 1});
+  adam_step(grads, params, adam, norms, t_dev.get(), nullptr);
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));  // t_dev goes away
+}
+
+void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
+                                const std::uint32_t* skip_if) {
   auto s = static_cast<cudaStream_t>(stream_);
-  const double bc1 = 1.0 - std::pow(optim_.beta1, static_cast<double>(t));
-  const double bc2 = 1.0 - std::pow(optim_.beta2, static_cast<double>(t));
+  advance_t<<<1, 1, 0, s>>>(t, skip_if);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
   const std::size_t total = layout_.total();
   for (const ParamEntry* e : layout_.existing()) {
     const std::size_t n = e->count;
     adam_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(
         grads + e->offset, params + e->offset, adam + e->offset, adam + total + e->offset, n, norms,
-        optim_.max_grad_norm, static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), bc1, bc2,
-        optim_.lr * optim_.lr_mult[e->group], optim_.eps);
+        optim_.max_grad_norm, static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t, optim_.beta1,
+        optim_.beta2, optim_.lr * optim_.lr_mult[e->group], optim_.eps, skip_if);
   }
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }

@@ -69,9 +69,13 @@ __global__ void scan_partials(const float* __restrict__ x, size_t n, Partial* __
 
 // Pass 2: one block folds the partials in a fixed order and updates the slot's record, the step's
 // history byte and the status word.
+// The step comes from device memory (set by begin_step before the step's work), so a captured
+// graph of the checks records into the right history row at every replay.
 __global__ void finish_check(const Partial* __restrict__ partials, int blocks, DeviceSlotRecord* rec,
-                             unsigned char* history_row, unsigned int* status, int slot, int step,
+                             unsigned char* history, unsigned int* status, int slot, const int* step_ptr,
                              int exec_position) {
+  const int step = *step_ptr;
+  unsigned char* history_row = history + static_cast<size_t>(step) * kBankSlots;
   Partial p{0u, 0ull, -1};
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) combine(p, partials[b]);
   block_reduce(p);
@@ -87,6 +91,11 @@ __global__ void finish_check(const Partial* __restrict__ partials, int blocks, D
   *status |= p.kinds;
 }
 
+__global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status) {
+  *step_ptr = step;
+  *status = 0u;
+}
+
 __global__ void clear_records(DeviceSlotRecord* rec) {
   const int i = threadIdx.x;
   if (i < kBankSlots) rec[i] = DeviceSlotRecord{0u, -1, 0, -1, 0};
@@ -99,6 +108,7 @@ struct DeviceBank::Impl {
   DeviceSlotRecord* records = nullptr;
   unsigned char* history = nullptr;  // [max_steps, 36]
   unsigned int* status = nullptr;
+  int* step = nullptr;               // the current step, for the checks' history row
   Partial* partials = nullptr;       // scratch for pass 1, kMaxBlocks entries
 };
 
@@ -114,6 +124,8 @@ DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(s
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->records, sizeof(DeviceSlotRecord) * kBankSlots));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->history, static_cast<size_t>(max_steps) * kBankSlots));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->status, sizeof(unsigned int)));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->step, sizeof(int)));
+  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step, 0, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
   reset_fold();
 }
@@ -122,6 +134,7 @@ DeviceBank::~DeviceBank() {
   cudaFree(impl_->records);
   cudaFree(impl_->history);
   cudaFree(impl_->status);
+  cudaFree(impl_->step);
   cudaFree(impl_->partials);
 }
 
@@ -138,7 +151,8 @@ void DeviceBank::begin_step(int step) {
   if (step < 0 || step >= impl_->max_steps) throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), static_cast<cudaStream_t>(stream_)));
+  begin_step_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream_)>>>(step, impl_->step, impl_->status);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
@@ -151,9 +165,8 @@ void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
   blocks = std::min(blocks, kMaxBlocks);
   scan_partials<<<blocks, kThreads, 0, s>>>(data, n, impl_->partials);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records,
-                                       impl_->history + static_cast<size_t>(step_) * kBankSlots,
-                                       impl_->status, slot, step_, exec_++);
+  finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records, impl_->history, impl_->status,
+                                       slot, impl_->step, exec_++);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -184,5 +197,6 @@ BankReadback DeviceBank::readback_step() {
 }
 
 const std::uint32_t* DeviceBank::status_word() const { return impl_->status; }
+const int* DeviceBank::step_word() const { return impl_->step; }
 
 }  // namespace nanscope::cuda

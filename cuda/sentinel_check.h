@@ -47,8 +47,10 @@ class DeviceBank {
   BankReadback readback();             // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();
-  // The device address of the status word (the OR of the current step's checks).
+  // The device address of the status word (the OR of the current step's checks) and of the
+  // current step (set by begin_step).
   const std::uint32_t* status_word() const;
+  const int* step_word() const;
   void* stream() const { return stream_; }
 
  private:

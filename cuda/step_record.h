@@ -1,8 +1,10 @@
-// The step's loss scalars on the device and the one small record the host reads at the end of a
-// step: the sentinel status word, the loss terms, the total loss as its slot holds it and the
-// gradient norms. No CUDA types here.
+// Step-level device state: the loss scalars, the per-step status record (the sentinel status
+// word, the loss terms, the total loss as its slot holds it, the gradient norms) kept for every
+// step of the fold, the global step counter and the target sync. All of it reads the step from
+// device memory, so a captured step graph does the right thing at every replay. No CUDA types here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nanscope::cuda {
@@ -27,7 +29,13 @@ struct StepStatusRecord {
 // total[0] = c51 + lmse mse + cql + laux aux + lens ens (+ liqn iqn), rounded to float like the
 // CPU backend's total_loss slot.
 void total_loss(const double* scalars, const LossWeightsD& w, float* total, void* stream);
+// records[*step] = the step's record.
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* clip_norms, const float* norms, StepStatusRecord* out, void* stream);
+                      const float* clip_norms, const float* norms, const int* step, StepStatusRecord* records,
+                      void* stream);
+void set_global_step(std::int64_t* dst, std::int64_t value, void* stream);
+// target = params when (*global_step + 1) % every == 0.
+void sync_target_if_due(const std::int64_t* global_step, int every, const float* params, float* target,
+                        std::size_t n, void* stream);
 
 }  // namespace nanscope::cuda

@@ -81,26 +81,40 @@ struct Overwritten {
 };
 
 // Implemented by backends whose checks run on the device (CUDA). The session enqueues checks
-// through it at the call sites and learns their results from small readbacks: one status record
-// at the end of a step, the step's per-slot detail only when something fired, or after an
-// interactive phase.
+// through it at the call sites; flags, per-step history and per-step status records (status word,
+// losses, norms) accumulate on the device. The session reads a step's record when it must act on
+// it within the step (halts, breakpoints, dumps), the step's per-slot detail only when something
+// fired, and otherwise every step of the fold at once at its end. The guard runs on the device.
 class DeviceSentinel {
  public:
   virtual ~DeviceSentinel() = default;
-  virtual void begin_fold() = 0;        // clears the device's flags (no copy)
-  virtual void begin_step(int step) = 0;
-  virtual void check(int slot) = 0;     // enqueues the check of the slot's device buffer
-  // The OR of every check of the step so far (one status word copy; the guard asks it).
-  virtual std::uint32_t status_now() = 0;
-  // Ends the step: one copy of the status word with the step's loss scalars (losses()).
-  virtual std::uint32_t end_step() = 0;
-  // The step's own kinds per slot so far and, for slots whose first fire in the fold is this
-  // step, the non-finite count at that fire (-1 otherwise).
+  struct StepReport {
+    std::uint32_t status = 0;  // OR of the step's check kinds
+    StepLosses losses;
+  };
+  // A step's own kinds per slot and, for slots whose first fire in the fold is that step, the
+  // non-finite count at that fire (-1 otherwise).
   struct StepDetail {
     std::array<std::uint8_t, kSlotCount> kinds{};
     std::array<std::int64_t, kSlotCount> first_count{};
   };
-  virtual StepDetail step_detail() = 0;
+  virtual void begin_fold() = 0;        // clears the device's flags (no copy)
+  virtual void begin_step(int step) = 0;
+  virtual void check(int slot) = 0;     // enqueues the check of the slot's device buffer
+  // The OR of every check of the step so far (one status word copy).
+  virtual std::uint32_t status_now() = 0;
+  // The current step's record (one copy).
+  virtual StepReport end_step() = 0;
+  virtual StepDetail step_detail() = 0;  // the current step, checks so far
+  // Steps first..last of the current fold, which ran without being read: their records, kinds
+  // and first-fire counts (a few copies for all of them).
+  virtual std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) = 0;
+  // Runs the whole step as one CUDA graph. The graph is captured when there is none yet, when the
+  // fold's data changed, or when `checked` (bit i set: slot i is checked) differs from the captured
+  // set; during a capture the observer sees exactly the calls of an ungraphed step, and a replay
+  // makes none.
+  virtual void run_step_graphed(const StepKey& key, std::uint64_t checked) = 0;
+  virtual int graph_captures() const = 0;
   // Device-to-host copies made so far (every readback, slot view, state or parameter read).
   virtual std::int64_t device_to_host_copies() const = 0;
 };

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "model/slot_shapes.h"
 
 namespace nanscope {
 
@@ -43,11 +44,11 @@ class Session::Observer final : public SlotObserver {
     if (s_.bank_.record(slot, r)) s_.record_first_fire(slot, r);
   }
 
+  // A device backend decides the guard itself from its status word (no host round trip).
   bool allow_update() override {
     s_.record_before_update();
-    if (!s_.config_.guard.enabled) return true;
-    DeviceSentinel* ds = s_.backend_->device_sentinel();
-    return !(ds ? ds->status_now() != 0 : s_.bank_.step_fired());
+    if (s_.backend_->device_sentinel()) return true;
+    return !(s_.config_.guard.enabled && s_.bank_.step_fired());
   }
 
  private:
@@ -94,7 +95,7 @@ void Session::validate_injections() {
       if (bank_.setup().state[inj.slot] == SlotState::Absent)
         throw fail(fmt::format("slot {} {} does not exist in this run ({})", inj.slot,
                                slot_info(inj.slot).name, bank_.setup().reason[inj.slot]));
-      count = backend_->slot(inj.slot).count;
+      count = element_count(slot_shape(backend_->dims(), inj.slot, backend_->layout().total()));
     } else {
       const ParamEntry* e = backend_->layout().find(inj.param);
       if (!e) throw fail(fmt::format("unknown parameter '{}' (see --list-params)", inj.param));
@@ -163,14 +164,55 @@ Phase Session::run_next_phase() {
 }
 
 void Session::step() {
+  DeviceSentinel* ds = backend_->device_sentinel();
+  if (options_.graph && ds && next_phase_ == 0 && !finished() && device_failure_.empty()) {
+    run_graphed_step(*ds);
+    return;
+  }
   do {
     run_next_phase();
   } while (next_phase_ != 0);
 }
 
+bool Session::slot_injection_due() const {
+  for (const Injection& inj : injections_)
+    if (inj.target == Injection::Target::Slot && inj.fold == fold_ && inj.step == step_) return true;
+  return false;
+}
+
+void Session::run_graphed_step(DeviceSentinel& ds) {
+  try {
+    if (!fold_loaded_) begin_fold();
+    begin_step();
+    // A step with a slot injection writes from the host between two kernels: it runs ungraphed,
+    // through the same phase functions.
+    if (slot_injection_due()) {
+      for (int p = 0; p < kPhaseCount; ++p)
+        backend_->run_phase(static_cast<Phase>(p), StepKey{config_.run.seed, fold_, step_, global_step_});
+    } else {
+      std::uint64_t checked = 0;
+      for (int s = 0; s < kSlotCount; ++s)
+        if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
+      ds.run_step_graphed(StepKey{config_.run.seed, fold_, step_, global_step_}, checked);
+      // A capture saw the check calls (and recorded their order); a replay makes none.
+      if (device_exec_.empty()) device_exec_ = graph_exec_order_;
+      else graph_exec_order_ = device_exec_;
+    }
+    next_phase_ = kPhaseCount;
+    finish_step();
+  } catch (const DeviceError& e) {
+    device_failure_ = e.what();
+    throw;
+  }
+}
+
 void Session::feed_device_checks(bool any_fired) {
   DeviceSentinel::StepDetail detail;
   if (any_fired) detail = backend_->device_sentinel()->step_detail();
+  feed_device_detail(detail);
+}
+
+void Session::feed_device_detail(const DeviceSentinel::StepDetail& detail) {
   for (; device_fed_ < device_exec_.size(); ++device_fed_) {
     const int slot = device_exec_[device_fed_];
     ScanResult r;
@@ -182,9 +224,52 @@ void Session::feed_device_checks(bool any_fired) {
 
 void Session::finish_step() {
   next_phase_ = 0;
-  if (DeviceSentinel* ds = backend_->device_sentinel()) feed_device_checks(ds->end_step() != 0);
+  DeviceSentinel* ds = backend_->device_sentinel();
+  if (ds && deferring_) {  // read back with the rest of the fold's steps
+    deferred_.push_back(Deferred{step_, global_step_});
+    last_exec_order_ = device_exec_;
+    advance_step();
+    return;
+  }
+  StepLosses losses = backend_->losses();
+  if (ds) {
+    const DeviceSentinel::StepReport r = ds->end_step();
+    losses = r.losses;
+    feed_device_checks(r.status != 0);
+  }
+  complete_step(losses);
+  advance_step();
+}
+
+void Session::settle_deferred() {
+  if (deferred_.empty()) return;
+  const auto reads = backend_->device_sentinel()->read_steps(deferred_.front().step, deferred_.back().step);
+  const int step = step_;
+  const std::int64_t global = global_step_;
+  for (std::size_t i = 0; i < deferred_.size(); ++i) {
+    step_ = deferred_[i].step;
+    global_step_ = deferred_[i].global_step;
+    bank_.begin_step(step_);
+    device_exec_ = last_exec_order_;
+    device_fed_ = 0;
+    feed_device_detail(reads[i].second);
+    complete_step(reads[i].first.losses);
+  }
+  step_ = step;
+  global_step_ = global;
+  deferred_.clear();
+}
+
+void Session::advance_step() {
+  ++global_step_;
+  if (++step_ == config_.run.steps_per_fold) end_fold();
+}
+
+// The host's bookkeeping of a step whose checks the bank has been told: history, fold summary,
+// first-fire events and dumps, halts and breakpoints.
+void Session::complete_step(const StepLosses& losses) {
   bank_.end_step();
-  StepRecord rec{fold_, step_, global_step_, backend_->losses(), bank_.step_flags(),
+  StepRecord rec{fold_, step_, global_step_, losses, bank_.step_flags(),
                  !(config_.guard.enabled && bank_.step_fired())};
   history_.push_back(rec);
 
@@ -231,12 +316,10 @@ void Session::finish_step() {
       collapse_streak_ = 0;
     }
   }
-
-  ++global_step_;
-  if (++step_ == config_.run.steps_per_fold) end_fold();
 }
 
 void Session::end_fold() {
+  settle_deferred();
   FoldSummary& f = folds_.back();
   f.flags = bank_.readback();
   const int last = step_ - 1;
@@ -261,33 +344,63 @@ StopReason Session::run(RunUntil until, const std::function<bool()>& cancel,
   return reason;
 }
 
+// With a device backend, a run reads each step's record only when it must act on it within the
+// step: halting or breaking at a step, watching for a gradient collapse, writing first-fire dumps
+// (they copy the firing buffers of that step), or stopping at a fire. Otherwise the fold's steps
+// are read back together at its end (or when the run stops).
+bool Session::must_read_every_step(const RunUntil& until) const {
+  return !options_.breakpoints.empty() || config_.halt.on_fire == "step" || config_.halt.collapse_patience > 0 ||
+         rec_ != nullptr || until.kind == RunUntil::Kind::AnyFire || until.kind == RunUntil::Kind::SlotFires;
+}
+
 StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cancel,
                               const std::function<void(const StepRecord&)>& after_step) {
   halt_.reset();
   const std::int64_t start = global_step_;
-  while (!finished()) {
-    if (cancel && cancel()) return StopReason::Cancelled;
-    const int fold = fold_;
-    step();
-    if (after_step) after_step(history_.back());
-    if (halt_) return StopReason::Halted;
-    switch (until.kind) {
-      case RunUntil::Kind::End: break;
-      case RunUntil::Kind::Steps:
-        if (global_step_ - start >= until.steps) return StopReason::StepsDone;
-        break;
-      case RunUntil::Kind::FoldEnd:
-        if (fold_ != fold) return StopReason::FoldEnd;
-        break;
-      case RunUntil::Kind::AnyFire:
-        if (history_.back().flags != std::array<std::uint8_t, kSlotCount>{}) return StopReason::AnyFire;
-        break;
-      case RunUntil::Kind::SlotFires:
-        if (history_.back().flags[static_cast<std::size_t>(until.slot)]) return StopReason::SlotFired;
-        break;
+  std::size_t reported = history_.size();
+  auto report = [&] {
+    for (; after_step && reported < history_.size(); ++reported) after_step(history_[reported]);
+  };
+  // The step loop; every way out settles the steps not read back yet.
+  auto loop = [&]() -> StopReason {
+    while (!finished()) {
+      if (cancel && cancel()) return StopReason::Cancelled;
+      const int fold = fold_;
+      step();
+      report();
+      if (halt_) return StopReason::Halted;
+      switch (until.kind) {
+        case RunUntil::Kind::End: break;
+        case RunUntil::Kind::Steps:
+          if (global_step_ - start >= until.steps) return StopReason::StepsDone;
+          break;
+        case RunUntil::Kind::FoldEnd:
+          if (fold_ != fold) return StopReason::FoldEnd;
+          break;
+        case RunUntil::Kind::AnyFire:
+          if (history_.back().flags != std::array<std::uint8_t, kSlotCount>{}) return StopReason::AnyFire;
+          break;
+        case RunUntil::Kind::SlotFires:
+          if (history_.back().flags[static_cast<std::size_t>(until.slot)]) return StopReason::SlotFired;
+          break;
+      }
     }
+    return StopReason::Finished;
+  };
+  deferring_ = backend_->device_sentinel() && !must_read_every_step(until);
+  StopReason reason;
+  try {
+    reason = loop();
+  } catch (...) {
+    deferring_ = false;
+    deferred_.clear();
+    throw;
   }
-  return StopReason::Finished;
+  settle_deferred();
+  deferring_ = false;
+  if (!folds_.empty()) folds_.back().flags = bank_.readback();
+  report();
+  return reason;
 }
 
 void Session::reset() {
@@ -302,6 +415,8 @@ void Session::reset() {
   events_.clear();
   halt_.reset();
   device_failure_.clear();
+  deferred_.clear();
+  deferring_ = false;
 }
 
 void Session::set_checked(int slot, bool on) {

@@ -52,6 +52,8 @@ struct SessionOptions {
   std::vector<Injection> injections;  // in addition to config.inject.faults
   std::set<int> breakpoints;          // stop after the first step in which one of these fires
   std::string out_dir;                // run file and dumps go here; empty: no files
+  // Run whole steps as one captured CUDA graph (device backends; phase stepping stays ungraphed).
+  bool graph = false;
 };
 
 enum class StopReason { Finished, Halted, StepsDone, FoldEnd, AnyFire, SlotFired, Cancelled };
@@ -99,6 +101,9 @@ class Session {
   void reset();
 
   void set_breakpoints(std::set<int> slots) { options_.breakpoints = std::move(slots); }
+  // Whole steps as one CUDA graph from the next step on (device backends; ignored otherwise).
+  void set_graph(bool on) { options_.graph = on; }
+  bool graph() const { return options_.graph && backend_->device_sentinel() != nullptr; }
   // Turns a slot's check on or off from the next check on; the config (and the run file's copy of
   // it) records the change in sentinel.disabled / sentinel.undefer.
   void set_checked(int slot, bool on);
@@ -132,7 +137,14 @@ class Session {
   void record_before_update();
   std::string record_end_step(int entry_slot);
   Phase run_next_phase();
+  void run_graphed_step(DeviceSentinel& ds);
+  bool slot_injection_due() const;
+  bool must_read_every_step(const RunUntil& until) const;
   void feed_device_checks(bool any_fired);
+  void feed_device_detail(const DeviceSentinel::StepDetail& detail);
+  void settle_deferred();
+  void complete_step(const StepLosses& losses);
+  void advance_step();
   StopReason run_steps(RunUntil until, const std::function<bool()>& cancel,
                        const std::function<void(const StepRecord&)>& after_step);
   void begin_fold();
@@ -164,6 +176,15 @@ class Session {
   std::vector<int> device_exec_;
   std::size_t device_fed_ = 0;
   std::string device_failure_;  // a device error stopped the session; reset() clears it
+  std::vector<int> graph_exec_order_;  // the check calls a step graph makes, from its capture
+  std::vector<int> last_exec_order_;   // the check calls of the last deferred step
+  // Steps of the current fold that ran without their record being read (run mode).
+  struct Deferred {
+    int step;
+    std::int64_t global_step;
+  };
+  std::vector<Deferred> deferred_;
+  bool deferring_ = false;
 };
 
 }  // namespace nanscope

@@ -37,6 +37,7 @@ void EngineController::rebuild() {
   SessionOptions o;
   o.injections = injections_;
   o.breakpoints = breakpoints_;
+  o.graph = settings_.graph;
   QString dir = QDir(settings_.out_root).filePath(
       "gui-" + QDateTime::currentDateTimeUtc().toString("yyyyMMddTHHmmsszzz") + "Z");
   o.out_dir = dir.toStdString();
@@ -109,6 +110,13 @@ void EngineController::RT_setBreakpoint(int slot, bool on) {
   publish(false);
 }
 
+void EngineController::RT_setGraph(bool on) {
+  settings_.graph = on;
+  if (!session_) return;
+  session_->set_graph(on);
+  publish(false);
+}
+
 void EngineController::RT_setChecked(int slot, bool on) {
   if (!session_) return;
   session_->set_checked(slot, on);
@@ -141,6 +149,7 @@ SnapshotPtr make_snapshot(Session& s, quint64 seq, bool running, double rate, co
   snap->source = "live";
   snap->backend = QString::fromStdString(s.backend().name());
   snap->device = QString::fromStdString(s.backend().device_name());
+  snap->graph = s.graph();
   snap->scenario = scenario;
   snap->config_toml = QString::fromStdString(to_toml(c));
   snap->steps_per_second = rate;

@@ -22,6 +22,7 @@ struct EngineSettings {
   QStringList sets;       // KEY=VALUE overrides
   QString config_file;    // optional TOML
   QString out_root = "runs";  // each configured run writes runs/gui-<timestamp>
+  bool graph = true;          // whole steps as one CUDA graph (CUDA backend; phase steps stay ungraphed)
 };
 
 class EngineController : public QObject {
@@ -44,6 +45,7 @@ class EngineController : public QObject {
   void RT_stop();  // back to fold 0, step 0
   void RT_setBreakpoint(int slot, bool on);
   void RT_setChecked(int slot, bool on);
+  void RT_setGraph(bool on);
   void RT_addInjection(const QString& spec);
   void RT_inspect(int slot);
 

@@ -33,6 +33,7 @@ struct Snapshot {
   bool offline = false;
   QString source;  // "live" or the run file path
   QString backend, device, scenario, config_toml;
+  bool graph = false;  // whole steps run as one CUDA graph
   double steps_per_second = 0;
   bool running = false, finished = false;
   int fold = 0, step = 0, folds_total = 0, steps_per_fold = 0;

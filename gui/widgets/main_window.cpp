@@ -204,6 +204,14 @@ void MainWindow::buildActions() {
   add("Pause", QKeySequence(Qt::Key_Pause), [this] { UI_pause(); });
   add("Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { UI_stop(); });
   add("Break on slot", QKeySequence(Qt::Key_F9), [this] { UI_toggleBreakOnSelected(); });
+  graph_action_ = run->addAction("Graph mode (CUDA)");
+  graph_action_->setCheckable(true);
+  graph_action_->setChecked(settings_.graph);
+  graph_action_->setToolTip("run whole steps as one captured CUDA graph; phase steps stay ungraphed");
+  connect(graph_action_, &QAction::toggled, this, [this](bool on) {
+    settings_.graph = on;
+    QMetaObject::invokeMethod(ctrl_, [c = ctrl_, on] { c->RT_setGraph(on); }, Qt::QueuedConnection);
+  });
   (void)open;
 }
 
@@ -322,7 +330,8 @@ void MainWindow::UI_showSnapshot(SnapshotPtr s) {
                          : QString("backward localisation: -"));
   if (s->halt) entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(s->halt->kind).arg(s->halt->fold).arg(s->halt->step));
   if (config_view_->toPlainText() != s->config_toml) config_view_->setPlainText(s->config_toml);
-  status_backend_->setText(QString("%1 [%2]").arg(s->backend, s->device));
+  status_backend_->setText(QString("%1 [%2]%3").arg(s->backend, s->device, s->graph ? " graph" : ""));
+  graph_action_->setEnabled(!s->offline && s->backend == "cuda");
   status_position_->setText(s->offline ? QString("offline: %1").arg(s->source)
                                        : QString("%1 fold %2/%3, step %4/%5, next phase %6")
                                              .arg(s->scenario).arg(s->fold).arg(s->folds_total)

@@ -91,6 +91,7 @@ class MainWindow : public QMainWindow {
   QTableView* slot_view_;
   QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_;
   QList<QAction*> live_actions_;
+  QAction* graph_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
 };
 

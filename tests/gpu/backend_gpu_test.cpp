@@ -78,6 +78,7 @@ TEST(CudaBackend, EverySlotMatchesTheCpuBackendOverSeveralSteps) {
   EXPECT_EQ(worst[kIqnTau], 0.0);
 }
 
+// The default config watches for a gradient collapse at every step: one record per step.
 TEST(CudaBackend, RunModeStepMakesOneSmallDeviceToHostCopy) {
   Config c;
   c.run.folds = 1;

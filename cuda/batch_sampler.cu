@@ -121,7 +121,8 @@ void DeviceSampler::draw(std::uint64_t seed) {
 
 DeviceSampler::Buffers DeviceSampler::buffers() {
   Impl& m = *impl_;
-  return Buffers{m.batch.get(), m.actions.get(), m.tau.get(), m.tau_target.get(), m.tau_greedy.get()};
+  return Buffers{m.batch.get(), m.actions.get(), m.tau.get(), m.tau_target.get(), m.tau_greedy.get(),
+                 m.batch.size(), m.tau.size()};
 }
 
 const float* DeviceSampler::batch() const { return impl_->batch.get(); }

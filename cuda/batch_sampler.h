@@ -47,6 +47,7 @@ class DeviceSampler {
     float* batch;
     std::int32_t* actions;
     float *tau, *tau_target, *tau_greedy;
+    std::size_t batch_count, tau_count;  // element counts of the batch and tau buffers
   };
   Buffers buffers();
 

@@ -78,8 +78,14 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     device_name_ = probe_devices().name;
     // Every slot buffer and every piece of step state starts at zero, as on the CPU backend: a
     // buffer inspected before its first step shows zeros, never leftover device memory.
-    for (int s = 0; s < kSlotCount; ++s)
-      if (float* p = write_ptr(s)) zero(p, element_count(shapes_[s]) * sizeof(float));
+    for (int s = 0; s < kSlotCount; ++s) {
+      // The buffers are what the slot table says they are (shapes are what the dumps store).
+      for (const DevBuf b : {read_buf(s), write_buf(s)})
+        if (b.n != element_count(shapes_[s]))
+          throw InternalError(fmt::format("CUDA backend: slot {} has {} elements, its shape says {}", s, b.n,
+                                          element_count(shapes_[s])));
+      if (const DevBuf b = write_buf(s); b.p) zero(b.p, b.n * sizeof(float));
+    }
     for (auto* a : {&bw33_, &bw34_, &clip_norms_, &kept_params_, &kept_target_, &kept_adam_})
       zero(a->get(), a->size() * sizeof(float));
     zero(scalars_.get(), scalars_.size() * sizeof(double));
@@ -199,8 +205,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     SlotView v;
     if (shapes_[index].empty()) return v;
     auto& mirror = mirrors_[static_cast<std::size_t>(index)];
-    mirror.resize(element_count(shapes_[index]));
-    download(mirror.data(), read_ptr(index), mirror.size());
+    const DevBuf b = read_buf(index);
+    mirror.resize(b.n);
+    download(mirror.data(), b.p, b.n);
     v.data = mirror.data();
     v.count = mirror.size();
     v.shape = shapes_[index];
@@ -208,8 +215,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   }
 
   std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element, double value) override {
-    float* p = write_ptr(index);
-    const std::size_t n = element_count(shapes_[index]);
+    const DevBuf b = write_buf(index);
+    float* p = b.p;
+    const std::size_t n = b.n;
     if (!p || (element && *element >= n)) throw InternalError(fmt::format("inject_slot: slot {} element out of range", index));
     std::vector<Overwritten> old;
     if (element) {
@@ -307,7 +315,10 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     bank_.begin_step(step);
     bank_step_ = step;
   }
-  void check(int slot) override { bank_.check(slot, read_ptr(slot), element_count(shapes_[slot])); }
+  void check(int slot) override {
+    const DevBuf b = read_buf(slot);
+    bank_.check(slot, b.p, b.n);
+  }
   std::uint32_t status_now() override {
     std::uint32_t s = 0;
     download(&s, bank_.status_word(), 1);
@@ -459,51 +470,57 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   }
 
   // ---- Slot buffers ----
+  // A slot's device buffer, its length taken from the buffer object itself.
+  struct DevBuf {
+    float* p = nullptr;
+    std::size_t n = 0;
+  };
+  static DevBuf of(DeviceArray<float>& a) { return DevBuf{a.get(), a.size()}; }
   // Where a slot's check reads (and slot() shows): 33 and 34 read their own copies.
-  const float* read_ptr(int slot) {
-    if (slot == kBwDHS2Main) return bw33_.get();
-    if (slot == kBwDHS2Aux) return bw34_.get();
-    return write_ptr(slot);
+  DevBuf read_buf(int slot) {
+    if (slot == kBwDHS2Main) return of(bw33_);
+    if (slot == kBwDHS2Aux) return of(bw34_);
+    return write_buf(slot);
   }
   // Where an injection writes: the live buffer the next consumer reads.
-  float* write_ptr(int slot) {
-    if (shapes_[slot].empty()) return nullptr;
+  DevBuf write_buf(int slot) {
+    if (shapes_[slot].empty()) return {};
     auto buf = sampler_.buffers();
     switch (slot) {
-      case kBatch: return buf.batch;
-      case kHS1: return online_.h1.get();
-      case kHS2: return online_.h2.get();
-      case kBnZ: return online_.z.get();
-      case kValueLogits: return online_.v.get();
-      case kAdvLogits: return online_.adv.get();
-      case kLogProbs: return online_.logp.get();
-      case kTargetLogProbs: return target_next_.logp.get();
-      case kProjTarget: return m_.get();
-      case kC51Loss: return c51_.get();
-      case kQExpected: return q_.get();
-      case kCqlLse: return lse_.get();
-      case kIqnTau: return buf.tau;
-      case kIqnPhi: return iqn_.phi.get();
-      case kIqnQuantiles: return iqn_.q.get();
-      case kIqnTargetQuantiles: return iqn_.t_q.get();
-      case kIqnLoss: return iqn_.loss.get();
-      case kAuxPredNb: return pred_.get();
-      case kAuxLoss: return aux_loss_.get();
-      case kEnsembleLogits: return ve_.get();
-      case kTotalLoss: return total_.get();
-      case kGradNorm: return norms_.get();
-      case kAdamMoments: return adam_.get();
-      case kParams: return params_.get();
-      case kDValueLogits: return bw_.d_value.get();
-      case kDAdvLogits: return bw_.d_adv.get();
-      case kIqnTrunkM: return bw_.trunk_m.get();
-      case kIqnDHS2: return bw_.iqn_dh.get();
-      case kDBranchLogits: return bw_.iqn_dq.get();
-      case kCqlDValueLogits: return bw_.cql_dv.get();
-      case kAuxDHS2Nb: return bw_.aux_dh.get();
-      case kEnsembleDLogits: return bw_.d_ve.get();
-      case kBnDConcat: return bw_.dz.get();
-      default: return bw_.bw.get();  // 33, 34, 35: bw_d_h_s2
+      case kBatch: return DevBuf{buf.batch, buf.batch_count};
+      case kHS1: return of(online_.h1);
+      case kHS2: return of(online_.h2);
+      case kBnZ: return of(online_.z);
+      case kValueLogits: return of(online_.v);
+      case kAdvLogits: return of(online_.adv);
+      case kLogProbs: return of(online_.logp);
+      case kTargetLogProbs: return of(target_next_.logp);
+      case kProjTarget: return of(m_);
+      case kC51Loss: return of(c51_);
+      case kQExpected: return of(q_);
+      case kCqlLse: return of(lse_);
+      case kIqnTau: return DevBuf{buf.tau, buf.tau_count};
+      case kIqnPhi: return of(iqn_.phi);
+      case kIqnQuantiles: return of(iqn_.q);
+      case kIqnTargetQuantiles: return of(iqn_.t_q);
+      case kIqnLoss: return of(iqn_.loss);
+      case kAuxPredNb: return of(pred_);
+      case kAuxLoss: return of(aux_loss_);
+      case kEnsembleLogits: return of(ve_);
+      case kTotalLoss: return of(total_);
+      case kGradNorm: return of(norms_);
+      case kAdamMoments: return of(adam_);
+      case kParams: return of(params_);
+      case kDValueLogits: return of(bw_.d_value);
+      case kDAdvLogits: return of(bw_.d_adv);
+      case kIqnTrunkM: return of(bw_.trunk_m);
+      case kIqnDHS2: return of(bw_.iqn_dh);
+      case kDBranchLogits: return of(bw_.iqn_dq);
+      case kCqlDValueLogits: return of(bw_.cql_dv);
+      case kAuxDHS2Nb: return of(bw_.aux_dh);
+      case kEnsembleDLogits: return of(bw_.d_ve);
+      case kBnDConcat: return of(bw_.dz);
+      default: return of(bw_.bw);  // 33, 34, 35: bw_d_h_s2
     }
   }
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "../unit/test_support.h"
+#include "unit/session_checks.h"
 #include "core/config_io.h"
 #include "cuda_backend.h"
 #include "io/dump_file.h"
@@ -110,25 +110,8 @@ void expect_same_sentinels(const Session& cpu, const Session& gpu, bool overflow
   }
 }
 
-// The sentinel issue's configuration: the tiny network, 2 folds x 6 steps, no halting.
-Config small(std::vector<std::string> sets = {}) {
-  Config base = test::tiny_config("float32");
-  base.run.folds = 2;
-  base.run.steps_per_fold = 6;
-  base.halt.on_fire = "never";
-  ConfigBuilder b;
-  b.load_text(to_toml(base), "tiny");
-  for (const auto& s : sets) b.set(s);
-  return b.build();
-}
-
-Config scenario(const std::string& name, int steps) {
-  ConfigBuilder b;
-  b.load_text(find_scenario(name)->toml, name);
-  b.set("run.folds=1");
-  b.set("run.steps_per_fold=" + std::to_string(steps));
-  return b.build();
-}
+Config small(const std::vector<std::string>& sets = {}) { return test::sentinel_config(sets); }
+Config scenario(const std::string& name, int steps) { return test::scenario_config(name, steps); }
 
 class Parity : public ::testing::TestWithParam<Case> {};
 
@@ -264,28 +247,7 @@ TEST(CudaGraph, RecapturedWhenTheCheckedSlotsChange) {
 }
 
 TEST(CudaGuard, SkippedUpdateLeavesParametersAdamAndTBitIdentical) {
-  Config c = small({"guard.enabled=true"});
-  SessionOptions o;
-  o.injections.push_back(parse_injection("slot:aux_loss@0:2"));
-  Session s(c, cuda::make_cuda_backend(c), o);
-  s.step();
-  s.step();
-  auto bytes = [&](int slot) {
-    SlotView v = s.backend().slot(slot);
-    std::vector<char> b(v.count * sizeof(float));
-    std::memcpy(b.data(), v.data, b.size());
-    return b;
-  };
-  const auto params = bytes(kParams), adam = bytes(kAdamMoments);
-  const auto t = s.backend().adam_step();
-  s.step();  // aux_loss fires: the update is skipped
-  EXPECT_EQ(bytes(kParams), params);
-  EXPECT_EQ(bytes(kAdamMoments), adam);
-  EXPECT_EQ(s.backend().adam_step(), t);
-  EXPECT_FALSE(s.history().back().updated);
-  s.step();
-  EXPECT_NE(bytes(kParams), params);
-  EXPECT_EQ(s.backend().adam_step(), t + 1);
+  test::expect_guard_skips_bit_exact([](const Config& c) { return cuda::make_cuda_backend(c); });
 }
 
 TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {

@@ -73,7 +73,9 @@ TEST(DeviceSentinel, MatchesTheCpuCheckAndNeverWrites) {
     EXPECT_EQ(rec.first_step, expected[s].kinds ? 0 : -1);
     EXPECT_EQ(rec.count, expected[s].kinds ? expected[s].count : 0);
     EXPECT_EQ(r.history[0][s], expected[s].kinds);
-    if (expected[s].kinds) EXPECT_EQ(rec.exec_position, s);
+    if (expected[s].kinds) {
+      EXPECT_EQ(rec.exec_position, s);
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include "core/config_io.h"
 #include "session/scenarios.h"
 #include "session/session.h"
+#include "session_checks.h"
 
 using namespace nanscope;
 
@@ -22,13 +23,7 @@ struct Expect {
   int steps = 8;
 };
 
-Config scenario_config(const std::string& name, int steps) {
-  ConfigBuilder b;
-  b.load_text(find_scenario(name)->toml, name);
-  b.set("run.folds=1");
-  b.set("run.steps_per_fold=" + std::to_string(steps));
-  return b.build();
-}
+using test::scenario_config;
 
 class TruthTable : public ::testing::TestWithParam<Expect> {};
 
@@ -41,11 +36,19 @@ TEST_P(TruthTable, EntryBackwardEntryAndHalt) {
   s.run();
   auto entry = s.entry();
   auto bw = s.backward_entry();
-  if (x.entry == -1) EXPECT_FALSE(entry) << "entry " << slot_info(entry->slot).name;
-  else ASSERT_TRUE(entry);
-  if (x.entry >= 0) EXPECT_EQ(entry->slot, x.entry) << slot_info(entry->slot).name;
-  if (x.backward == -1) EXPECT_FALSE(bw);
-  else ASSERT_TRUE(bw);
+  if (x.entry == -1) {
+    EXPECT_FALSE(entry) << "entry " << slot_info(entry->slot).name;
+  } else {
+    ASSERT_TRUE(entry);
+  }
+  if (x.entry >= 0) {
+    EXPECT_EQ(entry->slot, x.entry) << slot_info(entry->slot).name;
+  }
+  if (x.backward == -1) {
+    EXPECT_FALSE(bw);
+  } else {
+    ASSERT_TRUE(bw);
+  }
   if (x.backward >= 0) {
     EXPECT_EQ(bw->slot, x.backward);
     // The stages before it were clean at the firing step.

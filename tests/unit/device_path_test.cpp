@@ -1,0 +1,261 @@
+// The session's device path (checks enqueued at the call sites, results fed back in execution
+// order after the step or at the fold's end, whole steps as graphs, the guard decided by the
+// backend) against its host path, without a GPU: an emulated device backend wraps the CPU backend
+// and keeps its flags, history and per-step records apart from the session, handing them over only
+// through the DeviceSentinel interface, as the CUDA backend does.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "session_checks.h"
+
+using namespace nanscope;
+
+namespace {
+
+class EmulatedDeviceBackend final : public Backend, public DeviceSentinel {
+ public:
+  explicit EmulatedDeviceBackend(const Config& c)
+      : inner_(make_cpu_backend(c)), guard_(c.guard.enabled), steps_(c.run.steps_per_fold), proxy_(*this) {
+    inner_->set_observer(&proxy_);
+  }
+  ~EmulatedDeviceBackend() override { inner_->set_observer(nullptr); }
+
+  // ---- Backend: the CPU backend's ----
+  std::string name() const override { return "emulated-device"; }
+  std::string device_name() const override { return "host"; }
+  const Dims& dims() const override { return inner_->dims(); }
+  const ParamLayout& layout() const override { return inner_->layout(); }
+  void reset_parameters() override { inner_->reset_parameters(); }
+  void load_fold(const TransitionSet& t) override {
+    inner_->load_fold(t);
+    captured_ = false;  // the fold's data are part of a graph
+  }
+  void run_phase(Phase phase, const StepKey& key) override {
+    inner_->run_phase(phase, key);
+    if (phase == Phase::Optimizer) records_[step_] = StepReport{status_, inner_->losses()};
+  }
+  SlotView slot(int i) override {
+    ++copies_;
+    return inner_->slot(i);
+  }
+  std::vector<Overwritten> inject_slot(int i, std::optional<std::size_t> e, double v) override {
+    return inner_->inject_slot(i, e, v);
+  }
+  StepLosses losses() const override { return inner_->losses(); }
+  void set_observer(SlotObserver* o) override { outer_ = o; }
+  std::vector<double> read_param(const std::string& n, bool t) const override { return inner_->read_param(n, t); }
+  void write_param(const std::string& n, const std::vector<double>& v) override { inner_->write_param(n, v); }
+  std::int64_t adam_step() const override { return inner_->adam_step(); }
+  void read_state(StateSnapshot& s) const override { inner_->read_state(s); }
+  void write_state(const StateSnapshot& s) override { inner_->write_state(s); }
+  void keep_state() override { inner_->keep_state(); }
+  void read_kept_state(StateSnapshot& s) const override { inner_->read_kept_state(s); }
+  BatchContext batch_context() const override { return inner_->batch_context(); }
+  void set_batch(const BatchContext& b) override { inner_->set_batch(b); }
+  DeviceSentinel* device_sentinel() override { return this; }
+
+  // ---- DeviceSentinel: flags kept here, handed over only on request ----
+  void begin_fold() override {
+    records_.clear();
+    rows_.clear();
+    first_.clear();
+  }
+  void begin_step(int step) override {
+    step_ = step;
+    status_ = 0;
+    rows_[step] = {};
+  }
+  void check(int slot) override {
+    const SlotView v = inner_->slot(slot);
+    const ScanResult r = scan_nonfinite(static_cast<const float*>(v.data), v.count);
+    if (!r.kinds) return;
+    rows_[step_][static_cast<std::size_t>(slot)] |= r.kinds;
+    status_ |= r.kinds;
+    if (!first_.count(slot)) first_[slot] = {step_, r.count};
+  }
+  std::uint32_t status_now() override {
+    ++copies_;
+    return status_;
+  }
+  StepReport end_step() override {
+    ++copies_;
+    return records_.at(step_);
+  }
+  StepDetail step_detail() override {
+    ++copies_;
+    return detail(step_);
+  }
+  std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) override {
+    copies_ += 2;
+    std::vector<std::pair<StepReport, StepDetail>> out;
+    for (int s = first; s <= last; ++s) out.emplace_back(records_.at(s), detail(s));
+    return out;
+  }
+  void run_step_graphed(const StepKey& key, std::uint64_t checked) override {
+    replaying_ = captured_ && checked == captured_checked_;
+    if (!replaying_) {
+      captured_ = true;
+      captured_checked_ = checked;
+      ++captures_;
+      keeps_state_ = false;
+    }
+    for (int p = 0; p < kPhaseCount; ++p) run_phase(static_cast<Phase>(p), key);
+    replaying_ = false;
+  }
+  int graph_captures() const override { return captures_; }
+  std::int64_t device_to_host_copies() const override { return copies_; }
+
+ private:
+  // Forwards the CPU backend's call sites to the session (during a capture or an ungraphed step);
+  // during a replay does what the captured graph would: the checked slots' checks, no injection,
+  // the pre-update copy if the capture made one. The guard is decided here, from the status.
+  struct Proxy final : SlotObserver {
+    explicit Proxy(EmulatedDeviceBackend& b) : b(b) {}
+    void produced(int slot) override {
+      if (!b.replaying_ && b.outer_) b.outer_->produced(slot);
+    }
+    void check(int slot) override {
+      if (!b.replaying_) {
+        if (b.outer_) b.outer_->check(slot);
+      } else if (b.captured_checked_ >> slot & 1u) {
+        b.check(slot);
+      }
+    }
+    bool allow_update() override {
+      if (!b.replaying_ && b.outer_) {
+        b.outer_->allow_update();
+        b.keeps_state_ = true;
+      } else if (b.replaying_ && b.keeps_state_) {
+        b.inner_->keep_state();
+      }
+      return !(b.guard_ && b.status_ != 0);
+    }
+    EmulatedDeviceBackend& b;
+  };
+
+  StepDetail detail(int step) const {
+    StepDetail d;
+    d.kinds = rows_.at(step);
+    for (int s = 0; s < kSlotCount; ++s) {
+      auto it = first_.find(s);
+      d.first_count[static_cast<std::size_t>(s)] = it != first_.end() && it->second.first == step ? it->second.second : -1;
+    }
+    return d;
+  }
+
+  std::unique_ptr<Backend> inner_;
+  bool guard_;
+  int steps_;
+  Proxy proxy_;
+  SlotObserver* outer_ = nullptr;
+  int step_ = 0;
+  std::uint32_t status_ = 0;
+  std::map<int, std::array<std::uint8_t, kSlotCount>> rows_;
+  std::map<int, std::pair<int, std::int64_t>> first_;  // slot -> (first step, count)
+  std::map<int, StepReport> records_;
+  bool captured_ = false, replaying_ = false, keeps_state_ = false;
+  std::uint64_t captured_checked_ = 0;
+  int captures_ = 0;
+  std::int64_t copies_ = 0;
+};
+
+struct Case {
+  const char* name;
+  std::vector<std::string> sets;
+  std::vector<std::string> injections;
+  std::set<int> breaks;
+};
+
+std::unique_ptr<Session> run_case(const Case& r, bool device, bool graph, bool watch) {
+  std::vector<std::string> sets = r.sets;
+  if (!watch) sets.push_back("halt.collapse_patience=0");
+  const Config c = test::sentinel_config(sets);
+  SessionOptions o;
+  for (const auto& i : r.injections) o.injections.push_back(parse_injection(i));
+  o.breakpoints = r.breaks;
+  o.graph = graph;
+  auto s = std::make_unique<Session>(c, device ? std::unique_ptr<Backend>(std::make_unique<EmulatedDeviceBackend>(c))
+                                               : make_cpu_backend(c), o);
+  s->run();
+  return s;
+}
+
+void expect_same(const Session& a, const Session& b) {
+  ASSERT_EQ(a.history().size(), b.history().size());
+  for (std::size_t i = 0; i < a.history().size(); ++i) {
+    EXPECT_EQ(a.history()[i].flags, b.history()[i].flags) << "step " << i;
+    EXPECT_EQ(a.history()[i].updated, b.history()[i].updated) << "step " << i;
+    const double x = a.history()[i].losses.total, y = b.history()[i].losses.total;
+    EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << "step " << i << ": " << x << " vs " << y;
+  }
+  ASSERT_EQ(a.folds().size(), b.folds().size());
+  for (std::size_t f = 0; f < a.folds().size(); ++f)
+    for (int s = 0; s < kSlotCount; ++s) {
+      const SlotRecord &x = a.folds()[f].flags.slots[s], &y = b.folds()[f].flags.slots[s];
+      EXPECT_EQ(x.state, y.state) << f << " " << s;
+      EXPECT_EQ(x.kinds, y.kinds) << f << " " << s;
+      EXPECT_EQ(x.first_step, y.first_step) << f << " " << s;
+      EXPECT_EQ(x.count, y.count) << f << " " << s;
+      EXPECT_EQ(x.exec_position, y.exec_position) << f << " " << s;
+    }
+  ASSERT_EQ(a.events().size(), b.events().size());
+  for (std::size_t i = 0; i < a.events().size(); ++i) {
+    EXPECT_EQ(a.events()[i].kind, b.events()[i].kind);
+    EXPECT_EQ(a.events()[i].step, b.events()[i].step);
+    EXPECT_EQ(a.events()[i].entry_slot, b.events()[i].entry_slot);
+  }
+  EXPECT_EQ(a.halt().has_value(), b.halt().has_value());
+}
+
+class DevicePath : public ::testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(DevicePath, SameSentinelsAsTheHostPathPerStepDeferredAndGraphed) {
+  const Case& r = GetParam();
+  auto host = run_case(r, false, false, true);
+  for (bool graph : {false, true})
+    for (bool watch : {true, false}) {
+      SCOPED_TRACE(std::string(graph ? "graph" : "ungraphed") + (watch ? ", record every step" : ", fold-end readback"));
+      const bool halts_at_step = !r.sets.empty() && r.sets[0] == "halt.on_fire=\"step\"";
+      if (!watch && (!r.breaks.empty() || halts_at_step)) continue;  // those read every step anyway
+      auto dev = run_case(r, true, graph, watch);
+      auto ref = watch ? nullptr : run_case(r, false, false, false);
+      expect_same(watch ? *host : *ref, *dev);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Emulated, DevicePath,
+    ::testing::Values(Case{"aux_param", {}, {"param:aux.w2@0:2"}, {}},
+                      Case{"bn_d_concat", {}, {"slot:bn_d_concat@0:3"}, {}},
+                      Case{"sticky", {}, {"slot:aux_loss@0:1:neginf"}, {}},
+                      Case{"undeferred31", {"sentinel.undefer=[31]"}, {"slot:ensemble_d_logits@0:1"}, {}},
+                      Case{"disabled18", {"sentinel.disabled=[18]"}, {"slot:aux_loss@0:1"}, {}},
+                      Case{"guard", {"guard.enabled=true"}, {"slot:aux_loss@0:2"}, {}},
+                      Case{"breakpoint", {"halt.on_fire=\"step\""}, {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
+                          {kAuxDHS2Nb}},
+                      Case{"halt_fold_end", {"halt.on_fire=\"fold_end\""}, {"slot:aux_loss@0:2"}, {}},
+                      Case{"iqn_param", {}, {"param:iqn.out.w@1:2:posinf"}, {}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFold) {
+  Config c = test::sentinel_config({"halt.collapse_patience=0"});
+  c.run.steps_per_fold = 40;
+  for (bool graph : {false, true}) {
+    SessionOptions o;
+    o.graph = graph;
+    Session s(c, std::make_unique<EmulatedDeviceBackend>(c), o);
+    s.run();
+    const auto* ds = s.backend().device_sentinel();
+    EXPECT_EQ(ds->device_to_host_copies(), 2 * c.run.folds);  // one readback per fold, whatever its length
+    EXPECT_EQ(ds->graph_captures(), graph ? c.run.folds : 0);
+    EXPECT_EQ(s.history().size(), static_cast<std::size_t>(c.run.folds * c.run.steps_per_fold));
+  }
+}
+
+TEST(DevicePath, TheGuardIsTheBackendsAndBitExact) {
+  test::expect_guard_skips_bit_exact([](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
+}

@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "session/session.h"
+#include "delegating_backend.h"
 #include "test_support.h"
 
 using namespace nanscope;
@@ -12,16 +13,10 @@ using namespace nanscope;
 namespace {
 
 // The CPU backend, failing once in the chosen phase of the chosen global step.
-class FailingBackend final : public Backend {
+class FailingBackend final : public test::DelegatingBackend {
  public:
   FailingBackend(const Config& c, std::int64_t fail_step, Phase fail_phase)
-      : inner_(make_cpu_backend(c)), fail_step_(fail_step), fail_phase_(fail_phase) {}
-  std::string name() const override { return inner_->name(); }
-  std::string device_name() const override { return inner_->device_name(); }
-  const Dims& dims() const override { return inner_->dims(); }
-  const ParamLayout& layout() const override { return inner_->layout(); }
-  void reset_parameters() override { inner_->reset_parameters(); }
-  void load_fold(const TransitionSet& t) override { inner_->load_fold(t); }
+      : DelegatingBackend(make_cpu_backend(c)), fail_step_(fail_step), fail_phase_(fail_phase) {}
   void run_phase(Phase phase, const StepKey& key) override {
     if (armed_ && key.global_step == fail_step_ && phase == fail_phase_) {
       armed_ = false;
@@ -29,24 +24,8 @@ class FailingBackend final : public Backend {
     }
     inner_->run_phase(phase, key);
   }
-  SlotView slot(int i) override { return inner_->slot(i); }
-  std::vector<Overwritten> inject_slot(int i, std::optional<std::size_t> e, double v) override {
-    return inner_->inject_slot(i, e, v);
-  }
-  StepLosses losses() const override { return inner_->losses(); }
-  void set_observer(SlotObserver* o) override { inner_->set_observer(o); }
-  std::vector<double> read_param(const std::string& n, bool t) const override { return inner_->read_param(n, t); }
-  void write_param(const std::string& n, const std::vector<double>& v) override { inner_->write_param(n, v); }
-  std::int64_t adam_step() const override { return inner_->adam_step(); }
-  void read_state(StateSnapshot& s) const override { inner_->read_state(s); }
-  void write_state(const StateSnapshot& s) override { inner_->write_state(s); }
-  void keep_state() override { inner_->keep_state(); }
-  void read_kept_state(StateSnapshot& s) const override { inner_->read_kept_state(s); }
-  BatchContext batch_context() const override { return inner_->batch_context(); }
-  void set_batch(const BatchContext& b) override { inner_->set_batch(b); }
 
  private:
-  std::unique_ptr<Backend> inner_;
   std::int64_t fail_step_;
   Phase fail_phase_;
   bool armed_ = true;

@@ -8,26 +8,24 @@
 #include <cmath>
 #include <map>
 
+#include "delegating_backend.h"
 #include "session_checks.h"
 
 using namespace nanscope;
 
 namespace {
 
-class EmulatedDeviceBackend final : public Backend, public DeviceSentinel {
+class EmulatedDeviceBackend final : public test::DelegatingBackend, public DeviceSentinel {
  public:
   explicit EmulatedDeviceBackend(const Config& c)
-      : inner_(make_cpu_backend(c)), guard_(c.guard.enabled), steps_(c.run.steps_per_fold), proxy_(*this) {
+      : DelegatingBackend(make_cpu_backend(c)), guard_(c.guard.enabled), proxy_(*this) {
     inner_->set_observer(&proxy_);
   }
   ~EmulatedDeviceBackend() override { inner_->set_observer(nullptr); }
 
-  // ---- Backend: the CPU backend's ----
+  // ---- Backend: the CPU backend's, with the observer and the records kept here ----
   std::string name() const override { return "emulated-device"; }
   std::string device_name() const override { return "host"; }
-  const Dims& dims() const override { return inner_->dims(); }
-  const ParamLayout& layout() const override { return inner_->layout(); }
-  void reset_parameters() override { inner_->reset_parameters(); }
   void load_fold(const TransitionSet& t) override {
     inner_->load_fold(t);
     captured_ = false;  // the fold's data are part of a graph
@@ -40,20 +38,7 @@ class EmulatedDeviceBackend final : public Backend, public DeviceSentinel {
     ++copies_;
     return inner_->slot(i);
   }
-  std::vector<Overwritten> inject_slot(int i, std::optional<std::size_t> e, double v) override {
-    return inner_->inject_slot(i, e, v);
-  }
-  StepLosses losses() const override { return inner_->losses(); }
   void set_observer(SlotObserver* o) override { outer_ = o; }
-  std::vector<double> read_param(const std::string& n, bool t) const override { return inner_->read_param(n, t); }
-  void write_param(const std::string& n, const std::vector<double>& v) override { inner_->write_param(n, v); }
-  std::int64_t adam_step() const override { return inner_->adam_step(); }
-  void read_state(StateSnapshot& s) const override { inner_->read_state(s); }
-  void write_state(const StateSnapshot& s) override { inner_->write_state(s); }
-  void keep_state() override { inner_->keep_state(); }
-  void read_kept_state(StateSnapshot& s) const override { inner_->read_kept_state(s); }
-  BatchContext batch_context() const override { return inner_->batch_context(); }
-  void set_batch(const BatchContext& b) override { inner_->set_batch(b); }
   DeviceSentinel* device_sentinel() override { return this; }
 
   // ---- DeviceSentinel: flags kept here, handed over only on request ----
@@ -145,9 +130,7 @@ class EmulatedDeviceBackend final : public Backend, public DeviceSentinel {
     return d;
   }
 
-  std::unique_ptr<Backend> inner_;
   bool guard_;
-  int steps_;
   Proxy proxy_;
   SlotObserver* outer_ = nullptr;
   int step_ = 0;

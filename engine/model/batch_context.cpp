@@ -53,6 +53,17 @@ BatchContext to_batch_context(const Dims& d, const BatchArrays& a) {
   return c;
 }
 
+BatchElement locate_batch_element(const Dims& d, std::size_t flat) {
+  std::size_t start = 0;
+  for (const Field& f : fields(d)) {
+    if (std::string(f.name) == "actions") break;  // the batch slot's fields come first
+    const std::size_t n = count(f.shape);
+    if (flat < start + n) return BatchElement{f.name, flat - start};
+    start += n;
+  }
+  throw InternalError("batch slot: element " + std::to_string(flat) + " is beyond the buffer");
+}
+
 BatchArrays from_batch_context(const Dims& d, const BatchContext& c) {
   BatchArrays a;
   for (const Field& f : fields(d)) {

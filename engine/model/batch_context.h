@@ -16,6 +16,12 @@ struct BatchArrays {
 };
 
 BatchContext to_batch_context(const Dims& d, const BatchArrays& a);
+// Which named array (and which element of it) holds element `flat` of the batch slot's buffer.
+struct BatchElement {
+  const char* field;  // "obs", "next_obs", "returns", "done" or "next_bar"
+  std::size_t index;
+};
+BatchElement locate_batch_element(const Dims& d, std::size_t flat);
 // Checks names and shapes against this network; throws DataError naming the field.
 BatchArrays from_batch_context(const Dims& d, const BatchContext& c);
 

@@ -9,6 +9,7 @@
 #include "core/version.h"
 #include "io/dump_file.h"
 #include "io/run_file.h"
+#include "model/batch_context.h"
 #include "session/recording.h"
 
 namespace nanscope {
@@ -64,20 +65,11 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
     // The batch as sampled: a transient injection into it is not part of the step's context.
     r.batch = backend_->batch_context();
     for (const auto& o : r.injected) {
-      const char* field = o.slot == kIqnTau ? "tau" : nullptr;
-      if (o.slot == kBatch) {
-        const std::size_t B = static_cast<std::size_t>(backend_->dims().B),
-                          F = static_cast<std::size_t>(backend_->dims().F);
-        const std::size_t bounds[] = {B * F, 2 * B * F, 2 * B * F + B, 2 * B * F + 2 * B};
-        const char* names[] = {"obs", "next_obs", "returns", "done", "next_bar"};
-        std::size_t k = 0, start = 0;
-        while (k < 4 && o.index >= bounds[k]) start = bounds[k++];
-        for (auto& a : r.batch)
-          if (a.name == names[k]) a.values[o.index - start] = o.value;
-      } else if (field) {
-        for (auto& a : r.batch)
-          if (a.name == field) a.values[o.index] = o.value;
-      }
+      if (o.slot != kBatch && o.slot != kIqnTau) continue;
+      const BatchElement at = o.slot == kBatch ? locate_batch_element(backend_->dims(), o.index)
+                                               : BatchElement{"tau", o.index};
+      for (auto& a : r.batch)
+        if (a.name == at.field) a.values[at.index] = o.value;
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "data/philox.h"
 #include "data/transitions.h"
 #include "model/backend.h"
+#include "model/batch_context.h"
 #include "model/cpu_model.h"
 #include "test_support.h"
 
@@ -133,4 +134,23 @@ TEST(BatchSampler, SameKeyGivesTheSameBatchOnEitherPrecision) {
   EXPECT_NE(first, f.slots[kBatch]);
   f.sample(key);
   EXPECT_EQ(first, f.slots[kBatch]);
+}
+
+TEST(BatchContext, LocatesEveryElementOfTheBatchSlot) {
+  Config c = test::tiny_config("float32");
+  const Dims d = Dims::from(c);
+  const std::size_t B = static_cast<std::size_t>(d.B), F = static_cast<std::size_t>(d.F);
+  auto at = [&](std::size_t flat) {
+    const BatchElement e = locate_batch_element(d, flat);
+    return std::string(e.field) + ":" + std::to_string(e.index);
+  };
+  EXPECT_EQ(at(0), "obs:0");
+  EXPECT_EQ(at(B * F - 1), "obs:" + std::to_string(B * F - 1));
+  EXPECT_EQ(at(B * F), "next_obs:0");
+  EXPECT_EQ(at(2 * B * F + 3), "returns:3");
+  EXPECT_EQ(at(2 * B * F + B), "done:0");
+  EXPECT_EQ(at(2 * B * F + 2 * B + 1), "next_bar:1");
+  const std::size_t total = B * (2 * F + 2 + static_cast<std::size_t>(d.AO));
+  EXPECT_EQ(at(total - 1), "next_bar:" + std::to_string(B * static_cast<std::size_t>(d.AO) - 1));
+  EXPECT_THROW(locate_batch_element(d, total), InternalError);
 }

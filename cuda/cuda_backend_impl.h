@@ -1,0 +1,190 @@
+// CudaBackend's declaration, private to the CUDA library. Its definitions are split by concern:
+// cuda_backend.cpp (construction, state, parameters, batch, slot buffers, transfers),
+// cuda_backend_step.cpp (the phases, their slot call sites, graph capture and replay) and
+// cuda_backend_sentinel.cpp (the DeviceSentinel side: the bank's step, checks, readbacks).
+//
+// The verified device pieces (sampler, dense layers, heads, losses, backward, optimizer, sentinel
+// bank) run phase by phase on one stream, or as one captured CUDA graph of the same phase
+// functions. The slot call sites are the CPU backend's, in the same order: the observer's
+// `produced` (fault injection) right after each producer, then its `check`, which the session
+// turns into a device check. Everything that changes from step to step (fold and step of the
+// draws, the bank's step, the global step, Adam's t) is read from device memory, set by tiny
+// kernels before the step, so a replayed graph is the same step as an ungraphed one. A step makes
+// no device-to-host copy unless the session reads its record.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "backward.h"
+#include "batch_sampler.h"
+#include "c51_heads.h"
+#include "device_array.h"
+#include "forward_losses.h"
+#include "model/backend.h"
+#include "optimizer.h"
+#include "sentinel_check.h"
+#include "step_record.h"
+
+namespace nanscope::cuda {
+
+// The backend's stream, created first and destroyed last.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { NANSCOPE_CUDA_CHECK(cudaStreamCreate(&s)); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+class CudaBackend final : public Backend, public DeviceSentinel {
+ public:
+  explicit CudaBackend(const Config& c);
+  ~CudaBackend() override;
+
+  // ---- Backend ----
+  std::string name() const override { return "cuda"; }
+  std::string device_name() const override { return device_name_ + " (float32)"; }
+  const Dims& dims() const override { return d_; }
+  const ParamLayout& layout() const override { return L_; }
+  void reset_parameters() override;
+  void load_fold(const TransitionSet& t) override;
+  void run_phase(Phase phase, const StepKey& key) override;
+  SlotView slot(int index) override;
+  std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element,
+                                       double value) override;
+  StepLosses losses() const override { return losses_; }
+  void set_observer(SlotObserver* o) override { observer_ = o; }
+  std::vector<double> read_param(const std::string& name, bool target) const override;
+  void write_param(const std::string& name, const std::vector<double>& values) override;
+  std::int64_t adam_step() const override;
+  void read_state(StateSnapshot& s) const override {
+    read_state_from(params_, target_, adam_, adam_step(), s);
+  }
+  void write_state(const StateSnapshot& s) override;
+  void keep_state() override;
+  void read_kept_state(StateSnapshot& s) const override;
+  BatchContext batch_context() const override;
+  void set_batch(const BatchContext& b) override;
+  DeviceSentinel* device_sentinel() override { return this; }
+
+  // ---- DeviceSentinel ----
+  void begin_fold() override { bank_.reset_fold(); }
+  void begin_step(int step) override;
+  void check(int slot) override;
+  std::uint32_t status_now() override;
+  StepReport end_step() override;
+  StepDetail step_detail() override;
+  std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) override;
+  void run_step_graphed(const StepKey& key, std::uint64_t checked) override;
+  int graph_captures() const override { return captures_; }
+  std::int64_t device_to_host_copies() const override { return d2h_; }
+
+ private:
+  // ---- The step (cuda_backend_step.cpp) ----
+  // One phase's work; the same function whether enqueued directly or captured into the graph.
+  void phase_body(Phase phase);
+  // What changes from step to step, written to device memory before the step's work.
+  void set_step_keys(const StepKey& key);
+  void drop_graph();
+  void capture();
+  void sample();
+  void forward();
+  void optimizer();
+  // The call sites: injection right after the producer (`produced`), then the check.
+  void produced(int slot) {
+    if (observer_) observer_->produced(slot);
+  }
+  void check_site(int slot) {
+    if (observer_) observer_->check(slot);
+  }
+  void site(int slot) {
+    produced(slot);
+    check_site(slot);
+  }
+
+  // ---- Readbacks (cuda_backend_sentinel.cpp) ----
+  StepReport report_of(const StepStatusRecord& h) const;
+  static StepDetail detail_of(const BankReadback& r, int row, int step);
+
+  // ---- Slot buffers ----
+  // A slot's device buffer, its length taken from the buffer object itself.
+  struct DevBuf {
+    float* p = nullptr;
+    std::size_t n = 0;
+  };
+  static DevBuf of(DeviceArray<float>& a) { return DevBuf{a.get(), a.size()}; }
+  // Where a slot's check reads (and slot() shows): 33 and 34 read their own copies.
+  DevBuf read_buf(int slot);
+  // Where an injection writes: the live buffer the next consumer reads.
+  DevBuf write_buf(int slot);
+
+  // ---- Transfers (stream-ordered; every device-to-host copy is counted) ----
+  void sync() const { NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
+  template <class T>
+  void download(T* host, const T* dev, std::size_t n) const {
+    NANSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(host, dev, n * sizeof(T), cudaMemcpyDeviceToHost, stream_.s));
+    sync();
+    ++d2h_;
+  }
+  std::vector<double> download_d(const float* dev, std::size_t n) const;
+  template <class T>
+  void upload(T* dev, const std::vector<T>& host) {
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(dev, host.data(), host.size() * sizeof(T),
+                                        cudaMemcpyHostToDevice, stream_.s));
+    sync();  // the host vector may go away
+  }
+  void zero(void* p, std::size_t bytes) {
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_.s));
+  }
+  void copy(float* dst, const float* src, std::size_t n) {
+    NANSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_.s));
+  }
+  void read_state_from(const DeviceArray<float>& p, const DeviceArray<float>& t,
+                       const DeviceArray<float>& a, std::int64_t adam_t, StateSnapshot& s) const;
+  const ParamEntry* entry(const std::string& name) const;
+
+  Config c_;
+  Dims d_;
+  ParamLayout L_;
+  Stream stream_;
+  Blas blas_;
+  DeviceSampler sampler_;
+  DeviceArray<float> params_, target_, adam_, kept_params_, kept_target_, kept_adam_;
+  DeviceArray<std::int64_t> kept_t_{1};
+  NetBuffers online_, online_next_, target_next_;
+  DeviceArray<float> q_, q_next_;
+  DeviceArray<std::int32_t> astar_;
+  DeviceArray<float> m_, c51_, lse_, y_, mse_part_, cql_part_;
+  IqnBuffers iqn_;
+  DeviceArray<float> aux_pre_, aux_h_, pred_, aux_loss_, ve_, ens_part_, total_;
+  BackwardBuffers bw_;
+  DeviceArray<float> bw33_, bw34_, norms_, clip_norms_;
+  DeviceOptimizer opt_;
+  DeviceBank bank_;
+  DeviceArray<double> scalars_;
+  DeviceArray<unsigned char> records_;    // a StepStatusRecord per step of the fold
+  DeviceArray<std::int64_t> adam_t_dev_;  // Adam's t
+  DeviceArray<std::int64_t> gstep_;       // the global step (target sync)
+  cudaGraphExec_t graph_exec_ = nullptr;
+  std::uint64_t captured_checked_ = 0;
+  int captures_ = 0;
+  const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr,
+              *next_bar_ = nullptr;
+  ForwardState fwd_{};
+  LossWeights weights_{};
+  LossWeightsD weights_d_{};
+  SlotHook hook_ = [this](int slot) { produced(slot); };
+  std::array<std::vector<std::int64_t>, kSlotCount> shapes_;
+  std::array<std::vector<float>, kSlotCount> mirrors_;
+  SlotObserver* observer_ = nullptr;
+  StepLosses losses_;
+  std::string device_name_;
+  int bank_step_ = 0;  // the step the device bank records into
+  mutable std::int64_t d2h_ = 0;
+};
+
+}  // namespace nanscope::cuda

@@ -1,0 +1,169 @@
+// CudaBackend: the step. Each phase's work with the CPU backend's slot call sites in the same
+// order, and the whole step as one CUDA graph captured from the very same phase functions.
+#include "cuda_backend_impl.h"
+
+namespace nanscope::cuda {
+
+void CudaBackend::run_phase(Phase phase, const StepKey& key) {
+  if (phase == Phase::Sample) set_step_keys(key);
+  phase_body(phase);
+}
+
+void CudaBackend::phase_body(Phase phase) {
+  switch (phase) {
+    case Phase::Sample:
+      sample();
+      break;
+    case Phase::Forward:
+      forward();
+      break;
+    case Phase::BackwardMain:
+      backward_main(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+      // Slot 33 keeps its own copy: the buffer it checks changes later in the step.
+      copy(bw33_.get(), bw_.bw.get(), bw_.bw.size());
+      check_site(kBwDHS2Main);
+      break;
+    case Phase::BackwardAux:
+      backward_aux(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+      copy(bw34_.get(), bw_.bw.get(), bw_.bw.size());
+      check_site(kBwDHS2Aux);
+      break;
+    case Phase::BackwardIqn:
+      if (!d_.iqn) break;
+      backward_iqn(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+      check_site(kBwDHS2Iqn);
+      break;
+    case Phase::BackwardEncoder:
+      backward_encoder(blas_, d_, L_, params_.get(), fwd_, bw_);
+      break;
+    case Phase::ChecksPostBackward:
+      for (int s = kDValueLogits; s <= kBnDConcat; ++s)
+        if (!shapes_[s].empty()) check_site(s);
+      break;
+    case Phase::Optimizer:
+      optimizer();
+      break;
+  }
+}
+
+void CudaBackend::set_step_keys(const StepKey& key) {
+  sampler_.set_key(key.fold, key.step);
+  set_global_step(gstep_.get(), key.global_step, stream_.s);
+}
+
+void CudaBackend::drop_graph() {
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  graph_exec_ = nullptr;
+}
+
+void CudaBackend::capture() {
+  drop_graph();
+  NANSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    for (int p = 0; p < kPhaseCount; ++p) phase_body(static_cast<Phase>(p));
+  } catch (...) {
+    cudaStreamEndCapture(stream_.s, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  NANSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_.s, &graph));
+  const cudaError_t e = cudaGraphInstantiate(&graph_exec_, graph, 0);
+  cudaGraphDestroy(graph);
+  NANSCOPE_CUDA_CHECK(e);
+  ++captures_;
+}
+
+void CudaBackend::run_step_graphed(const StepKey& key, std::uint64_t checked) {
+  set_step_keys(key);
+  if (!graph_exec_ || checked != captured_checked_) {
+    capture();
+    captured_checked_ = checked;
+  }
+  NANSCOPE_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_.s));
+}
+
+void CudaBackend::sample() {
+  sampler_.draw(c_.run.seed);
+  site(kBatch);
+  if (d_.iqn) produced(kIqnTau);
+}
+
+void CudaBackend::forward() {
+  void* s = stream_.s;
+  const bool kl = c_.loss.c51_form == "kl_unmasked";
+  net_forward(blas_, d_, L_, params_.get(), s_, online_, [this](int slot) { site(slot); });
+  // Targets (no gradient): double-DQN greedy sub-actions, the target distribution, its projection.
+  net_forward(blas_, d_, L_, params_.get(), s_next_, online_next_);
+  expected_q(d_, online_next_.logp.get(), q_next_.get(), s);
+  greedy_actions(d_, q_next_.get(), astar_.get(), s);
+  net_forward(blas_, d_, L_, target_.get(), s_next_, target_next_);
+  site(kTargetLogProbs);
+  c51_projection(d_, target_next_.logp.get(), astar_.get(), ret_, done_, m_.get(), s);
+  site(kProjTarget);
+  c51_loss(d_, kl, online_.logp.get(), m_.get(), sampler_.actions(), c51_.get(), s);
+  produced(kC51Loss);
+  mean_into(c51_.get(), d_.B, 1.0, scalars_.get() + kScC51, s);
+  check_site(kC51Loss);
+  expected_q(d_, online_.logp.get(), q_.get(), s);
+  site(kQExpected);
+  cql_mse_terms(d_, q_.get(), target_next_.logp.get(), astar_.get(), ret_, done_,
+                sampler_.actions(), lse_.get(), y_.get(), mse_part_.get(), cql_part_.get(), s);
+  site(kCqlLse);
+  mean_into(mse_part_.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, s);
+  mean_into(cql_part_.get(), d_.B, c_.loss.alpha_cql, scalars_.get() + kScCql, s);
+  if (d_.iqn) {
+    check_site(kIqnTau);
+    iqn_pass(blas_, d_, L_, params_.get(), online_.h2.get(), sampler_.tau(), d_.N, iqn_.cos,
+             iqn_.phi_pre, iqn_.phi, iqn_.psi, iqn_.q);
+    site(kIqnPhi);
+    site(kIqnQuantiles);
+    iqn_pass(blas_, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K,
+             iqn_.g_cos, iqn_.g_phi_pre, iqn_.g_phi, iqn_.g_psi, iqn_.g_q);
+    iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), s);
+    iqn_pass(blas_, d_, L_, target_.get(), target_next_.h2.get(), sampler_.tau_target(), d_.Np,
+             iqn_.t_cos, iqn_.t_phi_pre, iqn_.t_phi, iqn_.t_psi, iqn_.t_q);
+    site(kIqnTargetQuantiles);
+    iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), ret_, done_, iqn_.targets.get(), s);
+    iqn_loss(d_, iqn_.q.get(), sampler_.tau(), iqn_.targets.get(), sampler_.actions(),
+             iqn_.loss.get(), s);
+    produced(kIqnLoss);
+    mean_into(iqn_.loss.get(), d_.B, 1.0, scalars_.get() + kScIqn, s);
+    check_site(kIqnLoss);
+  }
+  aux_head(blas_, d_, L_, params_.get(), online_.h2.get(), aux_pre_.get(), aux_h_.get(),
+           pred_.get());
+  site(kAuxPredNb);
+  aux_loss(d_, pred_.get(), next_bar_, aux_loss_.get(), s);
+  produced(kAuxLoss);
+  mean_into(aux_loss_.get(), d_.B, 1.0, scalars_.get() + kScAux, s);
+  check_site(kAuxLoss);
+  ensemble_heads(blas_, d_, L_, params_.get(), online_.z.get(), ve_.get());
+  site(kEnsembleLogits);
+  ensemble_ce(d_, ve_.get(), m_.get(), ens_part_.get(), s);
+  mean_into(ens_part_.get(), d_.E * d_.B, 1.0 / d_.D, scalars_.get() + kScEns, s);
+  total_loss(scalars_.get(), weights_d_, total_.get(), s);
+  site(kTotalLoss);
+}
+
+void CudaBackend::optimizer() {
+  opt_.grad_norms(bw_.grads.get(), norms_.get());
+  // Clipping uses the norm as computed, as the CPU backend does (an injection into the slot is
+  // seen by the checks and the collapse halt, not by the clip).
+  copy(clip_norms_.get(), norms_.get(), norms_.size());
+  site(kGradNorm);
+  // The observer keeps the state before the update (for dumps); the guard is decided on the
+  // device from the step's status word, so parameters, moments and t stay untouched there.
+  if (observer_) observer_->allow_update();
+  opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_dev_.get(),
+                 c_.guard.enabled ? bank_.status_word() : nullptr);
+  site(kAdamMoments);
+  site(kParams);
+  sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
+                     params_.size(), stream_.s);
+  pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(),
+                   norms_.get(), bank_.step_word(),
+                   reinterpret_cast<StepStatusRecord*>(records_.get()), stream_.s);
+}
+
+}  // namespace nanscope::cuda

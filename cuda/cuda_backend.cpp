@@ -15,7 +15,7 @@
 
 namespace nanscope::cuda {
 
-CudaBackend::CudaBackend(const Config& c)
+CudaBackend::CudaBackend(const Config& c, std::string device_name)
     : c_(c),
       d_(Dims::from(c)),
       L_(d_),
@@ -94,7 +94,7 @@ CudaBackend::CudaBackend(const Config& c)
                          static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
                          static_cast<float>(l.lambda_ens)};
   weights_d_ = LossWeightsD{l.lambda_mse, l.lambda_iqn, l.lambda_aux, l.lambda_ens, d_.iqn};
-  device_name_ = probe_devices().name;
+  device_name_ = std::move(device_name);
   // Every slot buffer and every piece of step state starts at zero, as on the CPU backend: a
   // buffer inspected before its first step shows zeros, never leftover device memory.
   for (int s = 0; s < kSlotCount; ++s) {
@@ -363,7 +363,7 @@ std::unique_ptr<Backend> make_cuda_backend(const Config& config) {
                     config.model.precision));
   const DeviceProbe probe = probe_devices();
   if (probe.count == 0) throw DeviceError("no usable CUDA device: " + probe.error);
-  return std::make_unique<CudaBackend>(config);
+  return std::make_unique<CudaBackend>(config, probe.name);
 }
 
 }  // namespace nanscope::cuda

@@ -40,7 +40,7 @@ struct Stream {
 
 class CudaBackend final : public Backend, public DeviceSentinel {
  public:
-  explicit CudaBackend(const Config& c);
+  CudaBackend(const Config& c, std::string device_name);
   ~CudaBackend() override;
 
   // ---- Backend ----

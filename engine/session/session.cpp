@@ -146,26 +146,39 @@ Phase Session::step_phase() {
   return phase;
 }
 
-Phase Session::run_next_phase() {
+// Refuses work after a device error (until reset) and at the end of the run.
+void Session::require_runnable() const {
   if (!device_failure_.empty())
     throw DeviceError("the session stopped on a device error; reset it to go on (" + device_failure_ + ")");
   if (finished()) throw UsageError("the run has finished; reset to run again");
+}
+
+// Runs `work`; a device error it raises stops the session (recorded, then passed on).
+template <class F>
+auto Session::stopping_on_device_error(F&& work) {
   try {
-    if (!fold_loaded_) begin_fold();
-    if (next_phase_ == 0) begin_step();
-    const Phase phase = static_cast<Phase>(next_phase_);
-    backend_->run_phase(phase, StepKey{config_.run.seed, fold_, step_, global_step_});
-    if (++next_phase_ == kPhaseCount) finish_step();
-    return phase;
+    return work();
   } catch (const DeviceError& e) {
     device_failure_ = e.what();
     throw;
   }
 }
 
+Phase Session::run_next_phase() {
+  require_runnable();
+  return stopping_on_device_error([&] {
+    if (!fold_loaded_) begin_fold();
+    if (next_phase_ == 0) begin_step();
+    const Phase phase = static_cast<Phase>(next_phase_);
+    backend_->run_phase(phase, StepKey{config_.run.seed, fold_, step_, global_step_});
+    if (++next_phase_ == kPhaseCount) finish_step();
+    return phase;
+  });
+}
+
 void Session::step() {
   DeviceSentinel* ds = backend_->device_sentinel();
-  if (options_.graph && ds && next_phase_ == 0 && !finished() && device_failure_.empty()) {
+  if (options_.graph && ds && next_phase_ == 0) {
     run_graphed_step(*ds);
     return;
   }
@@ -181,7 +194,8 @@ bool Session::slot_injection_due() const {
 }
 
 void Session::run_graphed_step(DeviceSentinel& ds) {
-  try {
+  require_runnable();
+  stopping_on_device_error([&] {
     if (!fold_loaded_) begin_fold();
     begin_step();
     // A step with a slot injection writes from the host between two kernels: it runs ungraphed,
@@ -200,10 +214,7 @@ void Session::run_graphed_step(DeviceSentinel& ds) {
     }
     next_phase_ = kPhaseCount;
     finish_step();
-  } catch (const DeviceError& e) {
-    device_failure_ = e.what();
-    throw;
-  }
+  });
 }
 
 void Session::feed_device_checks(bool any_fired) {
@@ -398,7 +409,6 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
   }
   settle_deferred();
   deferring_ = false;
-  if (!folds_.empty()) folds_.back().flags = bank_.readback();
   report();
   return reason;
 }

@@ -136,6 +136,9 @@ class Session {
   void record_first_fire(int slot, const ScanResult& scan);
   void record_before_update();
   std::string record_end_step(int entry_slot);
+  void require_runnable() const;
+  template <class F>
+  auto stopping_on_device_error(F&& work);
   Phase run_next_phase();
   void run_graphed_step(DeviceSentinel& ds);
   bool slot_injection_due() const;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -44,7 +46,7 @@ struct Variant {
   bool checks;
 };
 
-double time_variant(const Variant& v, int blocks, double* copies_per_step) {
+Config variant_config(const Variant& v) {
   Config c;
   c.run.folds = 1;
   c.run.steps_per_fold = 4000;
@@ -52,13 +54,24 @@ double time_variant(const Variant& v, int blocks, double* copies_per_step) {
   if (!v.read_every_step) c.halt.collapse_patience = 0;
   if (!v.checks)
     for (int s = 0; s < kSlotCount; ++s) c.sentinel.disabled.push_back(s);
+  return c;
+}
+
+std::unique_ptr<Session> warm_session(const Variant& v) {
+  const Config c = variant_config(v);
   SessionOptions o;
   o.graph = v.graph;
-  Session s(c, cuda::make_cuda_backend(c), o);
+  auto s = std::make_unique<Session>(c, cuda::make_cuda_backend(c), o);
   RunUntil warm;
   warm.kind = RunUntil::Kind::Steps;
   warm.steps = 20;
-  s.run(warm);  // the fold's upload, cuBLAS heuristics, the capture
+  s->run(warm);  // the fold's upload, cuBLAS heuristics, the capture
+  return s;
+}
+
+double time_variant(const Variant& v, int blocks, double* copies_per_step) {
+  auto session = warm_session(v);
+  Session& s = *session;
   const auto d2h0 = s.backend().device_sentinel()->device_to_host_copies();
   const double ms = ms_per_step(s, blocks, 100);
   *copies_per_step = static_cast<double>(s.backend().device_sentinel()->device_to_host_copies() - d2h0) /
@@ -66,10 +79,26 @@ double time_variant(const Variant& v, int blocks, double* copies_per_step) {
   return ms;
 }
 
+// sentinel_overhead: the graphed step with every check against none, blocks of 100 steps
+// alternating between the two sessions so that clock and thermal drift fall on both alike.
+std::pair<double, double> interleaved_checks_on_off(int blocks) {
+  auto on = warm_session({"", true, false, true});
+  auto off = warm_session({"", true, false, false});
+  std::vector<double> t_on, t_off;
+  for (int b = 0; b < blocks; ++b) {
+    t_on.push_back(ms_per_step(*on, 1, 100));
+    t_off.push_back(ms_per_step(*off, 1, 100));
+  }
+  return {median(t_on), median(t_off)};
+}
+
 }  // namespace
 
+// Usage: bench_cuda_step [BLOCKS] [STEP_FILE]. STEP_FILE receives the graphed and ungraphed ms per
+// step (fold-end readback) for bench/torch_twin.py's step_rate ratios.
 int main(int argc, char** argv) {
   const int blocks = argc > 1 ? std::atoi(argv[1]) : 7;
+  const char* step_file = argc > 2 ? argv[2] : nullptr;
   const Variant variants[] = {
       {"ungraphed, record read every step", false, true, true},
       {"ungraphed, fold-end readback", false, false, true},
@@ -107,6 +136,16 @@ int main(int argc, char** argv) {
              ms[0] / ms[3]);
   fmt::print("checks on vs off: ungraphed +{:.1f}%, graph +{:.1f}%\n", 100.0 * (ms[1] - ms[2]) / ms[2],
              100.0 * (ms[4] - ms[5]) / ms[5]);
+  const auto [on_ms, off_ms] = interleaved_checks_on_off(4 * blocks + 1);
+  fmt::print("sentinel_overhead: graphed step, every check {:.4f} ms vs none {:.4f} ms (alternating blocks, "
+             "medians of {}): +{:.2f}% (target <= 2%)\n",
+             on_ms, off_ms, 4 * blocks + 1, 100.0 * (on_ms - off_ms) / off_ms);
+  if (step_file) {
+    if (std::FILE* f = std::fopen(step_file, "w")) {
+      std::fprintf(f, "%.4f %.4f\n", ms[4], ms[1]);
+      std::fclose(f);
+    }
+  }
   fmt::print("CPU reference step, same run {:.1f} ms -> the graphed CUDA step is {:.0f}x faster\n", cpu_ms,
              cpu_ms / ms[4]);
   fmt::print("per phase (ungraphed, phase-stepped, each followed by a status readback), median ms:\n");

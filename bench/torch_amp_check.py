@@ -1,6 +1,8 @@
 """The PyTorch peer of bench/sentinel's sentinel_set: torch._amp_foreach_non_finite_check_and_unscale_
 over tensors of the same element counts (one per line of the shapes file), eager and captured in a
-CUDA graph; medians of CUDA-event timings. Run on the GPU machine in the same session."""
+CUDA graph; medians of CUDA-event timings. Run on the GPU machine in the same session, after
+bench_sentinel, whose sentinel_set time (SHAPES.us) it compares against: target >= 2.5x faster."""
+import os
 import sys
 
 import torch
@@ -30,7 +32,7 @@ def median_us(fn, reps):
     return times[len(times) // 2]
 
 
-eager = median_us(check, 200)
+eager = median_us(check, 500)
 g = torch.cuda.CUDAGraph()
 s = torch.cuda.Stream()
 s.wait_stream(torch.cuda.current_stream())
@@ -39,7 +41,13 @@ with torch.cuda.stream(s):
 torch.cuda.current_stream().wait_stream(s)
 with torch.cuda.graph(g):
     check()
-graphed = median_us(g.replay, 200)
+graphed = median_us(g.replay, 500)
 print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}: "
       f"_amp_foreach_non_finite_check_and_unscale_ over {len(counts)} tensors, {sum(counts)} floats: "
       f"eager {eager:.1f} us, graphed {graphed:.1f} us")
+us_file = sys.argv[1] + ".us"
+if os.path.exists(us_file):
+    ours = float(open(us_file).read())
+    ratio = graphed / ours
+    print(f"sentinel_set: nanscope {ours:.2f} us vs torch graphed {graphed:.2f} us: {ratio:.2f}x faster "
+          f"(target >= 2.5x: {'met' if ratio >= 2.5 else 'NOT met'})")

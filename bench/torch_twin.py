@@ -1,7 +1,7 @@
 """An independent PyTorch twin of nanscope's trainer step, for a third opinion on the gradients and a
 peer for the step rate.
 
-    torch_twin.py FIXTURE.h5 [--tol 1e-4] [--time]
+    torch_twin.py FIXTURE.h5 [--tol 1e-4] [--time [--nanscope-step FILE]]
 
 FIXTURE.h5 is a dump written by tests/twin/twin_fixture (the state before a step, its batch and
 draws, and the slot buffers 1-35 at their check moments, from the CPU or the CUDA backend). The twin
@@ -9,9 +9,12 @@ rebuilds the network from spec/trainer.md with torch operations, recomputes the 
 with autograd, the gradients that slots 24-35 hold, and prints the norm-wise relative error of each
 slot against the fixture. Exit status 1 when one exceeds --tol. With --time it also times a whole
 training step (forward, backward, clip, Adam) eagerly and, on a GPU, captured in a CUDA graph.
+With --nanscope-step FILE (written by bench_cuda_step in the same session: nanscope's graphed and
+ungraphed ms per step) it prints step_rate: nanscope's graphed step against both twins.
 Runs on the GPU when torch sees one, else on the CPU.
 """
 import argparse
+import functools
 import sys
 import time
 import tomllib
@@ -22,6 +25,12 @@ import torch
 
 SUB = [3, 3, 2]          # sub-actions per branch
 OFF = [0, 3, 6]          # their offsets in A_total = 8
+
+
+@functools.cache
+def offsets(dev):
+    """OFF as a tensor on dev, made once (a CUDA graph capture may not copy it from the host)."""
+    return torch.tensor(OFF, device=dev)
 
 
 def load(path, dev):
@@ -87,7 +96,7 @@ def step(cfg, p, tp, b):
         astar = greedy((logp_n.exp() * zeta).sum(-1))
         _, h2t = trunk(tp, nxt)
         _, _, _, s[7] = heads(tp, h2t, na)
-        pj = torch.gather(s[7], 1, (astar + torch.tensor(OFF, device=dev))[..., None].expand(-1, -1, na)).exp()
+        pj = torch.gather(s[7], 1, (astar + offsets(dev))[..., None].expand(-1, -1, na)).exp()
         disc = gamma_n * (1 - done)
         tz = (R[:, None] + disc[:, None] * zeta).clamp(m_cfg["v_min"], m_cfg["v_max"])  # [B, NA]
         w = (1 - (tz[:, None, :] - zeta[:, None]).abs() / dz).clamp(0, 1)                # [B, i, j]
@@ -110,7 +119,7 @@ def step(cfg, p, tp, b):
             a_iqn = greedy(qg.mean(1))
             _, s[15] = iqn(tp, h2t, b["tau_target"].float(), n_cos)
             T = R[:, None, None] + disc[:, None, None] * torch.gather(
-                s[15], 2, (a_iqn + torch.tensor(OFF, device=dev))[:, None, :].expand(-1, s[15].shape[1], -1)
+                s[15], 2, (a_iqn + offsets(dev))[:, None, :].expand(-1, s[15].shape[1], -1)
             ).transpose(1, 2)                                                                 # [B, D, N']
         qi = torch.gather(s[14], 2, take[:, None, :].expand(-1, s[14].shape[1], -1)).transpose(1, 2)  # [B, D, N]
         delta = T[:, :, None, :] - qi[..., None]                                               # [B, D, N, N']
@@ -202,6 +211,7 @@ def main():
     ap.add_argument("fixture")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--time", action="store_true")
+    ap.add_argument("--nanscope-step", help="file with nanscope's graphed and ungraphed ms per step")
     a = ap.parse_args()
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.backends.cuda.matmul.allow_tf32 = False  # full fp32, as nanscope's cuBLAS calls
@@ -228,6 +238,11 @@ def main():
     if a.time:
         eager, graphed = time_steps(cfg, p, tp, b, dev)
         print(f"twin training step: eager {eager:.3f} ms" + (f", CUDA graph {graphed:.3f} ms" if graphed else ""))
+        if a.nanscope_step and graphed:
+            ours, ours_ungraphed = (float(x) for x in open(a.nanscope_step).read().split())
+            print(f"step_rate: nanscope graph {ours:.3f} ms, ungraphed {ours_ungraphed:.3f} ms; "
+                  f"vs twin eager {eager / ours:.2f}x (target >= 5x), vs twin graphed {graphed / ours:.2f}x "
+                  f"(target >= 1.5x)")
     sys.exit(0 if worst <= a.tol else 1)
 
 

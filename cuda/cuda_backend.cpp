@@ -154,6 +154,7 @@ SlotView CudaBackend::slot(int index) {
 
 std::vector<Overwritten> CudaBackend::inject_slot(int index, std::optional<std::size_t> element,
                                                   double value) {
+  flush_checks();  // a check already due sees the buffer as it was at its site
   const DevBuf b = write_buf(index);
   float* p = b.p;
   const std::size_t n = b.n;
@@ -183,6 +184,7 @@ std::vector<double> CudaBackend::read_param(const std::string& name, bool target
 }
 
 void CudaBackend::write_param(const std::string& name, const std::vector<double>& values) {
+  flush_checks();
   const ParamEntry* e = entry(name);
   if (values.size() != e->count)
     throw InternalError(
@@ -197,6 +199,7 @@ std::int64_t CudaBackend::adam_step() const {
 }
 
 void CudaBackend::write_state(const StateSnapshot& s) {
+  flush_checks();
   std::vector<float> p(L_.total()), t(L_.total()), a(2 * L_.total());
   download(p.data(), params_.get(), p.size());  // padding stays as it is (zero)
   download(t.data(), target_.get(), t.size());
@@ -238,6 +241,7 @@ BatchContext CudaBackend::batch_context() const {
 }
 
 void CudaBackend::set_batch(const BatchContext& b) {
+  flush_checks();
   const BatchArrays a = from_batch_context(d_, b);
   auto buf = sampler_.buffers();
   auto up = [&](float* p, const std::vector<double>& v) {

@@ -70,7 +70,10 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   DeviceSentinel* device_sentinel() override { return this; }
 
   // ---- DeviceSentinel ----
-  void begin_fold() override { bank_.reset_fold(); }
+  void begin_fold() override {
+    flush_checks();
+    bank_.reset_fold();
+  }
   void begin_step(int step) override;
   void check(int slot) override;
   std::uint32_t status_now() override;
@@ -98,6 +101,19 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   }
   void check_site(int slot) {
     if (observer_) observer_->check(slot);
+  }
+  // The session's checks are collected and enqueued as one fused launch (DeviceBank::check_group)
+  // where the step needs their result: before the update (the guard reads the status word) and at
+  // the step's end; and before anything that reads the bank or writes a slot buffer from the host.
+  // Deferring is exact: every slot buffer stays as its check site saw it until the update (33 and
+  // 34 have their own copies; the encoder backward only reads bw_d_h_s2), and 22 and 23 are
+  // checked after it. So the records are those of checking each slot at its site, in two launches
+  // per step instead of two per slot.
+  void flush_checks() {
+    if (pending_checks_.empty()) return;
+    std::vector<DeviceBank::GroupItem> due;
+    due.swap(pending_checks_);
+    bank_.check_group(due);
   }
   void site(int slot) {
     produced(slot);
@@ -169,6 +185,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   DeviceArray<unsigned char> records_;    // a StepStatusRecord per step of the fold
   DeviceArray<std::int64_t> adam_t_dev_;  // Adam's t
   DeviceArray<std::int64_t> gstep_;       // the global step (target sync)
+  std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
   cudaGraphExec_t graph_exec_ = nullptr;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;

@@ -5,22 +5,25 @@
 namespace nanscope::cuda {
 
 void CudaBackend::begin_step(int step) {
+  flush_checks();
   bank_.begin_step(step);
   bank_step_ = step;
 }
 
 void CudaBackend::check(int slot) {
   const DevBuf b = read_buf(slot);
-  bank_.check(slot, b.p, b.n);
+  pending_checks_.push_back({slot, b.p, b.n});
 }
 
 std::uint32_t CudaBackend::status_now() {
+  flush_checks();
   std::uint32_t s = 0;
   download(&s, bank_.status_word(), 1);
   return s;
 }
 
 DeviceSentinel::StepReport CudaBackend::end_step() {
+  flush_checks();
   StepStatusRecord h{};
   download(reinterpret_cast<unsigned char*>(&h),
            records_.get() + static_cast<std::size_t>(bank_step_) * sizeof h, sizeof h);
@@ -29,6 +32,7 @@ DeviceSentinel::StepReport CudaBackend::end_step() {
 }
 
 DeviceSentinel::StepDetail CudaBackend::step_detail() {
+  flush_checks();
   const BankReadback r = bank_.readback_step();
   d2h_ += 3;
   return detail_of(r, 0, bank_step_);
@@ -36,6 +40,7 @@ DeviceSentinel::StepDetail CudaBackend::step_detail() {
 
 std::vector<std::pair<DeviceSentinel::StepReport, DeviceSentinel::StepDetail>>
 CudaBackend::read_steps(int first, int last) {
+  flush_checks();
   const std::size_t n = static_cast<std::size_t>(last - first + 1);
   std::vector<StepStatusRecord> recs(n);
   download(reinterpret_cast<unsigned char*>(recs.data()),

@@ -63,6 +63,7 @@ void CudaBackend::capture() {
   try {
     for (int p = 0; p < kPhaseCount; ++p) phase_body(static_cast<Phase>(p));
   } catch (...) {
+    pending_checks_.clear();
     cudaStreamEndCapture(stream_.s, &graph);
     if (graph) cudaGraphDestroy(graph);
     throw;
@@ -155,10 +156,12 @@ void CudaBackend::optimizer() {
   // The observer keeps the state before the update (for dumps); the guard is decided on the
   // device from the step's status word, so parameters, moments and t stay untouched there.
   if (observer_) observer_->allow_update();
+  flush_checks();  // every check before the update: the guard reads their status word
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_dev_.get(),
                  c_.guard.enabled ? bank_.status_word() : nullptr);
   site(kAdamMoments);
   site(kParams);
+  flush_checks();
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), stream_.s);
   pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(),

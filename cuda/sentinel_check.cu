@@ -96,6 +96,129 @@ __global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status)
   *status = 0u;
 }
 
+// ---- The fused check: every slot due at a call site in one launch ----
+// The table travels by value as a kernel parameter, so a captured graph holds it.
+constexpr int kGroupMax = kBankSlots;
+struct GroupTable {
+  int count;
+  const float* x[kGroupMax];
+  unsigned long long n[kGroupMax];
+  int slot[kGroupMax];  // distinct within a table (check_group splits otherwise)
+  int exec[kGroupMax];
+  int block_start[kGroupMax + 1];  // blocks [block_start[i], block_start[i+1]) scan item i
+};
+
+// A warp's partials combined by shuffles. The first bad index is a minimum over unsigned values,
+// where "none" (-1) is the largest; every operation is an OR, an integer sum or a minimum, so the
+// result does not depend on the order.
+__device__ __forceinline__ void warp_reduce(Partial& p) {
+  unsigned long long first = static_cast<unsigned long long>(p.first_bad);
+  for (int o = 16; o > 0; o >>= 1) {
+    p.kinds |= __shfl_xor_sync(0xffffffffu, p.kinds, o);
+    p.count += __shfl_xor_sync(0xffffffffu, p.count, o);
+    const unsigned long long f = __shfl_xor_sync(0xffffffffu, first, o);
+    first = f < first ? f : first;
+  }
+  p.first_bad = static_cast<long long>(first);
+}
+
+// The whole block's partial, valid in every thread.
+__device__ __forceinline__ void block_reduce_warps(Partial& p) {
+  __shared__ Partial sh[kThreads / 32];
+  warp_reduce(p);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) sh[warp] = p;
+  __syncthreads();
+  p = lane < kThreads / 32 ? sh[lane] : Partial{0u, 0ull, -1};
+  warp_reduce(p);
+}
+
+// Updates a slot's record and the step's history byte from a folded partial; returns its kinds.
+__device__ unsigned int record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned char* history_row,
+                                    int slot, int step, int exec_position) {
+  if (p.kinds == 0) return 0u;
+  DeviceSlotRecord& r = rec[slot];
+  if (r.first_step < 0) {
+    r.first_step = step;
+    r.count = static_cast<long long>(p.count);
+    r.exec_position = exec_position;
+  }
+  r.kinds |= p.kinds;
+  history_row[slot] |= static_cast<unsigned char>(p.kinds);
+  return p.kinds;
+}
+
+// Each block scans a share of one item into its partial; the last block to finish (an integer
+// ticket, the only atomic on global memory) folds every item's partials, one warp per item, and
+// records them. The result does not depend on the grid or on which block finishes last.
+__global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Partial* partials, unsigned int* ticket,
+                                                               DeviceSlotRecord* rec, unsigned char* history,
+                                                               unsigned int* status, const int* step_ptr) {
+  int item = 0;
+  while (blockIdx.x >= static_cast<unsigned>(t.block_start[item + 1])) ++item;
+  const unsigned first = static_cast<unsigned>(t.block_start[item]);
+  const unsigned blocks = static_cast<unsigned>(t.block_start[item + 1]) - first;
+  const float* __restrict__ x = t.x[item];
+  const size_t n = t.n[item];
+  Partial p{0u, 0ull, -1};
+  const size_t stride = static_cast<size_t>(blocks) * blockDim.x;
+  const size_t start = static_cast<size_t>(blockIdx.x - first) * blockDim.x + threadIdx.x;
+  auto visit = [&](float v, size_t i) {
+    if (!isfinite(v)) {
+      p.kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
+      ++p.count;
+      if (p.first_bad < 0) p.first_bad = static_cast<long long>(i);
+    }
+  };
+  if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
+    const size_t n4 = n / 4;
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    for (size_t i = start; i < n4; i += stride) {
+      const float4 v = __ldg(x4 + i);
+      visit(v.x, 4 * i);
+      visit(v.y, 4 * i + 1);
+      visit(v.z, 4 * i + 2);
+      visit(v.w, 4 * i + 3);
+    }
+    for (size_t i = 4 * n4 + start; i < n; i += stride) visit(__ldg(x + i), i);
+  } else {
+    for (size_t i = start; i < n; i += stride) visit(__ldg(x + i), i);
+  }
+  block_reduce_warps(p);
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = p;
+    __threadfence();  // the partial is visible before the ticket counts it
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  __shared__ unsigned int fired;
+  if (threadIdx.x == 0) fired = 0u;
+  __syncthreads();
+  const int step = *step_ptr;
+  unsigned char* row = history + static_cast<size_t>(step) * kBankSlots;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int i = warp; i < t.count; i += kThreads / 32) {
+    Partial q{0u, 0ull, -1};
+    for (int b = t.block_start[i] + lane; b < t.block_start[i + 1]; b += 32) {
+      const volatile Partial* vp = partials + b;
+      combine(q, Partial{vp->kinds, vp->count, vp->first_bad});
+    }
+    warp_reduce(q);
+    if (lane == 0) {
+      const unsigned int k = record_fire(q, rec, row, t.slot[i], step, t.exec[i]);
+      if (k) atomicOr(&fired, k);  // shared-memory integer OR: order-free
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (fired) *status |= fired;
+    *ticket = 0u;  // ready for the next launch on the stream
+  }
+}
+
 __global__ void clear_records(DeviceSlotRecord* rec) {
   const int i = threadIdx.x;
   if (i < kBankSlots) rec[i] = DeviceSlotRecord{0u, -1, 0, -1, 0};
@@ -110,6 +233,10 @@ struct DeviceBank::Impl {
   unsigned int* status = nullptr;
   int* step = nullptr;               // the current step, for the checks' history row
   Partial* partials = nullptr;       // scratch for pass 1, kMaxBlocks entries
+  Partial* group_partials = nullptr; // scratch for the fused check, group_capacity entries
+  unsigned int* ticket = nullptr;    // the fused check's finish counter (integer)
+  int group_capacity = 0;
+  int blocks_per_item = 0;           // the most blocks one item gets in a fused check
 };
 
 int device_sm_count() {
@@ -127,6 +254,11 @@ DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(s
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->step, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step, 0, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
+  impl_->blocks_per_item = 2 * device_sm_count();
+  impl_->group_capacity = kGroupMax * impl_->blocks_per_item;
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->group_partials, sizeof(Partial) * impl_->group_capacity));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->ticket, sizeof(unsigned int)));
+  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->ticket, 0, sizeof(unsigned int)));
   reset_fold();
 }
 
@@ -136,6 +268,41 @@ DeviceBank::~DeviceBank() {
   cudaFree(impl_->status);
   cudaFree(impl_->step);
   cudaFree(impl_->partials);
+  cudaFree(impl_->group_partials);
+  cudaFree(impl_->ticket);
+}
+
+void DeviceBank::check_group(const std::vector<GroupItem>& items) {
+  if (items.empty()) return;
+  // A slot twice in one launch would have two warps writing its record: split there instead.
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int slot = items[i].slot;
+    if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
+    if (seen >> slot & 1u) {
+      check_group({items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i)});
+      check_group({items.begin() + static_cast<std::ptrdiff_t>(i), items.end()});
+      return;
+    }
+    seen |= std::uint64_t{1} << slot;
+  }
+  GroupTable t{};
+  t.count = static_cast<int>(items.size());
+  int blocks = 0;
+  for (int i = 0; i < t.count; ++i) {
+    const GroupItem& it = items[static_cast<std::size_t>(i)];
+    t.x[i] = it.data;
+    t.n[i] = it.count;
+    t.slot[i] = it.slot;
+    t.exec[i] = exec_++;
+    t.block_start[i] = blocks;
+    const size_t want = (it.count / 4 + kThreads - 1) / kThreads;
+    blocks += static_cast<int>(std::min<size_t>(std::max<size_t>(want, 1), static_cast<size_t>(impl_->blocks_per_item)));
+  }
+  t.block_start[t.count] = blocks;
+  check_group_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
+      t, impl_->group_partials, impl_->ticket, impl_->records, impl_->history, impl_->status, impl_->step);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 void DeviceBank::reset_fold() {

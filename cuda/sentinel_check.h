@@ -44,6 +44,15 @@ class DeviceBank {
   // Enqueues the check of `n` floats at `data` (device memory) for `slot` on the bank's stream.
   // `blocks` 0 picks a grid from the size; any value gives the same result.
   void check(int slot, const float* data, std::size_t n, int blocks = 0);
+  // The fused check: every item in one launch (large buffers spread over the whole GPU, combined
+  // without float atomics: per-block partials, folded in block order by the last block to finish).
+  // Same records as checking the items one by one in this order.
+  struct GroupItem {
+    int slot;
+    const float* data;
+    std::size_t count;
+  };
+  void check_group(const std::vector<GroupItem>& items);
   BankReadback readback();             // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();

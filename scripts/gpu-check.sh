@@ -5,10 +5,14 @@
 #   the GPU tests; compute-sanitizer memcheck and initcheck on the tiny-network tests, racecheck on a
 #   subset that covers every kernel in every mode; the step benchmark (graphed and ungraphed); the
 #   sentinel benchmark with its PyTorch peer; the PyTorch twin against the CUDA backend, with timing.
-# Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR   (run from the source tree; PyTorch is optional)
+# Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
+# PARTS: a comma-separated choice of tests, sanitizers, bench (default all three); the sanitizers
+# take several minutes, so a time-limited device call may want them on their own.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2
+parts=${3:-tests,sanitizers,bench}
+want() { [[ ",$parts," == *",$1,"* ]]; }
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -18,21 +22,29 @@ step() {  # NAME SECONDS COMMAND...
   timeout "$secs" "$@" >"$out/$name.txt" 2>&1
   echo "$name: exit $?"
 }
-tiny='Injections*:CudaGuard*:CudaGraph.Recaptured*'
-race='Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/h_s1_all:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.GraphModeGivesTheUngraphedSentinels/guard:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/bn_d_concat:CudaGraph.Recaptured*:CudaGuard*'
+tiny='Injections*:CudaGuard*:CudaGraph.Recaptured*:DeviceSentinel*'
+race='DeviceSentinel.Fused*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/h_s1_all:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.GraphModeGivesTheUngraphedSentinels/guard:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/bn_d_concat:CudaGraph.Recaptured*:CudaGuard*'
+if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
 grep -E "^\[  (PASSED|FAILED)" "$out/gpu_tests.txt"
+fi
+if want sanitizers; then
 step memcheck 300 compute-sanitizer --tool memcheck "$bin/gpu_tests" --gtest_filter="$tiny"
 step initcheck 300 compute-sanitizer --tool initcheck "$bin/gpu_tests" --gtest_filter="$tiny"
 step racecheck 400 compute-sanitizer --tool racecheck "$bin/gpu_tests" --gtest_filter="$race"
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/memcheck.txt "$out"/initcheck.txt "$out"/racecheck.txt
-step cuda_step 300 "$bin/bench_cuda_step" 5
+fi
+want bench || exit 0
+step cuda_step 300 "$bin/bench_cuda_step" 5 "$out/step_ms.txt"
+grep -hE "sentinel_overhead|graph vs ungraphed|^  graph" "$out/cuda_step.txt"
 step sentinel 120 "$bin/bench_sentinel" "$out/sentinel_shapes.txt"
+grep -hE "^sentinel_" "$out/sentinel.txt"
 if python3 -c "import torch, h5py" 2>/dev/null; then
   step torch_amp_check 120 python3 "$src/bench/torch_amp_check.py" "$out/sentinel_shapes.txt"
   step twin_fixture 120 "$bin/twin_fixture" "$out/twin_fixture.h5" cuda 3
-  step torch_twin 300 python3 "$src/bench/torch_twin.py" "$out/twin_fixture.h5" --time
-  tail -3 "$out/torch_twin.txt"
+  step torch_twin 300 python3 "$src/bench/torch_twin.py" "$out/twin_fixture.h5" --time --nanscope-step "$out/step_ms.txt"
+  grep -h "sentinel_set:" "$out/torch_amp_check.txt"
+  tail -4 "$out/torch_twin.txt"
 else
   echo "PyTorch not importable: torch_amp_check and torch_twin skipped"
 fi

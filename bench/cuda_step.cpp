@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -44,6 +45,7 @@ struct Variant {
   bool graph;
   bool read_every_step;  // the default config watches for a gradient collapse at every step
   bool checks;
+  bool record = false;  // a run directory: first-fire capture on the device (and the run file per run() call)
 };
 
 Config variant_config(const Variant& v) {
@@ -61,6 +63,10 @@ std::unique_ptr<Session> warm_session(const Variant& v) {
   const Config c = variant_config(v);
   SessionOptions o;
   o.graph = v.graph;
+  if (v.record) {
+    o.out_dir = (std::filesystem::temp_directory_path() / "nanscope_bench_cuda_step").string();
+    std::filesystem::remove_all(o.out_dir);
+  }
   auto s = std::make_unique<Session>(c, cuda::make_cuda_backend(c), o);
   RunUntil warm;
   warm.kind = RunUntil::Kind::Steps;
@@ -106,9 +112,11 @@ int main(int argc, char** argv) {
       {"graph, record read every step", true, true, true},
       {"graph, fold-end readback", true, false, true},
       {"graph, fold-end readback, checks off", true, false, false},
+      {"graph, recording (device first-fire capture)", true, false, true, true},
   };
-  double ms[6], copies[6];
-  for (int i = 0; i < 6; ++i) ms[i] = time_variant(variants[i], blocks, &copies[i]);
+  constexpr int kVariants = 7;
+  double ms[kVariants], copies[kVariants];
+  for (int i = 0; i < kVariants; ++i) ms[i] = time_variant(variants[i], blocks, &copies[i]);
 
   Config config;
   config.run.folds = 1;
@@ -129,11 +137,14 @@ int main(int argc, char** argv) {
 
   fmt::print("bench cuda_step: default config, {} [{}], run mode, median of {} blocks of 100 steps\n",
              gpu.backend().name(), gpu.backend().device_name(), blocks);
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < kVariants; ++i)
     fmt::print("  {:<42} {:7.3f} ms/step  {:6.0f} steps/s  {:.2f} device-to-host copies/step\n", variants[i].name,
                ms[i], 1e3 / ms[i], copies[i]);
   fmt::print("graph vs ungraphed (fold-end readback): {:.2f}x; (record every step): {:.2f}x\n", ms[1] / ms[4],
              ms[0] / ms[3]);
+  fmt::print("recording with device capture vs fold-end readback (graph): +{:.2f}% (a run file written per run() "
+             "call of 100 steps included)\n",
+             100.0 * (ms[6] - ms[4]) / ms[4]);
   fmt::print("checks on vs off: ungraphed +{:.1f}%, graph +{:.1f}%\n", 100.0 * (ms[1] - ms[2]) / ms[2],
              100.0 * (ms[4] - ms[5]) / ms[5]);
   const auto [on_ms, off_ms] = interleaved_checks_on_off(4 * blocks + 1);

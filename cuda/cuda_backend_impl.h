@@ -21,6 +21,7 @@
 #include "batch_sampler.h"
 #include "c51_heads.h"
 #include "device_array.h"
+#include "first_fire_capture.h"
 #include "forward_losses.h"
 #include "model/backend.h"
 #include "optimizer.h"
@@ -73,6 +74,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   void begin_fold() override {
     flush_checks();
     bank_.reset_fold();
+    clear_contexts();
   }
   void begin_step(int step) override;
   void check(int slot) override;
@@ -83,6 +85,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   void run_step_graphed(const StepKey& key, std::uint64_t checked) override;
   int graph_captures() const override { return captures_; }
   std::int64_t device_to_host_copies() const override { return d2h_; }
+  int enable_capture(bool on) override;
+  SlotView captured_slot(int slot) override;
+  bool captured_context(int step, StateSnapshot& state, BatchContext& batch) override;
 
  private:
   // ---- The step (cuda_backend_step.cpp) ----
@@ -119,6 +124,21 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     produced(slot);
     check_site(slot);
   }
+
+  // ---- First-fire capture (cuda_backend_capture.cpp); each is a no-op without capture ----
+  using OptimizerShadow = AdamShadow;
+  struct Capture {
+    std::array<DeviceArray<float>, kSlotCount> slots;  // each slot's buffer at its first fire
+    DeviceArray<float> shadow_params, shadow_adam;      // the state the update started from
+    DeviceArray<std::int64_t> shadow_t{1};
+    std::unique_ptr<ContextCapture> contexts;
+    std::vector<int> steps;  // the step each context area holds, from the last read_steps
+  };
+  float* capture_area(int slot);        // where a slot's buffer goes at its first fire
+  OptimizerShadow optimizer_shadow();   // where the update leaves the state it started from
+  void capture_context();               // enqueued at the step's end
+  void take_context_table();            // with read_steps
+  void clear_contexts();                // a new fold
 
   // ---- Readbacks (cuda_backend_sentinel.cpp) ----
   StepReport report_of(const StepStatusRecord& h) const;
@@ -186,6 +206,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   DeviceArray<std::int64_t> adam_t_dev_;  // Adam's t
   DeviceArray<std::int64_t> gstep_;       // the global step (target sync)
   std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
+  std::unique_ptr<Capture> cap_;                        // first-fire capture, when on
   cudaGraphExec_t graph_exec_ = nullptr;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;

@@ -12,7 +12,7 @@ void CudaBackend::begin_step(int step) {
 
 void CudaBackend::check(int slot) {
   const DevBuf b = read_buf(slot);
-  pending_checks_.push_back({slot, b.p, b.n});
+  pending_checks_.push_back({slot, b.p, b.n, capture_area(slot)});
 }
 
 std::uint32_t CudaBackend::status_now() {
@@ -48,6 +48,7 @@ CudaBackend::read_steps(int first, int last) {
            n * sizeof(StepStatusRecord));
   const BankReadback r = bank_.readback();  // records and history rows 0..last
   d2h_ += 3;
+  take_context_table();
   std::vector<std::pair<StepReport, StepDetail>> out;
   for (int st = first; st <= last; ++st)
     out.emplace_back(report_of(recs[static_cast<std::size_t>(st - first)]), detail_of(r, st, st));

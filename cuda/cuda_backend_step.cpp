@@ -158,10 +158,11 @@ void CudaBackend::optimizer() {
   if (observer_) observer_->allow_update();
   flush_checks();  // every check before the update: the guard reads their status word
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_dev_.get(),
-                 c_.guard.enabled ? bank_.status_word() : nullptr);
+                 c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow());
   site(kAdamMoments);
   site(kParams);
   flush_checks();
+  capture_context();  // before the target sync: the target as the step used it
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), stream_.s);
   pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(),

@@ -36,16 +36,24 @@ __global__ void group_norms(const double* __restrict__ entry_sq, const int* __re
 // device, t included; no host round trip, so it works inside a captured graph.
 __device__ __forceinline__ bool guarded(const std::uint32_t* skip_if) { return skip_if && *skip_if != 0u; }
 
-__global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if) {
+__global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if, std::int64_t* shadow_t) {
+  if (shadow_t) *shadow_t = *t;
   if (!guarded(skip_if)) ++*t;
 }
 
 __global__ void adam_kernel(float* __restrict__ g, float* __restrict__ p, float* __restrict__ m, float* __restrict__ v,
                             size_t n, const float* __restrict__ norms, double max_norm, float b1, float b2,
                             const std::int64_t* __restrict__ t, double beta1, double beta2, double lr, double eps,
-                            const std::uint32_t* skip_if) {
+                            const std::uint32_t* skip_if, float* __restrict__ sp, float* __restrict__ sm,
+                            float* __restrict__ sv) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n || guarded(skip_if)) return;
+  if (i >= n) return;
+  if (sp) {
+    sp[i] = p[i];
+    sm[i] = m[i];
+    sv[i] = v[i];
+  }
+  if (guarded(skip_if)) return;
   const double bc1 = 1.0 - pow(beta1, static_cast<double>(*t));
   const double bc2 = 1.0 - pow(beta2, static_cast<double>(*t));
   float gi = g[i];
@@ -90,9 +98,9 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
-                                const std::uint32_t* skip_if) {
+                                const std::uint32_t* skip_if, const AdamShadow& shadow) {
   auto s = static_cast<cudaStream_t>(stream_);
-  advance_t<<<1, 1, 0, s>>>(t, skip_if);
+  advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   const std::size_t total = layout_.total();
   for (const ParamEntry* e : layout_.existing()) {
@@ -100,7 +108,9 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
     adam_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(
         grads + e->offset, params + e->offset, adam + e->offset, adam + total + e->offset, n, norms,
         optim_.max_grad_norm, static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t, optim_.beta1,
-        optim_.beta2, optim_.lr * optim_.lr_mult[e->group], optim_.eps, skip_if);
+        optim_.beta2, optim_.lr * optim_.lr_mult[e->group], optim_.eps, skip_if,
+        shadow.params ? shadow.params + e->offset : nullptr, shadow.adam ? shadow.adam + e->offset : nullptr,
+        shadow.adam ? shadow.adam + total + e->offset : nullptr);
   }
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }

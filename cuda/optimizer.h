@@ -11,6 +11,13 @@
 
 namespace nanscope::cuda {
 
+// Where an Adam step leaves the values it started from (all null: nowhere).
+struct AdamShadow {
+  float* params = nullptr;
+  float* adam = nullptr;
+  std::int64_t* t = nullptr;
+};
+
 class DeviceOptimizer {
  public:
   DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream = nullptr);
@@ -22,8 +29,11 @@ class DeviceOptimizer {
   // The trainer's form: Adam's counter lives on the device (*t is incremented first, then used
   // for the bias correction); with `skip_if` non-null and *skip_if != 0 (the step's sentinel
   // status: the guard) nothing changes, t included. Enqueue only, graph-capturable.
+  // With `shadow`, the update also leaves the values it started from there (parameters, [m | v],
+  // t), skipped or not: the state before the step, for first-fire capture, at the cost of the
+  // writes alone (the update reads those values anyway).
   void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
-                 const std::uint32_t* skip_if);
+                 const std::uint32_t* skip_if, const AdamShadow& shadow = AdamShadow{});
 
  private:
   const ParamLayout& layout_;

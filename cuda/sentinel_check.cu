@@ -67,6 +67,31 @@ __global__ void scan_partials(const float* __restrict__ x, size_t n, Partial* __
   if (threadIdx.x == 0) out[blockIdx.x] = p;
 }
 
+// Updates a slot's record and the step's history byte from a folded partial and ORs its kinds into
+// the status word (integer atomics: several items finish in parallel; an OR is order-free). Returns
+// whether this is the slot's first fire in the fold, which also raises the step's first-fire word.
+__device__ bool record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned char* history_row,
+                            unsigned int* status, int slot, int step, int exec_position) {
+  if (p.kinds == 0) return false;
+  DeviceSlotRecord& r = rec[slot];
+  const bool first = r.first_step < 0;
+  if (first) {
+    r.first_step = step;
+    r.count = static_cast<long long>(p.count);
+    r.exec_position = exec_position;
+    atomicOr(status + 1, 1u);
+  }
+  r.kinds |= p.kinds;
+  history_row[slot] |= static_cast<unsigned char>(p.kinds);
+  atomicOr(status, p.kinds);
+  return first;
+}
+
+// A slot's buffer into its capture area, by one block (it runs only at a first fire).
+__device__ void block_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n) {
+  for (size_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+}
+
 // Pass 2: one block folds the partials in a fixed order and updates the slot's record, the step's
 // history byte and the status word.
 // The step comes from device memory (set by begin_step before the step's work), so a captured
@@ -79,31 +104,26 @@ __global__ void finish_check(const Partial* __restrict__ partials, int blocks, D
   Partial p{0u, 0ull, -1};
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) combine(p, partials[b]);
   block_reduce(p);
-  if (threadIdx.x != 0 || p.kinds == 0) return;
-  DeviceSlotRecord& r = rec[slot];
-  if (r.first_step < 0) {
-    r.first_step = step;
-    r.count = static_cast<long long>(p.count);
-    r.exec_position = exec_position;
-  }
-  r.kinds |= p.kinds;
-  history_row[slot] |= static_cast<unsigned char>(p.kinds);
-  *status |= p.kinds;
+  if (threadIdx.x == 0) record_fire(p, rec, history_row, status, slot, step, exec_position);
 }
 
 __global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status) {
   *step_ptr = step;
-  *status = 0u;
+  status[0] = 0u;  // the step's status word
+  status[1] = 0u;  // raised by a first fire in the step
 }
 
 // ---- The fused check: every slot due at a call site in one launch ----
 // The table travels by value as a kernel parameter, so a captured graph holds it.
 constexpr int kGroupMax = kBankSlots;
+constexpr int kGroupBlocks = 2048;  // the most blocks of one fused launch (the partials' scratch)
+constexpr int kUnroll = 4;          // float4 loads in flight per thread
 struct GroupTable {
   int count;
   const float* x[kGroupMax];
   unsigned long long n[kGroupMax];
   int slot[kGroupMax];  // distinct within a table (check_group splits otherwise)
+  float* capture[kGroupMax];  // where the buffer goes at the slot's first fire (null: nowhere)
   int exec[kGroupMax];
   int block_start[kGroupMax + 1];  // blocks [block_start[i], block_start[i+1]) scan item i
 };
@@ -134,24 +154,12 @@ __device__ __forceinline__ void block_reduce_warps(Partial& p) {
 }
 
 // Updates a slot's record and the step's history byte from a folded partial; returns its kinds.
-__device__ unsigned int record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned char* history_row,
-                                    int slot, int step, int exec_position) {
-  if (p.kinds == 0) return 0u;
-  DeviceSlotRecord& r = rec[slot];
-  if (r.first_step < 0) {
-    r.first_step = step;
-    r.count = static_cast<long long>(p.count);
-    r.exec_position = exec_position;
-  }
-  r.kinds |= p.kinds;
-  history_row[slot] |= static_cast<unsigned char>(p.kinds);
-  return p.kinds;
-}
 
-// Each block scans a share of one item into its partial; the last block to finish (an integer
-// ticket, the only atomic on global memory) folds every item's partials, one warp per item, and
-// records them. The result does not depend on the grid or on which block finishes last.
-__global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Partial* partials, unsigned int* ticket,
+// Each block scans a share of one item into its partial; the item's last block to finish (learnt from
+// the item's integer ticket) folds that item's partials and records them, so items finish in
+// parallel. Integer atomics only (tickets, the status word's OR); the records do not depend on the
+// grid or on which block finishes last.
+__global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Partial* partials, unsigned int* tickets,
                                                                DeviceSlotRecord* rec, unsigned char* history,
                                                                unsigned int* status, const int* step_ptr) {
   int item = 0;
@@ -170,53 +178,65 @@ __global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Par
       if (p.first_bad < 0) p.first_bad = static_cast<long long>(i);
     }
   };
+  auto visit4 = [&](const float4& v, size_t i) {
+    visit(v.x, 4 * i);
+    visit(v.y, 4 * i + 1);
+    visit(v.z, 4 * i + 2);
+    visit(v.w, 4 * i + 3);
+  };
   if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
     const size_t n4 = n / 4;
     const float4* x4 = reinterpret_cast<const float4*>(x);
-    for (size_t i = start; i < n4; i += stride) {
-      const float4 v = __ldg(x4 + i);
-      visit(v.x, 4 * i);
-      visit(v.y, 4 * i + 1);
-      visit(v.z, 4 * i + 2);
-      visit(v.w, 4 * i + 3);
+    size_t i = start;
+    // kUnroll independent loads before any use: the scan is bound by memory latency otherwise.
+    for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
+      float4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) visit4(v[u], i + u * stride);  // increasing index: first_bad stays the least
     }
-    for (size_t i = 4 * n4 + start; i < n; i += stride) visit(__ldg(x + i), i);
+    for (; i < n4; i += stride) visit4(__ldg(x4 + i), i);
+    for (size_t j = 4 * n4 + start; j < n; j += stride) visit(__ldg(x + j), j);
   } else {
     for (size_t i = start; i < n; i += stride) visit(__ldg(x + i), i);
   }
   block_reduce_warps(p);
+  const int step = *step_ptr;
+  // Records the item's folded partial (each item writes only its own slot's record and history
+  // byte) and, at the slot's first fire in the fold, copies its buffer into the capture area: the
+  // buffer as the check saw it, at that step. While clean this is one branch.
+  __shared__ bool copy_now;
+  auto finish = [&](const Partial& q) {
+    if (threadIdx.x == 0) {
+      unsigned char* row = history + static_cast<size_t>(step) * kBankSlots;
+      copy_now = record_fire(q, rec, row, status, t.slot[item], step, t.exec[item]) && t.capture[item];
+    }
+    __syncthreads();
+    if (copy_now) block_copy(x, t.capture[item], n);
+  };
+  if (blocks == 1) {
+    finish(p);
+    return;
+  }
   __shared__ bool last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = p;
     __threadfence();  // the partial is visible before the ticket counts it
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    last = atomicAdd(tickets + item, 1u) == blocks - 1;
   }
   __syncthreads();
   if (!last) return;
   __threadfence();
-  __shared__ unsigned int fired;
-  if (threadIdx.x == 0) fired = 0u;
-  __syncthreads();
-  const int step = *step_ptr;
-  unsigned char* row = history + static_cast<size_t>(step) * kBankSlots;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int i = warp; i < t.count; i += kThreads / 32) {
-    Partial q{0u, 0ull, -1};
-    for (int b = t.block_start[i] + lane; b < t.block_start[i + 1]; b += 32) {
-      const volatile Partial* vp = partials + b;
-      combine(q, Partial{vp->kinds, vp->count, vp->first_bad});
-    }
-    warp_reduce(q);
-    if (lane == 0) {
-      const unsigned int k = record_fire(q, rec, row, t.slot[i], step, t.exec[i]);
-      if (k) atomicOr(&fired, k);  // shared-memory integer OR: order-free
-    }
+  // The item's last block folds its partials (at most blocks_per_item of them).
+  Partial q{0u, 0ull, -1};
+  for (unsigned b = first + threadIdx.x; b < first + blocks; b += blockDim.x) {
+    const Partial* src = partials + b;
+    combine(q, Partial{__ldcg(&src->kinds), __ldcg(&src->count), __ldcg(&src->first_bad)});
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    if (fired) *status |= fired;
-    *ticket = 0u;  // ready for the next launch on the stream
-  }
+  block_reduce_warps(q);
+  if (threadIdx.x == 0) tickets[item] = 0u;  // ready for the next launch on the stream
+  finish(q);
 }
 
 __global__ void clear_records(DeviceSlotRecord* rec) {
@@ -234,7 +254,7 @@ struct DeviceBank::Impl {
   int* step = nullptr;               // the current step, for the checks' history row
   Partial* partials = nullptr;       // scratch for pass 1, kMaxBlocks entries
   Partial* group_partials = nullptr; // scratch for the fused check, group_capacity entries
-  unsigned int* ticket = nullptr;    // the fused check's finish counter (integer)
+  unsigned int* tickets = nullptr;   // the fused check's per-item finish counters (integer)
   int group_capacity = 0;
   int blocks_per_item = 0;           // the most blocks one item gets in a fused check
 };
@@ -250,15 +270,15 @@ DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(s
   impl_->max_steps = max_steps;
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->records, sizeof(DeviceSlotRecord) * kBankSlots));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->history, static_cast<size_t>(max_steps) * kBankSlots));
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->status, sizeof(unsigned int)));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->status, 2 * sizeof(unsigned int)));  // status, first fire
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->step, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step, 0, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
-  impl_->blocks_per_item = 2 * device_sm_count();
-  impl_->group_capacity = kGroupMax * impl_->blocks_per_item;
+  impl_->blocks_per_item = 4 * device_sm_count();
+  impl_->group_capacity = kGroupBlocks;
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->group_partials, sizeof(Partial) * impl_->group_capacity));
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->ticket, sizeof(unsigned int)));
-  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->ticket, 0, sizeof(unsigned int)));
+  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->tickets, sizeof(unsigned int) * kGroupMax));
+  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->tickets, 0, sizeof(unsigned int) * kGroupMax));
   reset_fold();
 }
 
@@ -269,7 +289,7 @@ DeviceBank::~DeviceBank() {
   cudaFree(impl_->step);
   cudaFree(impl_->partials);
   cudaFree(impl_->group_partials);
-  cudaFree(impl_->ticket);
+  cudaFree(impl_->tickets);
 }
 
 void DeviceBank::check_group(const std::vector<GroupItem>& items) {
@@ -288,20 +308,40 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
   }
   GroupTable t{};
   t.count = static_cast<int>(items.size());
+  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item,
+  // and all of them within kGroupBlocks (the cap halves until they fit; any grid gives the same
+  // records).
+  std::vector<int> want(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
+    want[i] = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>((items[i].count + per_block - 1) / per_block, 1),
+                                                     static_cast<std::size_t>(impl_->blocks_per_item)));
+  }
   int blocks = 0;
+  for (int cap = impl_->blocks_per_item;; cap = std::max(1, cap / 2)) {
+    blocks = 0;
+    for (int w : want) blocks += std::min(w, cap);
+    if (blocks <= kGroupBlocks || cap == 1) {
+      for (int& w : want) w = std::min(w, cap);
+      break;
+    }
+  }
+  blocks = 0;
   for (int i = 0; i < t.count; ++i) {
     const GroupItem& it = items[static_cast<std::size_t>(i)];
+    if (it.count / static_cast<std::size_t>(want[static_cast<std::size_t>(i)]) >= (std::size_t{1} << 32) - 4096)
+      throw InternalError("DeviceBank: a buffer too large for the fused check");
     t.x[i] = it.data;
     t.n[i] = it.count;
     t.slot[i] = it.slot;
+    t.capture[i] = it.capture;
     t.exec[i] = exec_++;
     t.block_start[i] = blocks;
-    const size_t want = (it.count / 4 + kThreads - 1) / kThreads;
-    blocks += static_cast<int>(std::min<size_t>(std::max<size_t>(want, 1), static_cast<size_t>(impl_->blocks_per_item)));
+    blocks += want[static_cast<std::size_t>(i)];
   }
   t.block_start[t.count] = blocks;
   check_group_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
-      t, impl_->group_partials, impl_->ticket, impl_->records, impl_->history, impl_->status, impl_->step);
+      t, impl_->group_partials, impl_->tickets, impl_->records, impl_->history, impl_->status, impl_->step);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -310,7 +350,7 @@ void DeviceBank::reset_fold() {
   clear_records<<<1, 64, 0, s>>>(impl_->records);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, sizeof(unsigned int), s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, 2 * sizeof(unsigned int), s));
   step_ = 0;
 }
 
@@ -364,6 +404,7 @@ BankReadback DeviceBank::readback_step() {
 }
 
 const std::uint32_t* DeviceBank::status_word() const { return impl_->status; }
+const std::uint32_t* DeviceBank::first_fire_word() const { return impl_->status + 1; }
 const int* DeviceBank::step_word() const { return impl_->step; }
 
 }  // namespace nanscope::cuda

@@ -1,9 +1,10 @@
 // Device-side sentinel checks (no CUDA types in this header): "any non-finite?" over a float
 // buffer, accumulated into a device-resident bank of per-slot records and a per-step history, read
-// back only when asked (fold boundary, halt, interactive step). Deterministic and atomic-free: the
-// flags are bitwise ORs, the counts integer sums and the first bad index a minimum, reduced in a
-// fixed tree, so any launch configuration gives bit-identical results. The check only reads its
-// buffer.
+// back only when asked (fold boundary, halt, interactive step). Deterministic, with no float
+// atomics: the flags are bitwise ORs, the counts integer sums and the first bad index a minimum
+// (integer atomics only for ORs and finish tickets, whose order cannot change a result), so any
+// launch configuration gives bit-identical results. The check only reads its buffer (and, at a
+// first fire, copies it into a capture area when given one).
 #pragma once
 
 #include <array>
@@ -45,12 +46,14 @@ class DeviceBank {
   // `blocks` 0 picks a grid from the size; any value gives the same result.
   void check(int slot, const float* data, std::size_t n, int blocks = 0);
   // The fused check: every item in one launch (large buffers spread over the whole GPU, combined
-  // without float atomics: per-block partials, folded in block order by the last block to finish).
-  // Same records as checking the items one by one in this order.
+  // without float atomics: per-block partials, folded by each item's last block to finish). Same
+  // records as checking the items one by one in this order. An item with a `capture` area gets its
+  // buffer copied there (`count` floats) by device code at the slot's first fire in the fold.
   struct GroupItem {
     int slot;
     const float* data;
     std::size_t count;
+    float* capture = nullptr;
   };
   void check_group(const std::vector<GroupItem>& items);
   BankReadback readback();             // synchronises the stream; the only device-to-host copies
@@ -60,6 +63,8 @@ class DeviceBank {
   // current step (set by begin_step).
   const std::uint32_t* status_word() const;
   const int* step_word() const;
+  // Non-zero once a slot has fired for the first time in the fold during the current step.
+  const std::uint32_t* first_fire_word() const;
   void* stream() const { return stream_; }
 
  private:

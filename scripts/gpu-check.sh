@@ -22,8 +22,8 @@ step() {  # NAME SECONDS COMMAND...
   timeout "$secs" "$@" >"$out/$name.txt" 2>&1
   echo "$name: exit $?"
 }
-tiny='Injections*:CudaGuard*:CudaGraph.Recaptured*:DeviceSentinel*'
-race='DeviceSentinel.Fused*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/h_s1_all:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.GraphModeGivesTheUngraphedSentinels/guard:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/bn_d_concat:CudaGraph.Recaptured*:CudaGuard*'
+tiny='Injections*:CudaGuard*:CudaGraph.Recaptured*:DeviceSentinel*:CudaCapture*'
+race='DeviceSentinel.Fused*:CudaCapture*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/h_s1_all:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.GraphModeGivesTheUngraphedSentinels/guard:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/bn_d_concat:CudaGraph.Recaptured*:CudaGuard*'
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
 grep -E "^\[  (PASSED|FAILED)" "$out/gpu_tests.txt"

@@ -114,9 +114,34 @@ class DeviceSentinel {
   // set; during a capture the observer sees exactly the calls of an ungraphed step, and a replay
   // makes none.
   virtual void run_step_graphed(const StepKey& key, std::uint64_t checked) = 0;
+  // A bit of `checked` beyond the slots: set when the step keeps the state before the update
+  // (recording, read at the step's end), so a graph captured without that work is not replayed
+  // for a step that needs it, nor the other way round.
+  static constexpr std::uint64_t kGraphKeepsState = std::uint64_t{1} << 63;
   virtual int graph_captures() const = 0;
   // Device-to-host copies made so far (every readback, slot view, state or parameter read).
   virtual std::int64_t device_to_host_copies() const = 0;
+
+  // ---- First-fire capture, for recording without a per-step readback ----
+  // With capture on, device code copies a slot's buffer at its first fire in the fold (as its check
+  // saw it), and keeps the replay context of every step with a first fire (the state before the
+  // step, its batch and draws), doing nothing while clean. Returns how many steps may run between
+  // two read_steps calls (the context areas it holds); 0: no capture here (read every step).
+  virtual int enable_capture(bool on) {
+    (void)on;
+    return 0;
+  }
+  // After read_steps: the buffer captured at the slot's first fire in the current fold.
+  virtual SlotView captured_slot(int slot) {
+    (void)slot;
+    return {};
+  }
+  // After read_steps, until the next step runs: the context of `step` if the read range held a
+  // first fire there (false otherwise).
+  virtual bool captured_context(int step, StateSnapshot& state, BatchContext& batch) {
+    (void)step, (void)state, (void)batch;
+    return false;
+  }
 };
 
 class Backend {

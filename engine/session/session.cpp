@@ -128,6 +128,9 @@ void Session::apply_param_injections() {
 }
 
 void Session::begin_step() {
+  // A slot injection writes from the host and is recorded as the step runs: with recording on, the
+  // steps before it are read back first and it is read at its own end.
+  if (rec_ && !deferred_.empty() && slot_injection_due()) settle_deferred();
   bank_.begin_step(step_);
   if (DeviceSentinel* ds = backend_->device_sentinel()) {
     ds->begin_step(step_);
@@ -187,6 +190,12 @@ void Session::step() {
   } while (next_phase_ != 0);
 }
 
+// Whether the step now running is read back after it ends (with others) rather than at its end. A
+// step with a slot injection is read at its end when recording (its dump needs what it overwrote).
+bool Session::read_later() const {
+  return deferring_ && backend_->device_sentinel() && !(rec_ && slot_injection_due());
+}
+
 bool Session::slot_injection_due() const {
   for (const Injection& inj : injections_)
     if (inj.target == Injection::Target::Slot && inj.fold == fold_ && inj.step == step_) return true;
@@ -207,10 +216,16 @@ void Session::run_graphed_step(DeviceSentinel& ds) {
       std::uint64_t checked = 0;
       for (int s = 0; s < kSlotCount; ++s)
         if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
+      // Whether the step keeps the state before the update is part of what a capture saw.
+      const bool keeps_state = rec_ && !read_later();
+      if (keeps_state) checked |= DeviceSentinel::kGraphKeepsState;
       ds.run_step_graphed(StepKey{config_.run.seed, fold_, step_, global_step_}, checked);
       // A capture saw the check calls (and recorded their order); a replay makes none.
       if (device_exec_.empty()) device_exec_ = graph_exec_order_;
       else graph_exec_order_ = device_exec_;
+      // With recording, the capture saw record_before_update keep the state before the update, so
+      // every replay keeps it too: a dump read at this step's end takes that state.
+      if (keeps_state) rec_->pre_update_taken = true;
     }
     next_phase_ = kPhaseCount;
     finish_step();
@@ -236,9 +251,11 @@ void Session::feed_device_detail(const DeviceSentinel::StepDetail& detail) {
 void Session::finish_step() {
   next_phase_ = 0;
   DeviceSentinel* ds = backend_->device_sentinel();
-  if (ds && deferring_) {  // read back with the rest of the fold's steps
+  if (ds && read_later()) {  // read back with the rest of the fold's steps
     deferred_.push_back(Deferred{step_, global_step_});
     last_exec_order_ = device_exec_;
+    // Recording: the device holds the contexts of this many steps with a first fire.
+    if (rec_ && static_cast<int>(deferred_.size()) >= capture_steps_) settle_deferred();
     advance_step();
     return;
   }
@@ -257,10 +274,16 @@ void Session::settle_deferred() {
   const auto reads = backend_->device_sentinel()->read_steps(deferred_.front().step, deferred_.back().step);
   const int step = step_;
   const std::int64_t global = global_step_;
+  struct Settling {  // first-fire dumps take what the device captured while this is set
+    bool& flag;
+    explicit Settling(bool& f) : flag(f) { flag = true; }
+    ~Settling() { flag = false; }
+  } settling(settling_);
   for (std::size_t i = 0; i < deferred_.size(); ++i) {
     step_ = deferred_[i].step;
     global_step_ = deferred_[i].global_step;
     bank_.begin_step(step_);
+    if (rec_) rec_->begin_step();
     device_exec_ = last_exec_order_;
     device_fed_ = 0;
     feed_device_detail(reads[i].second);
@@ -356,12 +379,13 @@ StopReason Session::run(RunUntil until, const std::function<bool()>& cancel,
 }
 
 // With a device backend, a run reads each step's record only when it must act on it within the
-// step: halting or breaking at a step, watching for a gradient collapse, writing first-fire dumps
-// (they copy the firing buffers of that step), or stopping at a fire. Otherwise the fold's steps
-// are read back together at its end (or when the run stops).
+// step: halting or breaking at a step, watching for a gradient collapse, stopping at a fire, or
+// writing first-fire dumps when the device cannot capture them itself. Otherwise the fold's steps
+// are read back together at its end (or when the run stops; when recording, every capture_steps_).
 bool Session::must_read_every_step(const RunUntil& until) const {
   return !options_.breakpoints.empty() || config_.halt.on_fire == "step" || config_.halt.collapse_patience > 0 ||
-         rec_ != nullptr || until.kind == RunUntil::Kind::AnyFire || until.kind == RunUntil::Kind::SlotFires;
+         (rec_ != nullptr && capture_steps_ == 0) || until.kind == RunUntil::Kind::AnyFire ||
+         until.kind == RunUntil::Kind::SlotFires;
 }
 
 StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cancel,

@@ -142,6 +142,7 @@ class Session {
   Phase run_next_phase();
   void run_graphed_step(DeviceSentinel& ds);
   bool slot_injection_due() const;
+  bool read_later() const;
   bool must_read_every_step(const RunUntil& until) const;
   void feed_device_checks(bool any_fired);
   void feed_device_detail(const DeviceSentinel::StepDetail& detail);
@@ -188,6 +189,8 @@ class Session {
   };
   std::vector<Deferred> deferred_;
   bool deferring_ = false;
+  bool settling_ = false;  // settle_deferred is feeding steps read back after they ran
+  int capture_steps_ = 0;  // steps the device's first-fire capture holds between readbacks (0: none)
 };
 
 }  // namespace nanscope

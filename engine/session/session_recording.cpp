@@ -33,6 +33,9 @@ void Session::open_recording() {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(rec_->dir) / "dumps", ec);
   if (ec) throw IoError(fmt::format("{}: cannot create the output directory ({})", rec_->dir, ec.message()));
+  // A device that captures first fires itself lets a recording run read back every few steps
+  // instead of every step.
+  if (DeviceSentinel* ds = backend_->device_sentinel()) capture_steps_ = ds->enable_capture(true);
 }
 
 void Session::record_injected(int slot, std::size_t index, double original) {
@@ -42,7 +45,11 @@ void Session::record_injected(int slot, std::size_t index, double original) {
 void Session::record_first_fire(int slot, const ScanResult& scan) {
   if (!rec_) return;
   Recording& r = *rec_;
-  SlotView v = backend_->slot(slot);
+  // A step read back later (settle_deferred) takes the buffer and context its device captured at
+  // the fire; a step read at its end takes the live buffer and the state kept before the update.
+  DeviceSentinel* ds = backend_->device_sentinel();
+  const bool captured = ds && settling_;
+  SlotView v = captured ? ds->captured_slot(slot) : backend_->slot(slot);
   DumpSlot d;
   d.index = slot;
   d.shape.assign(v.shape.begin(), v.shape.end());
@@ -54,9 +61,14 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
     d.values.assign(p, p + v.count);
   }
   // Device checks report kinds and counts; the first bad index comes from the captured copy.
-  d.scan = backend_->device_sentinel() ? scan_nonfinite(d.values.data(), d.values.size()) : scan;
+  d.scan = ds ? scan_nonfinite(d.values.data(), d.values.size()) : scan;
   r.pending.push_back(std::move(d));
-  if (!r.state_captured) {
+  if (!r.state_captured && captured) {
+    if (!ds->captured_context(step_, r.state, r.batch))
+      throw InternalError(fmt::format("no captured context for fold {} step {}, where slot {} first fired", fold_,
+                                      step_, slot));
+    r.state_captured = true;  // a step with a slot injection is read at its end, never later
+  } else if (!r.state_captured) {
     // Before the optimizer's update the live state is the state before the step; after it, the
     // snapshot taken just before the update is.
     if (r.pre_update_taken) backend_->read_kept_state(r.state);
@@ -75,7 +87,8 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
 }
 
 void Session::record_before_update() {
-  if (!rec_ || rec_->state_captured) return;
+  // A step read back later takes the state its device captured (the optimizer's shadow).
+  if (!rec_ || rec_->state_captured || read_later()) return;
   backend_->keep_state();
   rec_->pre_update_taken = true;
 }

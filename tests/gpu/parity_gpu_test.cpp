@@ -273,3 +273,36 @@ TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {
   EXPECT_EQ(a.replayed_flags, b.replayed_flags);
   std::filesystem::remove_all(dir);
 }
+
+// First-fire capture on the device: a recording run (reading back every few steps) writes the
+// dumps of a run read every step, bit for bit, graphed or not; and a clean recording run reads back
+// once per context-area count of steps, not every step.
+TEST(CudaCapture, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "graph" : "ungraphed");
+    test::expect_captured_dumps_match_per_step([](const Config& c) { return cuda::make_cuda_backend(c); }, graph,
+                                               graph ? "cuda_capture_graph" : "cuda_capture");
+  }
+  const auto dir = test::temp_dir("cuda_capture_clean");
+  Config c = small();
+  c.run.folds = 1;
+  c.run.steps_per_fold = 400;
+  c.halt.collapse_patience = 0;
+  SessionOptions o;
+  o.graph = true;
+  o.out_dir = dir.string();
+  Session s(c, cuda::make_cuda_backend(c), o);
+  DeviceSentinel* ds = s.backend().device_sentinel();
+  RunUntil n;
+  n.kind = RunUntil::Kind::Steps;
+  n.steps = 32;
+  s.run(n);
+  const auto a = ds->device_to_host_copies();
+  n.steps = 320;
+  s.run(n);
+  const double per_step = static_cast<double>(ds->device_to_host_copies() - a) / 320.0;
+  std::printf("recording, clean: %.3f device-to-host copies per step\n", per_step);
+  EXPECT_LT(per_step, 0.3);
+  EXPECT_TRUE(s.dump_paths().empty());
+  std::filesystem::remove_all(dir);
+}

@@ -28,15 +28,25 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   std::string device_name() const override { return "host"; }
   void load_fold(const TransitionSet& t) override {
     inner_->load_fold(t);
-    captured_ = false;  // the fold's data are part of a graph
+    captured_graph_ = false;  // the fold's data are part of a graph
   }
   void run_phase(Phase phase, const StepKey& key) override {
     inner_->run_phase(phase, key);
-    if (phase == Phase::Optimizer) records_[step_] = StepReport{status_, inner_->losses()};
+    if (phase != Phase::Optimizer) return;
+    records_[step_] = StepReport{status_, inner_->losses()};
+    // The step's end on the device: a first fire keeps the context in the next free area.
+    if (capture_ && first_fire_) {
+      if (contexts_.size() == kAreas) throw InternalError("emulated capture: more first-fire steps than areas");
+      contexts_[step_] = {before_, inner_->batch_context()};
+    }
   }
   SlotView slot(int i) override {
     ++copies_;
     return inner_->slot(i);
+  }
+  void keep_state() override {
+    inner_->keep_state();
+    saw_keep_ = true;
   }
   void set_observer(SlotObserver* o) override { outer_ = o; }
   DeviceSentinel* device_sentinel() override { return this; }
@@ -46,10 +56,13 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
     records_.clear();
     rows_.clear();
     first_.clear();
+    captured_.clear();
+    contexts_.clear();
   }
   void begin_step(int step) override {
     step_ = step;
     status_ = 0;
+    first_fire_ = false;
     rows_[step] = {};
   }
   void check(int slot) override {
@@ -58,7 +71,13 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
     if (!r.kinds) return;
     rows_[step_][static_cast<std::size_t>(slot)] |= r.kinds;
     status_ |= r.kinds;
-    if (!first_.count(slot)) first_[slot] = {step_, r.count};
+    if (first_.count(slot)) return;
+    first_[slot] = {step_, r.count};
+    first_fire_ = true;
+    if (capture_) {  // the buffer as the check saw it
+      const auto* p = static_cast<const float*>(v.data);
+      captured_[slot] = {std::vector<float>(p, p + v.count), v.shape};
+    }
   }
   std::uint32_t status_now() override {
     ++copies_;
@@ -73,15 +92,17 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
     return detail(step_);
   }
   std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) override {
-    copies_ += 2;
+    copies_ += capture_ ? 3 : 2;
+    readable_ = std::move(contexts_);
+    contexts_.clear();
     std::vector<std::pair<StepReport, StepDetail>> out;
     for (int s = first; s <= last; ++s) out.emplace_back(records_.at(s), detail(s));
     return out;
   }
   void run_step_graphed(const StepKey& key, std::uint64_t checked) override {
-    replaying_ = captured_ && checked == captured_checked_;
+    replaying_ = captured_graph_ && checked == captured_checked_;
     if (!replaying_) {
-      captured_ = true;
+      captured_graph_ = true;
       captured_checked_ = checked;
       ++captures_;
       keeps_state_ = false;
@@ -91,6 +112,29 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   }
   int graph_captures() const override { return captures_; }
   std::int64_t device_to_host_copies() const override { return copies_; }
+  // First-fire capture, as the CUDA backend does it (few areas, so runs read back mid-fold).
+  static constexpr std::size_t kAreas = 2;
+  int enable_capture(bool on) override {
+    capture_ = on;
+    return on ? static_cast<int>(kAreas) : 0;
+  }
+  SlotView captured_slot(int slot) override {
+    ++copies_;
+    SlotView v;
+    const auto& c = captured_.at(slot);
+    v.data = c.first.data();
+    v.count = c.first.size();
+    v.shape = c.second;
+    return v;
+  }
+  bool captured_context(int step, StateSnapshot& state, BatchContext& batch) override {
+    auto it = readable_.find(step);
+    if (it == readable_.end()) return false;
+    copies_ += 2;
+    state = it->second.first;
+    batch = it->second.second;
+    return true;
+  }
 
  private:
   // Forwards the CPU backend's call sites to the session (during a capture or an ungraphed step);
@@ -109,9 +153,11 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
       }
     }
     bool allow_update() override {
+      if (b.capture_) b.inner_->read_state(b.before_);  // the optimizer's shadow on the device
       if (!b.replaying_ && b.outer_) {
+        b.saw_keep_ = false;
         b.outer_->allow_update();
-        b.keeps_state_ = true;
+        b.keeps_state_ = b.saw_keep_;  // what a captured graph would repeat
       } else if (b.replaying_ && b.keeps_state_) {
         b.inner_->keep_state();
       }
@@ -138,7 +184,11 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   std::map<int, std::array<std::uint8_t, kSlotCount>> rows_;
   std::map<int, std::pair<int, std::int64_t>> first_;  // slot -> (first step, count)
   std::map<int, StepReport> records_;
-  bool captured_ = false, replaying_ = false, keeps_state_ = false;
+  bool capture_ = false, first_fire_ = false;
+  StateSnapshot before_;
+  std::map<int, std::pair<std::vector<float>, std::vector<std::int64_t>>> captured_;  // slot -> buffer, shape
+  std::map<int, std::pair<StateSnapshot, BatchContext>> contexts_, readable_;          // step -> context
+  bool captured_graph_ = false, replaying_ = false, keeps_state_ = false, saw_keep_ = false;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
   std::int64_t copies_ = 0;
@@ -241,4 +291,15 @@ TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFol
 
 TEST(DevicePath, TheGuardIsTheBackendsAndBitExact) {
   test::expect_guard_skips_bit_exact([](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
+}
+
+// Recording without a per-step readback: the device's first-fire capture (here two context areas,
+// so the session also reads back mid-fold) gives the dumps of a run read every step.
+TEST(DevicePath, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "graph" : "ungraphed");
+    test::expect_captured_dumps_match_per_step(
+        [](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); }, graph,
+        graph ? "capture_graph" : "capture");
+  }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config_io.h"
+#include "io/dump_file.h"
 #include "session/scenarios.h"
 #include "session/session.h"
 #include "test_support.h"
@@ -64,6 +65,87 @@ inline void expect_guard_skips_bit_exact(const std::function<std::unique_ptr<Bac
   s.step();  // step 3 is clean: the update happens
   EXPECT_NE(bytes(kParams), params);
   EXPECT_EQ(s.backend().adam_step(), t + 1);
+}
+
+// Bitwise equality of two arrays (NaNs included).
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// First-fire capture on the device: a recording run that reads back only every few steps (the
+// device copies each slot's buffer at its first fire and keeps the step's context) writes the same
+// dumps, bit for bit, as an ungraphed run that reads every step and copies the live buffers at the
+// fire; so does a run read every step in the same graph mode. Faults in both folds make slots first
+// fire at several steps, after which their buffers keep changing (a capture taken a step late would
+// differ; the check makes sure they do change).
+inline void expect_captured_dumps_match_per_step(const std::function<std::unique_ptr<Backend>(const Config&)>& make,
+                                                 bool graph, const std::string& name) {
+  Config c = sentinel_config();
+  c.run.steps_per_fold = 8;
+  auto run = [&](bool per_step, bool graphed, const std::string& dir) {
+    Config rc = c;
+    rc.halt.collapse_patience = per_step ? 1000 : 0;  // a collapse watch reads every step (and never halts here)
+    SessionOptions o;
+    o.graph = graphed;
+    o.out_dir = dir;
+    for (const char* f : {"param:aux.w2@0:2:posinf", "slot:bn_d_concat@0:4", "param:iqn.out.w@1:3:posinf",
+                          "param:encoder.w1@1:5"})
+      o.injections.push_back(parse_injection(f));
+    auto s = std::make_unique<Session>(rc, make(rc), o);
+    s->run();
+    return s;
+  };
+  const auto base = temp_dir(name);
+  auto reference = run(true, false, (base / "reference").string());
+  const auto& ref = reference->dump_paths();
+  EXPECT_GE(ref.size(), 3u);  // first fires at several steps, in both folds
+  auto compare = [&](Session& s) {
+    const auto& got = s.dump_paths();
+    ASSERT_EQ(got.size(), ref.size());
+    bool later_buffer_differs = false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(got[i]);
+      EXPECT_EQ(std::filesystem::path(got[i]).filename(), std::filesystem::path(ref[i]).filename());
+      const DumpData x = read_dump(got[i]), y = read_dump(ref[i]);
+      EXPECT_EQ(x.flags, y.flags);
+      if (x.slots.size() != y.slots.size() || x.batch.size() != y.batch.size()) {
+        ADD_FAILURE() << "slot or batch arrays differ in number";
+        continue;
+      }
+      for (std::size_t k = 0; k < x.slots.size(); ++k) {
+        EXPECT_EQ(x.slots[k].index, y.slots[k].index);
+        EXPECT_EQ(x.slots[k].shape, y.slots[k].shape);
+        EXPECT_TRUE(same_bits(x.slots[k].values, y.slots[k].values)) << "slot " << x.slots[k].index;
+        EXPECT_EQ(x.slots[k].scan.kinds, y.slots[k].scan.kinds);
+        EXPECT_EQ(x.slots[k].scan.count, y.slots[k].scan.count);
+        EXPECT_EQ(x.slots[k].scan.first_bad_index, y.slots[k].scan.first_bad_index);
+        // The run's last buffer of the slot: for the sensitivity of the comparison above.
+        SlotView v = s.backend().slot(x.slots[k].index);
+        std::vector<float> now(static_cast<const float*>(v.data), static_cast<const float*>(v.data) + v.count);
+        later_buffer_differs = later_buffer_differs || !same_bits(now, x.slots[k].values);
+      }
+      EXPECT_TRUE(same_bits(x.state.params, y.state.params));
+      EXPECT_TRUE(same_bits(x.state.target, y.state.target));
+      EXPECT_TRUE(same_bits(x.state.adam_m, y.state.adam_m));
+      EXPECT_TRUE(same_bits(x.state.adam_v, y.state.adam_v));
+      EXPECT_EQ(x.state.adam_t, y.state.adam_t);
+      for (std::size_t k = 0; k < x.batch.size(); ++k) {
+        EXPECT_EQ(x.batch[k].name, y.batch[k].name);
+        EXPECT_TRUE(same_bits(x.batch[k].values, y.batch[k].values)) << x.batch[k].name;
+      }
+    }
+    EXPECT_TRUE(later_buffer_differs);
+  };
+  {
+    SCOPED_TRACE("captured on the device, read back every few steps");
+    compare(*run(false, graph, (base / "captured").string()));
+  }
+  {
+    SCOPED_TRACE("read every step");
+    compare(*run(true, graph, (base / "per_step").string()));
+  }
+  std::filesystem::remove_all(base);
 }
 
 }  // namespace nanscope::test

@@ -87,10 +87,6 @@ __device__ bool record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned ch
   return first;
 }
 
-// A slot's buffer into its capture area, by one block (it runs only at a first fire).
-__device__ void block_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n) {
-  for (size_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
-}
 
 // Pass 2: one block folds the partials in a fixed order and updates the slot's record, the step's
 // history byte and the status word.
@@ -116,7 +112,6 @@ __global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status)
 // ---- The fused check: every slot due at a call site in one launch ----
 // The table travels by value as a kernel parameter, so a captured graph holds it.
 constexpr int kGroupMax = kBankSlots;
-constexpr int kGroupBlocks = 2048;  // the most blocks of one fused launch (the partials' scratch)
 constexpr int kUnroll = 4;          // float4 loads in flight per thread
 struct GroupTable {
   int count;
@@ -128,61 +123,66 @@ struct GroupTable {
   int block_start[kGroupMax + 1];  // blocks [block_start[i], block_start[i+1]) scan item i
 };
 
-// A warp's partials combined by shuffles. The first bad index is a minimum over unsigned values,
-// where "none" (-1) is the largest; every operation is an OR, an integer sum or a minimum, so the
-// result does not depend on the order.
-__device__ __forceinline__ void warp_reduce(Partial& p) {
-  unsigned long long first = static_cast<unsigned long long>(p.first_bad);
+// What a warp found in its share of an item: kinds and count, summed over the warp by shuffles.
+__device__ __forceinline__ void warp_sum(unsigned int& kinds, unsigned int& count) {
   for (int o = 16; o > 0; o >>= 1) {
-    p.kinds |= __shfl_xor_sync(0xffffffffu, p.kinds, o);
-    p.count += __shfl_xor_sync(0xffffffffu, p.count, o);
-    const unsigned long long f = __shfl_xor_sync(0xffffffffu, first, o);
-    first = f < first ? f : first;
+    kinds |= __shfl_xor_sync(0xffffffffu, kinds, o);
+    count += __shfl_xor_sync(0xffffffffu, count, o);
   }
-  p.first_bad = static_cast<long long>(first);
 }
 
-// The whole block's partial, valid in every thread.
-__device__ __forceinline__ void block_reduce_warps(Partial& p) {
-  __shared__ Partial sh[kThreads / 32];
-  warp_reduce(p);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) sh[warp] = p;
-  __syncthreads();
-  p = lane < kThreads / 32 ? sh[lane] : Partial{0u, 0ull, -1};
-  warp_reduce(p);
+// A slot's buffer into its capture area by one warp (it runs only at a first fire): 16-byte moves,
+// eight in flight per lane when both ends are aligned.
+__device__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n, int lane) {
+  size_t done = 0;
+  if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15u) == 0) {
+    const size_t n4 = n / 4;
+    const float4* s4 = reinterpret_cast<const float4*>(src);
+    float4* d4 = reinterpret_cast<float4*>(dst);
+    constexpr int kInFlight = 8;
+    size_t i = lane;
+    for (; i + (kInFlight - 1) * 32 < n4; i += kInFlight * 32) {
+      float4 v[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) v[u] = s4[i + u * 32];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) d4[i + u * 32] = v[u];
+    }
+    for (; i < n4; i += 32) d4[i] = s4[i];
+    done = 4 * n4;
+  }
+  for (size_t i = done + lane; i < n; i += 32) dst[i] = src[i];
 }
 
-// Updates a slot's record and the step's history byte from a folded partial; returns its kinds.
-
-// Each block scans a share of one item into its partial; the item's last block to finish (learnt from
-// the item's integer ticket) folds that item's partials and records them, so items finish in
-// parallel. Integer atomics only (tickets, the status word's OR); the records do not depend on the
-// grid or on which block finishes last.
-__global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Partial* partials, unsigned int* tickets,
-                                                               DeviceSlotRecord* rec, unsigned char* history,
-                                                               unsigned int* status, const int* step_ptr) {
+// Each warp scans its share of one item; a warp that found non-finite values adds them into the
+// slot's record with integer atomics (OR for kinds and the status word, a compare-and-swap for the
+// first step, a sum for the count at the first fire), whose results do not depend on the order.
+// A clean warp writes nothing, so there is no fold, no second pass and no block barrier: the cost
+// while clean is the loads. The warp that sets the slot's first step copies the buffer into the
+// capture area, if there is one: the buffer as the check saw it, at that step.
+__global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, DeviceSlotRecord* rec,
+                                                               unsigned char* history, unsigned int* status,
+                                                               const int* step_ptr) {
   int item = 0;
   while (blockIdx.x >= static_cast<unsigned>(t.block_start[item + 1])) ++item;
   const unsigned first = static_cast<unsigned>(t.block_start[item]);
   const unsigned blocks = static_cast<unsigned>(t.block_start[item + 1]) - first;
   const float* __restrict__ x = t.x[item];
   const size_t n = t.n[item];
-  Partial p{0u, 0ull, -1};
+  unsigned int kinds = 0u, count = 0u;
   const size_t stride = static_cast<size_t>(blocks) * blockDim.x;
   const size_t start = static_cast<size_t>(blockIdx.x - first) * blockDim.x + threadIdx.x;
-  auto visit = [&](float v, size_t i) {
+  auto visit = [&](float v) {
     if (!isfinite(v)) {
-      p.kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
-      ++p.count;
-      if (p.first_bad < 0) p.first_bad = static_cast<long long>(i);
+      kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
+      ++count;
     }
   };
-  auto visit4 = [&](const float4& v, size_t i) {
-    visit(v.x, 4 * i);
-    visit(v.y, 4 * i + 1);
-    visit(v.z, 4 * i + 2);
-    visit(v.w, 4 * i + 3);
+  auto visit4 = [&](const float4& v) {
+    visit(v.x);
+    visit(v.y);
+    visit(v.z);
+    visit(v.w);
   };
   if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
     const size_t n4 = n / 4;
@@ -194,49 +194,36 @@ __global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Par
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) visit4(v[u], i + u * stride);  // increasing index: first_bad stays the least
+      for (int u = 0; u < kUnroll; ++u) visit4(v[u]);
     }
-    for (; i < n4; i += stride) visit4(__ldg(x4 + i), i);
-    for (size_t j = 4 * n4 + start; j < n; j += stride) visit(__ldg(x + j), j);
+    for (; i < n4; i += stride) visit4(__ldg(x4 + i));
+    for (size_t j = 4 * n4 + start; j < n; j += stride) visit(__ldg(x + j));
   } else {
-    for (size_t i = start; i < n; i += stride) visit(__ldg(x + i), i);
+    for (size_t i = start; i < n; i += stride) visit(__ldg(x + i));
   }
-  block_reduce_warps(p);
+  warp_sum(kinds, count);  // a thread's count is far below 2^32 (check_group keeps shares small)
+  if (kinds == 0u) return;
+  const int lane = threadIdx.x % 32;
   const int step = *step_ptr;
-  // Records the item's folded partial (each item writes only its own slot's record and history
-  // byte) and, at the slot's first fire in the fold, copies its buffer into the capture area: the
-  // buffer as the check saw it, at that step. While clean this is one branch.
-  __shared__ bool copy_now;
-  auto finish = [&](const Partial& q) {
-    if (threadIdx.x == 0) {
-      unsigned char* row = history + static_cast<size_t>(step) * kBankSlots;
-      copy_now = record_fire(q, rec, row, status, t.slot[item], step, t.exec[item]) && t.capture[item];
+  const int slot = t.slot[item];
+  DeviceSlotRecord& r = rec[slot];
+  int prev = 0;
+  if (lane == 0) {
+    atomicOr(&r.kinds, kinds);
+    prev = atomicCAS(&r.first_step, -1, step);
+    if (prev == -1) {
+      r.exec_position = t.exec[item];
+      atomicOr(status + 1, 1u);  // a first fire in this step
     }
-    __syncthreads();
-    if (copy_now) block_copy(x, t.capture[item], n);
-  };
-  if (blocks == 1) {
-    finish(p);
-    return;
+    if (prev == -1 || prev == step)
+      atomicAdd(reinterpret_cast<unsigned long long*>(&r.count), static_cast<unsigned long long>(count));
+    // The history byte, through its aligned word (rows are 36 bytes: word-aligned).
+    unsigned char* row = history + static_cast<size_t>(step) * kBankSlots;
+    atomicOr(reinterpret_cast<unsigned int*>(row + (slot & ~3)), kinds << (8 * (slot & 3)));
+    atomicOr(status, kinds);
   }
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = p;
-    __threadfence();  // the partial is visible before the ticket counts it
-    last = atomicAdd(tickets + item, 1u) == blocks - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  // The item's last block folds its partials (at most blocks_per_item of them).
-  Partial q{0u, 0ull, -1};
-  for (unsigned b = first + threadIdx.x; b < first + blocks; b += blockDim.x) {
-    const Partial* src = partials + b;
-    combine(q, Partial{__ldcg(&src->kinds), __ldcg(&src->count), __ldcg(&src->first_bad)});
-  }
-  block_reduce_warps(q);
-  if (threadIdx.x == 0) tickets[item] = 0u;  // ready for the next launch on the stream
-  finish(q);
+  prev = __shfl_sync(0xffffffffu, prev, 0);
+  if (prev == -1 && t.capture[item]) warp_copy(x, t.capture[item], n, lane);
 }
 
 __global__ void clear_records(DeviceSlotRecord* rec) {
@@ -253,9 +240,6 @@ struct DeviceBank::Impl {
   unsigned int* status = nullptr;
   int* step = nullptr;               // the current step, for the checks' history row
   Partial* partials = nullptr;       // scratch for pass 1, kMaxBlocks entries
-  Partial* group_partials = nullptr; // scratch for the fused check, group_capacity entries
-  unsigned int* tickets = nullptr;   // the fused check's per-item finish counters (integer)
-  int group_capacity = 0;
   int blocks_per_item = 0;           // the most blocks one item gets in a fused check
 };
 
@@ -275,10 +259,6 @@ DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(s
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step, 0, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
   impl_->blocks_per_item = 4 * device_sm_count();
-  impl_->group_capacity = kGroupBlocks;
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->group_partials, sizeof(Partial) * impl_->group_capacity));
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->tickets, sizeof(unsigned int) * kGroupMax));
-  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->tickets, 0, sizeof(unsigned int) * kGroupMax));
   reset_fold();
 }
 
@@ -288,8 +268,6 @@ DeviceBank::~DeviceBank() {
   cudaFree(impl_->status);
   cudaFree(impl_->step);
   cudaFree(impl_->partials);
-  cudaFree(impl_->group_partials);
-  cudaFree(impl_->tickets);
 }
 
 void DeviceBank::check_group(const std::vector<GroupItem>& items) {
@@ -308,28 +286,16 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
   }
   GroupTable t{};
   t.count = static_cast<int>(items.size());
-  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item,
-  // and all of them within kGroupBlocks (the cap halves until they fit; any grid gives the same
-  // records).
-  std::vector<int> want(items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
-    want[i] = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>((items[i].count + per_block - 1) / per_block, 1),
-                                                     static_cast<std::size_t>(impl_->blocks_per_item)));
-  }
+  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item
+  // (then each thread loops). Any grid gives the same records.
+  const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
   int blocks = 0;
-  for (int cap = impl_->blocks_per_item;; cap = std::max(1, cap / 2)) {
-    blocks = 0;
-    for (int w : want) blocks += std::min(w, cap);
-    if (blocks <= kGroupBlocks || cap == 1) {
-      for (int& w : want) w = std::min(w, cap);
-      break;
-    }
-  }
-  blocks = 0;
   for (int i = 0; i < t.count; ++i) {
     const GroupItem& it = items[static_cast<std::size_t>(i)];
-    if (it.count / static_cast<std::size_t>(want[static_cast<std::size_t>(i)]) >= (std::size_t{1} << 32) - 4096)
+    const std::size_t want = std::min<std::size_t>(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1),
+                                                   static_cast<std::size_t>(impl_->blocks_per_item));
+    // A warp counts in 32 bits.
+    if (it.count / (want * (kThreads / 32)) >= (std::size_t{1} << 32) - 4096)
       throw InternalError("DeviceBank: a buffer too large for the fused check");
     t.x[i] = it.data;
     t.n[i] = it.count;
@@ -337,11 +303,11 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
     t.capture[i] = it.capture;
     t.exec[i] = exec_++;
     t.block_start[i] = blocks;
-    blocks += want[static_cast<std::size_t>(i)];
+    blocks += static_cast<int>(want);
   }
   t.block_start[t.count] = blocks;
   check_group_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
-      t, impl_->group_partials, impl_->tickets, impl_->records, impl_->history, impl_->status, impl_->step);
+      t, impl_->records, impl_->history, impl_->status, impl_->step);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

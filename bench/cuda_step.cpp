@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/config.h"
@@ -103,6 +104,20 @@ std::pair<double, double> interleaved_checks_on_off(int blocks) {
 // Usage: bench_cuda_step [BLOCKS] [STEP_FILE]. STEP_FILE receives the graphed and ungraphed ms per
 // step (fold-end readback) for bench/torch_twin.py's step_rate ratios.
 int main(int argc, char** argv) {
+  // `bench_cuda_step profile`: 30 ungraphed steps and nothing else, for a kernel-by-kernel profile
+  // (ncu --metrics gpu__time_duration.sum) of where a step's time goes.
+  if (argc > 1 && std::string(argv[1]) == "profile") {
+    Config c;
+    c.run.folds = 1;
+    c.run.steps_per_fold = 100;
+    c.halt.collapse_patience = 0;
+    Session s(c, cuda::make_cuda_backend(c));
+    RunUntil n;
+    n.kind = RunUntil::Kind::Steps;
+    n.steps = 30;
+    s.run(n);
+    return 0;
+  }
   const int blocks = argc > 1 ? std::atoi(argv[1]) : 7;
   const char* step_file = argc > 2 ? argv[2] : nullptr;
   const Variant variants[] = {

@@ -21,10 +21,12 @@ per_kernel = defaultdict(lambda: [0.0, 0])
 for r in rows:
     if r.get("Metric Name") != "gpu__time_duration.sum":
         continue
-    name = re.sub(r"\(.*", "", r["Kernel Name"]).split("<")[0].split("::")[-1]
+    name = r["Kernel Name"].split("(")[0]
+    while re.search(r"<[^<>]*>", name):
+        name = re.sub(r"<[^<>]*>", "", name)
+    name = name.split("::")[-1]
     v = float(r["Metric Value"].replace(",", ""))
-    unit = r["Metric Unit"]
-    us = v / 1e3 if unit == "nsecond" else v if unit == "usecond" else v * 1e3
+    us = v * {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[r["Metric Unit"]]
     per_kernel[name][0] += us
     per_kernel[name][1] += 1
 steps = per_kernel.get("advance_t", [0, 0])[1] or 1

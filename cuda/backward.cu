@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "backward.h"
 
 namespace nanscope::cuda {
@@ -102,13 +104,34 @@ __global__ void ens_grad(BD bd, const float* ve, const float* m, float* d_ve) {
   }
 }
 
-// Bias gradient: out[c] = scale * sum over rows of g[r, c], rows in a fixed order.
-__global__ void col_sum(const float* g, int rows, int cols, float scale, float* out) {
+// Bias gradient: out[c] = scale * sum over rows of g[r, c], in a fixed order: chunks of
+// kColChunk rows, each summed by 8 row lanes (rows y, y + 8, ...) folded in lane order, then the
+// chunks in order. Float accumulation, deterministic for any launch; 32 columns per block, so the
+// loads of a warp are one row's consecutive columns.
+constexpr int kColChunk = 256;
+__global__ void col_sum_chunks(const float* __restrict__ g, int rows, int cols, float scale, int chunks,
+                               float* __restrict__ partial, float* __restrict__ out) {
+  __shared__ float sh[8][33];
+  const int c = blockIdx.x * 32 + threadIdx.x;
+  const int r0 = blockIdx.y * kColChunk, r1 = min(rows, r0 + kColChunk);
+  float acc = 0;
+  if (c < cols)
+    for (int r = r0 + threadIdx.y; r < r1; r += 8) acc += g[static_cast<size_t>(r) * cols + c];
+  sh[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= cols) return;
+  float sum = 0;
+  for (int y = 0; y < 8; ++y) sum += sh[y][threadIdx.x];
+  if (chunks == 1) out[c] = sum * scale;
+  else partial[static_cast<size_t>(blockIdx.y) * cols + c] = sum;
+}
+
+__global__ void col_sum_fold(const float* __restrict__ partial, int chunks, int cols, float scale, float* __restrict__ out) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= cols) return;
-  float acc = 0;  // float accumulation in row order, as Eigen's colwise().sum() on floats
-  for (int r = 0; r < rows; ++r) acc += g[static_cast<size_t>(r) * cols + c];
-  out[c] = acc * scale;
+  float sum = 0;
+  for (int k = 0; k < chunks; ++k) sum += partial[static_cast<size_t>(k) * cols + c];
+  out[c] = sum * scale;
 }
 
 __global__ void relu_backward(const float* pre, const float* g, float* out, size_t n) {
@@ -160,8 +183,15 @@ void at_slot(const SlotHook& hook, int slot) {
   if (hook) hook(slot);
 }
 
-void bias_grad(const float* g, int rows, int cols, float scale, float* out, cudaStream_t s) {
-  col_sum<<<grid(cols), 128, 0, s>>>(g, rows, cols, scale, out);
+void bias_grad(const float* g, int rows, int cols, float scale, float* out, DeviceArray<float>& scratch,
+               cudaStream_t s) {
+  const int chunks = (rows + kColChunk - 1) / kColChunk;
+  if (chunks > 1 && static_cast<size_t>(chunks) * cols > scratch.size())
+    throw InternalError("bias_grad: scratch too small");
+  col_sum_chunks<<<dim3((cols + 31) / 32, chunks), dim3(32, 8), 0, s>>>(g, rows, cols, scale, chunks, scratch.get(), out);
+  CHECK_LAUNCH();
+  if (chunks == 1) return;
+  col_sum_fold<<<grid(cols), 128, 0, s>>>(scratch.get(), chunks, cols, scale, out);
   CHECK_LAUNCH();
 }
 
@@ -174,7 +204,9 @@ BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
       d_aux_y(static_cast<size_t>(d.B) * d.AO), d_aux_h(static_cast<size_t>(d.B) * d.AH), aux_dh(bw.size()),
       iqn_dq(static_cast<size_t>(d.B) * d.N * d.A), iqn_dpsi(static_cast<size_t>(d.B) * d.N * d.H),
       iqn_dphi_pre(iqn_dpsi.size()), iqn_dh(bw.size()), trunk_m(bw.size()), d_pre2(bw.size()), d_h1(bw.size()),
-      d_pre1(bw.size()), grads(param_total) {}
+      d_pre1(bw.size()), grads(param_total),
+      col_scratch(static_cast<size_t>((d.B * std::max(d.N, 1) + 255) / 256) *
+                  std::max({d.H, d.Z, d.A * d.NA, d.NA, d.AO, d.AH, d.A})) {}
 
 void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
                    const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
@@ -213,16 +245,16 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   at_slot(hook, kBnDConcat);
   // Head parameter gradients.
   blas.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
-  bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), s);
+  bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch, s);
   blas.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
-  bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), s);
+  bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch, s);
   for (int e = 0; e < d.E; ++e) {
     const float* dve = b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA;
     blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f, gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
-    bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA, s);
+    bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA, b.col_scratch, s);
   }
   blas.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
-  bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), s);
+  bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), b.col_scratch, s);
   blas.gemm(false, true, d.B, d.H, d.Z, 1.f, b.dz.get(), at(kBnW), 0.f, b.bw.get());
   at_slot(hook, kBwDHS2Main);
 }
@@ -241,9 +273,9 @@ void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
   at_slot(hook, kAuxDHS2Nb);
   blas.gemm(true, false, d.AH, d.AO, d.B, w.lambda_aux, f.aux_h, b.d_aux_y.get(), 0.f, gat(kAuxW2));
-  bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), s);
+  bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), b.col_scratch, s);
   blas.gemm(true, false, d.H, d.AH, d.B, w.lambda_aux, f.h2, b.d_aux_h.get(), 0.f, gat(kAuxW1));
-  bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), s);
+  bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), b.col_scratch, s);
   axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(), b.bw.size());  // the aux SAXPY
   CHECK_LAUNCH();
   at_slot(hook, kBwDHS2Aux);
@@ -267,9 +299,9 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   CHECK_LAUNCH();
   at_slot(hook, kIqnDHS2);
   blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f, gat(kIqnOutW));
-  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), s);
+  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), b.col_scratch, s);
   blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f, gat(kIqnPhiW));
-  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB), s);
+  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB), b.col_scratch, s);
   // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw.
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
   axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(), b.trunk_m.size());
@@ -288,12 +320,12 @@ void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const flo
   relu_backward<<<grid(n), 128, 0, s>>>(f.pre2, b.bw.get(), b.d_pre2.get(), n);
   CHECK_LAUNCH();
   blas.gemm(true, false, d.H, d.H, d.B, 1.f, f.h1, b.d_pre2.get(), 0.f, gat(kEncW2));
-  bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), s);
+  bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), b.col_scratch, s);
   blas.gemm(false, true, d.B, d.H, d.H, 1.f, b.d_pre2.get(), at(kEncW2), 0.f, b.d_h1.get());
   relu_backward<<<grid(n), 128, 0, s>>>(f.pre1, b.d_h1.get(), b.d_pre1.get(), n);
   CHECK_LAUNCH();
   blas.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
-  bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), s);
+  bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch, s);
 }
 
 }  // namespace nanscope::cuda

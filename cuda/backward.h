@@ -28,6 +28,7 @@ struct BackwardBuffers {
   DeviceArray<float> iqn_dq, iqn_dpsi, iqn_dphi_pre, iqn_dh, trunk_m;  // slots 28, 27, 26
   DeviceArray<float> d_pre2, d_h1, d_pre1;
   DeviceArray<float> grads;                                         // flat, parameter layout
+  DeviceArray<float> col_scratch;                                   // bias gradients' row-chunk sums
 };
 
 struct LossWeights {

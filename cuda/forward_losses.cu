@@ -138,27 +138,32 @@ __device__ float huber(float d, float k) {
   return a <= k ? 0.5f * d * d : k * (a - 0.5f * k);
 }
 
+// One block per sample: each (branch, i) term over the N' targets in a thread, then the block's
+// thread 0 adds the terms in the order branch, i, as one thread per sample did (same result, bit
+// for bit), with the work spread over B blocks instead of B threads.
 __global__ void iqn_loss_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tau,
                                 const float* __restrict__ T, const std::int32_t* __restrict__ actions,
                                 float* __restrict__ loss) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= bd.B) return;
+  extern __shared__ double term[];  // [D * N]
+  const int b = blockIdx.x;
   const float kappa = static_cast<float>(bd.kappa);
-  double per = 0;
-  for (int br = 0; br < bd.D; ++br) {
+  for (int t = threadIdx.x; t < bd.D * bd.N; t += blockDim.x) {
+    const int br = t / bd.N, i = t % bd.N;
     const int a = bd.off[br] + actions[b * bd.D + br];
-    for (int i = 0; i < bd.N; ++i) {
-      const float qi = q[(static_cast<size_t>(b) * bd.N + i) * bd.A + a];
-      const float ti = tau[b * bd.N + i];
-      double acc = 0;
-      for (int j = 0; j < bd.Np; ++j) {
-        const float delta = T[(b * bd.D + br) * bd.Np + j] - qi;
-        const float w = fabsf(ti - (delta < 0.f ? 1.f : 0.f));
-        acc += static_cast<double>(w * huber(delta, kappa) / kappa);
-      }
-      per += acc / bd.Np;
+    const float qi = q[(static_cast<size_t>(b) * bd.N + i) * bd.A + a];
+    const float ti = tau[b * bd.N + i];
+    double acc = 0;
+    for (int j = 0; j < bd.Np; ++j) {
+      const float delta = T[(b * bd.D + br) * bd.Np + j] - qi;
+      const float w = fabsf(ti - (delta < 0.f ? 1.f : 0.f));
+      acc += static_cast<double>(w * huber(delta, kappa) / kappa);
     }
+    term[t] = acc / bd.Np;
   }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  double per = 0;
+  for (int t = 0; t < bd.D * bd.N; ++t) per += term[t];
   loss[b] = static_cast<float>(per / bd.D);
 }
 
@@ -270,7 +275,8 @@ void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, con
 
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T, const std::int32_t* actions,
               float* loss, void* stream) {
-  iqn_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tau, T, actions, loss);
+  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tau, T,
+                                                                                              actions, loss);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

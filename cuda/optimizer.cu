@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "optimizer.h"
@@ -5,8 +6,21 @@
 namespace nanscope::cuda {
 namespace {
 
-__global__ void sumsq(const float* __restrict__ g, size_t n, double* __restrict__ out) {
+// Every parameter entry's part of the layout, passed by value (a captured graph holds it).
+constexpr int kMaxEntries = 64;
+struct EntryTable {
+  int count;
+  unsigned long long offset[kMaxEntries], n[kMaxEntries];
+  double lr[kMaxEntries];
+};
+
+// One block per parameter entry, all entries in one launch: each block's sum is the single-block
+// sum it always was (same order, same result), and the entries run side by side.
+__global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __restrict__ entry_sq) {
   __shared__ double sh[256];
+  const float* g = grads + t.offset[blockIdx.x];
+  const size_t n = t.n[blockIdx.x];
+  double* out = entry_sq + blockIdx.x;
   double acc = 0;
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) acc += static_cast<double>(g[i]) * g[i];
   sh[threadIdx.x] = acc;
@@ -41,13 +55,25 @@ __global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if, std::in
   if (!guarded(skip_if)) ++*t;
 }
 
-__global__ void adam_kernel(float* __restrict__ g, float* __restrict__ p, float* __restrict__ m, float* __restrict__ v,
-                            size_t n, const float* __restrict__ norms, double max_norm, float b1, float b2,
-                            const std::int64_t* __restrict__ t, double beta1, double beta2, double lr, double eps,
-                            const std::uint32_t* skip_if, float* __restrict__ sp, float* __restrict__ sm,
-                            float* __restrict__ sv) {
+// Adam over every entry in one launch: blockIdx.y is the entry (its own learning rate), x its
+// elements. Same arithmetic per element as one launch per entry.
+__global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ params, float* __restrict__ m_all,
+                            float* __restrict__ v_all, EntryTable table, const float* __restrict__ norms,
+                            double max_norm, float b1, float b2, const std::int64_t* __restrict__ t, double beta1,
+                            double beta2, double eps, const std::uint32_t* skip_if, float* __restrict__ sp_all,
+                            float* __restrict__ sm_all, float* __restrict__ sv_all) {
+  const int e = blockIdx.y;
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
+  if (i >= table.n[e]) return;
+  const size_t o = table.offset[e];
+  float* __restrict__ g = grads + o;
+  float* __restrict__ p = params + o;
+  float* __restrict__ m = m_all + o;
+  float* __restrict__ v = v_all + o;
+  float* sp = sp_all ? sp_all + o : nullptr;
+  float* sm = sm_all ? sm_all + o : nullptr;
+  float* sv = sv_all ? sv_all + o : nullptr;
+  const double lr = table.lr[e];
   if (sp) {
     sp[i] = p[i];
     sm[i] = m[i];
@@ -81,11 +107,25 @@ DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& o
   entry_group_.upload(groups);  // once: the step itself makes no host copies
 }
 
+namespace {
+EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
+  const auto entries = layout.existing();
+  if (entries.size() > static_cast<std::size_t>(kMaxEntries)) throw InternalError("DeviceOptimizer: too many parameter entries");
+  EntryTable t{};
+  t.count = static_cast<int>(entries.size());
+  for (int e = 0; e < t.count; ++e) {
+    t.offset[e] = entries[static_cast<std::size_t>(e)]->offset;
+    t.n[e] = entries[static_cast<std::size_t>(e)]->count;
+    t.lr[e] = o.lr * o.lr_mult[entries[static_cast<std::size_t>(e)]->group];
+  }
+  return t;
+}
+}  // namespace
+
 void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   auto s = static_cast<cudaStream_t>(stream_);
   const auto entries = layout_.existing();
-  for (std::size_t e = 0; e < entries.size(); ++e)
-    sumsq<<<1, 256, 0, s>>>(grads + entries[e]->offset, entries[e]->count, entry_sq_.get() + e);
+  sumsq<<<static_cast<unsigned>(entries.size()), 256, 0, s>>>(grads, entry_table(layout_, optim_), entry_sq_.get());
   group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), entry_group_.get(), static_cast<int>(entries.size()), norms);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
@@ -103,15 +143,14 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   const std::size_t total = layout_.total();
-  for (const ParamEntry* e : layout_.existing()) {
-    const std::size_t n = e->count;
-    adam_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(
-        grads + e->offset, params + e->offset, adam + e->offset, adam + total + e->offset, n, norms,
-        optim_.max_grad_norm, static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t, optim_.beta1,
-        optim_.beta2, optim_.lr * optim_.lr_mult[e->group], optim_.eps, skip_if,
-        shadow.params ? shadow.params + e->offset : nullptr, shadow.adam ? shadow.adam + e->offset : nullptr,
-        shadow.adam ? shadow.adam + total + e->offset : nullptr);
-  }
+  const EntryTable table = entry_table(layout_, optim_);
+  std::size_t largest = 1;
+  for (int e = 0; e < table.count; ++e) largest = std::max<std::size_t>(largest, table.n[e]);
+  const dim3 grid(static_cast<unsigned>((largest + 255) / 256), static_cast<unsigned>(table.count));
+  adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms, optim_.max_grad_norm,
+                                   static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t,
+                                   optim_.beta1, optim_.beta2, optim_.eps, skip_if, shadow.params, shadow.adam,
+                                   shadow.adam ? shadow.adam + total : nullptr);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -302,7 +302,9 @@ TEST(CudaCapture, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
   s.run(n);
   const double per_step = static_cast<double>(ds->device_to_host_copies() - a) / 320.0;
   std::printf("recording, clean: %.3f device-to-host copies per step\n", per_step);
-  EXPECT_LT(per_step, 0.3);
+  // A readback (records, history, status, the capture table: 5 copies) every 16 steps, the
+  // context areas this configuration gets, instead of a record every step.
+  EXPECT_LE(per_step, 5.0 / 16 + 1e-9);
   EXPECT_TRUE(s.dump_paths().empty());
   std::filesystem::remove_all(dir);
 }

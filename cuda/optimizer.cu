@@ -12,15 +12,21 @@ struct EntryTable {
   int count;
   unsigned long long offset[kMaxEntries], n[kMaxEntries];
   double lr[kMaxEntries];
+  int first_chunk[kMaxEntries + 1];  // an entry's chunks of kChunk elements for its sum of squares
 };
+constexpr int kChunk = 4096;
 
-// One block per parameter entry, all entries in one launch: each block's sum is the single-block
-// sum it always was (same order, same result), and the entries run side by side.
-__global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __restrict__ entry_sq) {
+// One block per chunk of kChunk elements of an entry, every entry in one launch: a fixed tree
+// per chunk (double), the chunks folded in order by group_norms, so the result does not depend on
+// how the blocks run.
+__global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __restrict__ chunk_sq) {
   __shared__ double sh[256];
-  const float* g = grads + t.offset[blockIdx.x];
-  const size_t n = t.n[blockIdx.x];
-  double* out = entry_sq + blockIdx.x;
+  int e = 0;
+  while (static_cast<int>(blockIdx.x) >= t.first_chunk[e + 1]) ++e;
+  const size_t begin = static_cast<size_t>(blockIdx.x - t.first_chunk[e]) * kChunk;
+  const float* g = grads + t.offset[e] + begin;
+  const size_t n = min(static_cast<size_t>(kChunk), static_cast<size_t>(t.n[e]) - begin);
+  double* out = chunk_sq + blockIdx.x;
   double acc = 0;
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) acc += static_cast<double>(g[i]) * g[i];
   sh[threadIdx.x] = acc;
@@ -33,11 +39,15 @@ __global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __r
 }
 
 // Group sums in the layout's order, then the global norm (as the CPU: sqrt of the summed squares).
-__global__ void group_norms(const double* __restrict__ entry_sq, const int* __restrict__ entry_group, int entries,
+__global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t, const int* __restrict__ entry_group,
                             float* __restrict__ norms) {
   if (threadIdx.x != 0) return;
   double group[kGroupCount] = {0, 0, 0, 0, 0, 0, 0};
-  for (int e = 0; e < entries; ++e) group[entry_group[e]] += entry_sq[e];
+  for (int e = 0; e < t.count; ++e) {
+    double entry = 0;
+    for (int c = t.first_chunk[e]; c < t.first_chunk[e + 1]; ++c) entry += chunk_sq[c];
+    group[entry_group[e]] += entry;
+  }
   double global = 0;
   for (int g = 0; g < kGroupCount; ++g) {
     global += group[g];
@@ -99,14 +109,6 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
 
 }  // namespace
 
-DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
-    : layout_(layout), optim_(optim), stream_(stream), entry_sq_(layout.existing().size()),
-      entry_group_(layout.existing().size()) {
-  std::vector<int> groups;
-  for (const ParamEntry* e : layout.existing()) groups.push_back(e->group);
-  entry_group_.upload(groups);  // once: the step itself makes no host copies
-}
-
 namespace {
 EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
   const auto entries = layout.existing();
@@ -117,16 +119,27 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
     t.offset[e] = entries[static_cast<std::size_t>(e)]->offset;
     t.n[e] = entries[static_cast<std::size_t>(e)]->count;
     t.lr[e] = o.lr * o.lr_mult[entries[static_cast<std::size_t>(e)]->group];
+    t.first_chunk[e + 1] = t.first_chunk[e] + static_cast<int>(std::max<std::size_t>(1, (t.n[e] + kChunk - 1) / kChunk));
   }
   return t;
 }
 }  // namespace
 
+DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
+    : layout_(layout), optim_(optim), stream_(stream),
+      entry_sq_(static_cast<std::size_t>(entry_table(layout, optim).first_chunk[layout.existing().size()])),
+      entry_group_(layout.existing().size()) {
+  std::vector<int> groups;
+  for (const ParamEntry* e : layout.existing()) groups.push_back(e->group);
+  entry_group_.upload(groups);  // once: the step itself makes no host copies
+}
+
+
 void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   auto s = static_cast<cudaStream_t>(stream_);
-  const auto entries = layout_.existing();
-  sumsq<<<static_cast<unsigned>(entries.size()), 256, 0, s>>>(grads, entry_table(layout_, optim_), entry_sq_.get());
-  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), entry_group_.get(), static_cast<int>(entries.size()), norms);
+  const EntryTable t = entry_table(layout_, optim_);
+  sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
+  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, entry_group_.get(), norms);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

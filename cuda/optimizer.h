@@ -39,7 +39,7 @@ class DeviceOptimizer {
   const ParamLayout& layout_;
   OptimConfig optim_;
   void* stream_;
-  DeviceArray<double> entry_sq_;  // one per parameter entry
+  DeviceArray<double> entry_sq_;  // one per chunk of a parameter entry (sums of squares)
   DeviceArray<int> entry_group_;  // each entry's group
 };
 

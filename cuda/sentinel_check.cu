@@ -132,14 +132,14 @@ __device__ __forceinline__ void warp_sum(unsigned int& kinds, unsigned int& coun
 }
 
 // A slot's buffer into its capture area by one warp (it runs only at a first fire): 16-byte moves,
-// eight in flight per lane when both ends are aligned.
-__device__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n, int lane) {
+// four in flight per lane when both ends are aligned.
+__device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n, int lane) {
   size_t done = 0;
   if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15u) == 0) {
     const size_t n4 = n / 4;
     const float4* s4 = reinterpret_cast<const float4*>(src);
     float4* d4 = reinterpret_cast<float4*>(dst);
-    constexpr int kInFlight = 8;
+    constexpr int kInFlight = 4;
     size_t i = lane;
     for (; i + (kInFlight - 1) * 32 < n4; i += kInFlight * 32) {
       float4 v[kInFlight];
@@ -160,7 +160,7 @@ __device__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst
 // A clean warp writes nothing, so there is no fold, no second pass and no block barrier: the cost
 // while clean is the loads. The warp that sets the slot's first step copies the buffer into the
 // capture area, if there is one: the buffer as the check saw it, at that step.
-__global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, DeviceSlotRecord* rec,
+__global__ void __launch_bounds__(kThreads, 8) check_group_kernel(GroupTable t, DeviceSlotRecord* rec,
                                                                unsigned char* history, unsigned int* status,
                                                                const int* step_ptr) {
   int item = 0;
@@ -168,10 +168,10 @@ __global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Dev
   const unsigned first = static_cast<unsigned>(t.block_start[item]);
   const unsigned blocks = static_cast<unsigned>(t.block_start[item + 1]) - first;
   const float* __restrict__ x = t.x[item];
-  const size_t n = t.n[item];
+  const unsigned n = static_cast<unsigned>(t.n[item]);  // check_group keeps fused items below 2^31
   unsigned int kinds = 0u, count = 0u;
-  const size_t stride = static_cast<size_t>(blocks) * blockDim.x;
-  const size_t start = static_cast<size_t>(blockIdx.x - first) * blockDim.x + threadIdx.x;
+  const unsigned stride = blocks * blockDim.x;
+  const unsigned start = (blockIdx.x - first) * blockDim.x + threadIdx.x;
   auto visit = [&](float v) {
     if (!isfinite(v)) {
       kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
@@ -184,22 +184,36 @@ __global__ void __launch_bounds__(kThreads) check_group_kernel(GroupTable t, Dev
     visit(v.z);
     visit(v.w);
   };
+  // Non-finite means an all-ones exponent (no fast-math anywhere, so this is exactly !isfinite):
+  // the clean path is one AND and compare per value; kinds and counts only where one is found.
+  auto any_bad4 = [](const float4& v) {
+    constexpr unsigned e = 0x7f800000u;
+    return ((__float_as_uint(v.x) & e) == e) | ((__float_as_uint(v.y) & e) == e) |
+           ((__float_as_uint(v.z) & e) == e) | ((__float_as_uint(v.w) & e) == e);
+  };
   if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
-    const size_t n4 = n / 4;
+    const unsigned n4 = n / 4;
     const float4* x4 = reinterpret_cast<const float4*>(x);
-    size_t i = start;
+    unsigned i = start;
     // kUnroll independent loads before any use: the scan is bound by memory latency otherwise.
     for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
       float4 v[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
+      bool bad = false;
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) visit4(v[u]);
+      for (int u = 0; u < kUnroll; ++u) bad |= any_bad4(v[u]);
+      if (bad)
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) visit4(v[u]);
     }
-    for (; i < n4; i += stride) visit4(__ldg(x4 + i));
-    for (size_t j = 4 * n4 + start; j < n; j += stride) visit(__ldg(x + j));
+    for (; i < n4; i += stride) {
+      const float4 v = __ldg(x4 + i);
+      if (any_bad4(v)) visit4(v);
+    }
+    for (unsigned j = 4 * n4 + start; j < n; j += stride) visit(__ldg(x + j));
   } else {
-    for (size_t i = start; i < n; i += stride) visit(__ldg(x + i));
+    for (unsigned i = start; i < n; i += stride) visit(__ldg(x + i));
   }
   warp_sum(kinds, count);  // a thread's count is far below 2^32 (check_group keeps shares small)
   if (kinds == 0u) return;
@@ -294,9 +308,9 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
     const GroupItem& it = items[static_cast<std::size_t>(i)];
     const std::size_t want = std::min<std::size_t>(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1),
                                                    static_cast<std::size_t>(impl_->blocks_per_item));
-    // A warp counts in 32 bits.
-    if (it.count / (want * (kThreads / 32)) >= (std::size_t{1} << 32) - 4096)
-      throw InternalError("DeviceBank: a buffer too large for the fused check");
+    // Indices and a warp's count are 32-bit.
+    if (it.count >= (std::size_t{1} << 31))
+      throw InternalError("DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
     t.x[i] = it.data;
     t.n[i] = it.count;
     t.slot[i] = it.slot;

@@ -1,8 +1,9 @@
 // bench/cuda_step: the CUDA backend's training step at the default size, driven by the session in
 // run mode, in one run: ungraphed and as one captured CUDA graph, reading each step's status record
 // (what the default config's collapse watch needs) or reading the fold back at its end, with every
-// check on and with every check off (sentinel.disabled = all slots); against the CPU reference
-// backend's step in the same run; and per-phase times from stepping phase by phase.
+// check on and with every check off (sentinel.disabled = all slots), and recording with the device's
+// first-fire capture; sentinel_overhead (graphed, checks on vs off, on alternating blocks); against
+// the CPU reference backend's step in the same run; and per-phase times from phase stepping.
 #include <fmt/format.h>
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // bench/sentinel: the device-side sentinel check on its own.
-//  sentinel_big: one 2^28-float buffer, the check against a read-only grid-stride pass over the
-//                same buffer (a sum into per-block partials, same grid), same run. Target >= 90%.
+//  sentinel_big: one 2^28-float buffer, the step's fused check (and the older two-pass check)
+//                against a read-only grid-stride pass over the same buffer (four float4 loads in
+//                flight per thread, a sum into per-block partials, same grid), same run. >= 90%.
 //  sentinel_set: a CUDA graph of exactly the step's check launches (the CUDA backend's two fused
 //                launches) over buffers shaped like the default config's checked slot buffers;
 //                also the older one-check-per-slot graph for comparison. The shapes and the time go

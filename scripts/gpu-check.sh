@@ -2,12 +2,15 @@
 # Runs nanscope's GPU checks and benchmarks on a machine with a CUDA device, from a directory that
 # holds the built binaries (gpu_tests, twin_fixture, bench_cuda_step, bench_sentinel) and their
 # shared libraries in lib/. Writes every output into OUT_DIR and prints a summary:
-#   the GPU tests; compute-sanitizer memcheck and initcheck on the tiny-network tests, racecheck on a
-#   subset that covers every kernel in every mode; the step benchmark (graphed and ungraphed); the
-#   sentinel benchmark with its PyTorch peer; the PyTorch twin against the CUDA backend, with timing.
+#   the GPU tests; compute-sanitizer memcheck and initcheck on tiny-network tests that run every
+#   kernel in every mode (the fused check, first-fire capture graphed and not, the guard, recapture,
+#   parity runs), racecheck on those with shared memory (fused check, guard, a graphed parity run);
+#   the step benchmark (sentinel_overhead, graphed and ungraphed, recording); the sentinel benchmark
+#   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
+#   with step_rate.
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
-# PARTS: a comma-separated choice of tests, sanitizers, bench (default all three); the sanitizers
-# take several minutes, so a time-limited device call may want them on their own.
+# PARTS: a comma-separated choice of tests, sanitizers, bench (default all three). On the H200:
+# tests and bench about a minute, the sanitizers under one more.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2

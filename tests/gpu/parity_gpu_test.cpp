@@ -250,6 +250,10 @@ TEST(CudaGuard, SkippedUpdateLeavesParametersAdamAndTBitIdentical) {
   test::expect_guard_skips_bit_exact([](const Config& c) { return cuda::make_cuda_backend(c); });
 }
 
+TEST(CudaGuard, SkippedUpdateIsBitExactInsideAReplayedGraph) {
+  test::expect_graphed_guard_skips_bit_exact([](const Config& c) { return cuda::make_cuda_backend(c); });
+}
+
 TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {
   const auto dir = test::temp_dir("cuda_dump");
   Case k{"aux_blowup", scenario("aux-blowup", 8), {}, {}};

@@ -303,3 +303,7 @@ TEST(DevicePath, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
         graph ? "capture_graph" : "capture");
   }
 }
+
+TEST(DevicePath, TheGuardSkipsBitExactInsideAReplayedGraph) {
+  test::expect_graphed_guard_skips_bit_exact([](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
+}

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -72,6 +73,38 @@ template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
+
+// The guard inside a replayed step graph (a parameter fault, a host write before the step, leaves
+// the step graphed): the skipped update leaves every parameter but the faulted one, Adam's moments
+// and t bit-identical, with no recapture.
+inline void expect_graphed_guard_skips_bit_exact(const std::function<std::unique_ptr<Backend>(const Config&)>& make) {
+  Config c = sentinel_config({"guard.enabled=true"});
+  SessionOptions o;
+  o.graph = true;
+  o.injections.push_back(parse_injection("param:aux.w2@0:2"));  // its first element NaN at step 2
+  Session s(c, make(c), o);
+  s.step();
+  s.step();
+  auto floats = [&](int slot) {
+    SlotView v = s.backend().slot(slot);
+    return std::vector<float>(static_cast<const float*>(v.data), static_cast<const float*>(v.data) + v.count);
+  };
+  const std::vector<float> params = floats(kParams);
+  const auto adam = floats(kAdamMoments);
+  const auto t = s.backend().adam_step();
+  s.step();  // step 2: aux.w2 is NaN, slots fire -> the update is skipped on the device
+  const ParamEntry* w = s.backend().layout().find("aux.w2");
+  ASSERT_NE(w, nullptr);
+  auto after = floats(kParams);
+  EXPECT_TRUE(std::isnan(after[w->offset]));  // the fault, then nothing else changed
+  after[w->offset] = params[w->offset];
+  EXPECT_TRUE(same_bits(after, params));
+  EXPECT_TRUE(same_bits(floats(kAdamMoments), adam));
+  EXPECT_EQ(s.backend().adam_step(), t);
+  EXPECT_FALSE(s.history().back().updated);
+  EXPECT_EQ(s.backend().device_sentinel()->graph_captures(), 1);  // every step a replay of one capture
+}
+
 
 // First-fire capture on the device: a recording run that reads back only every few steps (the
 // device copies each slot's buffer at its first fire and keeps the step's context) writes the same

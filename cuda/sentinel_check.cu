@@ -67,15 +67,14 @@ __global__ void scan_partials(const float* __restrict__ x, size_t n, Partial* __
   if (threadIdx.x == 0) out[blockIdx.x] = p;
 }
 
-// Updates a slot's record and the step's history byte from a folded partial and ORs its kinds into
-// the status word (integer atomics: several items finish in parallel; an OR is order-free). Returns
-// whether this is the slot's first fire in the fold, which also raises the step's first-fire word.
-__device__ bool record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned char* history_row,
+// The two-pass check's record update (one thread, after the fold): the slot's record, the step's
+// history byte, the status word and, at the slot's first fire in the fold, the step's first-fire
+// word (the words take integer ORs, as in the fused check).
+__device__ void record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned char* history_row,
                             unsigned int* status, int slot, int step, int exec_position) {
-  if (p.kinds == 0) return false;
+  if (p.kinds == 0) return;
   DeviceSlotRecord& r = rec[slot];
-  const bool first = r.first_step < 0;
-  if (first) {
+  if (r.first_step < 0) {
     r.first_step = step;
     r.count = static_cast<long long>(p.count);
     r.exec_position = exec_position;
@@ -84,9 +83,7 @@ __device__ bool record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned ch
   r.kinds |= p.kinds;
   history_row[slot] |= static_cast<unsigned char>(p.kinds);
   atomicOr(status, p.kinds);
-  return first;
 }
-
 
 // Pass 2: one block folds the partials in a fixed order and updates the slot's record, the step's
 // history byte and the status word.

@@ -140,15 +140,19 @@ void CudaBackend::load_fold(const TransitionSet& t) {
 }
 
 SlotView CudaBackend::slot(int index) {
-  SlotView v;
-  if (shapes_[index].empty()) return v;
-  auto& mirror = mirrors_[static_cast<std::size_t>(index)];
+  if (shapes_[index].empty()) return {};
   const DevBuf b = read_buf(index);
-  mirror.resize(b.n);
-  download(mirror.data(), b.p, b.n);
+  return mirror_view(index, b.p, b.n);
+}
+
+SlotView CudaBackend::mirror_view(int slot, const float* dev, std::size_t n) {
+  auto& mirror = mirrors_[static_cast<std::size_t>(slot)];
+  mirror.resize(n);
+  download(mirror.data(), dev, n);
+  SlotView v;
   v.data = mirror.data();
   v.count = mirror.size();
-  v.shape = shapes_[index];
+  v.shape = shapes_[slot];
   return v;
 }
 
@@ -221,21 +225,23 @@ void CudaBackend::keep_state() {  // device-to-device, graph-capturable
 }
 
 void CudaBackend::read_kept_state(StateSnapshot& s) const {
-  std::int64_t t = 0;
-  download(&t, kept_t_.get(), 1);
-  read_state_from(kept_params_, kept_target_, kept_adam_, t, s);
+  read_state_at(kept_params_.get(), kept_target_.get(), kept_adam_.get(), kept_t_.get(), s);
 }
 
 BatchContext CudaBackend::batch_context() const {
   auto buf = const_cast<DeviceSampler&>(sampler_).buffers();
+  return batch_context_at({buf.batch, buf.actions, buf.tau, buf.tau_target, buf.tau_greedy});
+}
+
+BatchContext CudaBackend::batch_context_at(const BatchAt& at) const {
   BatchArrays a;
-  a.batch = download_d(buf.batch, sampler_.batch_count());
+  a.batch = download_d(at.batch, sampler_.batch_count());
   a.actions.resize(static_cast<std::size_t>(d_.B) * d_.D);
-  download(a.actions.data(), buf.actions, a.actions.size());
+  download(a.actions.data(), at.actions, a.actions.size());
   if (d_.iqn) {
-    a.tau = download_d(buf.tau, static_cast<std::size_t>(d_.B) * d_.N);
-    a.tau_target = download_d(buf.tau_target, static_cast<std::size_t>(d_.B) * d_.Np);
-    a.tau_greedy = download_d(buf.tau_greedy, static_cast<std::size_t>(d_.B) * d_.K);
+    a.tau = download_d(at.tau, static_cast<std::size_t>(d_.B) * d_.N);
+    a.tau_target = download_d(at.tau_target, static_cast<std::size_t>(d_.B) * d_.Np);
+    a.tau_greedy = download_d(at.tau_greedy, static_cast<std::size_t>(d_.B) * d_.K);
   }
   return to_batch_context(d_, a);
 }
@@ -343,14 +349,15 @@ std::vector<double> CudaBackend::download_d(const float* dev, std::size_t n) con
   return std::vector<double>(h.begin(), h.end());
 }
 
-void CudaBackend::read_state_from(const DeviceArray<float>& p, const DeviceArray<float>& t,
-                                  const DeviceArray<float>& a, std::int64_t adam_t,
-                                  StateSnapshot& s) const {
-  std::vector<float> hp(p.size()), ht(t.size()), ha(a.size());
-  download(hp.data(), p.get(), hp.size());
-  download(ht.data(), t.get(), ht.size());
-  download(ha.data(), a.get(), ha.size());
-  pack_state(L_, hp, ht, ha, adam_t, s);
+void CudaBackend::read_state_at(const float* p, const float* t, const float* a, const std::int64_t* adam_t,
+                                StateSnapshot& s) const {
+  std::vector<float> hp(params_.size()), ht(target_.size()), ha(adam_.size());
+  download(hp.data(), p, hp.size());
+  download(ht.data(), t, ht.size());
+  download(ha.data(), a, ha.size());
+  std::int64_t step = 0;
+  download(&step, adam_t, 1);
+  pack_state(L_, hp, ht, ha, step, s);
 }
 
 const ParamEntry* CudaBackend::entry(const std::string& name) const {

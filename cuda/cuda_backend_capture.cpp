@@ -5,8 +5,6 @@
 #include <algorithm>
 
 #include "cuda_backend_impl.h"
-#include "model/batch_context.h"
-#include "model/state_pack.h"
 
 namespace nanscope::cuda {
 
@@ -79,16 +77,9 @@ void CudaBackend::clear_contexts() {
 }
 
 SlotView CudaBackend::captured_slot(int slot) {
-  SlotView v;
-  if (!cap_ || shapes_[slot].empty()) return v;
+  if (!cap_ || shapes_[slot].empty()) return {};
   const DeviceArray<float>& a = cap_->slots[static_cast<std::size_t>(slot)];
-  auto& mirror = mirrors_[static_cast<std::size_t>(slot)];
-  mirror.resize(a.size());
-  download(mirror.data(), a.get(), a.size());
-  v.data = mirror.data();
-  v.count = mirror.size();
-  v.shape = shapes_[slot];
-  return v;
+  return mirror_view(slot, a.get(), a.size());
 }
 
 bool CudaBackend::captured_context(int step, StateSnapshot& state, BatchContext& batch) {
@@ -97,35 +88,15 @@ bool CudaBackend::captured_context(int step, StateSnapshot& state, BatchContext&
   const auto at = std::find(steps.begin(), steps.end(), step);
   if (at == steps.end()) return false;
   const int area = static_cast<int>(at - steps.begin());
-  auto read = [&](Source s, auto& host) {
-    cap_->contexts->read(area, s, host.data());
-    ++d2h_;
-  };
-  std::vector<float> p(params_.size()), t(target_.size()), a(adam_.size());
-  std::vector<std::int64_t> adam_t(1);
-  read(kShadowParams, p);
-  read(kTarget, t);
-  read(kShadowAdam, a);
-  read(kShadowT, adam_t);
-  pack_state(L_, p, t, a, adam_t[0], state);
-  const auto buf = sampler_.buffers();
-  std::vector<float> f(buf.batch_count);
-  read(kBatchSrc, f);
-  BatchArrays arrays;
-  arrays.batch.assign(f.begin(), f.end());
-  arrays.actions.resize(static_cast<std::size_t>(d_.B) * d_.D);
-  read(kActions, arrays.actions);
-  if (d_.iqn) {
-    auto draws = [&](Source s, int per_row, std::vector<double>& out) {
-      std::vector<float> h(static_cast<std::size_t>(d_.B) * per_row);
-      read(s, h);
-      out.assign(h.begin(), h.end());
-    };
-    draws(kTau, d_.N, arrays.tau);
-    draws(kTauTarget, d_.Np, arrays.tau_target);
-    draws(kTauGreedy, d_.K, arrays.tau_greedy);
-  }
-  batch = to_batch_context(d_, arrays);
+  // The area holds the arrays as the live ones are laid out: the same readers serve.
+  auto in = [&](Source s) { return cap_->contexts->address(area, s); };
+  read_state_at(static_cast<const float*>(in(kShadowParams)), static_cast<const float*>(in(kTarget)),
+                static_cast<const float*>(in(kShadowAdam)), static_cast<const std::int64_t*>(in(kShadowT)), state);
+  const bool iqn = d_.iqn;
+  batch = batch_context_at({static_cast<const float*>(in(kBatchSrc)), static_cast<const std::int32_t*>(in(kActions)),
+                            iqn ? static_cast<const float*>(in(kTau)) : nullptr,
+                            iqn ? static_cast<const float*>(in(kTauTarget)) : nullptr,
+                            iqn ? static_cast<const float*>(in(kTauGreedy)) : nullptr});
   return true;
 }
 

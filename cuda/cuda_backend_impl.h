@@ -61,7 +61,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   void write_param(const std::string& name, const std::vector<double>& values) override;
   std::int64_t adam_step() const override;
   void read_state(StateSnapshot& s) const override {
-    read_state_from(params_, target_, adam_, adam_step(), s);
+    read_state_at(params_.get(), target_.get(), adam_.get(), adam_t_dev_.get(), s);
   }
   void write_state(const StateSnapshot& s) override;
   void keep_state() override;
@@ -179,8 +179,19 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     NANSCOPE_CUDA_CHECK(
         cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_.s));
   }
-  void read_state_from(const DeviceArray<float>& p, const DeviceArray<float>& t,
-                       const DeviceArray<float>& a, std::int64_t adam_t, StateSnapshot& s) const;
+  // The state (parameters, target, [m | v], Adam's t) at these device addresses, laid out as the
+  // live arrays: the live state, the kept one, or a captured one.
+  void read_state_at(const float* p, const float* t, const float* a, const std::int64_t* adam_t,
+                     StateSnapshot& s) const;
+  // The batch and draws at these device addresses, laid out as the sampler's buffers.
+  struct BatchAt {
+    const float* batch;
+    const std::int32_t* actions;
+    const float *tau, *tau_target, *tau_greedy;
+  };
+  BatchContext batch_context_at(const BatchAt& at) const;
+  // A slot's view over a host copy of `n` floats at `dev` (the live buffer or a captured one).
+  SlotView mirror_view(int slot, const float* dev, std::size_t n);
   const ParamEntry* entry(const std::string& name) const;
 
   Config c_;

@@ -2,6 +2,7 @@
 
 #include "core/errors.h"
 #include "first_fire_capture.h"
+#include "sentinel_check.h"
 
 namespace nanscope::cuda {
 namespace {
@@ -35,7 +36,7 @@ __global__ void note_context(const std::uint32_t* first_fire, int* table, int ar
 }  // namespace
 
 ContextCapture::ContextCapture(const std::vector<Source>& sources, int areas, void* stream)
-    : sources_(sources), areas_(areas), stream_(stream), table_(static_cast<std::size_t>(areas) + 2),
+    : sources_(sources), areas_(areas), stream_(stream), blocks_(2 * device_sm_count()), table_(static_cast<std::size_t>(areas) + 2),
       src_ptrs_(sources.size()), dst_ptrs_(sources.size()), words_(sources.size()) {
   std::vector<const void*> src;
   std::vector<void*> dst;
@@ -59,10 +60,7 @@ void ContextCapture::clear() {
 
 void ContextCapture::capture_if_fired(const std::uint32_t* first_fire, const int* step) {
   auto s = static_cast<cudaStream_t>(stream_);
-  int sms = 0, dev = 0;
-  NANSCOPE_CUDA_CHECK(cudaGetDevice(&dev));
-  NANSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  copy_context<<<2 * sms, 256, 0, s>>>(first_fire, table_.get(), areas_, static_cast<int>(sources_.size()),
+  copy_context<<<blocks_, 256, 0, s>>>(first_fire, table_.get(), areas_, static_cast<int>(sources_.size()),
                                        src_ptrs_.get(), dst_ptrs_.get(), words_.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   note_context<<<1, 1, 0, s>>>(first_fire, table_.get(), areas_, step);
@@ -80,12 +78,9 @@ std::vector<int> ContextCapture::take_table() {
   return std::vector<int>(t.begin() + 1, t.begin() + 1 + t[0]);
 }
 
-void ContextCapture::read(int area, int source, void* host) const {
-  auto s = static_cast<cudaStream_t>(stream_);
+const void* ContextCapture::address(int area, int source) const {
   const Source& src = sources_.at(static_cast<std::size_t>(source));
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(host, store_[static_cast<std::size_t>(source)].get() + static_cast<std::size_t>(area) * src.bytes,
-                                      src.bytes, cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  return store_[static_cast<std::size_t>(source)].get() + static_cast<std::size_t>(area) * src.bytes;
 }
 
 }  // namespace nanscope::cuda

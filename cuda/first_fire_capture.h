@@ -33,14 +33,15 @@ class ContextCapture {
   // Reads the table (which step each used area holds) and frees the areas for the next steps; the
   // contents stay until a later capture overwrites them. Synchronises the stream.
   std::vector<int> take_table();
-  // A source array of area `area`, copied to `host` (synchronises the stream).
-  void read(int area, int source, void* host) const;
+  // The device address of source `source` in area `area` (laid out as the source).
+  const void* address(int area, int source) const;
   void clear();  // frees every area (a new fold)
 
  private:
   std::vector<Source> sources_;
   int areas_;
   void* stream_;
+  int blocks_;  // the copy's grid
   std::vector<DeviceArray<unsigned char>> store_;  // per source: areas x bytes
   DeviceArray<int> table_;                          // [used, step of area 0.., overflowed]
   DeviceArray<const void*> src_ptrs_;

@@ -4,7 +4,6 @@
 #include "optimizer.h"
 
 namespace nanscope::cuda {
-namespace {
 
 // Every parameter entry's part of the layout, passed by value (a captured graph holds it).
 constexpr int kMaxEntries = 64;
@@ -15,6 +14,8 @@ struct EntryTable {
   int first_chunk[kMaxEntries + 1];  // an entry's chunks of kChunk elements for its sum of squares
 };
 constexpr int kChunk = 4096;
+
+namespace {
 
 // One block per chunk of kChunk elements of an entry, every entry in one launch: a fixed tree
 // per chunk (double), the chunks folded in order by group_norms, so the result does not depend on
@@ -127,17 +128,19 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
 
 DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
     : layout_(layout), optim_(optim), stream_(stream),
-      entry_sq_(static_cast<std::size_t>(entry_table(layout, optim).first_chunk[layout.existing().size()])),
+      table_(std::make_unique<EntryTable>(entry_table(layout, optim))),
+      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])),
       entry_group_(layout.existing().size()) {
   std::vector<int> groups;
   for (const ParamEntry* e : layout.existing()) groups.push_back(e->group);
   entry_group_.upload(groups);  // once: the step itself makes no host copies
 }
 
+DeviceOptimizer::~DeviceOptimizer() = default;
 
 void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   auto s = static_cast<cudaStream_t>(stream_);
-  const EntryTable t = entry_table(layout_, optim_);
+  const EntryTable& t = *table_;
   sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
   group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, entry_group_.get(), norms);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
@@ -156,7 +159,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   const std::size_t total = layout_.total();
-  const EntryTable table = entry_table(layout_, optim_);
+  const EntryTable& table = *table_;
   std::size_t largest = 1;
   for (int e = 0; e < table.count; ++e) largest = std::max<std::size_t>(largest, table.n[e]);
   const dim3 grid(static_cast<unsigned>((largest + 255) / 256), static_cast<unsigned>(table.count));

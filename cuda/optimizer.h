@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/config.h"
 #include "device_array.h"
@@ -18,9 +19,12 @@ struct AdamShadow {
   std::int64_t* t = nullptr;
 };
 
+struct EntryTable;  // the entries' offsets, sizes, learning rates and chunks (optimizer.cu)
+
 class DeviceOptimizer {
  public:
   DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream = nullptr);
+  ~DeviceOptimizer();
   // norms = [global, encoder, bottleneck, value, adv, ens, iqn, aux] (slot 21 layout).
   void grad_norms(const float* grads, float* norms);
   // Clips `grads` in place with the global norm just computed, then one Adam step on params and
@@ -39,6 +43,7 @@ class DeviceOptimizer {
   const ParamLayout& layout_;
   OptimConfig optim_;
   void* stream_;
+  std::unique_ptr<EntryTable> table_;  // built once: the kernels take it by value
   DeviceArray<double> entry_sq_;  // one per chunk of a parameter entry (sums of squares)
   DeviceArray<int> entry_group_;  // each entry's group
 };

@@ -27,6 +27,7 @@
 #include "optimizer.h"
 #include "sentinel_check.h"
 #include "step_record.h"
+#include "cuda_backend.h"
 
 namespace nanscope::cuda {
 
@@ -118,8 +119,26 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     if (pending_checks_.empty()) return;
     std::vector<DeviceBank::GroupItem> due;
     due.swap(pending_checks_);
+    if (launch_log_) {
+      launch_log_->launches.emplace_back();
+      for (const auto& it : due) launch_log_->launches.back().push_back({it.slot, it.count});
+    }
     bank_.check_group(due);
   }
+  // A slot its producer checks in place, when the session allows it (the slot is checked at this
+  // step and nothing writes it between producer and check site): the producer kernel gets the
+  // bank's sink and the check site enqueues nothing, so the fused launches never read the buffer
+  // again. Used for the largest buffers whose producers are nanscope's own kernels: iqn_phi (the
+  // relu), adam_moments and params (Adam), which also makes the step's checks one launch. The
+  // capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes those
+  // buffers after their producer within the step.
+  SlotSink producer_sink(int slot);
+  // Slots whose producer took the check at this step (their check site then does nothing).
+  std::uint64_t in_producer_ = 0;
+  std::vector<DeviceBank::GroupItem> late_captures_;  // capture copies of those slots
+  // When set (step_check_plan), every fused launch and every producer's check is noted here.
+  StepCheckPlan* launch_log_ = nullptr;
+  friend StepCheckPlan step_check_plan(const Config& config);
   void site(int slot) {
     produced(slot);
     check_site(slot);

@@ -8,11 +8,26 @@ void CudaBackend::begin_step(int step) {
   flush_checks();
   bank_.begin_step(step);
   bank_step_ = step;
+  in_producer_ = 0;
 }
 
 void CudaBackend::check(int slot) {
+  const std::uint64_t bit = std::uint64_t{1} << slot;
+  if (in_producer_ & bit) {  // its producer checked it
+    in_producer_ &= ~bit;
+    return;
+  }
   const DevBuf b = read_buf(slot);
-  pending_checks_.push_back({slot, b.p, b.n, capture_area(slot)});
+  pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), bank_.take_exec()});
+}
+
+SlotSink CudaBackend::producer_sink(int slot) {
+  if (!observer_ || !observer_->producer_checks(slot)) return {};
+  in_producer_ |= std::uint64_t{1} << slot;
+  const DevBuf b = read_buf(slot);
+  if (float* area = capture_area(slot)) late_captures_.push_back({slot, b.p, b.n, area});
+  if (launch_log_) launch_log_->in_producers.push_back({slot, b.n});
+  return bank_.sink(slot);
 }
 
 std::uint32_t CudaBackend::status_now() {

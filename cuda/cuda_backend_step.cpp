@@ -64,6 +64,8 @@ void CudaBackend::capture() {
     for (int p = 0; p < kPhaseCount; ++p) phase_body(static_cast<Phase>(p));
   } catch (...) {
     pending_checks_.clear();
+    late_captures_.clear();
+    in_producer_ = 0;
     cudaStreamEndCapture(stream_.s, &graph);
     if (graph) cudaGraphDestroy(graph);
     throw;
@@ -116,7 +118,7 @@ void CudaBackend::forward() {
   if (d_.iqn) {
     check_site(kIqnTau);
     iqn_pass(blas_, d_, L_, params_.get(), online_.h2.get(), sampler_.tau(), d_.N, iqn_.cos,
-             iqn_.phi_pre, iqn_.phi, iqn_.psi, iqn_.q);
+             iqn_.phi_pre, iqn_.phi, iqn_.psi, iqn_.q, producer_sink(kIqnPhi));
     site(kIqnPhi);
     site(kIqnQuantiles);
     iqn_pass(blas_, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K,
@@ -157,11 +159,14 @@ void CudaBackend::optimizer() {
   // device from the step's status word, so parameters, moments and t stay untouched there.
   if (observer_) observer_->allow_update();
   flush_checks();  // every check before the update: the guard reads their status word
+  const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_dev_.get(),
-                 c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow());
+                 c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow(), checks);
   site(kAdamMoments);
   site(kParams);
-  flush_checks();
+  flush_checks();  // nothing, unless an injection into 22 or 23 sent their check here
+  bank_.copy_first_fires(late_captures_);  // the slots checked by their producers, with capture on
+  late_captures_.clear();
   capture_context();  // before the target sync: the target as the step used it
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), stream_.s);

@@ -2,6 +2,7 @@
 
 #include "dense.h"
 #include "device_array.h"
+#include "slot_note.cuh"
 
 namespace nanscope::cuda {
 namespace {
@@ -24,6 +25,19 @@ __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ out
     const float v = x[i];
     out[i] = v < 0.f ? 0.f : v;  // NaN < 0 is false: NaN passes (fmaxf would turn it into 0)
   }
+}
+
+// The relu that checks what it writes: whole warps stay to the end (the vote needs every lane).
+__global__ void relu_checked_kernel(const float* __restrict__ x, float* __restrict__ out, size_t n, SlotSink sink) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  unsigned kind = 0u;
+  if (i < n) {
+    const float v = x[i];
+    const float y = v < 0.f ? 0.f : v;
+    out[i] = y;
+    kind = nonfinite_kind(y);
+  }
+  note_in_producer(sink, kind, kind != 0u);
 }
 
 }  // namespace
@@ -56,9 +70,13 @@ void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void relu(const float* x, float* out, std::size_t n, void* stream) {
+void relu(const float* x, float* out, std::size_t n, void* stream, const SlotSink& sink) {
   if (!n) return;
-  relu_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(x, out, n);
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  if (sink.on())
+    relu_checked_kernel<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, out, n, sink);
+  else
+    relu_kernel<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, out, n);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

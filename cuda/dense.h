@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <memory>
 
+#include "slot_sink.h"
+
 namespace nanscope::cuda {
 
 class Blas {
@@ -28,7 +30,8 @@ class Blas {
 
 // y[rows, cols] += bias[cols] (row broadcast).
 void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream);
-// out = x < 0 ? 0 : x, elementwise (NaN passes).
-void relu(const float* x, float* out, std::size_t n, void* stream);
+// out = x < 0 ? 0 : x, elementwise (NaN passes). With a sink that is on, the kernel also adds the
+// non-finite values it writes into that slot's record (the check of `out`, without reading it again).
+void relu(const float* x, float* out, std::size_t n, void* stream, const SlotSink& sink = {});
 
 }  // namespace nanscope::cuda

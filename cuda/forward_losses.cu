@@ -230,7 +230,7 @@ IqnBuffers::IqnBuffers(const Dims& d)
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, const float* tau,
               int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
-              DeviceArray<float>& psi, DeviceArray<float>& q) {
+              DeviceArray<float>& psi, DeviceArray<float>& q, const SlotSink& phi_sink) {
   void* s = blas.stream();
   auto st = static_cast<cudaStream_t>(s);
   const int rows = d.B * n;
@@ -238,7 +238,7 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, phi_pre.get());
   add_bias_rows(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, s);
-  relu(phi_pre.get(), phi.get(), phi.size(), s);
+  relu(phi_pre.get(), phi.get(), phi.size(), s, phi_sink);
   psi_kernel<<<grid(psi.size(), 256), 256, 0, st>>>(h2, phi.get(), d.B, n, d.H, psi.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());

@@ -26,10 +26,12 @@ struct IqnBuffers {
 };
 
 // The IQN head for `n` samples per row of h2: cos -> phi = relu(cos Wphi + b) -> psi = h2 * phi
-// -> q = psi Wq + bq.
+// -> q = psi Wq + bq. `phi_sink`: where the relu adds phi's non-finite values (slot iqn_phi
+// checked by its producer), or off.
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
               const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
-              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q);
+              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q,
+              const SlotSink& phi_sink = {});
 
 // Per-sample C51 loss [B] (cross entropy or the unmasked KL form), CQL logsumexp [B, D], the MSE
 // target y [B, D] from the projected target's distribution, and the batch-mean scalars.

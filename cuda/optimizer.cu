@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "optimizer.h"
+#include "slot_note.cuh"
 
 namespace nanscope::cuda {
 
@@ -67,45 +68,63 @@ __global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if, std::in
 }
 
 // Adam over every entry in one launch: blockIdx.y is the entry (its own learning rate), x its
-// elements. Same arithmetic per element as one launch per entry.
+// elements. Same arithmetic per element as one launch per entry. With sinks on, the values each
+// thread leaves (updated, or as they were when the guard skips) are checked on the way out: the
+// warp votes, and only a warp holding a non-finite value touches the bank.
 __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ params, float* __restrict__ m_all,
                             float* __restrict__ v_all, EntryTable table, const float* __restrict__ norms,
                             double max_norm, float b1, float b2, const std::int64_t* __restrict__ t, double beta1,
                             double beta2, double eps, const std::uint32_t* skip_if, float* __restrict__ sp_all,
-                            float* __restrict__ sm_all, float* __restrict__ sv_all) {
+                            float* __restrict__ sm_all, float* __restrict__ sv_all, AdamChecks checks) {
   const int e = blockIdx.y;
+  const size_t n = table.n[e];
+  if (blockIdx.x * static_cast<size_t>(blockDim.x) >= n) return;  // the whole block: warps stay whole
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= table.n[e]) return;
+  const bool in = i < n;
   const size_t o = table.offset[e];
   float* __restrict__ g = grads + o;
   float* __restrict__ p = params + o;
   float* __restrict__ m = m_all + o;
   float* __restrict__ v = v_all + o;
-  float* sp = sp_all ? sp_all + o : nullptr;
-  float* sm = sm_all ? sm_all + o : nullptr;
-  float* sv = sv_all ? sv_all + o : nullptr;
-  const double lr = table.lr[e];
-  if (sp) {
-    sp[i] = p[i];
-    sm[i] = m[i];
-    sv[i] = v[i];
+  float pi = 0.f, mi = 0.f, vi = 0.f;
+  if (in) {
+    pi = p[i];
+    mi = m[i];
+    vi = v[i];
+    if (sp_all) {
+      sp_all[o + i] = pi;
+      sm_all[o + i] = mi;
+      sv_all[o + i] = vi;
+    }
   }
-  if (guarded(skip_if)) return;
-  const double bc1 = 1.0 - pow(beta1, static_cast<double>(*t));
-  const double bc2 = 1.0 - pow(beta2, static_cast<double>(*t));
-  float gi = g[i];
-  if (max_norm > 0) {
-    const double norm = norms[0];
-    const double scale = norm <= max_norm ? 1.0 : max_norm / norm;  // NaN norm -> NaN scale
-    if (!(scale == 1.0)) gi = static_cast<float>(gi * scale);
-    g[i] = gi;
+  if (in && !guarded(skip_if)) {
+    const double lr = table.lr[e];
+    const double bc1 = 1.0 - pow(beta1, static_cast<double>(*t));
+    const double bc2 = 1.0 - pow(beta2, static_cast<double>(*t));
+    float gi = g[i];
+    if (max_norm > 0) {
+      const double norm = norms[0];
+      const double scale = norm <= max_norm ? 1.0 : max_norm / norm;  // NaN norm -> NaN scale
+      if (!(scale == 1.0)) gi = static_cast<float>(gi * scale);
+      g[i] = gi;
+    }
+    mi = b1 * mi + (1.f - b1) * gi;
+    vi = b2 * vi + (1.f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const double step = (static_cast<double>(mi) / bc1) / (sqrt(static_cast<double>(vi) / bc2) + eps);
+    pi = static_cast<float>(pi - lr * step);
+    p[i] = pi;
   }
-  const float mi = b1 * m[i] + (1.f - b1) * gi;
-  const float vi = b2 * v[i] + (1.f - b2) * gi * gi;
-  m[i] = mi;
-  v[i] = vi;
-  const double step = (static_cast<double>(mi) / bc1) / (sqrt(static_cast<double>(vi) / bc2) + eps);
-  p[i] = static_cast<float>(p[i] - lr * step);
+  // Padding between entries is never written and stays zero, so the entries' values are the slots'.
+  if (checks.moments.records) {
+    const unsigned km = nonfinite_kind(mi), kv = nonfinite_kind(vi);
+    note_in_producer(checks.moments, km | kv, (km != 0u) + (kv != 0u));
+  }
+  if (checks.params.records) {
+    const unsigned kp = nonfinite_kind(pi);
+    note_in_producer(checks.params, kp, kp != 0u);
+  }
 }
 
 }  // namespace
@@ -154,7 +173,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
-                                const std::uint32_t* skip_if, const AdamShadow& shadow) {
+                                const std::uint32_t* skip_if, const AdamShadow& shadow, const AdamChecks& checks) {
   auto s = static_cast<cudaStream_t>(stream_);
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
@@ -166,7 +185,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
   adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms, optim_.max_grad_norm,
                                    static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t,
                                    optim_.beta1, optim_.beta2, optim_.eps, skip_if, shadow.params, shadow.adam,
-                                   shadow.adam ? shadow.adam + total : nullptr);
+                                   shadow.adam ? shadow.adam + total : nullptr, checks);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

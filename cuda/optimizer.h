@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "device_array.h"
 #include "model/param_layout.h"
+#include "slot_sink.h"
 
 namespace nanscope::cuda {
 
@@ -17,6 +18,13 @@ struct AdamShadow {
   float* params = nullptr;
   float* adam = nullptr;
   std::int64_t* t = nullptr;
+};
+
+// Where the update adds the non-finite values of what it leaves (slots 22 and 23 checked by their
+// producer, skipped update or not), each sink on or off.
+struct AdamChecks {
+  SlotSink moments;  // [m | v]
+  SlotSink params;
 };
 
 struct EntryTable;  // the entries' offsets, sizes, learning rates and chunks (optimizer.cu)
@@ -35,9 +43,12 @@ class DeviceOptimizer {
   // status: the guard) nothing changes, t included. Enqueue only, graph-capturable.
   // With `shadow`, the update also leaves the values it started from there (parameters, [m | v],
   // t), skipped or not: the state before the step, for first-fire capture, at the cost of the
-  // writes alone (the update reads those values anyway).
+  // writes alone (the update reads those values anyway). With `checks`, the kernel adds the
+  // non-finite values of the parameters and moments it leaves into slots 22 and 23 (they are in
+  // its registers: no second read of those buffers).
   void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
-                 const std::uint32_t* skip_if, const AdamShadow& shadow = AdamShadow{});
+                 const std::uint32_t* skip_if, const AdamShadow& shadow = AdamShadow{},
+                 const AdamChecks& checks = AdamChecks{});
 
  private:
   const ParamLayout& layout_;

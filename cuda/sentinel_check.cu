@@ -4,6 +4,7 @@
 
 #include "device_array.h"
 #include "sentinel_check.h"
+#include "slot_note.cuh"
 
 namespace nanscope::cuda {
 namespace {
@@ -120,14 +121,6 @@ struct GroupTable {
   int block_start[kGroupMax + 1];  // blocks [block_start[i], block_start[i+1]) scan item i
 };
 
-// What a warp found in its share of an item: kinds and count, summed over the warp by shuffles.
-__device__ __forceinline__ void warp_sum(unsigned int& kinds, unsigned int& count) {
-  for (int o = 16; o > 0; o >>= 1) {
-    kinds |= __shfl_xor_sync(0xffffffffu, kinds, o);
-    count += __shfl_xor_sync(0xffffffffu, count, o);
-  }
-}
-
 // A slot's buffer into its capture area by one warp (it runs only at a first fire): 16-byte moves,
 // four in flight per lane when both ends are aligned.
 __device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n, int lane) {
@@ -170,10 +163,9 @@ __global__ void __launch_bounds__(kThreads, 8) check_group_kernel(GroupTable t, 
   const unsigned stride = blocks * blockDim.x;
   const unsigned start = (blockIdx.x - first) * blockDim.x + threadIdx.x;
   auto visit = [&](float v) {
-    if (!isfinite(v)) {
-      kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
-      ++count;
-    }
+    const unsigned k = nonfinite_kind(v);
+    kinds |= k;
+    count += k != 0u;
   };
   auto visit4 = [&](const float4& v) {
     visit(v.x);
@@ -214,27 +206,32 @@ __global__ void __launch_bounds__(kThreads, 8) check_group_kernel(GroupTable t, 
   }
   warp_sum(kinds, count);  // a thread's count is far below 2^32 (check_group keeps shares small)
   if (kinds == 0u) return;
-  const int lane = threadIdx.x % 32;
+  const SlotSink sink{rec, history, status, step_ptr, t.slot[item], t.exec[item]};
+  const int prev = note_warp(sink, kinds, count);
+  if (prev == -1 && t.capture[item]) warp_copy(x, t.capture[item], n, threadIdx.x % 32);
+}
+
+// The capture copies of slots their producers checked: a producer cannot copy its buffer at the
+// first fire (other warps are still writing it), so this runs after it, in stream order, and copies
+// the buffers whose slot fired for the first time in this step. While clean it reads one word.
+struct LateCopies {
+  int count;
+  int slot[kGroupMax];
+  const float* src[kGroupMax];
+  float* dst[kGroupMax];
+  unsigned long long n[kGroupMax];
+};
+
+__global__ void copy_first_fires_kernel(LateCopies c, const DeviceSlotRecord* rec, const unsigned int* status,
+                                 const int* step_ptr) {
+  if (status[1] == 0u) return;
   const int step = *step_ptr;
-  const int slot = t.slot[item];
-  DeviceSlotRecord& r = rec[slot];
-  int prev = 0;
-  if (lane == 0) {
-    atomicOr(&r.kinds, kinds);
-    prev = atomicCAS(&r.first_step, -1, step);
-    if (prev == -1) {
-      r.exec_position = t.exec[item];
-      atomicOr(status + 1, 1u);  // a first fire in this step
-    }
-    if (prev == -1 || prev == step)
-      atomicAdd(reinterpret_cast<unsigned long long*>(&r.count), static_cast<unsigned long long>(count));
-    // The history byte, through its aligned word (rows are 36 bytes: word-aligned).
-    unsigned char* row = history + static_cast<size_t>(step) * kBankSlots;
-    atomicOr(reinterpret_cast<unsigned int*>(row + (slot & ~3)), kinds << (8 * (slot & 3)));
-    atomicOr(status, kinds);
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (int k = 0; k < c.count; ++k) {
+    if (rec[c.slot[k]].first_step != step) continue;
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < c.n[k]; i += stride)
+      c.dst[k][i] = c.src[k][i];
   }
-  prev = __shfl_sync(0xffffffffu, prev, 0);
-  if (prev == -1 && t.capture[item]) warp_copy(x, t.capture[item], n, lane);
 }
 
 __global__ void clear_records(DeviceSlotRecord* rec) {
@@ -312,7 +309,7 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
     t.n[i] = it.count;
     t.slot[i] = it.slot;
     t.capture[i] = it.capture;
-    t.exec[i] = exec_++;
+    t.exec[i] = it.exec >= 0 ? it.exec : exec_++;
     t.block_start[i] = blocks;
     blocks += static_cast<int>(want);
   }
@@ -378,6 +375,29 @@ BankReadback DeviceBank::readback_step() {
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
+}
+
+SlotSink DeviceBank::sink(int slot) {
+  if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
+  return SlotSink{impl_->records, impl_->history, impl_->status, impl_->step, slot, exec_++};
+}
+
+void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
+  if (items.empty()) return;
+  if (items.size() > static_cast<std::size_t>(kGroupMax)) throw InternalError("DeviceBank: too many capture copies");
+  LateCopies c{};
+  c.count = static_cast<int>(items.size());
+  for (int k = 0; k < c.count; ++k) {
+    const GroupItem& it = items[static_cast<std::size_t>(k)];
+    c.slot[k] = it.slot;
+    c.src[k] = it.data;
+    c.dst[k] = it.capture;
+    c.n[k] = it.count;
+  }
+  // Two blocks per SM: the copy runs only in a step with a first fire.
+  copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
+      c, impl_->records, impl_->status, impl_->step);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 const std::uint32_t* DeviceBank::status_word() const { return impl_->status; }

@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "slot_sink.h"
+
 namespace nanscope::cuda {
 
 inline constexpr int kBankSlots = 36;
@@ -54,8 +56,18 @@ class DeviceBank {
     const float* data;
     std::size_t count;
     float* capture = nullptr;
+    int exec = -1;  // the check's execution position in the step (-1: taken at the launch)
   };
   void check_group(const std::vector<GroupItem>& items);
+  // A check's execution position in the step, taken when a check is due but enqueued later.
+  int take_exec() { return exec_++; }
+  // Where a producer kernel adds `slot`'s non-finite values itself (takes the next execution
+  // position): the record it leaves is the fused check's over the finished buffer.
+  SlotSink sink(int slot);
+  // After producers that checked their own output: copies each item's buffer (`count` floats from
+  // `data`) into its `capture` area if its slot fired for the first time in this step. One small
+  // launch that reads one word while clean. Graph-capturable.
+  void copy_first_fires(const std::vector<GroupItem>& items);
   BankReadback readback();             // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();

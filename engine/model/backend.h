@@ -70,6 +70,14 @@ class SlotObserver {
   virtual ~SlotObserver() = default;
   virtual void produced(int slot) { (void)slot; }
   virtual void check(int slot) { (void)slot; }
+  // Asked by a device backend before a kernel that can check its own output runs: may it check
+  // `slot` in place instead of the check site? Yes only when the slot is checked at this step and
+  // nothing writes the buffer between its producer and its check site (no slot injection), so
+  // the producer sees what the check site would. The check site is still called.
+  virtual bool producer_checks(int slot) {
+    (void)slot;
+    return false;
+  }
   // Asked by the optimizer phase after the gradient norms are checked, before the update.
   virtual bool allow_update() { return true; }
 };

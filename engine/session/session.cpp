@@ -18,12 +18,17 @@ class Session::Observer final : public SlotObserver {
 
   void produced(int slot) override {
     for (const Injection& inj : s_.injections_) {
-      if (inj.target != Injection::Target::Slot || inj.slot != slot || inj.fold != s_.fold_ ||
-          inj.step != s_.step_)
-        continue;
+      if (!injects_now(inj, slot)) continue;
       for (const Overwritten& o : s_.backend_->inject_slot(slot, inj.element, inj.value()))
         s_.record_injected(slot, o.index, o.value);
     }
+  }
+
+  // A device producer may check its own output unless an injection will overwrite it first.
+  bool producer_checks(int slot) override {
+    if (!s_.backend_->device_sentinel() || !s_.bank_.setup().checked(slot)) return false;
+    return std::none_of(s_.injections_.begin(), s_.injections_.end(),
+                        [&](const Injection& inj) { return injects_now(inj, slot); });
   }
 
   void check(int slot) override {
@@ -52,6 +57,10 @@ class Session::Observer final : public SlotObserver {
   }
 
  private:
+  bool injects_now(const Injection& inj, int slot) const {
+    return inj.target == Injection::Target::Slot && inj.slot == slot && inj.fold == s_.fold_ && inj.step == s_.step_;
+  }
+
   Session& s_;
 };
 

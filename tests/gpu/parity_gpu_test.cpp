@@ -153,7 +153,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"bw_aux_elem", small(), {"slot:bw_d_h_s2.aux@0:1:posinf:12"}, {}},
                       Case{"batch_elem", small(), {"slot:batch@1:2:nan:3"}, {}},
                       Case{"grad_norm", small(), {"slot:grad_norm@0:2"}, {}},
-                      Case{"q_expected", small(), {"slot:q_expected@1:2:posinf"}, {}}),
+                      Case{"q_expected", small(), {"slot:q_expected@1:2:posinf"}, {}},
+                      // Slots checked by their producer kernels on the device (iqn_phi, adam_moments,
+                      // params): fired there, and injected after the producer (checked at the site).
+                      Case{"iqn_phi_param", small(), {"param:iqn.phi.w@0:1"}, {}},
+                      Case{"params_slot", small(), {"slot:params@0:2"}, {}},
+                      Case{"moments_slot", small({"guard.enabled=true"}), {"slot:adam_moments@1:1:posinf"}, {}},
+                      Case{"iqn_phi_slot", small(), {"slot:iqn_phi@0:1:nan:5"}, {}}),
     [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/sentinel.h"
+#include "dense.h"
 #include "sentinel_check.h"
 
 using namespace nanscope;
@@ -180,4 +181,65 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
     }
   }
   EXPECT_GT(fired, 10);  // the planted values were there to find
+}
+
+// A producer that checks what it writes (the relu of the IQN head) leaves the records the fused check
+// of its output would: kinds, first step, count at the first fire, history, status and first-fire
+// words, over lengths that leave part of the last warp idle. Its capture copy, made after it at the
+// first fire, holds the output of that step and not a later one.
+TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
+  std::mt19937 rng(23);
+  const std::size_t sizes[] = {1, 33, 1023, 4097, 65537, (1u << 20) + 5};
+  std::vector<std::unique_ptr<DeviceBuffer>> in, out_checked, out_plain, area;
+  for (std::size_t n : sizes) {
+    in.push_back(std::make_unique<DeviceBuffer>(std::vector<float>(n)));
+    out_checked.push_back(std::make_unique<DeviceBuffer>(std::vector<float>(n)));
+    out_plain.push_back(std::make_unique<DeviceBuffer>(std::vector<float>(n)));
+    area.push_back(std::make_unique<DeviceBuffer>(std::vector<float>(n)));
+  }
+  DeviceBank fused(3), producer(3);
+  std::vector<std::vector<float>> first_fire_output(std::size(sizes));
+  for (int step = 0; step < 3; ++step) {
+    fused.begin_step(step);
+    producer.begin_step(step);
+    std::vector<DeviceBank::GroupItem> checks, copies;
+    for (std::size_t k = 0; k < std::size(sizes); ++k) {
+      const int slot = static_cast<int>(k) + 1;
+      // Clean at step 0 for half the slots; planted NaN/Inf (-Inf becomes 0 in the relu) later.
+      const int bad = step == 0 && k % 2 == 0 ? 0 : static_cast<int>(rng() % 5);
+      std::vector<float> h = random_buffer(sizes[k], bad, rng);
+      if (step == 1 && k == 3) h.back() = std::numeric_limits<float>::infinity();
+      if (step == 2) h[h.size() / 2] = std::nanf("");  // every slot fires by the last step
+      cudaMemcpy(in[k]->p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice);
+      cuda::relu(in[k]->p, out_plain[k]->p, sizes[k], nullptr);
+      cuda::relu(in[k]->p, out_checked[k]->p, sizes[k], nullptr, producer.sink(slot));
+      checks.push_back({slot, out_plain[k]->p, sizes[k]});
+      copies.push_back({slot, out_checked[k]->p, sizes[k], area[k]->p});
+    }
+    fused.check_group(checks);
+    producer.copy_first_fires(copies);
+    const auto now = producer.readback_step();
+    for (std::size_t k = 0; k < std::size(sizes); ++k)
+      if (now.records[k + 1].first_step == step) first_fire_output[k] = out_checked[k]->host();
+  }
+  const auto a = fused.readback(), b = producer.readback();
+  ASSERT_EQ(a.history.size(), b.history.size());
+  for (std::size_t st = 0; st < a.history.size(); ++st) EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
+  EXPECT_EQ(a.step_status, b.step_status);
+  int fired_later = 0;
+  for (std::size_t k = 0; k < std::size(sizes); ++k) {
+    const int s = static_cast<int>(k) + 1;
+    const auto checked_out = out_checked[k]->host(), plain_out = out_plain[k]->host();
+    EXPECT_EQ(std::memcmp(checked_out.data(), plain_out.data(), checked_out.size() * sizeof(float)), 0) << s;
+    EXPECT_EQ(a.records[s].kinds, b.records[s].kinds) << s;
+    EXPECT_EQ(a.records[s].first_step, b.records[s].first_step) << s;
+    EXPECT_EQ(a.records[s].count, b.records[s].count) << s;
+    EXPECT_EQ(a.records[s].exec_position, b.records[s].exec_position) << s;
+    ASSERT_GE(b.records[s].first_step, 0) << s;
+    fired_later += b.records[s].first_step > 0;
+    // The capture area: the first fire's output, bit for bit.
+    const auto got = area[k]->host();
+    EXPECT_EQ(std::memcmp(got.data(), first_fire_output[k].data(), got.size() * sizeof(float)), 0) << s;
+  }
+  EXPECT_GE(fired_later, 2);  // first fires after step 0 too: the copy is the first fire's, not step 0's
 }

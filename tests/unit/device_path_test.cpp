@@ -66,6 +66,15 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
     rows_[step] = {};
   }
   void check(int slot) override {
+    const std::uint64_t bit = std::uint64_t{1} << slot;
+    if (in_producer_ & bit) {  // its producer checked it
+      in_producer_ &= ~bit;
+      ++producer_checked_;
+      return;
+    }
+    scan(slot);
+  }
+  void scan(int slot) {
     const SlotView v = inner_->slot(slot);
     const ScanResult r = scan_nonfinite(static_cast<const float*>(v.data), v.count);
     if (!r.kinds) return;
@@ -140,10 +149,19 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   // Forwards the CPU backend's call sites to the session (during a capture or an ungraphed step);
   // during a replay does what the captured graph would: the checked slots' checks, no injection,
   // the pre-update copy if the capture made one. The guard is decided here, from the status.
+  // The slots the CUDA backend's own kernels check as they write them (iqn_phi, adam_moments,
+  // params) are checked right after their producer, before any injection, when the session
+  // allows it; their check site then does nothing, as on the CUDA backend.
   struct Proxy final : SlotObserver {
     explicit Proxy(EmulatedDeviceBackend& b) : b(b) {}
     void produced(int slot) override {
-      if (!b.replaying_ && b.outer_) b.outer_->produced(slot);
+      if (b.replaying_ || !b.outer_) return;
+      const bool producer_checkable = slot == kIqnPhi || slot == kAdamMoments || slot == kParams;
+      if (producer_checkable && b.outer_->producer_checks(slot)) {
+        b.scan(slot);
+        b.in_producer_ |= std::uint64_t{1} << slot;
+      }
+      b.outer_->produced(slot);
     }
     void check(int slot) override {
       if (!b.replaying_) {
@@ -192,6 +210,10 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
   std::int64_t copies_ = 0;
+  std::uint64_t in_producer_ = 0;  // checked by the emulated producer, the check site skipped
+
+ public:
+  int producer_checked_ = 0;  // how many checks the producers took (tests)
 };
 
 struct Case {
@@ -271,7 +293,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"breakpoint", {"halt.on_fire=\"step\""}, {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
                           {kAuxDHS2Nb}},
                       Case{"halt_fold_end", {"halt.on_fire=\"fold_end\""}, {"slot:aux_loss@0:2"}, {}},
-                      Case{"iqn_param", {}, {"param:iqn.out.w@1:2:posinf"}, {}}),
+                      Case{"iqn_param", {}, {"param:iqn.out.w@1:2:posinf"}, {}},
+                      // Slots their producers check on the device: an injection must reach the check.
+                      Case{"params_slot", {}, {"slot:params@0:2"}, {}},
+                      Case{"moments_slot", {"guard.enabled=true"}, {"slot:adam_moments@1:1:posinf"}, {}},
+                      Case{"iqn_phi_slot", {}, {"slot:iqn_phi@0:1:nan:5"}, {}},
+                      Case{"iqn_phi_param", {}, {"param:iqn.phi.w@0:1"}, {}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFold) {
@@ -287,6 +314,29 @@ TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFol
     EXPECT_EQ(ds->graph_captures(), graph ? c.run.folds : 0);
     EXPECT_EQ(s.history().size(), static_cast<std::size_t>(c.run.folds * c.run.steps_per_fold));
   }
+}
+
+// The session lets a producer check its slot except at a step where an injection writes the slot
+// after it (then the check site must see the injected value).
+TEST(DevicePath, ProducersCheckTheirSlotsUnlessAnInjectionWritesThem) {
+  Config c = test::sentinel_config({"halt.collapse_patience=0"});
+  c.run.folds = 1;
+  c.run.steps_per_fold = 4;
+  auto producer_checks = [&](const std::vector<std::string>& injections, const std::vector<int>& disabled) {
+    Config rc = c;
+    rc.sentinel.disabled = disabled;
+    SessionOptions o;
+    for (const auto& i : injections) o.injections.push_back(parse_injection(i));
+    auto b = std::make_unique<EmulatedDeviceBackend>(rc);
+    const EmulatedDeviceBackend* seen = b.get();
+    Session s(rc, std::move(b), o);
+    s.run();
+    return seen->producer_checked_;
+  };
+  EXPECT_EQ(producer_checks({}, {}), 3 * 4);                        // iqn_phi, adam_moments, params
+  EXPECT_EQ(producer_checks({"slot:params@0:2"}, {}), 3 * 4 - 1);   // step 2's params at its site
+  EXPECT_EQ(producer_checks({"slot:iqn_phi@0:0", "slot:adam_moments@0:3"}, {}), 3 * 4 - 2);
+  EXPECT_EQ(producer_checks({}, {kParams}), 2 * 4);                 // a disabled slot: no check at all
 }
 
 TEST(DevicePath, TheGuardIsTheBackendsAndBitExact) {

@@ -2,15 +2,17 @@
 //  sentinel_big: one 2^28-float buffer, the step's fused check (and the older two-pass check)
 //                against a read-only grid-stride pass over the same buffer (four float4 loads in
 //                flight per thread, a sum into per-block partials, same grid), same run. >= 90%.
-//  sentinel_set: a CUDA graph of exactly the step's check launches (the CUDA backend's two fused
-//                launches) over buffers shaped like the default config's checked slot buffers;
-//                also the older one-check-per-slot graph for comparison. The shapes and the time go
-//                to files for the PyTorch peer (bench/torch_amp_check.py, same session), which
-//                prints the ratio.
+//  sentinel_set: a CUDA graph of exactly the check launches of one step of the CUDA backend (as the
+//                backend notes them while running a real step of the default config) over buffers
+//                of the same lengths; every checked slot's buffer in one launch; the older
+//                one-check-per-slot graph; the cost of the checks that producers make. The shapes
+//                (every checked slot) and the times go to files for the PyTorch peer
+//                (bench/torch_amp_check.py, same session), which prints the ratios.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@
 #include "core/config.h"
 #include "core/sentinel.h"
 #include "model/backend.h"
+#include "cuda_backend.h"
+#include "dense.h"
 #include "sentinel_check.h"
 
 using namespace nanscope;
@@ -155,13 +159,32 @@ int main(int argc, char** argv) {
               "eager %.1f us, status word %u (clean)\n", slots.size(), total, 1e3 * set_ms, 1e3 * eager_ms,
               r.step_status);
 
-  // sentinel_set proper: the step's check launches as the CUDA backend makes them (see
-  // CudaBackend::flush_checks): one fused launch for every slot checked before the update (the guard
-  // reads its status word), one for 22 and 23 after it.
-  std::vector<cuda::DeviceBank::GroupItem> before, after;
-  for (size_t k = 0; k < slots.size(); ++k) {
-    const int slot = slots[k].first;
-    (slot == kAdamMoments || slot == kParams ? after : before).push_back({slot, bufs[k], slots[k].second});
+  // sentinel_set proper: exactly the check launches one step of the CUDA backend enqueues under the
+  // default config (noted by the backend as it runs a real step, cuda::step_check_plan), over
+  // buffers of the same lengths. Slots their producer kernels check as they write them (the relu
+  // that makes iqn_phi, Adam for adam_moments and params) are not in these launches; what those
+  // checks add to their producers is timed below (the relu) and within sentinel_overhead (the step).
+  const cuda::StepCheckPlan plan = cuda::step_check_plan(config);
+  auto buffer_of = [&](int slot) {
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].first == slot) return bufs[k];
+    std::fprintf(stderr, "bench_sentinel: slot %d is checked by the step but not by the default config\n", slot);
+    std::exit(1);
+  };
+  std::vector<std::vector<cuda::DeviceBank::GroupItem>> launches;
+  size_t launched_floats = 0;
+  for (const auto& launch : plan.launches) {
+    launches.emplace_back();
+    for (const auto& it : launch) {
+      launches.back().push_back({it.slot, buffer_of(it.slot), it.count});
+      launched_floats += it.count;
+    }
+  }
+  std::string in_producers;
+  size_t producer_floats = 0;
+  for (const auto& it : plan.in_producers) {
+    in_producers += (in_producers.empty() ? "" : ", ") + std::to_string(it.slot);
+    producer_floats += it.count;
   }
   cuda::DeviceBank fused_bank(2, s);
   fused_bank.begin_step(0);
@@ -176,24 +199,39 @@ int main(int argc, char** argv) {
     return e;
   };
   cudaGraphExec_t step_checks = graph_of([&] {
-    fused_bank.check_group(before);
-    fused_bank.check_group(after);
+    for (const auto& items : launches) fused_bank.check_group(items);
   });
   const double fused_ms = time_ms([&] { cudaGraphLaunch(step_checks, s); }, 500, s);
-  std::vector<cuda::DeviceBank::GroupItem> all = before;
-  all.insert(all.end(), after.begin(), after.end());
+  // Every checked slot's whole buffer in one fused launch: the same bytes as the torch peer reads.
+  std::vector<cuda::DeviceBank::GroupItem> all;
+  for (size_t k = 0; k < slots.size(); ++k) all.push_back({slots[k].first, bufs[k], slots[k].second});
   cudaGraphExec_t one_launch = graph_of([&] { fused_bank.check_group(all); });
   const double all_ms = time_ms([&] { cudaGraphLaunch(one_launch, s); }, 500, s);
   // A graph of one empty kernel: what a launch costs on its own here.
   cudaGraphExec_t empty = graph_of([&] { empty_kernel<<<1, 32, 0, s>>>(); });
   const double empty_ms = time_ms([&] { cudaGraphLaunch(empty, s); }, 500, s);
   const auto fr = fused_bank.readback();
-  std::printf("sentinel_set  the step's fused checks (%zu slots before the update, %zu after: 2 launches): "
-              "graph %.2f us; every slot in one launch: %.2f us; a graph of one empty kernel: %.2f us; "
-              "status word %u (clean)\n",
-              before.size(), after.size(), 1e3 * fused_ms, 1e3 * all_ms, 1e3 * empty_ms, fr.step_status);
+  std::printf("sentinel_set  the step's check launches: %zu launch(es) over %zu floats, graph %.2f us; checked in "
+              "their producers: slots %s (%zu floats); every checked slot in one launch (%zu floats): %.2f us; "
+              "a graph of one empty kernel: %.2f us; status word %u (clean)\n",
+              launches.size(), launched_floats, 1e3 * fused_ms, in_producers.c_str(), producer_floats, total,
+              1e3 * all_ms, 1e3 * empty_ms, fr.step_status);
+  // What checking in the producer costs the producer: the relu that makes iqn_phi, plain and with
+  // its check, on the slot's length.
+  for (const auto& it : plan.in_producers) {
+    if (it.slot != kIqnPhi) continue;
+    float* out = nullptr;
+    cudaMalloc(&out, it.count * sizeof(float));
+    const float* in = buffer_of(kIqnPhi);
+    const double plain_ms = time_ms([&] { cuda::relu(in, out, it.count, s); }, 500, s);
+    const double checked_ms = time_ms([&] { cuda::relu(in, out, it.count, s, fused_bank.sink(kIqnPhi)); }, 500, s);
+    std::printf("sentinel_set  iqn_phi's relu (%zu floats): plain %.2f us, checking its output %.2f us (+%.2f us)\n",
+                it.count, 1e3 * plain_ms, 1e3 * checked_ms, 1e3 * (checked_ms - plain_ms));
+    cudaFree(out);
+  }
   if (std::FILE* f = std::fopen((std::string(shapes_file) + ".us").c_str(), "w")) {
-    std::fprintf(f, "%.3f\n", 1e3 * fused_ms);  // for the peer's ratio
+    // For the peer's ratios: the step's check launches, then every slot in one launch.
+    std::fprintf(f, "%.3f\n%.3f\n", 1e3 * fused_ms, 1e3 * all_ms);
     std::fclose(f);
   }
   std::printf("shapes written to %s for bench/torch_amp_check.py\n", shapes_file);

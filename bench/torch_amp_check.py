@@ -1,7 +1,8 @@
 """The PyTorch peer of bench/sentinel's sentinel_set: torch._amp_foreach_non_finite_check_and_unscale_
 over tensors of the same element counts (one per line of the shapes file), eager and captured in a
 CUDA graph; medians of CUDA-event timings. Run on the GPU machine in the same session, after
-bench_sentinel, whose sentinel_set time (SHAPES.us) it compares against: target >= 2.5x faster."""
+bench_sentinel, whose times (SHAPES.us: the step's check launches, then every checked slot in one
+launch) it compares against: target >= 2.5x faster for the first."""
 import os
 import sys
 
@@ -47,7 +48,11 @@ print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}: "
       f"eager {eager:.1f} us, graphed {graphed:.1f} us")
 us_file = sys.argv[1] + ".us"
 if os.path.exists(us_file):
-    ours = float(open(us_file).read())
-    ratio = graphed / ours
-    print(f"sentinel_set: nanscope {ours:.2f} us vs torch graphed {graphed:.2f} us: {ratio:.2f}x faster "
+    # bench_sentinel's figures: the step's check launches, then every checked slot in one launch.
+    ours = [float(line) for line in open(us_file) if line.strip()]
+    ratio = graphed / ours[0]
+    print(f"sentinel_set: nanscope {ours[0]:.2f} us vs torch graphed {graphed:.2f} us: {ratio:.2f}x faster "
           f"(target >= 2.5x: {'met' if ratio >= 2.5 else 'NOT met'})")
+    if len(ours) > 1:
+        print(f"sentinel_set, every checked slot's buffer in one nanscope launch (the same bytes as torch reads): "
+              f"{ours[1]:.2f} us, {graphed / ours[1]:.2f}x faster")

@@ -25,7 +25,7 @@ step() {  # NAME SECONDS COMMAND...
   timeout "$secs" "$@" >"$out/$name.txt" 2>&1
   echo "$name: exit $?"
 }
-tiny='DeviceSentinel*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard'
+tiny='DeviceSentinel*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard'
 race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param'
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
@@ -46,7 +46,7 @@ if python3 -c "import torch, h5py" 2>/dev/null; then
   step torch_amp_check 120 python3 "$src/bench/torch_amp_check.py" "$out/sentinel_shapes.txt"
   step twin_fixture 120 "$bin/twin_fixture" "$out/twin_fixture.h5" cuda 3
   step torch_twin 300 python3 "$src/bench/torch_twin.py" "$out/twin_fixture.h5" --time --nanscope-step "$out/step_ms.txt"
-  grep -h "sentinel_set:" "$out/torch_amp_check.txt"
+  grep -h "^sentinel_set" "$out/torch_amp_check.txt"
   tail -4 "$out/torch_twin.txt"
 else
   echo "PyTorch not importable: torch_amp_check and torch_twin skipped"

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,12 @@ inline void expect_captured_dumps_match_per_step(const std::function<std::unique
   auto reference = run(true, false, (base / "reference").string());
   const auto& ref = reference->dump_paths();
   EXPECT_GE(ref.size(), 3u);  // first fires at several steps, in both folds
+  // Among the dumped slots, those a device checks in their producers (their capture copy is made
+  // after the producer): iqn_phi, adam_moments, params.
+  std::set<int> dumped;
+  for (const auto& path : ref)
+    for (const DumpSlot& slot : read_dump(path).slots) dumped.insert(slot.index);
+  for (int slot : {kIqnPhi, kAdamMoments, kParams}) EXPECT_TRUE(dumped.count(slot)) << "slot " << slot;
   auto compare = [&](Session& s) {
     const auto& got = s.dump_paths();
     ASSERT_EQ(got.size(), ref.size());

@@ -216,18 +216,25 @@ int main(int argc, char** argv) {
               "a graph of one empty kernel: %.2f us; status word %u (clean)\n",
               launches.size(), launched_floats, 1e3 * fused_ms, in_producers.c_str(), producer_floats, total,
               1e3 * all_ms, 1e3 * empty_ms, fr.step_status);
-  // What checking in the producer costs the producer: the relu that makes iqn_phi, plain and with
-  // its check, on the slot's length.
+  // What checking in the producer costs the producer: the bias-and-relu launch that makes iqn_phi
+  // ([B*N, H]), plain and checking its output.
   for (const auto& it : plan.in_producers) {
     if (it.slot != kIqnPhi) continue;
-    float* out = nullptr;
+    const int cols = backend->dims().H, rows = static_cast<int>(it.count / static_cast<size_t>(cols));
+    float *pre = nullptr, *out = nullptr, *bias = nullptr;
+    cudaMalloc(&pre, it.count * sizeof(float));
     cudaMalloc(&out, it.count * sizeof(float));
-    const float* in = buffer_of(kIqnPhi);
-    const double plain_ms = time_ms([&] { cuda::relu(in, out, it.count, s); }, 500, s);
-    const double checked_ms = time_ms([&] { cuda::relu(in, out, it.count, s, fused_bank.sink(kIqnPhi)); }, 500, s);
-    std::printf("sentinel_set  iqn_phi's relu (%zu floats): plain %.2f us, checking its output %.2f us (+%.2f us)\n",
-                it.count, 1e3 * plain_ms, 1e3 * checked_ms, 1e3 * (checked_ms - plain_ms));
+    cudaMalloc(&bias, cols * sizeof(float));
+    cudaMemcpyAsync(pre, buffer_of(kIqnPhi), it.count * sizeof(float), cudaMemcpyDeviceToDevice, s);
+    cudaMemsetAsync(bias, 0, cols * sizeof(float), s);  // a zero bias keeps the values as they are
+    const double plain_ms = time_ms([&] { cuda::bias_relu(pre, bias, rows, cols, out, s); }, 500, s);
+    const double checked_ms =
+        time_ms([&] { cuda::bias_relu(pre, bias, rows, cols, out, s, fused_bank.sink(kIqnPhi)); }, 500, s);
+    std::printf("sentinel_set  iqn_phi's bias and relu (%zu floats): plain %.2f us, checking its output %.2f us "
+                "(%+.2f us)\n", it.count, 1e3 * plain_ms, 1e3 * checked_ms, 1e3 * (checked_ms - plain_ms));
+    cudaFree(pre);
     cudaFree(out);
+    cudaFree(bias);
   }
   if (std::FILE* f = std::fopen((std::string(shapes_file) + ".us").c_str(), "w")) {
     // For the peer's ratios: the step's check launches, then every slot in one launch.

@@ -128,12 +128,10 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
   };
   auto at = [&](ParamId id) { return p + L[id].offset; };
   blas.gemm(false, false, d.B, d.H, d.F, 1.f, x, at(kEncW1), 0.f, o.pre1.get());
-  add_bias_rows(o.pre1.get(), at(kEncB1), d.B, d.H, s);
-  relu(o.pre1.get(), o.h1.get(), o.h1.size(), s);
+  bias_relu(o.pre1.get(), at(kEncB1), d.B, d.H, o.h1.get(), s);
   at_slot(kHS1);
   blas.gemm(false, false, d.B, d.H, d.H, 1.f, o.h1.get(), at(kEncW2), 0.f, o.pre2.get());
-  add_bias_rows(o.pre2.get(), at(kEncB2), d.B, d.H, s);
-  relu(o.pre2.get(), o.h2.get(), o.h2.size(), s);
+  bias_relu(o.pre2.get(), at(kEncB2), d.B, d.H, o.h2.get(), s);
   at_slot(kHS2);
   blas.gemm(false, false, d.B, d.Z, d.H, 1.f, o.h2.get(), at(kBnW), 0.f, o.z.get());
   add_bias_rows(o.z.get(), at(kBnB), d.B, d.Z, s);

@@ -19,25 +19,49 @@ __global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict_
   if (i < static_cast<size_t>(rows) * cols) y[i] += bias[i % cols];
 }
 
-__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ out, size_t n) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) {
-    const float v = x[i];
-    out[i] = v < 0.f ? 0.f : v;  // NaN < 0 is false: NaN passes (fmaxf would turn it into 0)
-  }
-}
-
-// The relu that checks what it writes: whole warps stay to the end (the vote needs every lane).
-__global__ void relu_checked_kernel(const float* __restrict__ x, float* __restrict__ out, size_t n, SlotSink sink) {
+// The bias add of a layer followed by its relu, in one pass (same arithmetic as the two apart:
+// pre = pre + bias, then out = pre < 0 ? 0 : pre; NaN < 0 is false, so NaN passes where fmaxf would
+// turn it into 0). kBias false: out = relu(x) alone. kCheck: the kernel also adds the non-finite
+// values it writes to `out` into a slot's record; whole warps stay to the end (the vote needs every
+// lane).
+template <bool kBias, bool kCheck>
+__global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restrict__ bias, int cols,
+                                 float* __restrict__ out, size_t n, SlotSink sink) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   unsigned kind = 0u;
   if (i < n) {
-    const float v = x[i];
+    float v = pre[i];
+    if (kBias) {
+      v += bias[i % cols];
+      pre[i] = v;
+    }
     const float y = v < 0.f ? 0.f : v;
     out[i] = y;
-    kind = nonfinite_kind(y);
+    if (kCheck) kind = nonfinite_kind(y);
   }
-  note_in_producer(sink, kind, kind != 0u);
+  if (kCheck) note_in_producer(sink, kind, kind != 0u);
+}
+
+template <bool kBias>
+void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t n, void* stream,
+                      const SlotSink& sink) {
+  if (!n) return;
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  auto s = static_cast<cudaStream_t>(stream);
+  if (sink.on())
+    bias_relu_kernel<kBias, true><<<blocks, 256, 0, s>>>(pre, bias, cols, out, n, sink);
+  else
+    bias_relu_kernel<kBias, false><<<blocks, 256, 0, s>>>(pre, bias, cols, out, n, sink);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+// y[b, r, c] += bias[b, c]: each block of rows its own bias row (the ensemble's heads).
+__global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias, int rows, int cols,
+                                   size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const size_t per_block = static_cast<size_t>(rows) * cols;
+  y[i] += bias[(i / per_block) * cols + i % cols];
 }
 
 }  // namespace
@@ -71,12 +95,19 @@ void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream
 }
 
 void relu(const float* x, float* out, std::size_t n, void* stream, const SlotSink& sink) {
+  // Without a bias the kernel only reads x.
+  launch_bias_relu<false>(const_cast<float*>(x), nullptr, 1, out, n, stream, sink);
+}
+
+void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, void* stream, const SlotSink& sink) {
+  launch_bias_relu<true>(pre, bias, cols, out, static_cast<std::size_t>(rows) * cols, stream, sink);
+}
+
+void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols, void* stream) {
+  const size_t n = static_cast<size_t>(blocks) * rows * cols;
   if (!n) return;
-  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
-  if (sink.on())
-    relu_checked_kernel<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, out, n, sink);
-  else
-    relu_kernel<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, out, n);
+  bias_blocks_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      y, bias, rows, cols, n);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

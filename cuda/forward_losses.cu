@@ -237,8 +237,7 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   cos_features<<<grid(rows), 128, 0, st>>>(tau, rows, d.C, cos.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, phi_pre.get());
-  add_bias_rows(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, s);
-  relu(phi_pre.get(), phi.get(), phi.size(), s, phi_sink);
+  bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
   psi_kernel<<<grid(psi.size(), 256), 256, 0, st>>>(h2, phi.get(), d.B, n, d.H, psi.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
@@ -284,8 +283,7 @@ void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
               float* pred) {
   void* s = blas.stream();
   blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
-  add_bias_rows(pre, p + L[kAuxB1].offset, d.B, d.AH, s);
-  relu(pre, h, static_cast<size_t>(d.B) * d.AH, s);
+  bias_relu(pre, p + L[kAuxB1].offset, d.B, d.AH, h, s);
   blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
   add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
 }
@@ -300,8 +298,8 @@ void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float
   for (int e = 0; e < d.E; ++e) {
     float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
     blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z, p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
-    add_bias_rows(out, p + L[kEnsB].offset + static_cast<size_t>(e) * d.NA, d.B, d.NA, s);
   }
+  add_bias_blocks(ve, p + L[kEnsB].offset, d.E, d.B, d.NA, s);  // ens.b is [E, atoms]
 }
 
 void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -80,6 +81,42 @@ TEST(DeviceDense, NaNTravelsThroughReluAndGemmRows) {
   EXPECT_EQ(hc[1], 0.f);
   EXPECT_TRUE(std::isnan(hc[2]));
   EXPECT_TRUE(std::isnan(hc[3]));
+}
+
+// The fused layer tails give the separate launches' results bit for bit: bias_relu is add_bias_rows
+// then relu (NaN, +Inf and -Inf among the values and the biases), add_bias_blocks is add_bias_rows
+// per block of rows with that block's bias row.
+TEST(DeviceDense, FusedBiasAndReluAreTheSeparateLaunchesBitForBit) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  auto values = [&](std::size_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = nd(rng);
+    for (int k = 0; k < 7; ++k) v[rng() % n] = specials[rng() % 3];
+    return v;
+  };
+  auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  };
+  const int rows = 67, cols = 45, blocks = 4;
+  const auto x = values(static_cast<std::size_t>(rows) * cols), bias = values(cols);
+  auto pre_a = to_device(x), pre_b = to_device(x), dbias = to_device(bias);
+  DeviceArray<float> out_a(x.size()), out_b(x.size());
+  cuda::add_bias_rows(pre_a.get(), dbias.get(), rows, cols, nullptr);
+  cuda::relu(pre_a.get(), out_a.get(), x.size(), nullptr);
+  cuda::bias_relu(pre_b.get(), dbias.get(), rows, cols, out_b.get(), nullptr);
+  EXPECT_TRUE(same_bits(pre_a.download(), pre_b.download()));
+  EXPECT_TRUE(same_bits(out_a.download(), out_b.download()));
+
+  const auto y = values(static_cast<std::size_t>(blocks) * rows * cols), heads = values(static_cast<std::size_t>(blocks) * cols);
+  auto y_a = to_device(y), y_b = to_device(y), dheads = to_device(heads);
+  for (int b = 0; b < blocks; ++b)
+    cuda::add_bias_rows(y_a.get() + static_cast<std::size_t>(b) * rows * cols, dheads.get() + b * cols, rows, cols, nullptr);
+  cuda::add_bias_blocks(y_b.get(), dheads.get(), blocks, rows, cols, nullptr);
+  EXPECT_TRUE(same_bits(y_a.download(), y_b.download()));
+  EXPECT_FALSE(same_bits(y_a.download(), y));  // the biases were added
 }
 
 TEST(DeviceDense, TrunkMatchesTheCpuBackendOnTheSameBatchAndWeights) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "backward.h"
+#include "warp_rows.cuh"
 
 namespace nanscope::cuda {
 namespace {
@@ -81,23 +82,16 @@ __global__ void axpy(float alpha, const float* x, float* out, size_t n) {
 }
 
 // d ens / d ve_{e,b,i} = (D softmax(ve)_i - sum_d m_{b,d,i}) / (E B D), one thread per (e, b) row.
+// One warp per (head, sample) row: the row's lse, then each atom's gradient (its branch sum of
+// targets in branch order, as before).
 __global__ void ens_grad(BD bd, const float* ve, const float* m, float* d_ve) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= bd.E * bd.B) return;
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  if (t >= bd.E * bd.B) return;  // the whole warp
   const int b = t % bd.B;
   const float* row = ve + static_cast<size_t>(t) * bd.NA;
-  float mx = row[0];
-  bool nan = false;
-  for (int i = 0; i < bd.NA; ++i) {
-    nan = nan || isnan(row[i]);
-    mx = row[i] > mx ? row[i] : mx;
-  }
-  const float shift = isinf(mx) ? 0.f : mx;
-  double s = 0;
-  for (int i = 0; i < bd.NA; ++i) s += exp(static_cast<double>(row[i] - shift));
-  const float lse = nan ? __int_as_float(0x7fc00000) : static_cast<float>(static_cast<double>(shift) + log(s));
+  const float lse = lse_row_warp(row, bd.NA);
   const float coef = 1.f / static_cast<float>(bd.E * bd.B * bd.D);
-  for (int i = 0; i < bd.NA; ++i) {
+  for (int i = static_cast<int>(threadIdx.x % 32); i < bd.NA; i += 32) {
     float msum = 0;
     for (int br = 0; br < bd.D; ++br) msum += m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i];
     d_ve[static_cast<size_t>(t) * bd.NA + i] = (static_cast<float>(bd.D) * expf(row[i] - lse) - msum) * coef;
@@ -231,7 +225,7 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   CHECK_LAUNCH();
   at_slot(hook, kDValueLogits);
   at_slot(hook, kDAdvLogits);
-  ens_grad<<<grid(static_cast<size_t>(d.E) * d.B), 128, 0, s>>>(bd, f.ve, f.m, b.d_ve.get());
+  ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, s>>>(bd, f.ve, f.m, b.d_ve.get());
   CHECK_LAUNCH();
   at_slot(hook, kEnsembleDLogits);
   // Branch concat: value, advantage and lambda_ens * ensemble heads into dz.

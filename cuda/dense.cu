@@ -14,9 +14,11 @@ void check_blas(cublasStatus_t s, const char* what, const char* file, int line) 
 }
 #define NANSCOPE_CUBLAS_CHECK(call) check_blas((call), #call, __FILE__, __LINE__)
 
-__global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict__ bias, int rows, int cols) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < static_cast<size_t>(rows) * cols) y[i] += bias[i % cols];
+// The elementwise kernels here index in 32 bits (a 64-bit division or remainder per element costs
+// more than the element's memory traffic); their launchers check the sizes.
+__global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict__ bias, unsigned n, unsigned cols) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += bias[i % cols];
 }
 
 // The bias add of a layer followed by its relu, in one pass (same arithmetic as the two apart:
@@ -25,9 +27,9 @@ __global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict_
 // values it writes to `out` into a slot's record; whole warps stay to the end (the vote needs every
 // lane).
 template <bool kBias, bool kCheck>
-__global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restrict__ bias, int cols,
-                                 float* __restrict__ out, size_t n, SlotSink sink) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+__global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restrict__ bias, unsigned cols,
+                                 float* __restrict__ out, unsigned n, SlotSink sink) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned kind = 0u;
   if (i < n) {
     float v = pre[i];
@@ -42,26 +44,32 @@ __global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restric
   if (kCheck) note_in_producer(sink, kind, kind != 0u);
 }
 
+// Elementwise launches index in 32 bits.
+unsigned checked_count(std::size_t n) {
+  if (n >= (std::size_t{1} << 31)) throw InternalError("dense: an elementwise launch over 2^31 elements or more");
+  return static_cast<unsigned>(n);
+}
+
 template <bool kBias>
-void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t n, void* stream,
+void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t count, void* stream,
                       const SlotSink& sink) {
-  if (!n) return;
+  if (!count) return;
+  const unsigned n = checked_count(count);
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
   auto s = static_cast<cudaStream_t>(stream);
   if (sink.on())
-    bias_relu_kernel<kBias, true><<<blocks, 256, 0, s>>>(pre, bias, cols, out, n, sink);
+    bias_relu_kernel<kBias, true><<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
   else
-    bias_relu_kernel<kBias, false><<<blocks, 256, 0, s>>>(pre, bias, cols, out, n, sink);
+    bias_relu_kernel<kBias, false><<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 // y[b, r, c] += bias[b, c]: each block of rows its own bias row (the ensemble's heads).
-__global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias, int rows, int cols,
-                                   size_t n) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+__global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias, unsigned rows,
+                                   unsigned cols, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const size_t per_block = static_cast<size_t>(rows) * cols;
-  y[i] += bias[(i / per_block) * cols + i % cols];
+  y[i] += bias[(i / (rows * cols)) * cols + i % cols];
 }
 
 }  // namespace
@@ -88,9 +96,10 @@ void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
 }
 
 void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream) {
-  const size_t n = static_cast<size_t>(rows) * cols;
-  if (!n) return;
-  bias_rows_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(y, bias, rows, cols);
+  const size_t count = static_cast<size_t>(rows) * cols;
+  if (!count) return;
+  const unsigned n = checked_count(count);
+  bias_rows_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(y, bias, n, static_cast<unsigned>(cols));
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -104,10 +113,11 @@ void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, vo
 }
 
 void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols, void* stream) {
-  const size_t n = static_cast<size_t>(blocks) * rows * cols;
-  if (!n) return;
-  bias_blocks_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      y, bias, rows, cols, n);
+  const size_t count = static_cast<size_t>(blocks) * rows * cols;
+  if (!count) return;
+  const unsigned n = checked_count(count);
+  bias_blocks_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      y, bias, static_cast<unsigned>(rows), static_cast<unsigned>(cols), n);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

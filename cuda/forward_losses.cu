@@ -1,4 +1,5 @@
 #include "forward_losses.h"
+#include "warp_rows.cuh"
 
 namespace nanscope::cuda {
 namespace {
@@ -19,68 +20,74 @@ BD bd_of(const Dims& d) {
 unsigned grid(std::size_t n, int block = 128) { return static_cast<unsigned>((n + block - 1) / block); }
 
 // cos(pi i tau) by the same Chebyshev recurrence in double as the CPU backend.
+// cos(pi i tau) for i < C by the Chebyshev recurrence in double, as the CPU backend computes it. A
+// block's rows are built in shared memory and written out row-major by consecutive threads, so the
+// stores are coalesced (a thread writing its own row would touch a different row per lane).
+constexpr int kCosRows = 64;  // rows per block (C <= kCosMaxC: checked by the launcher)
+constexpr int kCosMaxC = 128;
 __global__ void cos_features(const float* __restrict__ tau, int rows, int C, float* __restrict__ out) {
-  const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= rows) return;
-  const double c1 = cos(3.14159265358979323846 * static_cast<double>(tau[r]));
-  double prev = 1.0, cur = c1;
-  float* o = out + static_cast<size_t>(r) * C;
-  o[0] = 1.f;
-  if (C > 1) o[1] = static_cast<float>(c1);
-  for (int i = 2; i < C; ++i) {
-    const double next = 2.0 * c1 * cur - prev;
-    prev = cur;
-    cur = next;
-    o[i] = static_cast<float>(cur);
+  __shared__ float tile[kCosRows * kCosMaxC];
+  const int first = blockIdx.x * kCosRows;
+  const int r = first + static_cast<int>(threadIdx.x);
+  if (threadIdx.x < kCosRows && r < rows) {
+    float* o = tile + threadIdx.x * C;
+    const double c1 = cos(3.14159265358979323846 * static_cast<double>(tau[r]));
+    double prev = 1.0, cur = c1;
+    o[0] = 1.f;
+    if (C > 1) o[1] = static_cast<float>(c1);
+    for (int i = 2; i < C; ++i) {
+      const double next = 2.0 * c1 * cur - prev;
+      prev = cur;
+      cur = next;
+      o[i] = static_cast<float>(cur);
+    }
   }
+  __syncthreads();
+  const int count = min(kCosRows, rows - first) * C;
+  float* dst = out + static_cast<size_t>(first) * C;
+  for (int k = threadIdx.x; k < count; k += blockDim.x) dst[k] = tile[k];
 }
 
-__global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict__ phi, int B, int n, int H,
-                           float* __restrict__ psi) {
-  const size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (t >= static_cast<size_t>(B) * n * H) return;
-  const int h = static_cast<int>(t % H);
-  const int b = static_cast<int>(t / (static_cast<size_t>(n) * H));
-  psi[t] = h2[static_cast<size_t>(b) * H + h] * phi[t];
+// psi = h2 (broadcast over the n samples of a row) * phi; 32-bit indices (the launcher checks).
+__global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict__ phi, unsigned B, unsigned n,
+                           unsigned H, float* __restrict__ psi) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= B * n * H) return;
+  const unsigned h = t % H;
+  const unsigned b = t / (n * H);
+  psi[t] = h2[b * H + h] * phi[t];
 }
 
-__device__ float lse_row(const float* x, int n) {
-  float m = x[0];
-  for (int i = 0; i < n; ++i) {
-    if (isnan(x[i])) return x[i];
-    m = x[i] > m ? x[i] : m;
-  }
-  const float shift = isinf(m) ? 0.f : m;
-  double s = 0;
-  for (int i = 0; i < n; ++i) s += exp(static_cast<double>(x[i] - shift));
-  return static_cast<float>(static_cast<double>(shift) + log(s));
-}
-
-// One thread per sample: the C51 loss on the taken sub-actions (mean over branches).
+// One warp per sample (enough lanes in flight: one thread per sample left most of the GPU idle):
+// the C51 loss on the taken sub-actions (mean over branches), summed in double over (branch, atom)
+// lane-strided and folded in a fixed order.
 __global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, const float* __restrict__ m,
                                 const std::int32_t* __restrict__ actions, float* __restrict__ c51) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= bd.B) return;
+  const int b = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  if (b >= bd.B) return;  // the whole warp
   double per = 0;
-  for (int br = 0; br < bd.D; ++br) {
+  for (int k = static_cast<int>(threadIdx.x % 32); k < bd.D * bd.NA; k += 32) {
+    const int br = k / bd.NA, i = k % bd.NA;
     const int a = bd.off[br] + actions[b * bd.D + br];
-    const float* lp = logp + (static_cast<size_t>(b) * bd.A + a) * bd.NA;
-    const float* mm = m + (static_cast<size_t>(b) * bd.D + br) * bd.NA;
-    for (int i = 0; i < bd.NA; ++i)
-      per += kl ? static_cast<double>(mm[i] * (logf(mm[i]) - lp[i])) : -static_cast<double>(mm[i]) * lp[i];
+    const float lp = logp[(static_cast<size_t>(b) * bd.A + a) * bd.NA + i];
+    const float mm = m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i];
+    per += kl ? static_cast<double>(mm * (logf(mm) - lp)) : -static_cast<double>(mm) * lp;
   }
-  c51[b] = static_cast<float>(per / bd.D);
+  per = warp_sum_double(per);
+  if (threadIdx.x % 32 == 0) c51[b] = static_cast<float>(per / bd.D);
 }
 
-// One thread per sample: CQL logsumexp per branch, y per branch, and the per-sample MSE and CQL
-// sums (for the batch scalars), from Q as its call site left it.
+// One warp per sample: CQL logsumexp per branch, y per branch, and the per-sample MSE and CQL
+// sums (for the batch scalars), from Q as its call site left it. The lanes share the sums over
+// atoms and sub-actions; lane 0 writes.
 __global__ void cql_mse_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tlp,
                                const std::int32_t* __restrict__ astar, const float* __restrict__ ret,
                                const float* __restrict__ done, const std::int32_t* __restrict__ actions,
                                float* __restrict__ lse, float* __restrict__ y, float* __restrict__ mse_part,
                                float* __restrict__ cql_part) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= bd.B) return;
+  const int b = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  if (b >= bd.B) return;  // the whole warp
+  const int lane = static_cast<int>(threadIdx.x % 32);
   double mse = 0, cql = 0;
   const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
   for (int br = 0; br < bd.D; ++br) {
@@ -91,19 +98,24 @@ __global__ void cql_mse_kernel(BD bd, const float* __restrict__ q, const float* 
     if (as >= 0) {
       const float* row = tlp + (static_cast<size_t>(b) * bd.A + bd.off[br] + as) * bd.NA;
       double ey = 0;
-      for (int j = 0; j < bd.NA; ++j) ey += (bd.v_min + j * bd.dz) * static_cast<double>(expf(row[j]));
+      for (int j = lane; j < bd.NA; j += 32) ey += (bd.v_min + j * bd.dz) * static_cast<double>(expf(row[j]));
+      ey = warp_sum_double(ey);
       yd = ret[b] + disc * static_cast<float>(ey);
     }
-    y[b * bd.D + br] = yd;
-    const float l = lse_row(q + static_cast<size_t>(b) * bd.A + bd.off[br], bd.sub[br]);
-    lse[b * bd.D + br] = l;
+    const float l = lse_row_warp(q + static_cast<size_t>(b) * bd.A + bd.off[br], bd.sub[br]);
+    if (lane == 0) {
+      y[b * bd.D + br] = yd;
+      lse[b * bd.D + br] = l;
+    }
     const float taken = q[static_cast<size_t>(b) * bd.A + a];
     const double e = static_cast<double>(taken) - yd;
     mse += e * e;
     cql += static_cast<double>(l) - taken;
   }
-  mse_part[b] = static_cast<float>(mse);
-  cql_part[b] = static_cast<float>(cql);
+  if (lane == 0) {
+    mse_part[b] = static_cast<float>(mse);
+    cql_part[b] = static_cast<float>(cql);
+  }
 }
 
 __global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq, std::int32_t* __restrict__ astar) {
@@ -179,18 +191,22 @@ __global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred, c
   loss[b] = static_cast<float>(acc / AO);
 }
 
+// One warp per (head, sample) row: the row's lse, then -sum over branches and atoms of
+// m * (row - lse) in double, lane-strided and folded in a fixed order.
 __global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve, const float* __restrict__ m,
                               float* __restrict__ part) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (e, b)
-  if (t >= E * bd.B) return;
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);  // (e, b)
+  if (t >= E * bd.B) return;  // the whole warp
   const int b = t % bd.B;
   const float* row = ve + static_cast<size_t>(t) * bd.NA;
-  const float l = lse_row(row, bd.NA);
+  const float l = lse_row_warp(row, bd.NA);
+  const int n = bd.D * bd.NA;  // the sample's targets, branch by branch
+  const float* mb = m + static_cast<size_t>(b) * n;
   double acc = 0;
-  for (int br = 0; br < bd.D; ++br)
-    for (int i = 0; i < bd.NA; ++i)
-      acc -= static_cast<double>(m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i]) * (row[i] - l);
-  part[t] = static_cast<float>(acc);
+  for (int k = static_cast<int>(threadIdx.x % 32); k < n; k += 32)
+    acc -= static_cast<double>(mb[k]) * (row[k % bd.NA] - l);
+  acc = warp_sum_double(acc);
+  if (threadIdx.x % 32 == 0) part[t] = static_cast<float>(acc);
 }
 
 __global__ void mean_kernel(const float* __restrict__ x, int n, double scale, double* __restrict__ out) {
@@ -234,11 +250,14 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   void* s = blas.stream();
   auto st = static_cast<cudaStream_t>(s);
   const int rows = d.B * n;
-  cos_features<<<grid(rows), 128, 0, st>>>(tau, rows, d.C, cos.get());
+  if (d.C > kCosMaxC || psi.size() >= (std::size_t{1} << 31))
+    throw InternalError("iqn_pass: more cosine features or IQN samples than the kernels index");
+  cos_features<<<grid(rows, kCosRows), 128, 0, st>>>(tau, rows, d.C, cos.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, phi_pre.get());
   bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
-  psi_kernel<<<grid(psi.size(), 256), 256, 0, st>>>(h2, phi.get(), d.B, n, d.H, psi.get());
+  psi_kernel<<<grid(psi.size(), 256), 256, 0, st>>>(h2, phi.get(), static_cast<unsigned>(d.B),
+                                                     static_cast<unsigned>(n), static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
@@ -248,14 +267,14 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
 
 void c51_loss(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions, float* c51,
               void* stream) {
-  c51_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
+  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 void cql_mse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar, const float* ret,
                    const float* done, const std::int32_t* actions, float* lse, float* y, float* mse_part,
                    float* cql_part, void* stream) {
-  cql_mse_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done,
+  cql_mse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done,
                                                                           actions, lse, y, mse_part, cql_part);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
@@ -303,8 +322,8 @@ void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float
 }
 
 void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream) {
-  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), d.E,
-                                                                                                    ve, m, part);
+  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(
+      bd_of(d), d.E, ve, m, part);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,7 +1,9 @@
 // CudaBackend's declaration, private to the CUDA library. Its definitions are split by concern:
 // cuda_backend.cpp (construction, state, parameters, batch, slot buffers, transfers),
-// cuda_backend_step.cpp (the phases, their slot call sites, graph capture and replay) and
-// cuda_backend_sentinel.cpp (the DeviceSentinel side: the bank's step, checks, readbacks).
+// cuda_backend_step.cpp (the phases, their slot call sites, graph capture and replay),
+// cuda_backend_sentinel.cpp (the DeviceSentinel side: the bank's step, checks, producers' checks,
+// readbacks), cuda_backend_capture.cpp (first-fire capture) and step_check_plan.cpp (one step's
+// check launches, noted for bench/sentinel).
 //
 // The verified device pieces (sampler, dense layers, heads, losses, backward, optimizer, sentinel
 // bank) run phase by phase on one stream, or as one captured CUDA graph of the same phase
@@ -20,6 +22,7 @@
 #include "backward.h"
 #include "batch_sampler.h"
 #include "c51_heads.h"
+#include "cuda_backend.h"
 #include "device_array.h"
 #include "first_fire_capture.h"
 #include "forward_losses.h"
@@ -27,7 +30,6 @@
 #include "optimizer.h"
 #include "sentinel_check.h"
 #include "step_record.h"
-#include "cuda_backend.h"
 
 namespace nanscope::cuda {
 
@@ -133,12 +135,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   // capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes those
   // buffers after their producer within the step.
   SlotSink producer_sink(int slot);
-  // Slots whose producer took the check at this step (their check site then does nothing).
-  std::uint64_t in_producer_ = 0;
-  std::vector<DeviceBank::GroupItem> late_captures_;  // capture copies of those slots
-  // When set (step_check_plan), every fused launch and every producer's check is noted here.
-  StepCheckPlan* launch_log_ = nullptr;
-  friend StepCheckPlan step_check_plan(const Config& config);
+  friend StepCheckPlan step_check_plan(const Config& config);  // reads launch_log_
   void site(int slot) {
     produced(slot);
     check_site(slot);
@@ -236,6 +233,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   DeviceArray<std::int64_t> adam_t_dev_;  // Adam's t
   DeviceArray<std::int64_t> gstep_;       // the global step (target sync)
   std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
+  std::uint64_t in_producer_ = 0;  // slots whose producer took this step's check (see producer_sink)
+  std::vector<DeviceBank::GroupItem> late_captures_;  // the capture copies of those slots
+  StepCheckPlan* launch_log_ = nullptr;  // when set (step_check_plan), the checks are noted here
   std::unique_ptr<Capture> cap_;                        // first-fire capture, when on
   cudaGraphExec_t graph_exec_ = nullptr;
   std::uint64_t captured_checked_ = 0;

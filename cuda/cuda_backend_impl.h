@@ -115,8 +115,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   // the step's end; and before anything that reads the bank or writes a slot buffer from the host.
   // Deferring is exact: every slot buffer stays as its check site saw it until the update (33 and
   // 34 have their own copies; the encoder backward only reads bw_d_h_s2), and 22 and 23 are
-  // checked after it. So the records are those of checking each slot at its site, in two launches
-  // per step instead of two per slot.
+  // checked after it. So the records are those of checking each slot at its site, in one launch
+  // per step (22 and 23 are checked by Adam itself, see producer_sink; a second launch at the
+  // step's end only when an injection sends their check to the site) instead of two per slot.
   void flush_checks() {
     if (pending_checks_.empty()) return;
     std::vector<DeviceBank::GroupItem> due;

@@ -131,8 +131,8 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   // A slot its producer checks in place, when the session allows it (the slot is checked at this
   // step and nothing writes it between producer and check site): the producer kernel gets the
   // bank's sink and the check site enqueues nothing, so the fused launches never read the buffer
-  // again. Used for the largest buffers whose producers are nanscope's own kernels: iqn_phi (the
-  // relu), adam_moments and params (Adam), which also makes the step's checks one launch. The
+  // again. Used for the largest buffers whose producers are nanscope's own kernels: iqn_phi (its
+  // bias-and-relu), adam_moments and params (Adam), which also makes the step's checks one launch. The
   // capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes those
   // buffers after their producer within the step.
   SlotSink producer_sink(int slot);

@@ -1,5 +1,5 @@
 // Device code shared by the fused check (sentinel_check.cu) and the producers that check their own
-// output (relu of the IQN head, Adam): what one value's kind is, a warp's sum of kinds and counts,
+// output (the IQN head's bias-and-relu, Adam): what one value's kind is, a warp's sum of kinds and counts,
 // and a warp's addition into a slot's record. Integer atomics only, so the record does not depend
 // on which warp comes first.
 #pragma once

@@ -183,7 +183,7 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
   EXPECT_GT(fired, 10);  // the planted values were there to find
 }
 
-// A producer that checks what it writes (the relu of the IQN head) leaves the records the fused check
+// A producer that checks what it writes (the relu kernel, which the IQN head's bias-and-relu shares) leaves the records the fused check
 // of its output would: kinds, first step, count at the first fire, history, status and first-fire
 // words, over lengths that leave part of the last warp idle. Its capture copy, made after it at the
 // first fire, holds the output of that step and not a later one.

@@ -183,10 +183,11 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
   EXPECT_GT(fired, 10);  // the planted values were there to find
 }
 
-// A producer that checks what it writes (the relu kernel, which the IQN head's bias-and-relu shares) leaves the records the fused check
-// of its output would: kinds, first step, count at the first fire, history, status and first-fire
-// words, over lengths that leave part of the last warp idle. Its capture copy, made after it at the
-// first fire, holds the output of that step and not a later one.
+// A producer that checks what it writes (the relu kernel, which the IQN head's bias-and-relu
+// shares) leaves the records the fused check of its output would: kinds, first step, count at the
+// first fire, history, status and first-fire words, over lengths that leave part of the last warp
+// idle. Its capture copy, made after it at the first fire, holds the output of that step and not a
+// later one.
 TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
   std::mt19937 rng(23);
   const std::size_t sizes[] = {1, 33, 1023, 4097, 65537, (1u << 20) + 5};

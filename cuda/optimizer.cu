@@ -12,7 +12,9 @@ struct EntryTable {
   int count;
   unsigned long long offset[kMaxEntries], n[kMaxEntries];
   double lr[kMaxEntries];
+  int group[kMaxEntries];            // the entry's parameter group (slot 21's per-group norms)
   int first_chunk[kMaxEntries + 1];  // an entry's chunks of kChunk elements for its sum of squares
+  unsigned long long largest;        // the largest entry (Adam's grid)
 };
 constexpr int kChunk = 4096;
 
@@ -41,14 +43,13 @@ __global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __r
 }
 
 // Group sums in the layout's order, then the global norm (as the CPU: sqrt of the summed squares).
-__global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t, const int* __restrict__ entry_group,
-                            float* __restrict__ norms) {
+__global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t, float* __restrict__ norms) {
   if (threadIdx.x != 0) return;
   double group[kGroupCount] = {0, 0, 0, 0, 0, 0, 0};
   for (int e = 0; e < t.count; ++e) {
     double entry = 0;
     for (int c = t.first_chunk[e]; c < t.first_chunk[e + 1]; ++c) entry += chunk_sq[c];
-    group[entry_group[e]] += entry;
+    group[t.group[e]] += entry;
   }
   double global = 0;
   for (int g = 0; g < kGroupCount; ++g) {
@@ -138,7 +139,9 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
   for (int e = 0; e < t.count; ++e) {
     t.offset[e] = entries[static_cast<std::size_t>(e)]->offset;
     t.n[e] = entries[static_cast<std::size_t>(e)]->count;
-    t.lr[e] = o.lr * o.lr_mult[entries[static_cast<std::size_t>(e)]->group];
+    t.group[e] = entries[static_cast<std::size_t>(e)]->group;
+    t.lr[e] = o.lr * o.lr_mult[t.group[e]];
+    t.largest = std::max<unsigned long long>({t.largest, 1, t.n[e]});
     t.first_chunk[e + 1] = t.first_chunk[e] + static_cast<int>(std::max<std::size_t>(1, (t.n[e] + kChunk - 1) / kChunk));
   }
   return t;
@@ -148,12 +151,7 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
 DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
     : layout_(layout), optim_(optim), stream_(stream),
       table_(std::make_unique<EntryTable>(entry_table(layout, optim))),
-      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])),
-      entry_group_(layout.existing().size()) {
-  std::vector<int> groups;
-  for (const ParamEntry* e : layout.existing()) groups.push_back(e->group);
-  entry_group_.upload(groups);  // once: the step itself makes no host copies
-}
+      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])) {}
 
 DeviceOptimizer::~DeviceOptimizer() = default;
 
@@ -161,7 +159,7 @@ void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   auto s = static_cast<cudaStream_t>(stream_);
   const EntryTable& t = *table_;
   sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
-  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, entry_group_.get(), norms);
+  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, norms);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -179,9 +177,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   const std::size_t total = layout_.total();
   const EntryTable& table = *table_;
-  std::size_t largest = 1;
-  for (int e = 0; e < table.count; ++e) largest = std::max<std::size_t>(largest, table.n[e]);
-  const dim3 grid(static_cast<unsigned>((largest + 255) / 256), static_cast<unsigned>(table.count));
+  const dim3 grid(static_cast<unsigned>((table.largest + 255) / 256), static_cast<unsigned>(table.count));
   adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms, optim_.max_grad_norm,
                                    static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t,
                                    optim_.beta1, optim_.beta2, optim_.eps, skip_if, shadow.params, shadow.adam,

@@ -27,7 +27,7 @@ struct AdamChecks {
   SlotSink params;
 };
 
-struct EntryTable;  // the entries' offsets, sizes, learning rates and chunks (optimizer.cu)
+struct EntryTable;  // the entries' offsets, sizes, groups, learning rates and chunks (optimizer.cu)
 
 class DeviceOptimizer {
  public:
@@ -56,7 +56,6 @@ class DeviceOptimizer {
   void* stream_;
   std::unique_ptr<EntryTable> table_;  // built once: the kernels take it by value
   DeviceArray<double> entry_sq_;  // one per chunk of a parameter entry (sums of squares)
-  DeviceArray<int> entry_group_;  // each entry's group
 };
 
 }  // namespace nanscope::cuda

@@ -30,11 +30,12 @@ class Blas {
 
 // y[rows, cols] += bias[cols] (row broadcast).
 void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream);
-// out = x < 0 ? 0 : x, elementwise (NaN passes). With a sink that is on, the kernel also adds the
-// non-finite values it writes into that slot's record (the check of `out`, without reading it again).
-void relu(const float* x, float* out, std::size_t n, void* stream, const SlotSink& sink = {});
+// out = x < 0 ? 0 : x, elementwise (NaN passes).
+void relu(const float* x, float* out, std::size_t n, void* stream);
 // A layer's bias and activation in one launch: pre[rows, cols] += bias[cols], then out = relu(pre)
-// (the same arithmetic as add_bias_rows then relu). `sink` as for relu.
+// (the same arithmetic as add_bias_rows then relu). With a sink that is on, the kernel also adds
+// the non-finite values it writes into that slot's record (the check of `out`, without reading it
+// again).
 void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, void* stream,
                const SlotSink& sink = {});
 // y[blocks, rows, cols] += bias[blocks, cols]: one launch for several heads' biases.

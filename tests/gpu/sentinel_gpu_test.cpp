@@ -183,8 +183,8 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
   EXPECT_GT(fired, 10);  // the planted values were there to find
 }
 
-// A producer that checks what it writes (the relu kernel, which the IQN head's bias-and-relu
-// shares) leaves the records the fused check of its output would: kinds, first step, count at the
+// A producer that checks what it writes (the bias-and-relu that makes iqn_phi, here with a zero bias)
+// leaves the records the fused check of its output would: kinds, first step, count at the
 // first fire, history, status and first-fire words, over lengths that leave part of the last warp
 // idle. Its capture copy, made after it at the first fire, holds the output of that step and not a
 // later one.
@@ -192,6 +192,7 @@ TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
   std::mt19937 rng(23);
   const std::size_t sizes[] = {1, 33, 1023, 4097, 65537, (1u << 20) + 5};
   std::vector<std::unique_ptr<DeviceBuffer>> in, out_checked, out_plain, area;
+  const DeviceBuffer zero_bias(std::vector<float>(1, 0.f));  // one column: x + 0 keeps every value
   for (std::size_t n : sizes) {
     in.push_back(std::make_unique<DeviceBuffer>(std::vector<float>(n)));
     out_checked.push_back(std::make_unique<DeviceBuffer>(std::vector<float>(n)));
@@ -212,8 +213,9 @@ TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
       if (step == 1 && k == 3) h.back() = std::numeric_limits<float>::infinity();
       if (step == 2) h[h.size() / 2] = std::nanf("");  // every slot fires by the last step
       cudaMemcpy(in[k]->p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice);
-      cuda::relu(in[k]->p, out_plain[k]->p, sizes[k], nullptr);
-      cuda::relu(in[k]->p, out_checked[k]->p, sizes[k], nullptr, producer.sink(slot));
+      const int rows = static_cast<int>(sizes[k]);
+      cuda::bias_relu(in[k]->p, zero_bias.p, rows, 1, out_plain[k]->p, nullptr);
+      cuda::bias_relu(in[k]->p, zero_bias.p, rows, 1, out_checked[k]->p, nullptr, producer.sink(slot));
       checks.push_back({slot, out_plain[k]->p, sizes[k]});
       copies.push_back({slot, out_checked[k]->p, sizes[k], area[k]->p});
     }

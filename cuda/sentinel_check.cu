@@ -40,9 +40,8 @@ __global__ void scan_partials(const float* __restrict__ x, size_t n, Partial* __
   Partial p{0u, 0ull, -1};
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   auto visit = [&](float v, size_t i) {
-    // isfinite/isnan are honest here: no fast-math on any CUDA code of nanscope.
-    if (!isfinite(v)) {
-      p.kinds |= isnan(v) ? 1u : (v > 0.f ? 2u : 4u);
+    if (const unsigned k = nonfinite_kind(v)) {
+      p.kinds |= k;
       ++p.count;
       if (p.first_bad < 0) p.first_bad = static_cast<long long>(i);  // first of this thread's share
     }

@@ -1,7 +1,7 @@
-// Device code shared by the fused check (sentinel_check.cu) and the producers that check their own
-// output (the IQN head's bias-and-relu, Adam): what one value's kind is, a warp's sum of kinds and counts,
-// and a warp's addition into a slot's record. Integer atomics only, so the record does not depend
-// on which warp comes first.
+// Device code shared by the sentinel checks (sentinel_check.cu) and the producers that check their
+// own output (the IQN head's bias-and-relu, Adam): what one value's kind is, a warp's sum of kinds
+// and counts, and a warp's addition into a slot's record. Integer atomics only, so the record does
+// not depend on which warp comes first.
 #pragma once
 
 #include "sentinel_check.h"

@@ -2,9 +2,9 @@
 // buffer, accumulated into a device-resident bank of per-slot records and a per-step history, read
 // back only when asked (fold boundary, halt, interactive step). Deterministic, with no float
 // atomics: the flags are bitwise ORs, the counts integer sums and the first bad index a minimum
-// (integer atomics only: ORs, a compare-and-swap and sums, whose order cannot change a result), so any
-// launch configuration gives bit-identical results. The check only reads its buffer (and, at a
-// first fire, copies it into a capture area when given one).
+// (integer atomics only: ORs, a compare-and-swap and sums, whose order cannot change a result),
+// so any launch configuration gives bit-identical results. The check only reads its buffer (and,
+// at a first fire, copies it into a capture area when given one).
 #pragma once
 
 #include <array>
@@ -49,8 +49,9 @@ class DeviceBank {
   void check(int slot, const float* data, std::size_t n, int blocks = 0);
   // The fused check: every item in one launch (large buffers spread over the whole GPU; a warp that
   // finds non-finite values adds them into the slot's record with integer atomics, a clean warp
-  // writes nothing). Same records as checking the items one by one in this order. An item with a `capture` area gets its
-  // buffer copied there (`count` floats) by device code at the slot's first fire in the fold.
+  // writes nothing). Same records as checking the items one by one in this order. An item with a
+  // `capture` area gets its buffer copied there (`count` floats) by device code at the slot's
+  // first fire in the fold.
   struct GroupItem {
     int slot;
     const float* data;

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -20,7 +19,7 @@
 #include "bench_util.h"
 #include "core/config.h"
 #include "core/sentinel.h"
-#include "model/backend.h"
+#include "model/dims.h"
 #include "cuda_backend.h"
 #include "dense.h"
 #include "sentinel_check.h"
@@ -120,37 +119,66 @@ int main(int argc, char** argv) {
               fused_big_ms, gb / fused_big_ms, 100.0 * pass_ms / fused_big_ms);
   cudaFree(big);
 
-  // --- sentinel_set: the default config's checked slot buffers (shapes from the CPU backend)
+  // --- sentinel_set: the check launches one step of the CUDA backend enqueues under the default
+  // config (noted by the backend as it runs a real step, cuda::step_check_plan), over buffers of the
+  // same lengths. Slots their producer kernels check as they write them (the bias-and-relu that
+  // makes iqn_phi, Adam for adam_moments and params) are not in these launches; what those checks
+  // add to their producers is timed below (iqn_phi's) and within sentinel_overhead (the step).
   Config config;
-  auto backend = make_cpu_backend(config);
-  const SlotSetup setup = slot_setup(config);
+  const cuda::StepCheckPlan plan = cuda::step_check_plan(config);
+  // Every checked slot of the step, launched or checked by its producer (slots 33-35 check the same
+  // buffer at three moments: three items over one allocation here).
   std::vector<std::pair<int, size_t>> slots;
+  for (const auto& launch : plan.launches)
+    for (const auto& it : launch) slots.push_back({it.slot, it.count});
+  for (const auto& it : plan.in_producers) slots.push_back({it.slot, it.count});
+  std::sort(slots.begin(), slots.end());
+  // The plan must hold every slot the default config checks, so the peer reads the same set.
+  const SlotSetup setup = slot_setup(config);
+  std::vector<int> checked;
+  for (int i = 0; i < kSlotCount; ++i)
+    if (setup.checked(i)) checked.push_back(i);
+  std::vector<int> planned;
+  for (const auto& [slot, count] : slots) planned.push_back(slot);
+  if (planned != checked) {
+    std::fprintf(stderr, "bench_sentinel: the step's checks (%zu slots) are not the config's checked slots (%zu)\n",
+                 planned.size(), checked.size());
+    return 1;
+  }
   std::ofstream shapes(shapes_file);
   size_t total = 0;
-  for (int i = 0; i < kSlotCount; ++i) {
-    if (!setup.checked(i)) continue;
-    // Slots 33-35 check the same buffer at three moments: three launches over one allocation.
-    const size_t count = backend->slot(i).count;
-    slots.push_back({i, count});
+  std::vector<float*> bufs;
+  for (auto& [slot, count] : slots) {
     shapes << count << "\n";
     total += count;
-  }
-  std::vector<float*> bufs;
-  for (auto& [i, c] : slots) {
     float* p = nullptr;
-    cudaMalloc(&p, c * sizeof(float));
-    fill<<<64, 256, 0, s>>>(p, c);
+    cudaMalloc(&p, count * sizeof(float));
+    fill<<<64, 256, 0, s>>>(p, count);
     bufs.push_back(p);
   }
+  auto buffer_of = [&](int slot) {
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].first == slot) return bufs[k];
+    return static_cast<float*>(nullptr);  // not reached: every slot of the plan has its buffer
+  };
+  auto graph_of = [&](auto enqueue) {
+    cudaGraph_t g;
+    cudaGraphExec_t e;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    enqueue();
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphDestroy(g);
+    return e;
+  };
+
+  // The older form for comparison: one two-pass check per slot.
   cuda::DeviceBank set_bank(2, s);
   set_bank.begin_step(0);
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-  for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
-  cudaStreamEndCapture(s, &graph);
-  cudaGraphInstantiate(&exec, graph, 0);
-  const double set_ms = time_ms([&] { cudaGraphLaunch(exec, s); }, 200, s);
+  cudaGraphExec_t per_slot = graph_of([&] {
+    for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
+  });
+  const double set_ms = time_ms([&] { cudaGraphLaunch(per_slot, s); }, 200, s);
   const double eager_ms = time_ms([&] {
     for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
   }, 50, s);
@@ -159,18 +187,6 @@ int main(int argc, char** argv) {
               "eager %.1f us, status word %u (clean)\n", slots.size(), total, 1e3 * set_ms, 1e3 * eager_ms,
               r.step_status);
 
-  // sentinel_set proper: exactly the check launches one step of the CUDA backend enqueues under the
-  // default config (noted by the backend as it runs a real step, cuda::step_check_plan), over
-  // buffers of the same lengths. Slots their producer kernels check as they write them (the relu
-  // that makes iqn_phi, Adam for adam_moments and params) are not in these launches; what those
-  // checks add to their producers is timed below (the relu) and within sentinel_overhead (the step).
-  const cuda::StepCheckPlan plan = cuda::step_check_plan(config);
-  auto buffer_of = [&](int slot) {
-    for (size_t k = 0; k < slots.size(); ++k)
-      if (slots[k].first == slot) return bufs[k];
-    std::fprintf(stderr, "bench_sentinel: slot %d is checked by the step but not by the default config\n", slot);
-    std::exit(1);
-  };
   std::vector<std::vector<cuda::DeviceBank::GroupItem>> launches;
   size_t launched_floats = 0;
   for (const auto& launch : plan.launches) {
@@ -188,16 +204,6 @@ int main(int argc, char** argv) {
   }
   cuda::DeviceBank fused_bank(2, s);
   fused_bank.begin_step(0);
-  auto graph_of = [&](auto enqueue) {
-    cudaGraph_t g;
-    cudaGraphExec_t e;
-    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-    enqueue();
-    cudaStreamEndCapture(s, &g);
-    cudaGraphInstantiate(&e, g, 0);
-    cudaGraphDestroy(g);
-    return e;
-  };
   cudaGraphExec_t step_checks = graph_of([&] {
     for (const auto& items : launches) fused_bank.check_group(items);
   });
@@ -220,7 +226,7 @@ int main(int argc, char** argv) {
   // ([B*N, H]), plain and checking its output.
   for (const auto& it : plan.in_producers) {
     if (it.slot != kIqnPhi) continue;
-    const int cols = backend->dims().H, rows = static_cast<int>(it.count / static_cast<size_t>(cols));
+    const int cols = Dims::from(config).H, rows = static_cast<int>(it.count / static_cast<size_t>(cols));
     float *pre = nullptr, *out = nullptr, *bias = nullptr;
     cudaMalloc(&pre, it.count * sizeof(float));
     cudaMalloc(&out, it.count * sizeof(float));

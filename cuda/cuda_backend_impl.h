@@ -132,9 +132,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   // step and nothing writes it between producer and check site): the producer kernel gets the
   // bank's sink and the check site enqueues nothing, so the fused launches never read the buffer
   // again. Used for the largest buffers whose producers are nanscope's own kernels: iqn_phi (its
-  // bias-and-relu), adam_moments and params (Adam), which also makes the step's checks one launch. The
-  // capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes those
-  // buffers after their producer within the step.
+  // bias-and-relu), adam_moments and params (Adam), which also makes the step's checks one launch.
+  // The capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes
+  // those buffers after their producer within the step.
   SlotSink producer_sink(int slot);
   friend StepCheckPlan step_check_plan(const Config& config);  // reads launch_log_
   void site(int slot) {

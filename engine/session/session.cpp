@@ -137,9 +137,9 @@ void Session::apply_param_injections() {
 }
 
 void Session::begin_step() {
-  // A slot injection writes from the host and is recorded as the step runs: with recording on, the
-  // steps before it are read back first and it is read at its own end.
-  if (rec_ && !deferred_.empty() && slot_injection_due()) settle_deferred();
+  // A step read at its own end (see read_later) comes after the steps still waiting to be read:
+  // those are read back first.
+  if (!deferred_.empty() && !read_later()) settle_deferred();
   bank_.begin_step(step_);
   if (DeviceSentinel* ds = backend_->device_sentinel()) {
     ds->begin_step(step_);

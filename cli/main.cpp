@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("dump", replay.dump, "dump file (dumps/fold..._step..._<slot>.h5)")->required();
   replay_cmd->add_option("--backend", replay.backend, "auto|cuda|cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  replay_cmd->add_flag("--with-injections", replay.with_injections,
+                      "make the dumped step's recorded slot injections again (the dumped step exactly)");
   replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
 
   try {

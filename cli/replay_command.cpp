@@ -1,4 +1,6 @@
-// `nanscope-run replay DUMP.h5`: re-runs a dumped step and says whether its NaNs come back.
+// `nanscope-run replay DUMP.h5`: re-runs a dumped step and says whether its NaNs come back, how
+// each dumped buffer compares with the replayed one, and which recorded injections the dumped
+// step had (a slot injection is a transient fault the context does not hold).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,21 +12,43 @@
 #include "session/replay.h"
 
 namespace nanscope::cli {
+namespace {
+
+std::string match_text(const BufferMatch& m) {
+  if (m.bit_equal) return "equal to the dump, bit for bit";
+  return fmt::format("{} elements differ from the dump ({} non-finite elements, relative error {:.3g})",
+                     m.differing, m.same_nonfinite ? "the same" : "different", m.rel_error);
+}
+
+std::string verdict_text(const ReplayResult& r) {
+  if (r.verdict == "reproducible") return " (a bug in the maths, the data or the weights)";
+  if (r.slot_injection_recorded() && !r.injections_replayed)
+    return " (the step is clean when re-run without its recorded slot injection: the fault was injected)";
+  return " (the step is clean when re-run: a transient fault)";
+}
+
+}  // namespace
 
 int replay_command(const ReplayOptions& o) {
   const DumpData dump = read_dump(o.dump);
   const Config config = dump_config(dump);
   auto backend = choose_backend(o.backend, config, !o.json);
-  const ReplayResult r = replay_dump(dump, *backend);
+  const ReplayResult r = replay_dump(dump, *backend, nanscope::ReplayOptions{o.with_injections});
 
   fmt::print(stderr, "replay of {} (fold {}, step {}, dumped by the {} backend) on the {} backend:\n",
              o.dump, dump.fold, dump.step, dump.backend, backend->name());
+  for (const Injection& inj : r.injections) {
+    const bool slot = inj.target == Injection::Target::Slot;
+    fmt::print(stderr, "  recorded injection {}: {}\n", inj.spec,
+               !slot ? "in the dumped parameters (persistent), so replayed"
+                     : (r.injections_replayed ? "made again (--with-injections)"
+                                              : "transient, not in the context: not replayed"));
+  }
   for (const auto& s : r.slots)
-    fmt::print(stderr, "  slot {} {}: dumped [{}], replayed [{}]\n", s.index, slot_info(s.index).name,
-               fmt::join(kind_names(s.dumped_kinds), ","), fmt::join(kind_names(s.replayed_kinds), ","));
-  fmt::print(stderr, "verdict: {}{}\n", r.verdict,
-             r.verdict == "reproducible" ? " (a bug in the maths, the data or the weights)"
-                                         : " (the step is clean when re-run: a transient fault)");
+    fmt::print(stderr, "  slot {} {}: dumped [{}], replayed [{}]; buffer {}\n", s.index, slot_info(s.index).name,
+               fmt::join(kind_names(s.dumped_kinds), ","), fmt::join(kind_names(s.replayed_kinds), ","),
+               match_text(s.match));
+  fmt::print(stderr, "verdict: {}{}\n", r.verdict, verdict_text(r));
   if (o.json) {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
@@ -36,7 +60,13 @@ int replay_command(const ReplayOptions& o) {
       j["slots"].push_back({{"index", s.index},
                             {"name", slot_info(s.index).name},
                             {"dumped_kinds", kind_names(s.dumped_kinds)},
-                            {"replayed_kinds", kind_names(s.replayed_kinds)}});
+                            {"replayed_kinds", kind_names(s.replayed_kinds)},
+                            {"buffer_bit_equal", s.match.bit_equal},
+                            {"buffer_differing", s.match.differing},
+                            {"buffer_rel_error", s.match.rel_error}});
+    j["injections"] = nlohmann::ordered_json::array();
+    for (const Injection& inj : r.injections) j["injections"].push_back(inj.spec);
+    j["injections_replayed"] = r.injections_replayed;
     std::cout << j.dump() << std::endl;
   }
   return 0;

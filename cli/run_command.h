@@ -36,6 +36,7 @@ int run_command(const RunOptions& options);
 struct ReplayOptions {
   std::string dump;
   std::string backend = "auto";
+  bool with_injections = false;  // make the dumped step's recorded slot injections again
   bool json = false;
 };
 int replay_command(const ReplayOptions& options);

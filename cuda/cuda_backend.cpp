@@ -38,7 +38,6 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       lse_(static_cast<std::size_t>(d_.B) * d_.D),
       y_(lse_.size()),
       mse_part_(d_.B),
-      cql_part_(d_.B),
       iqn_(d_),
       aux_pre_(static_cast<std::size_t>(d_.B) * d_.AH),
       aux_h_(aux_pre_.size()),
@@ -51,7 +50,6 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       bw33_(bw_.bw.size()),
       bw34_(bw_.bw.size()),
       norms_(1 + kGroupCount),
-      clip_norms_(1 + kGroupCount),
       opt_(L_, c.optim, stream_.s),
       bank_(c.run.steps_per_fold, stream_.s),
       scalars_(kScCount),
@@ -105,7 +103,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
                                         s, b.n, element_count(shapes_[s])));
     if (const DevBuf b = write_buf(s); b.p) zero(b.p, b.n * sizeof(float));
   }
-  for (auto* a : {&bw33_, &bw34_, &clip_norms_, &kept_params_, &kept_target_, &kept_adam_})
+  for (auto* a : {&bw33_, &bw34_, &kept_params_, &kept_target_, &kept_adam_})
     zero(a->get(), a->size() * sizeof(float));
   zero(scalars_.get(), scalars_.size() * sizeof(double));
   zero(records_.get(), records_.size());

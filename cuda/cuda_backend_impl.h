@@ -222,11 +222,11 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   NetBuffers online_, online_next_, target_next_;
   DeviceArray<float> q_, q_next_;
   DeviceArray<std::int32_t> astar_;
-  DeviceArray<float> m_, c51_, lse_, y_, mse_part_, cql_part_;
+  DeviceArray<float> m_, c51_, lse_, y_, mse_part_;
   IqnBuffers iqn_;
   DeviceArray<float> aux_pre_, aux_h_, pred_, aux_loss_, ve_, ens_part_, total_;
   BackwardBuffers bw_;
-  DeviceArray<float> bw33_, bw34_, norms_, clip_norms_;
+  DeviceArray<float> bw33_, bw34_, norms_;
   DeviceOptimizer opt_;
   DeviceBank bank_;
   DeviceArray<double> scalars_;

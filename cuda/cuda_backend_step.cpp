@@ -110,16 +110,19 @@ void CudaBackend::forward() {
   check_site(kC51Loss);
   expected_q(d_, online_.logp.get(), q_.get(), s);
   site(kQExpected);
-  cql_mse_terms(d_, q_.get(), target_next_.logp.get(), astar_.get(), ret_, done_,
-                sampler_.actions(), lse_.get(), y_.get(), mse_part_.get(), cql_part_.get(), s);
-  site(kCqlLse);
+  mse_lse_terms(d_, q_.get(), target_next_.logp.get(), astar_.get(), ret_, done_,
+                sampler_.actions(), lse_.get(), y_.get(), mse_part_.get(), s);
   mean_into(mse_part_.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, s);
-  mean_into(cql_part_.get(), d_.B, c_.loss.alpha_cql, scalars_.get() + kScCql, s);
+  produced(kCqlLse);
+  cql_mean(d_, q_.get(), lse_.get(), sampler_.actions(), c_.loss.alpha_cql, scalars_.get() + kScCql, s);
+  check_site(kCqlLse);
   if (d_.iqn) {
     check_site(kIqnTau);
-    iqn_pass(blas_, d_, L_, params_.get(), online_.h2.get(), sampler_.tau(), d_.N, iqn_.cos,
-             iqn_.phi_pre, iqn_.phi, iqn_.psi, iqn_.q, producer_sink(kIqnPhi));
+    iqn_embedding(blas_, d_, L_, params_.get(), sampler_.tau(), d_.B * d_.N, iqn_.cos, iqn_.phi_pre,
+                  iqn_.phi, producer_sink(kIqnPhi));
     site(kIqnPhi);
+    iqn_quantile_layer(blas_, d_, L_, params_.get(), online_.h2.get(), d_.N, iqn_.phi, iqn_.psi,
+                       iqn_.q);
     site(kIqnQuantiles);
     iqn_pass(blas_, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K,
              iqn_.g_cos, iqn_.g_phi_pre, iqn_.g_phi, iqn_.g_psi, iqn_.g_q);
@@ -151,16 +154,15 @@ void CudaBackend::forward() {
 
 void CudaBackend::optimizer() {
   opt_.grad_norms(bw_.grads.get(), norms_.get());
-  // Clipping uses the norm as computed, as the CPU backend does (an injection into the slot is
-  // seen by the checks and the collapse halt, not by the clip).
-  copy(clip_norms_.get(), norms_.get(), norms_.size());
+  // The clip reads the slot after its call site, as the CPU backend does: an injection into the
+  // norms reaches the update.
   site(kGradNorm);
   // The observer keeps the state before the update (for dumps); the guard is decided on the
   // device from the step's status word, so parameters, moments and t stay untouched there.
   if (observer_) observer_->allow_update();
   flush_checks();  // every check before the update: the guard reads their status word
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
-  opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), clip_norms_.get(), adam_t_dev_.get(),
+  opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), norms_.get(), adam_t_dev_.get(),
                  c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow(), checks);
   site(kAdamMoments);
   site(kParams);
@@ -170,8 +172,8 @@ void CudaBackend::optimizer() {
   capture_context();  // before the target sync: the target as the step used it
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), stream_.s);
-  pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), clip_norms_.get(),
-                   norms_.get(), bank_.step_word(),
+  pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), norms_.get(),
+                   bank_.step_word(),
                    reinterpret_cast<StepStatusRecord*>(records_.get()), stream_.s);
 }
 

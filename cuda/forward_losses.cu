@@ -77,18 +77,18 @@ __global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, 
   if (threadIdx.x % 32 == 0) c51[b] = static_cast<float>(per / bd.D);
 }
 
-// One warp per sample: CQL logsumexp per branch, y per branch, and the per-sample MSE and CQL
-// sums (for the batch scalars), from Q as its call site left it. The lanes share the sums over
-// atoms and sub-actions; lane 0 writes.
-__global__ void cql_mse_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tlp,
+// One warp per sample: CQL logsumexp per branch, y per branch, and the per-sample MSE sum (for
+// the batch scalar), from Q as its call site left it. The lanes share the sums over atoms and
+// sub-actions; lane 0 writes. The CQL term is not summed here: it is computed from the checked
+// logsumexp after its call site (cql_mean_kernel), so an injection into slot 11 reaches it.
+__global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tlp,
                                const std::int32_t* __restrict__ astar, const float* __restrict__ ret,
                                const float* __restrict__ done, const std::int32_t* __restrict__ actions,
-                               float* __restrict__ lse, float* __restrict__ y, float* __restrict__ mse_part,
-                               float* __restrict__ cql_part) {
+                               float* __restrict__ lse, float* __restrict__ y, float* __restrict__ mse_part) {
   const int b = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   if (b >= bd.B) return;  // the whole warp
   const int lane = static_cast<int>(threadIdx.x % 32);
-  double mse = 0, cql = 0;
+  double mse = 0;
   const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
   for (int br = 0; br < bd.D; ++br) {
     const int a = bd.off[br] + actions[b * bd.D + br];
@@ -110,12 +110,26 @@ __global__ void cql_mse_kernel(BD bd, const float* __restrict__ q, const float* 
     const float taken = q[static_cast<size_t>(b) * bd.A + a];
     const double e = static_cast<double>(taken) - yd;
     mse += e * e;
-    cql += static_cast<double>(l) - taken;
   }
-  if (lane == 0) {
-    mse_part[b] = static_cast<float>(mse);
-    cql_part[b] = static_cast<float>(cql);
+  if (lane == 0) mse_part[b] = static_cast<float>(mse);
+}
+
+// *out = alpha / B * sum_b sum_d (lse[b, d] - Q[b, a_d]), from the checked logsumexp: one block,
+// the samples folded in a fixed order (as mean_kernel), in double.
+__global__ void cql_mean_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ lse,
+                                const std::int32_t* __restrict__ actions, double alpha, double* __restrict__ out) {
+  __shared__ double sh[256];
+  double acc = 0;
+  for (int b = threadIdx.x; b < bd.B; b += blockDim.x)
+    for (int br = 0; br < bd.D; ++br)
+      acc += static_cast<double>(lse[b * bd.D + br]) - q[static_cast<size_t>(b) * bd.A + bd.off[br] + actions[b * bd.D + br]];
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
   }
+  if (threadIdx.x == 0) *out = alpha * (sh[0] / bd.B);
 }
 
 __global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq, std::int32_t* __restrict__ astar) {
@@ -244,23 +258,35 @@ IqnBuffers::IqnBuffers(const Dims& d)
       t_psi(t_phi_pre.size()), t_q(static_cast<size_t>(d.B) * d.Np * d.A),
       astar(static_cast<size_t>(d.B) * d.D), targets(static_cast<size_t>(d.B) * d.D * d.Np), loss(d.B) {}
 
-void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, const float* tau,
-              int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
-              DeviceArray<float>& psi, DeviceArray<float>& q, const SlotSink& phi_sink) {
+void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* tau, int rows,
+                   DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
+                   const SlotSink& phi_sink) {
   void* s = blas.stream();
-  auto st = static_cast<cudaStream_t>(s);
-  const int rows = d.B * n;
-  if (d.C > kCosMaxC || psi.size() >= (std::size_t{1} << 31))
-    throw InternalError("iqn_pass: more cosine features or IQN samples than the kernels index");
-  cos_features<<<grid(rows, kCosRows), 128, 0, st>>>(tau, rows, d.C, cos.get());
+  if (d.C > kCosMaxC) throw InternalError("iqn_embedding: more cosine features than the kernel holds");
+  cos_features<<<grid(rows, kCosRows), 128, 0, static_cast<cudaStream_t>(s)>>>(tau, rows, d.C, cos.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, phi_pre.get());
   bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
-  psi_kernel<<<grid(psi.size(), 256), 256, 0, st>>>(h2, phi.get(), static_cast<unsigned>(d.B),
-                                                     static_cast<unsigned>(n), static_cast<unsigned>(d.H), psi.get());
+}
+
+void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, int n,
+                        const DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q) {
+  void* s = blas.stream();
+  const int rows = d.B * n;
+  if (psi.size() >= (std::size_t{1} << 31))
+    throw InternalError("iqn_quantile_layer: more IQN samples than the kernel indexes");
+  psi_kernel<<<grid(psi.size(), 256), 256, 0, static_cast<cudaStream_t>(s)>>>(
+      h2, phi.get(), static_cast<unsigned>(d.B), static_cast<unsigned>(n), static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+}
+
+void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, const float* tau,
+              int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
+              DeviceArray<float>& psi, DeviceArray<float>& q, const SlotSink& phi_sink) {
+  iqn_embedding(blas, d, L, p, tau, d.B * n, cos, phi_pre, phi, phi_sink);
+  iqn_quantile_layer(blas, d, L, p, h2, n, phi, psi, q);
 }
 
 // ---- The forward's stages, each enqueued on the stream with no host copy ----
@@ -271,11 +297,17 @@ void c51_loss(const Dims& d, bool kl, const float* logp, const float* m, const s
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void cql_mse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar, const float* ret,
+void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar, const float* ret,
                    const float* done, const std::int32_t* actions, float* lse, float* y, float* mse_part,
-                   float* cql_part, void* stream) {
-  cql_mse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done,
-                                                                          actions, lse, y, mse_part, cql_part);
+                   void* stream) {
+  mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(
+      bd_of(d), q, tlp, astar, ret, done, actions, lse, y, mse_part);
+  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+void cql_mean(const Dims& d, const float* q, const float* lse, const std::int32_t* actions, double alpha_cql,
+              double* out, void* stream) {
+  cql_mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, lse, actions, alpha_cql, out);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -332,12 +364,14 @@ void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, vo
 void c51_losses(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions,
                 const float* q, const float* tlp, const std::int32_t* astar, const float* ret, const float* done,
                 float alpha_cql, float* c51, float* lse, float* y, ForwardScalars& out, void* stream) {
-  DeviceArray<float> mse_part(d.B), cql_part(d.B);
+  DeviceArray<float> mse_part(d.B);
+  DeviceArray<double> cql(1);
   c51_loss(d, kl, logp, m, actions, c51, stream);
-  cql_mse_terms(d, q, tlp, astar, ret, done, actions, lse, y, mse_part.get(), cql_part.get(), stream);
+  mse_lse_terms(d, q, tlp, astar, ret, done, actions, lse, y, mse_part.get(), stream);
+  cql_mean(d, q, lse, actions, alpha_cql, cql.get(), stream);
   out.c51 = device_mean(c51, d.B, stream);
   out.mse = device_mean(mse_part.get(), d.B, stream) / d.D;
-  out.cql = alpha_cql * device_mean(cql_part.get(), d.B, stream);
+  out.cql = cql.download()[0];
 }
 
 void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau, const std::int32_t* actions,

@@ -25,6 +25,16 @@ struct IqnBuffers {
   DeviceArray<float> loss;                                // [B] (slot 16)
 };
 
+// The IQN head's two layers, with phi's call site between them: the cosine embedding of `rows`
+// taus, phi = relu(cos Wphi + b) (`phi_sink`: where the relu adds phi's non-finite values, slot
+// iqn_phi checked by its producer, or off); the quantile layer psi = h2 * phi -> q = psi Wq + bq
+// over `n` samples per row of h2.
+void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* tau,
+                   int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
+                   const SlotSink& phi_sink = {});
+void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
+                        int n, const DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q);
+// Both layers at once (the target and greedy passes, which have no call site between them).
 // The IQN head for `n` samples per row of h2: cos -> phi = relu(cos Wphi + b) -> psi = h2 * phi
 // -> q = psi Wq + bq. `phi_sink`: where the relu adds phi's non-finite values (slot iqn_phi
 // checked by its producer), or off.
@@ -64,10 +74,14 @@ void mean_into(const float* x, int n, double scale, double* out, void* stream);
 // Each only enqueues work on `stream` (or the Blas's stream).
 void c51_loss(const Dims& d, bool kl_unmasked, const float* logp, const float* m, const std::int32_t* actions,
               float* c51_per_sample, void* stream);
-// CQL logsumexp [B, D], the MSE target y [B, D] and the per-sample MSE and CQL sums, from Q.
-void cql_mse_terms(const Dims& d, const float* q, const float* target_logp, const std::int32_t* astar,
+// CQL logsumexp [B, D] (slot 11), the MSE target y [B, D] and the per-sample MSE sums, from Q.
+void mse_lse_terms(const Dims& d, const float* q, const float* target_logp, const std::int32_t* astar,
                    const float* ret, const float* done, const std::int32_t* actions, float* cql_lse, float* y,
-                   float* mse_part, float* cql_part, void* stream);
+                   float* mse_part, void* stream);
+// The CQL term alpha / B * sum (lse - Q of the taken sub-action) from the logsumexp buffer, after
+// its call site; left on the device.
+void cql_mean(const Dims& d, const float* q, const float* cql_lse, const std::int32_t* actions, double alpha_cql,
+              double* out, void* stream);
 void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream);
 void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret, const float* done,
                  float* targets, void* stream);

@@ -11,14 +11,14 @@ __global__ void total_kernel(const double* sc, LossWeightsD w, float* total) {
   total[0] = static_cast<float>(t);
 }
 
-__global__ void pack_kernel(const std::uint32_t* status, const double* sc, const float* total, const float* clip,
-                            const float* norms, const int* step, StepStatusRecord* records) {
+__global__ void pack_kernel(const std::uint32_t* status, const double* sc, const float* total, const float* norms,
+                            const int* step, StepStatusRecord* records) {
   StepStatusRecord* out = records + *step;
   out->status = *status;
   out->pad = 0;
   for (int i = 0; i < kScCount; ++i) out->scalars[i] = sc[i];
   out->total = total[0];
-  out->grad_norm = clip[0];
+  out->grad_norm = norms[0];
   for (int g = 0; g < 7; ++g) out->group_norm[g] = norms[1 + g];
 }
 
@@ -40,10 +40,8 @@ void total_loss(const double* scalars, const LossWeightsD& w, float* total, void
 }
 
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* clip_norms, const float* norms, const int* step, StepStatusRecord* records,
-                      void* stream) {
-  pack_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(status, scalars, total, clip_norms, norms, step,
-                                                              records);
+                      const float* norms, const int* step, StepStatusRecord* records, void* stream) {
+  pack_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(status, scalars, total, norms, step, records);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

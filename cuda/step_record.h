@@ -22,7 +22,7 @@ struct StepStatusRecord {
   std::uint32_t pad;
   double scalars[kScCount];
   double total;          // the total_loss slot's value
-  double grad_norm;      // the global norm clipping used
+  double grad_norm;      // the grad_norm slot's global entry (the norm clipping used)
   double group_norm[7];  // the grad_norm slot's group entries
 };
 
@@ -31,7 +31,7 @@ struct StepStatusRecord {
 void total_loss(const double* scalars, const LossWeightsD& w, float* total, void* stream);
 // records[*step] = the step's record.
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* clip_norms, const float* norms, const int* step, StepStatusRecord* records,
+                      const float* norms, const int* step, StepStatusRecord* records,
                       void* stream);
 void set_global_step(std::int64_t* dst, std::int64_t value, void* stream);
 // target = params when (*global_step + 1) % every == 0.

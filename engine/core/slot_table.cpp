@@ -20,45 +20,46 @@ std::string_view phase_name(Phase p) {
 
 namespace {
 using P = Phase;
+constexpr std::uint64_t S(std::initializer_list<int> slots) { return slot_bits(slots); }
 constexpr std::string_view kEnd = "end of backward (fire once)";
 // clang-format off
 constexpr std::array<SlotInfo, kSlotCount> kTable = {{
-  {0,  "batch", P::Sample, "after the gather", "sample: gather of s, s', R, done, next-bar target", "[s B*F; s' B*F; R B; done B; next_bar B*2]", 0, false},
-  {1,  "h_s1", P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", 2, false},
-  {2,  "h_s2", P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", 3, false},
-  {3,  "bn_z", P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", 4, false},
-  {4,  "value_logits", P::Forward, "after the value head", "z Wv + bv", "[B,atoms]", 5, false},
-  {5,  "adv_logits", P::Forward, "after the advantage heads", "z Wa + ba", "[B,A_total,atoms]", 6, false},
-  {6,  "log_probs", P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", 7, false},
-  {7,  "target_log_probs", P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", 8, false},
-  {8,  "proj_target", P::Forward, "after the C51 projection", "C51 projection of the target distribution", "[B,D,atoms]", 9, false},
-  {9,  "c51_loss", P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", 10, false},
-  {10, "q_expected", P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", 11, false},
-  {11, "cql_lse", P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", 12, false},
-  {12, "iqn_tau", P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", 1, true},
-  {13, "iqn_phi", P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", 13, true},
-  {14, "iqn_quantiles", P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", 14, true},
-  {15, "iqn_target_quantiles", P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", 15, true},
-  {16, "iqn_loss", P::Forward, "after the quantile Huber loss", "per-sample quantile Huber loss", "[B]", 16, true},
-  {17, "aux_pred_nb", P::Forward, "after the aux head", "relu(h_s2 Wx1 + bx1) Wx2 + bx2", "[B,2]", 17, false},
-  {18, "aux_loss", P::Forward, "after the aux loss", "per-sample next-bar squared error", "[B]", 18, false},
-  {19, "ensemble_logits", P::Forward, "after the ensemble heads", "z Wve_e + bve_e", "[E,B,atoms]", 19, false},
-  {20, "total_loss", P::Forward, "end of forward", "weighted sum of the loss terms", "[1]", 20, false},
-  {21, "grad_norm", P::Optimizer, "after the norms", "global and per-group gradient norms", "[1 + groups]", 33, false},
-  {22, "adam_moments", P::Optimizer, "after the Adam update", "Adam m and v, all parameters", "[2, P]", 34, false},
-  {23, "params", P::Optimizer, "after the Adam update", "all parameters after the update", "[P]", 35, false},
-  {24, "d_value_logits", P::ChecksPostBackward, kEnd, "c51_grad + CQL value gradient", "[B,atoms]", 22, false},
-  {25, "d_adv_logits", P::ChecksPostBackward, kEnd, "c51_grad + CQL advantage gradient", "[B,A_total,atoms]", 23, false},
-  {26, "iqn_trunk_m", P::ChecksPostBackward, kEnd, "apply_iqn_trunk_gradient GEMM output", "[B,H]", 31, true},
-  {27, "iqn_d_h_s2", P::ChecksPostBackward, kEnd, "IQN backward dh_s2", "[B,H]", 30, true},
-  {28, "d_branch_logits", P::ChecksPostBackward, kEnd, "IQN backward, gradient w.r.t. quantiles", "[B,N,A_total]", 29, true},
-  {29, "cql_d_value_logits", P::ChecksPostBackward, kEnd, "CQL gradient w.r.t. the value logits", "[B,atoms]", 21, false},
-  {30, "aux_dh_s2_nb", P::ChecksPostBackward, kEnd, "aux next-bar backward dh_s2", "[B,H]", 27, false},
-  {31, "ensemble_d_logits", P::ChecksPostBackward, kEnd, "ensemble backward", "[E,B,atoms]", 24, false},
-  {32, "bn_d_concat", P::ChecksPostBackward, kEnd, "bottleneck linear backward dy (branch concat)", "[B,Z]", 25, false},
-  {33, "bw_d_h_s2.main", P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", 26, false},
-  {34, "bw_d_h_s2.aux", P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", 28, false},
-  {35, "bw_d_h_s2.iqn", P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", 32, true},
+  {0,  "batch", P::Sample, "after the gather and the draws", "sample: gather of s, s', R, done, next-bar target", "[s B*F; s' B*F; R B; done B; next_bar B*2]", 0, false, S({1, 7, 8, 15, 16, 18, 20, 21, 24, 25, 28, 30})},
+  {1,  "h_s1", P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", 2, false, S({2, 21})},
+  {2,  "h_s2", P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", 3, false, S({3, 14, 17, 21})},
+  {3,  "bn_z", P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", 4, false, S({4, 5, 19, 21})},
+  {4,  "value_logits", P::Forward, "after the value head", "z Wv + bv", "[B,atoms]", 5, false, S({6})},
+  {5,  "adv_logits", P::Forward, "after the advantage heads", "z Wa + ba", "[B,A_total,atoms]", 6, false, S({6})},
+  {6,  "log_probs", P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", 7, false, S({9, 10, 24, 25, 29})},
+  {7,  "target_log_probs", P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", 8, false, S({8, 20, 24, 25})},
+  {8,  "proj_target", P::Forward, "after the C51 projection", "C51 projection of the target distribution", "[B,D,atoms]", 9, false, S({9, 20, 24, 25, 31})},
+  {9,  "c51_loss", P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", 10, false, S({20})},
+  {10, "q_expected", P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", 11, false, S({11, 20, 24, 25, 29})},
+  {11, "cql_lse", P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", 12, false, S({20, 25, 29})},
+  {12, "iqn_tau", P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", 1, true, S({13, 16, 21, 28})},
+  {13, "iqn_phi", P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", 13, true, S({14, 21, 27})},
+  {14, "iqn_quantiles", P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", 14, true, S({16, 28})},
+  {15, "iqn_target_quantiles", P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", 15, true, S({16, 28})},
+  {16, "iqn_loss", P::Forward, "after the quantile Huber loss", "per-sample quantile Huber loss", "[B]", 16, true, S({20})},
+  {17, "aux_pred_nb", P::Forward, "after the aux head", "relu(h_s2 Wx1 + bx1) Wx2 + bx2", "[B,2]", 17, false, S({18, 21, 30})},
+  {18, "aux_loss", P::Forward, "after the aux loss", "per-sample next-bar squared error", "[B]", 18, false, S({20})},
+  {19, "ensemble_logits", P::Forward, "after the ensemble heads", "z Wve_e + bve_e", "[E,B,atoms]", 19, false, S({20, 31})},
+  {20, "total_loss", P::Forward, "end of forward", "weighted sum of the loss terms", "[1]", 20, false, S({})},
+  {21, "grad_norm", P::Optimizer, "after the norms", "global and per-group gradient norms", "[1 + groups]", 33, false, S({22, 23})},
+  {22, "adam_moments", P::Optimizer, "after the Adam update", "Adam m and v, all parameters", "[2, P]", 34, false, S({})},
+  {23, "params", P::Optimizer, "after the Adam update", "all parameters after the update", "[P]", 35, false, S({})},
+  {24, "d_value_logits", P::ChecksPostBackward, kEnd, "c51_grad + CQL value gradient", "[B,atoms]", 22, false, S({21, 32})},
+  {25, "d_adv_logits", P::ChecksPostBackward, kEnd, "c51_grad + CQL advantage gradient", "[B,A_total,atoms]", 23, false, S({21, 32})},
+  {26, "iqn_trunk_m", P::ChecksPostBackward, kEnd, "apply_iqn_trunk_gradient GEMM output", "[B,H]", 31, true, S({35})},
+  {27, "iqn_d_h_s2", P::ChecksPostBackward, kEnd, "IQN backward dh_s2", "[B,H]", 30, true, S({26})},
+  {28, "d_branch_logits", P::ChecksPostBackward, kEnd, "IQN backward, gradient w.r.t. quantiles", "[B,N,A_total]", 29, true, S({21, 27})},
+  {29, "cql_d_value_logits", P::ChecksPostBackward, kEnd, "CQL gradient w.r.t. the value logits", "[B,atoms]", 21, false, S({24})},
+  {30, "aux_dh_s2_nb", P::ChecksPostBackward, kEnd, "aux next-bar backward dh_s2", "[B,H]", 27, false, S({34})},
+  {31, "ensemble_d_logits", P::ChecksPostBackward, kEnd, "ensemble backward", "[E,B,atoms]", 24, false, S({21, 32})},
+  {32, "bn_d_concat", P::ChecksPostBackward, kEnd, "bottleneck linear backward dy (branch concat)", "[B,Z]", 25, false, S({21, 33})},
+  {33, "bw_d_h_s2.main", P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", 26, false, S({34})},
+  {34, "bw_d_h_s2.aux", P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", 28, false, S({26})},
+  {35, "bw_d_h_s2.iqn", P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", 32, true, S({21})},
 }};
 // clang-format on
 }  // namespace
@@ -70,11 +71,32 @@ const SlotInfo& slot_info(int index) { return kTable.at(static_cast<std::size_t>
 std::string slot_markdown_row(const SlotInfo& s) {
   std::string condition = s.iqn_only ? "IQN head present" : "always";
   if (s.index == 31) condition += "; starts deferred";
+  std::string consumers;
+  for (int c : slots_of(s.consumers)) consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
+  if (consumers.empty()) consumers = "none";
   std::string row = "| " + std::to_string(s.index) + " | `" + std::string(s.name) + "` | " +
                     std::string(phase_name(s.phase)) + " | " + std::string(s.call_site) + " | " +
                     std::string(s.producer) + " | " + std::string(s.buffer) + " | " +
-                    std::to_string(s.rank) + " | " + condition + " |";
+                    std::to_string(s.rank) + " | " + condition + " | " + consumers + " |";
   return row;
+}
+
+std::vector<int> slots_of(std::uint64_t mask) {
+  std::vector<int> out;
+  for (int i = 0; i < kSlotCount; ++i)
+    if (mask >> i & 1) out.push_back(i);
+  return out;
+}
+
+std::uint64_t downstream_closure(int slot, std::uint64_t present) {
+  std::uint64_t reached = std::uint64_t{1} << slot, frontier = reached;
+  while (frontier) {
+    std::uint64_t next = 0;
+    for (int s : slots_of(frontier)) next |= kTable[static_cast<std::size_t>(s)].consumers;
+    frontier = next & ~reached;
+    reached |= next;
+  }
+  return reached & present;
 }
 
 std::optional<int> find_slot(std::string_view s) {

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -43,12 +46,30 @@ struct SlotInfo {
   std::string_view buffer;     // what the buffer holds, with its shape
   int rank;                    // dataflow rank (0 = finalised first)
   bool iqn_only;               // absent when loss.lambda_iqn = 0
+  // The slots whose buffers the step computes from this one directly (through buffers that are
+  // not slots), bit i for slot i: where a non-finite value in this buffer travels next, within
+  // the same step (spec/trainer.md's dataflow; docs/slots.md lists them).
+  std::uint64_t consumers;
 };
+
+// A set of slots as a bit mask (bit i: slot i).
+constexpr std::uint64_t slot_bits(std::initializer_list<int> slots) {
+  std::uint64_t m = 0;
+  for (int s : slots) m |= std::uint64_t{1} << s;
+  return m;
+}
+static_assert(kSlotCount <= 64, "slot sets are 64-bit masks");
 
 const std::array<SlotInfo, kSlotCount>& slot_table();
 const SlotInfo& slot_info(int index);
 // By name ("bn_d_concat") or by index as text ("32").
 std::optional<int> find_slot(std::string_view name_or_index);
+// The slot and every slot its buffer reaches within the step, following the consumers; a slot
+// absent this run (bit clear in `present`) passes its inputs on to its own consumers (without
+// the IQN head the encoder reads the trunk gradient directly). Only present slots are returned.
+std::uint64_t downstream_closure(int slot, std::uint64_t present);
+std::vector<int> slots_of(std::uint64_t mask);
+
 // The slot's row of the table in docs/slots.md (a test keeps the document and the table equal).
 std::string slot_markdown_row(const SlotInfo& s);
 

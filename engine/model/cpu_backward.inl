@@ -81,14 +81,15 @@ void CpuModel<T>::backward_main() {
   // CQL: dcql/dQ_{d,.} = alpha (softmax(Q_d) - onehot(a_d)) / B reaches every sub-action's logits.
   g_cql.setZero();
   const T alpha_b = static_cast<T>(config.loss.alpha_cql) / static_cast<T>(d.B);
-  std::vector<T> sm(d.A);
+  auto lse = slot_mat(kCqlLse, d.B, d.D);
   for (int b = 0; b < d.B; ++b)
     for (int br = 0; br < d.D; ++br) {
-      nan_ops::softmax(&q(b, d.off[br]), sm.data(), d.sub[br]);
       const int taken = actions[static_cast<std::size_t>(b) * d.D + br];
       for (int a = 0; a < d.sub[br]; ++a) {
         const int col = d.off[br] + a;
-        const T dq = alpha_b * (sm[a] - (a == taken ? T(1) : T(0)));
+        // softmax from the checked logsumexp (slot 11), as the CQL term itself
+        const T sm = std::exp(q(b, col) - lse(b, br));
+        const T dq = alpha_b * (sm - (a == taken ? T(1) : T(0)));
         for (int i = 0; i < NA; ++i)
           g_cql(b, col * NA + i) = dq * probs(b, col * NA + i) *
                                    (static_cast<T>(d.zeta(i)) - q(b, col));

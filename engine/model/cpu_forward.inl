@@ -58,15 +58,14 @@ void CpuModel<T>::aggregate_pass(In v, In adv, T* logp) const {
   }
 }
 
-// IQN head over n samples per row of h2: phi = relu(cos(pi i tau) Wphi + bphi),
-// psi = h2 * phi (broadcast over the samples), q = psi Wq + bq.
+// The IQN cosine embedding phi = relu(cos(pi i tau) Wphi + bphi) of `rows` taus.
 template <class T>
-void CpuModel<T>::iqn_pass(const std::vector<T>& net, In h2, const T* tau, int n, Out cos,
-                           Out phi_pre, Out phi, Out psi, Out q) const {
+void CpuModel<T>::iqn_embedding(const std::vector<T>& net, const T* tau, int rows, Out cos,
+                                Out phi_pre, Out phi) const {
   // cos(pi i tau) for i = 0..C-1 by the Chebyshev recurrence cos(ix) = 2 cos(x) cos((i-1)x) -
   // cos((i-2)x), in double (error ~ i * 1e-16, far below float rounding): one cos per row, not C.
   const double pi = 3.14159265358979323846;
-  for (int r = 0; r < d.B * n; ++r) {
+  for (int r = 0; r < rows; ++r) {
     const double c1 = std::cos(pi * static_cast<double>(tau[r]));
     double prev = 1.0, cur = c1;
     cos(r, 0) = T(1);
@@ -81,10 +80,24 @@ void CpuModel<T>::iqn_pass(const std::vector<T>& net, In h2, const T* tau, int n
   phi_pre.noalias() = cos * param(net, kIqnPhiW);
   phi_pre.rowwise() += bias(net, kIqnPhiB);
   phi = relu_of(phi_pre);
+}
+
+// The quantile layer over n samples per row of h2: psi = h2 * phi (broadcast over the samples),
+// q = psi Wq + bq.
+template <class T>
+void CpuModel<T>::iqn_quantile_layer(const std::vector<T>& net, In h2, In phi, int n, Out psi,
+                                     Out q) const {
   for (int b = 0; b < d.B; ++b)
     for (int k = 0; k < n; ++k) psi.row(b * n + k) = h2.row(b).cwiseProduct(phi.row(b * n + k));
   q.noalias() = psi * param(net, kIqnOutW);
   q.rowwise() += bias(net, kIqnOutB);
+}
+
+template <class T>
+void CpuModel<T>::iqn_pass(const std::vector<T>& net, In h2, const T* tau, int n, Out cos,
+                           Out phi_pre, Out phi, Out psi, Out q) const {
+  iqn_embedding(net, tau, d.B * n, cos, phi_pre, phi);
+  iqn_quantile_layer(net, h2, phi, n, psi, q);
 }
 
 template <class T>
@@ -275,6 +288,8 @@ void CpuModel<T>::stage_c51_losses() {
   produced(kQExpected);
   check(kQExpected);
 
+  // MSE, then the logsumexp per branch; the CQL term is computed from the checked logsumexp, as
+  // its gradient is (backward_main), so what the check saw is what the losses use.
   auto lse = slot_mat(kCqlLse, d.B, d.D);
   double mse = 0, cql = 0;
   for (int b = 0; b < d.B; ++b)
@@ -283,9 +298,12 @@ void CpuModel<T>::stage_c51_losses() {
       const T taken = q(b, d.off[br] + actions[static_cast<std::size_t>(b) * d.D + br]);
       const double e = static_cast<double>(taken) - y(b, br);
       mse += e * e;
-      cql += static_cast<double>(lse(b, br)) - taken;
     }
   produced(kCqlLse);
+  for (int b = 0; b < d.B; ++b)
+    for (int br = 0; br < d.D; ++br)
+      cql += static_cast<double>(lse(b, br)) -
+             q(b, d.off[br] + actions[static_cast<std::size_t>(b) * d.D + br]);
   check(kCqlLse);
   losses.mse = mse / (d.B * d.D);
   losses.cql = config.loss.alpha_cql * cql / d.B;
@@ -297,10 +315,10 @@ void CpuModel<T>::stage_iqn_online() {
   check(kIqnTau);
   auto q = slot_mat(kIqnQuantiles, d.B * d.N, d.A);
   auto phi = slot_mat(kIqnPhi, d.B * d.N, d.H);
-  iqn_pass(params, slot_mat(kHS2, d.B, d.H), slots[kIqnTau].data(), d.N, iqn_cos, iqn_phi_pre,
-           phi, iqn_psi, q);
+  iqn_embedding(params, slots[kIqnTau].data(), d.B * d.N, iqn_cos, iqn_phi_pre, phi);
   produced(kIqnPhi);
   check(kIqnPhi);
+  iqn_quantile_layer(params, slot_mat(kHS2, d.B, d.H), phi, d.N, iqn_psi, q);
   produced(kIqnQuantiles);
   check(kIqnQuantiles);
 }

@@ -140,6 +140,12 @@ class CpuModel {
   void trunk_pass(const std::vector<T>& net, In x, Out pre1, Out h1, Out pre2, Out h2) const;
   void heads_pass(const std::vector<T>& net, In h2, Out z, Out v, Out adv) const;
   void aggregate_pass(In v, In adv, T* logp) const;
+  // The IQN head in its two layers: the cosine embedding phi of the taus, then the quantiles
+  // q = (h2 * phi) Wq + bq. Two calls, so that phi's call site lies between its producer and
+  // the quantile layer that consumes it.
+  void iqn_embedding(const std::vector<T>& net, const T* tau, int rows, Out cos, Out phi_pre,
+                     Out phi) const;
+  void iqn_quantile_layer(const std::vector<T>& net, In h2, In phi, int n, Out psi, Out q) const;
   void iqn_pass(const std::vector<T>& net, In h2, const T* tau, int n, Out cos, Out phi_pre,
                 Out phi, Out psi, Out q) const;
   void logits_backward(In g, T* d_value, T* d_adv, bool accumulate) const;

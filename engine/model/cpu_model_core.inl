@@ -180,17 +180,20 @@ void CpuModel<T>::sample(const StepKey& key) {
     for (int k = 0; k < d.D; ++k)
       actions[static_cast<std::size_t>(b) * d.D + k] = pool.action[static_cast<std::size_t>(i) * d.D + k];
   }
+  // Every draw of the step is made before the first call site, so that whatever fires first (the
+  // batch included) sees the step's own draws: a dump's context is always the step's.
+  if (d.iqn) {
+    auto draw_taus = [&](DrawStream stream, T* out, int n) {
+      for (std::uint64_t k = 0; k < static_cast<std::uint64_t>(d.B) * n; ++k)
+        out[k] = static_cast<T>(u32_to_open01(draw_u32(key.seed, stream, fold, step, k)));
+    };
+    draw_taus(DrawStream::Tau, slots[kIqnTau].data(), d.N);
+    draw_taus(DrawStream::TauTarget, tau_target.data(), d.Np);
+    draw_taus(DrawStream::TauGreedy, tau_greedy.data(), d.K);
+  }
   produced(kBatch);
   check(kBatch);
-  if (!d.iqn) return;
-  auto draw_taus = [&](DrawStream stream, T* out, int n) {
-    for (std::uint64_t k = 0; k < static_cast<std::uint64_t>(d.B) * n; ++k)
-      out[k] = static_cast<T>(u32_to_open01(draw_u32(key.seed, stream, fold, step, k)));
-  };
-  draw_taus(DrawStream::Tau, slots[kIqnTau].data(), d.N);
-  draw_taus(DrawStream::TauTarget, tau_target.data(), d.Np);
-  draw_taus(DrawStream::TauGreedy, tau_greedy.data(), d.K);
-  produced(kIqnTau);
+  if (d.iqn) produced(kIqnTau);
 }
 
 }  // namespace nanscope

@@ -20,11 +20,12 @@ void CpuModel<T>::optimizer(const StepKey& key) {
     global_sq += group_sq[g];
     norms[1 + g] = static_cast<T>(std::sqrt(group_sq[g]));
   }
-  const double norm = std::sqrt(global_sq);
-  norms[0] = static_cast<T>(norm);
-  losses.grad_norm = norm;
+  norms[0] = static_cast<T>(std::sqrt(global_sq));
   produced(kGradNorm);
-  for (int g = 0; g < kGroupCount; ++g) losses.group_norm[g] = norms[1 + g];  // as the slot holds them
+  // The clip, the losses and the collapse watch read the slot as its check sees it.
+  const double norm = norms[0];
+  losses.grad_norm = norm;
+  for (int g = 0; g < kGroupCount; ++g) losses.group_norm[g] = norms[1 + g];
   check(kGradNorm);
 
   // Clip: written so that a NaN norm gives a NaN scale (never a silent 1).

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
 
 #include "core/config_io.h"
 #include "core/errors.h"
@@ -11,22 +15,52 @@
 namespace nanscope {
 namespace {
 
-// Records every checked slot's kinds during the replayed step; nothing else.
+ScanResult scan_view(const SlotView& v) {
+  return v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
+                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
+}
+
+std::vector<float> floats_of(const SlotView& v) {
+  std::vector<float> out(v.count);
+  for (std::size_t i = 0; i < v.count; ++i) out[i] = static_cast<float>(v.at(i));
+  return out;
+}
+
+// Records every checked slot's kinds during the replayed step, keeps the dumped slots' buffers as
+// their checks see them, makes the recorded slot injections again when asked, and applies the
+// guard as the dumped run did.
 class ReplayObserver final : public SlotObserver {
  public:
-  ReplayObserver(Backend& b, SlotSetup setup) : backend_(b), setup_(std::move(setup)) {}
-  void check(int slot) override {
-    if (!setup_.checked(slot)) return;
-    SlotView v = backend_.slot(slot);
-    const ScanResult r = v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
-                                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
-    flags[static_cast<std::size_t>(slot)] |= r.kinds;
+  ReplayObserver(Backend& b, const Config& config, const DumpData& dump, std::vector<Injection> inject)
+      : backend_(b), setup_(slot_setup(config)), guard_(config.guard.enabled), inject_(std::move(inject)) {
+    for (const DumpSlot& s : dump.slots) kept_[static_cast<std::size_t>(s.index)].emplace();
   }
+
+  void produced(int slot) override {
+    for (const Injection& inj : inject_)
+      if (inj.slot == slot) backend_.inject_slot(slot, inj.element, inj.value());
+  }
+
+  void check(int slot) override {
+    const auto i = static_cast<std::size_t>(slot);
+    if (!setup_.checked(slot) && !kept_[i]) return;
+    SlotView v = backend_.slot(slot);
+    if (setup_.checked(slot)) flags[i] |= scan_view(v).kinds;
+    if (kept_[i]) *kept_[i] = floats_of(v);
+  }
+
+  bool allow_update() override {
+    return !(guard_ && std::any_of(flags.begin(), flags.end(), [](std::uint8_t f) { return f != 0; }));
+  }
+
   std::array<std::uint8_t, kSlotCount> flags{};
+  std::array<std::optional<std::vector<float>>, kSlotCount> kept_;
 
  private:
   Backend& backend_;
   SlotSetup setup_;
+  bool guard_;
+  std::vector<Injection> inject_;
 };
 
 // The dump's parameters in the backend's layout order, matched by name.
@@ -58,7 +92,51 @@ StateSnapshot state_for_layout(const DumpData& d, const ParamLayout& layout) {
   return out;
 }
 
+// The injections recorded in the dump's config for its own fold and step.
+std::vector<Injection> recorded_injections(const Config& config, const DumpData& d) {
+  std::vector<Injection> out;
+  for (const std::string& spec : config.inject.faults) {
+    Injection inj;
+    try {
+      inj = parse_injection(spec);
+    } catch (const UsageError& e) {
+      throw DataError(fmt::format("dump config: key 'inject.faults': {}", e.what()));
+    }
+    if (inj.fold == d.fold && inj.step == d.step) out.push_back(inj);
+  }
+  return out;
+}
+
 }  // namespace
+
+BufferMatch compare_buffers(const std::vector<float>& a, const std::vector<float>& b) {
+  BufferMatch m;
+  if (a.size() != b.size()) {
+    m.differing = static_cast<std::int64_t>(std::max(a.size(), b.size()));
+    m.rel_error = std::numeric_limits<double>::infinity();
+    return m;
+  }
+  m.same_nonfinite = true;
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) ++m.differing;
+    const bool fa = std::isfinite(a[i]), fb = std::isfinite(b[i]);
+    if (fa && fb) {
+      diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+      norm += static_cast<double>(a[i]) * a[i];
+    } else if (fa != fb || scan_nonfinite(&a[i], 1).kinds != scan_nonfinite(&b[i], 1).kinds) {
+      m.same_nonfinite = false;
+    }
+  }
+  m.bit_equal = m.differing == 0;
+  m.rel_error = diff == 0 ? 0 : std::sqrt(diff / std::max(norm, 1e-300));
+  return m;
+}
+
+bool ReplayResult::slot_injection_recorded() const {
+  return std::any_of(injections.begin(), injections.end(),
+                     [](const Injection& i) { return i.target == Injection::Target::Slot; });
+}
 
 Config dump_config(const DumpData& d) {
   ConfigBuilder b;
@@ -66,28 +144,44 @@ Config dump_config(const DumpData& d) {
   return b.build();
 }
 
-ReplayResult replay_dump(const DumpData& d, Backend& backend) {
+ReplayResult replay_dump(const DumpData& d, Backend& backend, ReplayOptions options) {
   const Config config = dump_config(d);
+  ReplayResult r;
+  r.injections = recorded_injections(config, d);
+  std::vector<Injection> slot_faults;  // parameter faults are in the dumped parameters already
+  if (options.with_injections)
+    for (const Injection& inj : r.injections)
+      if (inj.target == Injection::Target::Slot) slot_faults.push_back(inj);
+  r.injections_replayed = !slot_faults.empty();
+
   backend.write_state(state_for_layout(d, backend.layout()));
   backend.set_batch(d.batch);
-  ReplayObserver obs(backend, slot_setup(config));
+  ReplayObserver obs(backend, config, d, slot_faults);
   backend.set_observer(&obs);
+  // The batch and the taus are installed, not sampled: their injections (made right after the
+  // sample phase's gather and draws) and the batch's check happen here, on the installed values.
+  obs.produced(kBatch);
+  if (backend.dims().iqn) obs.produced(kIqnTau);
+  obs.check(kBatch);
   const StepKey key{config.run.seed, d.fold, d.step, d.global_step};
-  for (int p = static_cast<int>(Phase::Forward); p < kPhaseCount; ++p)
-    backend.run_phase(static_cast<Phase>(p), key);
+  try {
+    for (int p = static_cast<int>(Phase::Forward); p < kPhaseCount; ++p)
+      backend.run_phase(static_cast<Phase>(p), key);
+  } catch (...) {
+    backend.set_observer(nullptr);
+    throw;
+  }
   backend.set_observer(nullptr);
-  // The batch is installed, not sampled: its check runs here, on the installed values.
-  SlotView batch = backend.slot(kBatch);
-  obs.flags[kBatch] |= (batch.is_f64 ? scan_nonfinite(static_cast<const double*>(batch.data), batch.count)
-                                     : scan_nonfinite(static_cast<const float*>(batch.data), batch.count)).kinds;
 
-  ReplayResult r;
   r.replayed_flags = obs.flags;
   bool all_back = true;
   for (const DumpSlot& s : d.slots) {
-    ReplaySlot rs{s.index, s.scan.kinds, obs.flags[static_cast<std::size_t>(s.index)]};
+    const auto i = static_cast<std::size_t>(s.index);
+    ReplaySlot rs{s.index, s.scan.kinds, obs.flags[i], {}, {}};
+    if (obs.kept_[i]) rs.replayed = std::move(*obs.kept_[i]);
+    rs.match = compare_buffers(s.values, rs.replayed);
     if (rs.dumped_kinds && !rs.replayed_kinds) all_back = false;
-    r.slots.push_back(rs);
+    r.slots.push_back(std::move(rs));
   }
   r.verdict = all_back ? "reproducible" : "transient";
   return r;

@@ -77,7 +77,12 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
       throw ConfigError(fmt::format("config: key 'inject.faults': {}", e.what()));
     }
   }
-  for (const auto& inj : options_.injections) injections_.push_back(inj);
+  // Every injection is part of the run's recorded config (run file, dumps): offline, a fire can be
+  // told from an injected one, and a replay knows what the step had that it does not reproduce.
+  for (const auto& inj : options_.injections) {
+    injections_.push_back(inj);
+    config_.inject.faults.push_back(inj.spec);
+  }
   validate_injections();
   bars_ = load_bars(config_);
   windows_ = plan_folds(static_cast<int>(bars_.bars.size()), config_.run.folds, config_.data.n_step);

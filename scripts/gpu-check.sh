@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Runs nanscope's GPU checks and benchmarks on a machine with a CUDA device, from a directory that
-# holds the built binaries (gpu_tests, twin_fixture, bench_cuda_step, bench_sentinel) and their
+# holds the built binaries (gpu_tests, nanscope-run, twin_fixture, bench_cuda_step, bench_sentinel) and their
 # shared libraries in lib/. Writes every output into OUT_DIR and prints a summary:
-#   the GPU tests; compute-sanitizer memcheck and initcheck on tiny-network tests that run every
+#   the GPU tests; the slot consumers' check through nanscope-run, graphed and ungraphed
+#   (tests/io/check_propagation.py); compute-sanitizer memcheck and initcheck on tiny-network tests that run every
 #   kernel in every mode (the fused check, first-fire capture graphed and not, the guard, recapture,
 #   parity runs), racecheck on those with shared memory (fused check, guard, a graphed parity run);
 #   the step benchmark (sentinel_overhead, graphed and ungraphed, recording); the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
 #   with step_rate.
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
-# PARTS: a comma-separated choice of tests, sanitizers, bench (default all three). On the H200:
+# PARTS: a comma-separated choice of tests, propagation, sanitizers, bench (default all four). On the H200:
 # tests and bench about a minute, the sanitizers under one more.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2
-parts=${3:-tests,sanitizers,bench}
+parts=${3:-tests,propagation,sanitizers,bench}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$out"
@@ -30,6 +31,13 @@ race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngrap
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
 grep -E "^\[  (PASSED|FAILED)" "$out/gpu_tests.txt"
+fi
+if want propagation; then
+for g in on off; do
+  step "propagation_graph_$g" 300 python3 "$src/tests/io/check_propagation.py" "$bin/nanscope-run" "$src" \
+    --backend cuda --graph "$g"
+  cat "$out/propagation_graph_$g.txt"
+done
 fi
 if want sanitizers; then
 step memcheck 200 compute-sanitizer --tool memcheck "$bin/gpu_tests" --gtest_filter="$tiny"

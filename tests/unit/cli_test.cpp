@@ -209,7 +209,28 @@ TEST(Cli, ReplayVerdictsAndBadDumps) {
   run_stdout("--backend cpu --out " + out2 + " --inject slot:q_expected@1:2:posinf " + kSmall);
   auto t = run_stdout("replay --json " + out2 + "/dumps/fold001_step00000002_q_expected.h5");
   ASSERT_EQ(t.code, 0) << t.out;
-  EXPECT_EQ(nlohmann::json::parse(t.out)["verdict"], "transient");
+  const auto tj = nlohmann::json::parse(t.out);
+  EXPECT_EQ(tj["verdict"], "transient");
+  // The injection is in the dump's recorded config: replay names it, and makes it again on request
+  // (the dumped step itself: every buffer bit for bit).
+  EXPECT_EQ(tj["injections"], nlohmann::json::array({"slot:q_expected@1:2:posinf"}));
+  EXPECT_EQ(tj["injections_replayed"], false);
+  const std::string dump2 = out2 + "/dumps/fold001_step00000002_q_expected.h5";
+  auto text = run("replay " + dump2);
+  EXPECT_NE(text.out.find("recorded injection slot:q_expected@1:2:posinf: transient, not in the context"),
+            std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("verdict: transient (the step is clean when re-run without its recorded slot injection"),
+            std::string::npos) << text.out;
+  auto again = run_stdout("replay --with-injections --json " + dump2);
+  ASSERT_EQ(again.code, 0) << again.out;
+  const auto aj = nlohmann::json::parse(again.out);
+  EXPECT_EQ(aj["verdict"], "reproducible");
+  EXPECT_EQ(aj["injections_replayed"], true);
+  ASSERT_FALSE(aj["slots"].empty());
+  for (const auto& slot : aj["slots"]) {
+    EXPECT_EQ(slot["buffer_bit_equal"], true) << slot["name"];
+    EXPECT_EQ(slot["buffer_differing"], 0) << slot["name"];
+  }
 
   EXPECT_EQ(run("replay /nonexistent/dump.h5").code, 66);
   auto junk = nanscope::test::write_file(dir / "junk.h5", "not hdf5 at all");

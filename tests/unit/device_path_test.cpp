@@ -9,6 +9,7 @@
 #include <map>
 
 #include "delegating_backend.h"
+#include "propagation_checks.h"
 #include "session_checks.h"
 
 using namespace nanscope;
@@ -356,4 +357,14 @@ TEST(DevicePath, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
 
 TEST(DevicePath, TheGuardSkipsBitExactInsideAReplayedGraph) {
   test::expect_graphed_guard_skips_bit_exact([](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
+}
+
+// Through the session's device path (checks enqueued, results read back after the step, whole steps
+// as graphs), one NaN injected into a slot fires the slot's closure, as on the host path.
+TEST(DevicePath, EveryInjectionFiresItsClosureGraphedAndNot) {
+  const test::MakeBackend make = [](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); };
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "graphed" : "ungraphed");
+    test::expect_probes_fire_their_closures(test::propagation_config(true), make, graph);
+  }
 }

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--backend", replay.backend, "auto|cuda|cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   replay_cmd->add_flag("--with-injections", replay.with_injections,
-                      "make the dumped step's recorded slot injections again (the dumped step exactly)");
+                      "make the dumped step's recorded slot injections again (replays the dumped step "
+                      "exactly)");
   replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
 
   try {

@@ -2,9 +2,9 @@
 // each dumped buffer compares with the replayed one, and which recorded injections the dumped
 // step had (a slot injection is a transient fault the context does not hold).
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "backend_choice.h"
 #include "core/sentinel.h"
@@ -16,14 +16,16 @@ namespace {
 
 std::string match_text(const BufferMatch& m) {
   if (m.bit_equal) return "equal to the dump, bit for bit";
-  return fmt::format("{} elements differ from the dump ({} non-finite elements, relative error {:.3g})",
-                     m.differing, m.same_nonfinite ? "the same" : "different", m.rel_error);
+  return fmt::format(
+      "{} elements differ from the dump ({} non-finite elements, relative error {:.3g})",
+      m.differing, m.same_nonfinite ? "the same" : "different", m.rel_error);
 }
 
 std::string verdict_text(const ReplayResult& r) {
   if (r.verdict == "reproducible") return " (a bug in the maths, the data or the weights)";
   if (r.slot_injection_recorded() && !r.injections_replayed)
-    return " (the step is clean when re-run without its recorded slot injection: the fault was injected)";
+    return " (the step is clean when re-run without its recorded slot injection: the fault was "
+           "injected)";
   return " (the step is clean when re-run: a transient fault)";
 }
 
@@ -35,7 +37,8 @@ int replay_command(const ReplayOptions& o) {
   auto backend = choose_backend(o.backend, config, !o.json);
   const ReplayResult r = replay_dump(dump, *backend, nanscope::ReplayOptions{o.with_injections});
 
-  fmt::print(stderr, "replay of {} (fold {}, step {}, dumped by the {} backend) on the {} backend:\n",
+  fmt::print(stderr,
+             "replay of {} (fold {}, step {}, dumped by the {} backend) on the {} backend:\n",
              o.dump, dump.fold, dump.step, dump.backend, backend->name());
   for (const Injection& inj : r.injections) {
     const bool slot = inj.target == Injection::Target::Slot;
@@ -45,9 +48,9 @@ int replay_command(const ReplayOptions& o) {
                                               : "transient, not in the context: not replayed"));
   }
   for (const auto& s : r.slots)
-    fmt::print(stderr, "  slot {} {}: dumped [{}], replayed [{}]; buffer {}\n", s.index, slot_info(s.index).name,
-               fmt::join(kind_names(s.dumped_kinds), ","), fmt::join(kind_names(s.replayed_kinds), ","),
-               match_text(s.match));
+    fmt::print(stderr, "  slot {} {}: dumped [{}], replayed [{}]; buffer {}\n", s.index,
+               slot_info(s.index).name, fmt::join(kind_names(s.dumped_kinds), ","),
+               fmt::join(kind_names(s.replayed_kinds), ","), match_text(s.match));
   fmt::print(stderr, "verdict: {}{}\n", r.verdict, verdict_text(r));
   if (o.json) {
     nlohmann::ordered_json j;

@@ -114,7 +114,8 @@ void CudaBackend::forward() {
                 sampler_.actions(), lse_.get(), y_.get(), mse_part_.get(), s);
   mean_into(mse_part_.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, s);
   produced(kCqlLse);
-  cql_mean(d_, q_.get(), lse_.get(), sampler_.actions(), c_.loss.alpha_cql, scalars_.get() + kScCql, s);
+  cql_mean(d_, q_.get(), lse_.get(), sampler_.actions(), c_.loss.alpha_cql,
+           scalars_.get() + kScCql, s);
   check_site(kCqlLse);
   if (d_.iqn) {
     check_site(kIqnTau);

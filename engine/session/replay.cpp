@@ -31,8 +31,12 @@ std::vector<float> floats_of(const SlotView& v) {
 // guard as the dumped run did.
 class ReplayObserver final : public SlotObserver {
  public:
-  ReplayObserver(Backend& b, const Config& config, const DumpData& dump, std::vector<Injection> inject)
-      : backend_(b), setup_(slot_setup(config)), guard_(config.guard.enabled), inject_(std::move(inject)) {
+  ReplayObserver(Backend& b, const Config& config, const DumpData& dump,
+                 std::vector<Injection> inject)
+      : backend_(b),
+        setup_(slot_setup(config)),
+        guard_(config.guard.enabled),
+        inject_(std::move(inject)) {
     for (const DumpSlot& s : dump.slots) kept_[static_cast<std::size_t>(s.index)].emplace();
   }
 
@@ -50,7 +54,8 @@ class ReplayObserver final : public SlotObserver {
   }
 
   bool allow_update() override {
-    return !(guard_ && std::any_of(flags.begin(), flags.end(), [](std::uint8_t f) { return f != 0; }));
+    return !(guard_ &&
+             std::any_of(flags.begin(), flags.end(), [](std::uint8_t f) { return f != 0; }));
   }
 
   std::array<std::uint8_t, kSlotCount> flags{};
@@ -81,7 +86,8 @@ StateSnapshot state_for_layout(const DumpData& d, const ParamLayout& layout) {
       throw DataError(fmt::format("dump: /context/params has no '{}'", e->name));
     const std::size_t p = static_cast<std::size_t>(it - d.param_names.begin());
     const std::vector<std::uint64_t> want(e->shape.begin(), e->shape.end());
-    if (d.param_shapes[p] != want) throw DataError(fmt::format("dump: '{}' has the wrong shape", e->name));
+    if (d.param_shapes[p] != want)
+      throw DataError(fmt::format("dump: '{}' has the wrong shape", e->name));
     const auto from = static_cast<std::ptrdiff_t>(offsets[p]);
     const auto to = from + static_cast<std::ptrdiff_t>(e->count);
     out.params.insert(out.params.end(), d.state.params.begin() + from, d.state.params.begin() + to);

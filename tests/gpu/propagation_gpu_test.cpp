@@ -25,7 +25,8 @@ void expect_cuda_fires_the_closures_and_the_cpu_sets(bool iqn, bool graph) {
   const std::uint64_t present = present_slots(c);
   for (int slot = 0; slot < kSlotCount; ++slot) {
     if (!(present >> slot & 1)) continue;
-    const std::uint64_t cpu = fired_at_probe_step(c, kCpu, false, probe_injections(slot, Dims::from(c), trunk));
+    const std::uint64_t cpu =
+        fired_at_probe_step(c, kCpu, false, probe_injections(slot, Dims::from(c), trunk));
     EXPECT_EQ(slot_list(gpu[static_cast<std::size_t>(slot)]), slot_list(cpu))
         << "slot " << slot << " " << slot_info(slot).name;
   }
@@ -46,9 +47,11 @@ TEST(CudaPropagation, EveryInjectionFiresItsClosureAsOnTheCpu_WithoutTheIqnHead)
 }
 
 TEST(CudaReplay, EveryInjectedSlotsDumpReplaysItsOwnStep_Ungraphed) {
-  expect_dumps_replay_their_own_step(propagation_config(true), kCuda, false, 1e-5, "cuda_replay_plain");
+  expect_dumps_replay_their_own_step(propagation_config(true), kCuda, false, 1e-5,
+                                     "cuda_replay_plain");
 }
 
 TEST(CudaReplay, EveryInjectedSlotsDumpReplaysItsOwnStep_Graphed) {
-  expect_dumps_replay_their_own_step(propagation_config(true), kCuda, true, 1e-5, "cuda_replay_graphed");
+  expect_dumps_replay_their_own_step(propagation_config(true), kCuda, true, 1e-5,
+                                     "cuda_replay_graphed");
 }

@@ -71,11 +71,14 @@ inline std::size_t active_trunk_element(const Config& c, const MakeBackend& make
 // iqn_target_quantiles) sub-action of a branch, which the test cannot know in advance: the first
 // element of each sub-action of branch 0 in sample 0. The trunk-output gradients reach the encoder
 // through its relu backward: their element is an active unit's (active_trunk_element).
-inline std::vector<std::string> probe_injections(int slot, const Dims& d, std::size_t trunk_element) {
-  const std::string at = "slot:" + std::to_string(slot) + "@0:" + std::to_string(kProbeStep) + ":nan:";
+inline std::vector<std::string> probe_injections(int slot, const Dims& d,
+                                                 std::size_t trunk_element) {
+  const std::string at =
+      "slot:" + std::to_string(slot) + "@0:" + std::to_string(kProbeStep) + ":nan:";
   auto one = [&](std::size_t e) { return at + std::to_string(e); };
   switch (slot) {
-    case kBatch: return {one(0), one(static_cast<std::size_t>(d.B) * d.F)};
+    case kBatch:
+      return {one(0), one(static_cast<std::size_t>(d.B) * d.F)};
     case kLogProbs:
     case kTargetLogProbs: {
       std::vector<std::string> v;
@@ -93,8 +96,10 @@ inline std::vector<std::string> probe_injections(int slot, const Dims& d, std::s
     case kAuxDHS2Nb:
     case kBwDHS2Main:
     case kBwDHS2Aux:
-    case kBwDHS2Iqn: return {one(trunk_element)};
-    default: return {one(0)};
+    case kBwDHS2Iqn:
+      return {one(trunk_element)};
+    default:
+      return {one(0)};
   }
 }
 
@@ -111,20 +116,23 @@ inline std::uint64_t fired_at_probe_step(const Config& c, const MakeBackend& mak
   std::uint64_t fired = 0;
   for (const StepRecord& r : s.history())
     for (int slot = 0; slot < kSlotCount; ++slot)
-      if (r.step == kProbeStep && r.flags[static_cast<std::size_t>(slot)]) fired |= std::uint64_t{1} << slot;
+      if (r.step == kProbeStep && r.flags[static_cast<std::size_t>(slot)])
+        fired |= std::uint64_t{1} << slot;
   return fired;
 }
 
 // Every present slot's probe fires exactly its closure. Returns the fired set per slot (0 for an
 // absent slot), for comparing backends.
-inline std::vector<std::uint64_t> expect_probes_fire_their_closures(const Config& c, const MakeBackend& make,
-                                                                   bool graph) {
+inline std::vector<std::uint64_t> expect_probes_fire_their_closures(const Config& c,
+                                                                    const MakeBackend& make,
+                                                                    bool graph) {
   const std::uint64_t present = present_slots(c);
   const std::size_t trunk = active_trunk_element(c, make);
   std::vector<std::uint64_t> fired(kSlotCount, 0);
   for (int slot = 0; slot < kSlotCount; ++slot) {
     if (!(present >> slot & 1)) continue;
-    SCOPED_TRACE("injection into slot " + std::to_string(slot) + " " + std::string(slot_info(slot).name));
+    SCOPED_TRACE("injection into slot " + std::to_string(slot) + " " +
+                 std::string(slot_info(slot).name));
     fired[static_cast<std::size_t>(slot)] =
         fired_at_probe_step(c, make, graph, probe_injections(slot, Dims::from(c), trunk));
     const std::uint64_t expected = downstream_closure(slot, present);
@@ -134,12 +142,13 @@ inline std::vector<std::uint64_t> expect_probes_fire_their_closures(const Config
 }
 
 // The dump of the probe step (its only first-fire step) of a recorded run with the slot's probe.
-inline std::string probe_dump(const Config& c, const MakeBackend& make, bool graph, int slot, std::size_t trunk,
-                              const std::filesystem::path& dir) {
+inline std::string probe_dump(const Config& c, const MakeBackend& make, bool graph, int slot,
+                              std::size_t trunk, const std::filesystem::path& dir) {
   SessionOptions o;
   o.graph = graph;
   o.out_dir = dir.string();
-  for (const auto& spec : probe_injections(slot, Dims::from(c), trunk)) o.injections.push_back(parse_injection(spec));
+  for (const auto& spec : probe_injections(slot, Dims::from(c), trunk))
+    o.injections.push_back(parse_injection(spec));
   Session s(c, make(c), o);
   s.run();
   if (s.dump_paths().size() != 1) {
@@ -153,14 +162,15 @@ inline std::string probe_dump(const Config& c, const MakeBackend& make, bool gra
 // made again, to the dumped buffers (bit for bit when `tolerance` is 0, else the same non-finite
 // elements and a norm-wise relative error within it) and says "reproducible"; without the
 // injection the replayed step fires nothing and the verdict is "transient", naming the injection.
-inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBackend& make, bool graph, double tolerance,
-                                               const std::string& name) {
+inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBackend& make, bool graph,
+                                               double tolerance, const std::string& name) {
   const std::uint64_t present = present_slots(c);
   const std::size_t trunk = active_trunk_element(c, make);
   const auto base = temp_dir(name);
   for (int slot = 0; slot < kSlotCount; ++slot) {
     if (!(present >> slot & 1)) continue;
-    SCOPED_TRACE("dump of an injection into slot " + std::to_string(slot) + " " + std::string(slot_info(slot).name));
+    SCOPED_TRACE("dump of an injection into slot " + std::to_string(slot) + " " +
+                 std::string(slot_info(slot).name));
     const std::string path = probe_dump(c, make, graph, slot, trunk, base / std::to_string(slot));
     if (path.empty()) continue;
     const DumpData dump = read_dump(path);
@@ -180,7 +190,8 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
         SCOPED_TRACE("replayed slot " + std::string(slot_info(r.index).name));
         EXPECT_EQ(r.replayed_kinds, r.dumped_kinds);
         if (tolerance == 0) {
-          EXPECT_TRUE(r.match.bit_equal) << r.match.differing << " elements differ, rel " << r.match.rel_error;
+          EXPECT_TRUE(r.match.bit_equal)
+              << r.match.differing << " elements differ, rel " << r.match.rel_error;
         } else {
           EXPECT_TRUE(r.match.same_nonfinite);
           EXPECT_LE(r.match.rel_error, tolerance);

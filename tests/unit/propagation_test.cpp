@@ -36,7 +36,8 @@ std::array<std::uint64_t, kSlotCount> documented_consumers() {
     for (std::string item; std::getline(list, item, ',');)
       out[static_cast<std::size_t>(slot)] |= std::uint64_t{1} << std::stoi(item);
   }
-  for (int s = 0; s < kSlotCount; ++s) EXPECT_TRUE(seen[static_cast<std::size_t>(s)]) << "no row for slot " << s;
+  for (int s = 0; s < kSlotCount; ++s)
+    EXPECT_TRUE(seen[static_cast<std::size_t>(s)]) << "no row for slot " << s;
   return out;
 }
 
@@ -57,7 +58,8 @@ TEST(Propagation, TheClosureFollowsConsumersAndPassesThroughAbsentSlots) {
             "grad_norm adam_moments params iqn_trunk_m bw_d_h_s2.aux bw_d_h_s2.iqn");
   // Without the IQN head the encoder reads the trunk gradient right after the aux SAXPY.
   const std::uint64_t no_iqn = present_slots(propagation_config(false));
-  EXPECT_EQ(slot_list(downstream_closure(kBwDHS2Aux, no_iqn)), "grad_norm adam_moments params bw_d_h_s2.aux");
+  EXPECT_EQ(slot_list(downstream_closure(kBwDHS2Aux, no_iqn)),
+            "grad_norm adam_moments params bw_d_h_s2.aux");
 }
 
 TEST(Propagation, EveryInjectionFiresItsClosure_WithTheIqnHead) {
@@ -78,13 +80,15 @@ TEST(Propagation, PhiReachesTheQuantilesLseTheLossAndNormTheUpdate) {
   for (int s : {kIqnPhi, kIqnQuantiles, kIqnLoss, kTotalLoss, kDBranchLogits, kIqnDHS2, kBwDHS2Iqn})
     EXPECT_TRUE(phi >> s & 1) << slot_info(s).name;
   const std::uint64_t lse = fired("slot:cql_lse@0:2:nan:3");
-  for (int s : {kCqlLse, kTotalLoss, kCqlDValueLogits, kDValueLogits, kDAdvLogits, kBwDHS2Main, kParams})
+  for (int s :
+       {kCqlLse, kTotalLoss, kCqlDValueLogits, kDValueLogits, kDAdvLogits, kBwDHS2Main, kParams})
     EXPECT_TRUE(lse >> s & 1) << slot_info(s).name;
   EXPECT_EQ(slot_list(fired("slot:grad_norm@0:2")), "grad_norm adam_moments params");
 }
 
 TEST(Replay, EveryInjectedSlotsDumpReplaysItsOwnStepBitForBit) {
-  expect_dumps_replay_their_own_step(propagation_config(true), kCpu, false, 0.0, "replay_every_slot");
+  expect_dumps_replay_their_own_step(propagation_config(true), kCpu, false, 0.0,
+                                     "replay_every_slot");
 }
 
 // A dump made when the batch fires holds the step's own IQN draws (no injection: a NaN bar in the

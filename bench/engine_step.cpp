@@ -1,4 +1,4 @@
-// bench/engine_step: a step command -> snapshot ready, headless (the engine controller without a
+// bench/engine_step: a step command -> update ready, headless (the engine controller without a
 // window), default size. The controller picks the CUDA backend when a device is present and the
 // CPU backend otherwise; the bench says which one it timed.
 #include <QCoreApplication>
@@ -16,15 +16,15 @@ using namespace nanscope::gui;
 
 int main(int argc, char** argv) {
   QCoreApplication app(argc, argv);
-  qRegisterMetaType<SnapshotPtr>();
+  qRegisterMetaType<UpdatePtr>();
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
   EngineController ctrl;
   QElapsedTimer timer;
   std::vector<double> command_ms;
   bool measuring = false;
   QString backend;
-  QObject::connect(&ctrl, &EngineController::snapshotReady, [&](SnapshotPtr snap) {
-    backend = snap->backend + " [" + snap->device + "]";
+  QObject::connect(&ctrl, &EngineController::updateReady, [&](UpdatePtr u) {
+    backend = u->head.backend + " [" + u->head.device + "]";
     if (measuring) command_ms.push_back(timer.nsecsElapsed() / 1e6);
   });
   EngineSettings s;
@@ -37,6 +37,6 @@ int main(int argc, char** argv) {
     ctrl.RT_step();
   }
   std::printf("bench engine_step: default config, %s backend, %d reps\n", backend.toStdString().c_str(), reps);
-  std::printf("step command -> snapshot ready  %.2f ms median\n", median(command_ms));
+  std::printf("step command -> update ready  %.2f ms median\n", median(command_ms));
   return 0;
 }

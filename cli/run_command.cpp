@@ -117,12 +117,12 @@ int run_command(const RunOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   session.run({}, {}, [&](const StepRecord& r) {
     if (human && !tty && r.step + 1 == config.run.steps_per_fold)  // plain periodic lines
-      fmt::print(stderr, "fold {}/{} done: loss {:.4f} c51 {:.4f}\n", r.fold + 1, config.run.folds,
-                 r.losses.total, r.losses.c51);
+      fmt::print(stderr, "fold {} done ({} of {}): loss {:.4f} c51 {:.4f}\n", r.fold, r.fold + 1,
+                 config.run.folds, r.losses.total, r.losses.c51);
     if (tty && (r.step % 10 == 0 || r.step + 1 == config.run.steps_per_fold)) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      fmt::print(stderr, "\rfold {}/{} step {}/{} loss {:.4f} c51 {:.4f} ({:.1f} steps/s)   ",
-                 r.fold, config.run.folds, r.step + 1, config.run.steps_per_fold, r.losses.total,
+      fmt::print(stderr, "\rfold {} (of {}) step {} (of {}) loss {:.4f} c51 {:.4f} ({:.1f} steps/s)   ",
+                 r.fold, config.run.folds, r.step, config.run.steps_per_fold, r.losses.total,
                  r.losses.c51, static_cast<double>(r.global_step + 1) / secs);
     }
   });

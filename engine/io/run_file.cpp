@@ -118,17 +118,19 @@ void write_run_file(const std::string& path, const RunFileData& r) {
   {
     h5::Handle g = h5::create_group(f, "steps", path);
     const std::uint64_t ns = r.steps.size();
-    std::vector<std::uint8_t> flags;
+    std::vector<std::uint8_t> flags, checked;
     std::vector<std::int32_t> fold, step;
     std::vector<std::vector<double>> metrics(8);
     for (const auto& row : r.steps) {
       flags.insert(flags.end(), row.flags.begin(), row.flags.end());
+      for (int s = 0; s < kSlotCount; ++s) checked.push_back(static_cast<std::uint8_t>(row.checked >> s & 1));
       fold.push_back(row.fold);
       step.push_back(row.step);
       const double m[8] = {row.loss, row.grad_norm, row.c51, row.mse, row.cql, row.iqn, row.aux, row.ens};
       for (int k = 0; k < 8; ++k) metrics[k].push_back(m[k]);
     }
     h5::write_dataset(g, "flags", flags.data(), {ns, static_cast<std::uint64_t>(kSlotCount)}, path);
+    h5::write_dataset(g, "checked", checked.data(), {ns, static_cast<std::uint64_t>(kSlotCount)}, path);
     h5::write_dataset(g, "fold", fold.data(), {ns}, path);
     h5::write_dataset(g, "step", step.data(), {ns}, path);
     const char* names[8] = {"loss", "grad_norm", "c51", "mse", "cql", "iqn", "aux", "ens"};
@@ -195,6 +197,19 @@ RunFileData read_run_file(const std::string& path) {
   if (sflags.size() != ns * kSlotCount || sfold.size() != ns || sstep.size() != ns ||
       loss.size() != ns || gn.size() != ns)
     throw DataError(fmt::format("{}: the /steps datasets disagree in size", path));
+  // The loss terms and the per-step checked slots, where the file has them (older files do not).
+  const char* terms[6] = {"c51", "mse", "cql", "iqn", "aux", "ens"};
+  std::vector<double> term[6];
+  for (int k = 0; k < 6; ++k)
+    if (h5::exists(f, std::string("steps/") + terms[k])) {
+      term[k] = h5::read_dataset<double>(f, std::string("steps/") + terms[k], nullptr, path);
+      if (term[k].size() != ns) throw DataError(fmt::format("{}: /steps/{} disagrees in size", path, terms[k]));
+    }
+  std::vector<std::uint8_t> checked;
+  if (h5::exists(f, "steps/checked")) {
+    checked = h5::read_dataset<std::uint8_t>(f, "steps/checked", nullptr, path);
+    if (checked.size() != ns * kSlotCount) throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
+  }
   for (std::size_t i = 0; i < ns; ++i) {
     RunStepRow row;
     row.fold = sfold[i];
@@ -202,6 +217,18 @@ RunFileData read_run_file(const std::string& path) {
     std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * kSlotCount), kSlotCount, row.flags.begin());
     row.loss = loss[i];
     row.grad_norm = gn[i];
+    double* dst[6] = {&row.c51, &row.mse, &row.cql, &row.iqn, &row.aux, &row.ens};
+    for (int k = 0; k < 6; ++k)
+      if (!term[k].empty()) *dst[k] = term[k][i];
+    const bool known_fold = row.fold >= 0 && static_cast<std::size_t>(row.fold) < r.folds.size();
+    for (int s = 0; s < kSlotCount; ++s) {
+      // Without /steps/checked: a slot was checked when its fold's state is clean or fired.
+      const bool on = !checked.empty()
+                          ? checked[i * kSlotCount + static_cast<std::size_t>(s)] != 0
+                          : known_fold && (r.folds[static_cast<std::size_t>(row.fold)].slots[s].state == SlotState::Clean ||
+                                           r.folds[static_cast<std::size_t>(row.fold)].slots[s].state == SlotState::Fired);
+      if (on) row.checked |= std::uint64_t{1} << s;
+    }
     r.steps.push_back(row);
   }
   if (h5::exists(f, "events")) {

@@ -15,6 +15,7 @@ struct RunStepRow {
   int fold = 0, step = 0;
   std::array<std::uint8_t, kSlotCount> flags{};
   double loss = 0, grad_norm = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
+  std::uint64_t checked = 0;  // bit i: slot i was checked at this step (/steps/checked)
 };
 
 struct RunEventRow {

@@ -317,8 +317,11 @@ void Session::advance_step() {
 // first-fire events and dumps, halts and breakpoints.
 void Session::complete_step(const StepLosses& losses) {
   bank_.end_step();
+  std::uint64_t checked = 0;
+  for (int s = 0; s < kSlotCount; ++s)
+    if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
   StepRecord rec{fold_, step_, global_step_, losses, bank_.step_flags(),
-                 !(config_.guard.enabled && bank_.step_fired())};
+                 !(config_.guard.enabled && bank_.step_fired()), checked};
   history_.push_back(rec);
 
   FoldSummary& f = folds_.back();
@@ -330,6 +333,7 @@ void Session::complete_step(const StepLosses& losses) {
   f.c51_last = rec.losses.c51;
   ++f.steps;
   const bool loss_bad = !std::isfinite(rec.losses.total);
+  const bool new_loss_bad = loss_bad && !f.nonfinite_loss;  // the fold's first non-finite loss
   f.nonfinite_loss = f.nonfinite_loss || loss_bad;
   f.flags = bank_.readback();
 
@@ -346,11 +350,14 @@ void Session::complete_step(const StepLosses& losses) {
     halt_ = Event{fold_, step_, kind, entry, first ? events_.back().dump : std::string()};
     events_.push_back(*halt_);
   };
+  // A breakpoint stops once per slot and fold: after the step in which its slot first fired in
+  // the fold; halting at a fire stops at a new first fire (or the fold's first non-finite loss),
+  // so that running on after a stop goes to the next new thing, not the same fire again.
   bool hit_break = false;
-  for (int s : options_.breakpoints) hit_break = hit_break || bank_.step_flags(s) != 0;
+  for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == step_;
+  const bool new_fire = first.has_value() || new_loss_bad;
   if (hit_break) stop("breakpoint");
-  else if (options_.breakpoints.empty() && config_.halt.on_fire == "step" &&
-           (bank_.step_fired() || loss_bad))
+  else if (new_fire && (until_new_fire_ || (options_.breakpoints.empty() && config_.halt.on_fire == "step")))
     stop("halt_nan");
 
   // Grad collapse: the watched group's norm (slot 21 holds [global, groups...]).
@@ -392,6 +399,11 @@ StopReason Session::run(RunUntil until, const std::function<bool()>& cancel,
   return reason;
 }
 
+StopReason Session::run_piece(RunUntil until, const std::function<bool()>& cancel,
+                              const std::function<void(const StepRecord&)>& after_step) {
+  return run_steps(until, cancel, after_step);
+}
+
 // With a device backend, a run reads each step's record only when it must act on it within the
 // step: halting or breaking at a step, watching for a gradient collapse, stopping at a fire, or
 // writing first-fire dumps when the device cannot capture them itself. Otherwise the fold's steps
@@ -426,9 +438,7 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
         case RunUntil::Kind::FoldEnd:
           if (fold_ != fold) return StopReason::FoldEnd;
           break;
-        case RunUntil::Kind::AnyFire:
-          if (history_.back().flags != std::array<std::uint8_t, kSlotCount>{}) return StopReason::AnyFire;
-          break;
+        case RunUntil::Kind::AnyFire: break;  // a new first fire halts (complete_step)
         case RunUntil::Kind::SlotFires:
           if (history_.back().flags[static_cast<std::size_t>(until.slot)]) return StopReason::SlotFired;
           break;
@@ -437,16 +447,17 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
     return StopReason::Finished;
   };
   deferring_ = backend_->device_sentinel() && !must_read_every_step(until);
+  until_new_fire_ = until.kind == RunUntil::Kind::AnyFire;
   StopReason reason;
   try {
     reason = loop();
   } catch (...) {
-    deferring_ = false;
+    deferring_ = until_new_fire_ = false;
     deferred_.clear();
     throw;
   }
   settle_deferred();
-  deferring_ = false;
+  deferring_ = until_new_fire_ = false;
   report();
   return reason;
 }

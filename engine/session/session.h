@@ -28,6 +28,7 @@ struct StepRecord {
   StepLosses losses;
   std::array<std::uint8_t, kSlotCount> flags{};  // this step's own flags per slot
   bool updated = true;                            // false when the guard skipped the update
+  std::uint64_t checked = 0;                      // bit i: slot i was checked at this step
 };
 
 struct FoldSummary {
@@ -58,6 +59,9 @@ struct SessionOptions {
 
 enum class StopReason { Finished, Halted, StepsDone, FoldEnd, AnyFire, SlotFired, Cancelled };
 
+// AnyFire stops after a step in which some slot fired for the first time in its fold (a new fire,
+// not one that keeps firing), recording the halt_nan event `halt.on_fire = "step"` records;
+// SlotFires after a step in which that slot fired.
 struct RunUntil {
   enum class Kind { End, Steps, FoldEnd, AnyFire, SlotFires } kind = Kind::End;
   std::int64_t steps = 0;  // for Steps
@@ -94,9 +98,14 @@ class Session {
   // Runs the rest of the current step (a whole step when between steps).
   void step();
   // Runs steps until the condition holds, a halt, the end of the run, or `cancel` returns true
-  // (asked between steps). `after_step` sees every completed step.
+  // (asked between steps). `after_step` sees every completed step. The run file is rewritten
+  // when it returns.
   StopReason run(RunUntil until = {}, const std::function<bool()>& cancel = {},
                  const std::function<void(const StepRecord&)>& after_step = {});
+  // The same, leaving the run file as it is (it is still rewritten at every fold end): for a
+  // caller that runs in short pieces (the workbench's engine thread) and writes it when it stops.
+  StopReason run_piece(RunUntil until, const std::function<bool()>& cancel,
+                       const std::function<void(const StepRecord&)>& after_step = {});
   // Back to fold 0, step 0 with freshly initialised parameters; history and events cleared.
   void reset();
 
@@ -191,6 +200,7 @@ class Session {
   bool deferring_ = false;
   bool settling_ = false;  // settle_deferred is feeding steps read back after they ran
   int capture_steps_ = 0;  // steps the device's first-fire capture holds between readbacks (0: none)
+  bool until_new_fire_ = false;  // the running run() stops at a new first fire (RunUntil::AnyFire)
 };
 
 }  // namespace nanscope

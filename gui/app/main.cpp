@@ -1,9 +1,10 @@
 // nanscope: the Qt workbench. Live mode drives the trainer on an engine thread; `nanscope
-// PATH/run.h5` opens a finished (or running) run's files offline.
+// PATH/run.h5` opens a finished (or running) run's files offline, with no live session.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QTimer>
+#include <cstdio>
 
 #include "core/version.h"
 #include "widgets/inspector_widget.h"
@@ -11,72 +12,103 @@
 
 using namespace nanscope::gui;
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setApplicationName("nanscope");
-  QApplication::setApplicationVersion(nanscope::kVersion);
+namespace {
+
+struct Options {
+  EngineSettings settings;
+  QString open_file, screenshot, after, state_json;
+};
+
+// The command line, read before any window system is needed: --help and --version work without a
+// display.
+Options parse(int argc, char** argv) {
+  QCoreApplication probe(argc, argv);
+  QCoreApplication::setApplicationName("nanscope");
+  QCoreApplication::setApplicationVersion(nanscope::kVersion);
   QCommandLineParser p;
-  p.setApplicationDescription("nanscope: hunt NaNs in a deep-RL trainer");
+  p.setApplicationDescription(
+      "nanscope: hunt NaNs in a deep-RL trainer. Without a file: a live run of the scenario (F10 steps, F5 runs\n"
+      "until a slot first fires). With a run file (or a dump): that file, offline.");
   p.addHelpOption();
   p.addVersionOption();
-  p.addPositionalArgument("run", "a run file (run.h5) to open offline");
+  p.addPositionalArgument("file", "a run file (run.h5) or a dump to open offline");
   QCommandLineOption scenario("scenario", "scenario preset", "name", "healthy");
   QCommandLineOption set("set", "config override KEY=VALUE (repeatable)", "key=value");
   QCommandLineOption config("config", "TOML config file", "file");
   QCommandLineOption out("out-root", "where live runs write their files", "dir", "runs");
   QCommandLineOption shot("screenshot", "render the window to a PNG and quit", "file");
-  QCommandLineOption after("screenshot-after", "fire | steps:N | inspect (fire, then the entry's dump)", "when", "steps:20");
-  for (auto* o : {&scenario, &set, &config, &out, &shot, &after}) p.addOption(*o);
-  p.process(app);
+  QCommandLineOption after("screenshot-after", "fire | steps:N | inspect (fire, then the entry's dump)", "when",
+                           "steps:20");
+  QCommandLineOption state("state-json", "write what the window shows as JSON (with --screenshot, or on quit)",
+                           "file");
+  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state}) p.addOption(*o);
+  p.process(probe);  // --help, --version and bad options end here
+  Options o;
+  o.settings.scenario = p.value(scenario);
+  o.settings.sets = p.values(set);
+  o.settings.config_file = p.value(config);
+  o.settings.out_root = p.value(out);
+  if (!p.positionalArguments().isEmpty()) o.open_file = p.positionalArguments().first();
+  o.screenshot = p.value(shot);
+  o.after = p.value(after);
+  o.state_json = p.value(state);
+  return o;
+}
 
-  EngineSettings s;
-  s.scenario = p.value(scenario);
-  s.sets = p.values(set);
-  s.config_file = p.value(config);
-  s.out_root = p.value(out);
-  MainWindow w(s);
-  w.resize(1500, 950);
-  w.show();
-  if (!p.positionalArguments().isEmpty()) w.UI_openRunFile(p.positionalArguments().first());
-
-  if (p.isSet(shot)) {
-    // Screenshot mode (docs/): drive the window as a user would, then grab it.
-    const QString file = p.value(shot), when = p.value(after);
-    auto* timer = new QTimer(&w);
-    int phase = 0;
-    QObject::connect(timer, &QTimer::timeout, &w, [&, timer]() mutable {
-      auto snap = w.snapshot();
-      if (!snap) return;
-      if (phase == 0) {
-        if (when.startsWith("steps:")) {
-          for (int i = 0; i < when.mid(6).toInt(); ++i) w.UI_step();
-        } else {
-          w.UI_run(EngineController::UntilFire);
-        }
-        phase = 1;
-        return;
+// Screenshot mode (docs/): drive the window as a user would, then grab it (and say what it shows).
+void screenshot_when_ready(MainWindow& w, const Options& o) {
+  auto* timer = new QTimer(&w);
+  auto phase = std::make_shared<int>(0);
+  QObject::connect(timer, &QTimer::timeout, &w, [&w, o, timer, phase] {
+    auto snap = w.snapshot();
+    if (!snap) return;
+    const bool steps = o.after.startsWith("steps:");
+    const int n = steps ? o.after.mid(6).toInt() : 0;
+    if (*phase == 0) {
+      if (!w.offline()) {
+        if (steps) for (int i = 0; i < n; ++i) w.UI_step();
+        else w.UI_run(EngineController::UntilFire);
       }
-      if (phase == 1) {
-        const bool done = when.startsWith("steps:") ? snap->global_step >= when.mid(6).toInt()
-                                                     : (!w.running() && snap->entry.has_value());
-        if (!done) return;
-        const int slot = snap->entry ? snap->entry->slot : 17;
-        if (when != "inspect") w.UI_selectSlot(slot);  // the live buffer
-        if (when == "inspect")  // the buffer as its check saw it, from the dump
+      *phase = 1;
+      return;
+    }
+    if (*phase == 1) {
+      const bool done = w.offline() || (steps ? snap->global_step >= n : (!w.running() && snap->entry.has_value()));
+      if (!done) return;
+      if (!w.offline() && snap->entry) {
+        if (o.after != "inspect") w.UI_selectSlot(snap->entry->slot);  // the live buffer
+        else  // the buffer as its check saw it, from the dump
           for (const auto& e : snap->events)
             if (e.kind == "first_fire" && !e.dump.isEmpty()) {
-              w.UI_openDump(e.dump);
+              w.UI_openDump(e.dump, e.entry_slot);
               break;
             }
-        phase = 2;
-        return;
       }
-      if (++phase < 8) return;  // let the views settle
-      w.grab().save(file);
-      timer->stop();
-      QApplication::quit();
-    });
-    timer->start(150);
-  }
+      *phase = 2;
+      return;
+    }
+    if (++*phase < 8) return;  // let the views settle
+    w.grab().save(o.screenshot);
+    if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
+    timer->stop();
+    QApplication::quit();
+  });
+  timer->start(150);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("nanscope");  // QSettings: window layout, recent files
+  QApplication::setApplicationName("nanscope");
+  QApplication::setApplicationVersion(nanscope::kVersion);
+  MainWindow w(o.settings, o.open_file);
+  w.resize(1500, 950);
+  w.show();
+  if (!o.screenshot.isEmpty()) screenshot_when_ready(w, o);
+  else if (!o.state_json.isEmpty())
+    QObject::connect(&app, &QApplication::aboutToQuit, &w, [&w, &o] { w.writeViewState(o.state_json); });
   return app.exec();
 }

@@ -2,35 +2,73 @@
 
 #include <QDateTime>
 #include <QDir>
-#include <filesystem>
+#include <QFileInfo>
 
 #include "backend_choice.h"
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "io/file_kind.h"
+#include "models/offline.h"
 #include "session/scenarios.h"
 
 namespace nanscope::gui {
 
+namespace {
+constexpr auto kPieceBudget = std::chrono::milliseconds(20);    // a run piece: one step, or this long
+constexpr auto kPublishEvery = std::chrono::milliseconds(100);  // updates while running: ~10 per second
+}  // namespace
+
+ErrorClass error_class(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Config:
+    case ErrorKind::Data:
+    case ErrorKind::Usage: return ErrorClass::Config;
+    case ErrorKind::MissingInput:
+    case ErrorKind::Io: return ErrorClass::File;
+    case ErrorKind::Device: return ErrorClass::Device;
+    case ErrorKind::Internal: return ErrorClass::Other;
+  }
+  return ErrorClass::Other;
+}
+
 EngineController::EngineController(QObject* parent) : QObject(parent) {}
 EngineController::~EngineController() = default;
 
+// Runs `f`; an error stops a running chain and reaches the window with its class: `as` for what
+// the command was about (a file, a config), a device error always as one. After a device error
+// the session is dropped and the CUDA context is not used again (the next run is on the CPU).
 template <class F>
 void EngineController::guarded(F&& f) {
+  ErrorClass cls = ErrorClass::Other;
+  QString message;
   try {
     f();
+    return;
+  } catch (const DeviceError& e) {
+    cls = ErrorClass::Device;
+    message = QString::fromStdString(e.what());
+  } catch (const Error& e) {
+    cls = error_class(e.kind());
+    message = QString::fromStdString(e.what());
   } catch (const std::exception& e) {
-    Q_EMIT errorOccurred(QString::fromStdString(e.what()));
-    publish(false);
+    message = QString::fromStdString(e.what());
   }
+  if (running_) {
+    running_ = false;
+    Q_EMIT runStateChanged(false);
+  }
+  if (cls == ErrorClass::Device) {
+    device_failed_ = true;
+    session_.reset();
+    Q_EMIT errorOccurred(static_cast<int>(cls), message);
+    Q_EMIT sessionLost("device error: " + message);
+    return;
+  }
+  Q_EMIT errorOccurred(static_cast<int>(cls), message);
+  publish(false);
 }
 
-void EngineController::RT_configure(EngineSettings settings) {
-  settings_ = std::move(settings);
-  injections_.clear();
-  guarded([&] { rebuild(); });
-}
-
-void EngineController::rebuild() {
+bool EngineController::rebuild() {
   std::vector<std::string> sets;
   for (const QString& kv : settings_.sets) sets.push_back(kv.toStdString());
   const Config config = resolve_config(settings_.scenario.toStdString(), settings_.config_file.toStdString(), sets);
@@ -38,31 +76,55 @@ void EngineController::rebuild() {
   o.injections = injections_;
   o.breakpoints = breakpoints_;
   o.graph = settings_.graph;
-  QString dir = QDir(settings_.out_root).filePath(
+  const QString dir = QDir(settings_.out_root).filePath(
       "gui-" + QDateTime::currentDateTimeUtc().toString("yyyyMMddTHHmmsszzz") + "Z");
   o.out_dir = dir.toStdString();
-  session_.reset();
-  session_ = std::make_unique<Session>(config, choose_backend("auto", config, false), o);
+  std::unique_ptr<Backend> backend;
+  if (device_failed_ || settings_.backend == "cpu") backend = make_cpu_backend(config);
+  else if (settings_.make_backend) backend = settings_.make_backend(config);
+  else backend = choose_backend("auto", config, false);
+  // The new session is built (and its injections validated) before the old one is let go: a
+  // refused injection leaves the running session as it was.
+  auto fresh = std::make_unique<Session>(config, std::move(backend), o);
+  session_ = std::move(fresh);
   session_->write_run_file();
+  updates_.restart();
   publish(false);
+  sendInspect();  // the followed slot, as this new run has it: not computed yet
+  return true;
 }
 
 void EngineController::publish(bool running) {
   if (!session_) return;
-  Q_EMIT snapshotReady(make_snapshot(*session_, ++seq_, running, rate_, settings_.scenario));
+  Q_EMIT updateReady(updates_.make(*session_, running, rate_, settings_.scenario));
+  if (inspected_ >= 0) sendInspect();  // the inspector follows the selected slot at every update
+}
+
+void EngineController::RT_configure(EngineSettings settings) {
+  stopRun();
+  session_.reset();  // the old run is over whatever happens next
+  settings_ = std::move(settings);
+  injections_.clear();
+  bool ok = false;
+  guarded([&] { ok = rebuild(); });
+  if (!ok) {
+    session_.reset();
+    Q_EMIT sessionLost("no run: the config could not be used");
+  }
 }
 
 void EngineController::RT_stepPhase() {
   guarded([&] {
-    if (!session_ || session_->finished()) return;
+    if (!session_ || session_->finished() || running_) return;
     session_->step_phase();
+    if (!session_->mid_step()) session_->write_run_file();
     publish(false);
   });
 }
 
 void EngineController::RT_step() {
   guarded([&] {
-    if (!session_ || session_->finished()) return;
+    if (!session_ || session_->finished() || running_) return;
     session_->step();
     session_->write_run_file();
     publish(false);
@@ -71,117 +133,162 @@ void EngineController::RT_step() {
 
 void EngineController::RT_run(int kind) {
   guarded([&] {
-    if (!session_ || session_->finished()) return;
+    if (!session_ || session_->finished() || running_) {
+      publish(false);
+      return;
+    }
     if (session_->mid_step()) session_->step();  // finish a phase-stepped step first
     pause_.store(false);
+    until_ = RunUntil{};
+    until_.kind = kind == UntilFoldEnd ? RunUntil::Kind::FoldEnd
+                                       : (kind == UntilFire ? RunUntil::Kind::AnyFire : RunUntil::Kind::End);
+    running_ = true;
     Q_EMIT runStateChanged(true);
-    run_start_ = std::chrono::steady_clock::now();
+    run_start_ = last_publish_ = std::chrono::steady_clock::now();
     run_start_step_ = session_->global_step();
-    auto last = std::chrono::steady_clock::now();
-    RunUntil until;
-    until.kind = kind == UntilFoldEnd ? RunUntil::Kind::FoldEnd
-                                      : (kind == UntilFire ? RunUntil::Kind::AnyFire : RunUntil::Kind::End);
-    session_->run(until, [&] { return pause_.load(); },
-                  [&](const StepRecord&) {
-                    const auto now = std::chrono::steady_clock::now();
-                    const double secs = std::chrono::duration<double>(now - run_start_).count();
-                    rate_ = secs > 0 ? static_cast<double>(session_->global_step() - run_start_step_) / secs : 0;
-                    if (now - last > std::chrono::milliseconds(100)) {  // batched: ~10 snapshots/s
-                      last = now;
-                      publish(true);
-                    }
-                  });
-    Q_EMIT runStateChanged(false);
-    publish(false);
+    rate_ = 0;
+    publish(true);
+    QMetaObject::invokeMethod(this, &EngineController::RT_runPiece, Qt::QueuedConnection);
   });
 }
 
-void EngineController::RT_stop() {
+// One piece of a run; re-posted behind whatever the window sent meanwhile.
+void EngineController::RT_runPiece() {
+  if (!running_ || !session_) return;
   guarded([&] {
-    pause_.store(false);
-    if (session_) rebuild();
+    const auto start = std::chrono::steady_clock::now();
+    const StopReason reason = session_->run_piece(
+        until_, [&] { return pause_.load() || std::chrono::steady_clock::now() - start > kPieceBudget; });
+    const auto now = std::chrono::steady_clock::now();
+    const double secs = std::chrono::duration<double>(now - run_start_).count();
+    rate_ = secs > 0 ? static_cast<double>(session_->global_step() - run_start_step_) / secs : 0;
+    if (reason == StopReason::Cancelled && !pause_.load()) {
+      if (now - last_publish_ >= kPublishEvery) {
+        last_publish_ = now;
+        publish(true);
+      }
+      QMetaObject::invokeMethod(this, &EngineController::RT_runPiece, Qt::QueuedConnection);
+      return;
+    }
+    stopRun();
   });
+}
+
+void EngineController::stopRun() {
+  if (!running_) return;
+  running_ = false;
+  if (session_) session_->write_run_file();
+  Q_EMIT runStateChanged(false);
+  publish(false);
+}
+
+void EngineController::RT_stop() {
+  stopRun();
+  pause_.store(false);
+  if (!session_) return;
+  guarded([&] { rebuild(); });
 }
 
 void EngineController::RT_setBreakpoint(int slot, bool on) {
   if (on) breakpoints_.insert(slot);
   else breakpoints_.erase(slot);
   if (session_) session_->set_breakpoints(breakpoints_);
-  publish(false);
+  publish(running_);
 }
 
 void EngineController::RT_setGraph(bool on) {
   settings_.graph = on;
   if (!session_) return;
   session_->set_graph(on);
-  publish(false);
+  publish(running_);
 }
 
 void EngineController::RT_setChecked(int slot, bool on) {
   if (!session_) return;
   session_->set_checked(slot, on);
-  publish(false);
+  publish(running_);
 }
 
 void EngineController::RT_addInjection(const QString& spec) {
+  if (!session_) return;
+  stopRun();
+  Injection inj;
+  bool parsed = false;
   guarded([&] {
-    injections_.push_back(parse_injection(spec.toStdString()));
-    rebuild();  // injections are validated against the run and take effect from step 0
+    inj = parse_injection(spec.toStdString());
+    parsed = true;
   });
+  if (!parsed) return;
+  injections_.push_back(inj);
+  bool ok = false;
+  guarded([&] { ok = rebuild(); });  // validated against the run; takes effect from step 0
+  if (!ok) injections_.pop_back();   // refused: the spec stays out, the session stays
 }
 
-void EngineController::RT_inspect(int slot) {
+void EngineController::RT_resync() {
+  updates_.restart();
+  publish(running_);
+}
+
+void EngineController::requestInspect(int slot) {
+  wanted_inspect_.store(slot);
+  if (!inspect_posted_.exchange(true))
+    QMetaObject::invokeMethod(this, &EngineController::RT_inspectPending, Qt::QueuedConnection);
+}
+
+void EngineController::RT_inspectPending() {
+  inspect_posted_.store(false);
+  inspected_ = wanted_inspect_.load();
+  sendInspect();
+}
+
+void EngineController::sendInspect() {
+  if (inspected_ < 0 || !session_) return;
   guarded([&] {
-    if (!session_) return;
+    const int slot = inspected_;
     SlotView v = session_->backend().slot(slot);
+    const auto at = live_buffer_step(*session_, slot);
     std::vector<float> data(v.count);
     for (std::size_t i = 0; i < v.count; ++i) data[i] = static_cast<float>(v.at(i));
-    const QString origin = QString("live: fold %1, step %2").arg(session_->fold()).arg(session_->step_in_fold());
-    Q_EMIT inspectReady(std::make_shared<const BufferStats>(
-        compute_stats(slot, v.shape, v.exists() ? data.data() : nullptr, v.count, origin)));
+    const QString origin = !at ? QString("live: not computed yet (no step has run)")
+                               : QString("live: fold %1, step %2%3")
+                                     .arg(at->fold)
+                                     .arg(at->step)
+                                     .arg(at->in_progress ? " (in progress)" : "");
+    BufferStats s = compute_stats(slot, v.shape, v.exists() && at ? data.data() : nullptr, v.count, origin);
+    s.source = "live";
+    s.computed = at.has_value();
+    s.exists = v.exists();
+    if (at) {
+      s.fold = at->fold;
+      s.step = at->step;
+    }
+    Q_EMIT inspectReady(std::make_shared<const BufferStats>(std::move(s)));
   });
 }
 
-SnapshotPtr make_snapshot(Session& s, quint64 seq, bool running, double rate, const QString& scenario) {
-  auto snap = std::make_shared<Snapshot>();
-  const Config& c = s.config();
-  snap->seq = seq;
-  snap->source = "live";
-  snap->backend = QString::fromStdString(s.backend().name());
-  snap->device = QString::fromStdString(s.backend().device_name());
-  snap->graph = s.graph();
-  snap->scenario = scenario;
-  snap->config_toml = QString::fromStdString(to_toml(c));
-  snap->steps_per_second = rate;
-  snap->running = running;
-  snap->finished = s.finished();
-  snap->fold = s.fold();
-  snap->step = s.step_in_fold();
-  snap->global_step = s.global_step();
-  snap->folds_total = c.run.folds;
-  snap->steps_per_fold = c.run.steps_per_fold;
-  snap->next_phase = QString::fromUtf8(phase_name(s.next_phase()).data());
-  snap->setup = s.bank().setup().state;
-  for (const auto& f : s.folds()) snap->folds.push_back(f.flags);
-  for (const auto& h : s.history()) {
-    snap->step_flags.push_back(h.flags);
-    snap->step_fold.push_back(h.fold);
-    snap->step_in_fold.push_back(h.step);
-    snap->loss.push_back(h.losses.total);
-    snap->c51.push_back(h.losses.c51);
-    snap->grad_norm.push_back(h.losses.grad_norm);
-  }
-  const std::filesystem::path dir = std::filesystem::path(s.run_file_path()).parent_path();
-  for (const auto& e : s.events())
-    snap->events.push_back({e.fold, e.step, QString::fromStdString(e.kind), e.entry_slot,
-                            e.dump.empty() ? QString() : QString::fromStdString((dir / e.dump).string())});
-  if (const auto& h = s.halt())
-    snap->halt = SnapshotEvent{h->fold, h->step, QString::fromStdString(h->kind), h->entry_slot, {}};
-  if (auto e = s.entry()) snap->entry = SnapshotEntry{e->slot, e->fold, e->step};
-  if (auto b = s.backward_entry()) snap->backward_entry = SnapshotEntry{b->slot, b->fold, b->step};
-  snap->breakpoints = s.breakpoints();
-  snap->run_file = QString::fromStdString(s.run_file_path());
-  return snap;
+void EngineController::RT_openFile(const QString& path, int slot) {
+  guarded([&] {
+    try {
+      if (detect_file_kind(path.toStdString()) == FileKind::Dump) {
+        RT_openDump(path, slot);
+        return;
+      }
+      Q_EMIT runFileLoaded(load_run_update(path));
+    } catch (const Error& e) {
+      Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File), QString::fromStdString(e.what()));
+    }
+  });
+}
+
+void EngineController::RT_openDump(const QString& path, int slot) {
+  guarded([&] {
+    try {
+      Q_EMIT inspectReady(load_dump_stats(path, slot));
+    } catch (const Error& e) {
+      Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File), QString::fromStdString(e.what()));
+    }
+  });
 }
 
 }  // namespace nanscope::gui

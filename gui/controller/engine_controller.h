@@ -1,7 +1,10 @@
 // The engine thread's object: owns the Session (and, on GPU, the device context), runs the commands
-// the window sends, and answers with immutable snapshots. It lives on its own QThread; every public
-// slot runs there (RT_ side). Pause is a flag the GUI thread may set at any time: a run checks it
-// between steps.
+// the window sends, and answers with updates (controller/live_updates.h), buffer statistics and
+// offline files read off the UI thread. It lives on its own QThread; every RT_ slot runs there.
+// A run is a chain of short pieces (one step, or as many as fit in a few milliseconds), each
+// re-posted behind the commands that arrived meanwhile: toggling a breakpoint or a check,
+// inspecting a buffer or pausing takes effect within a step. Pause is also a flag the UI thread
+// may set at any time.
 #pragma once
 
 #include <QObject>
@@ -9,9 +12,12 @@
 #include <QStringList>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 
+#include "controller/live_updates.h"
+#include "core/errors.h"
 #include "models/snapshot.h"
 #include "session/session.h"
 
@@ -19,11 +25,18 @@ namespace nanscope::gui {
 
 struct EngineSettings {
   QString scenario = "healthy";
-  QStringList sets;       // KEY=VALUE overrides
-  QString config_file;    // optional TOML
+  QStringList sets;           // KEY=VALUE overrides
+  QString config_file;        // optional TOML
   QString out_root = "runs";  // each configured run writes runs/gui-<timestamp>
   bool graph = true;          // whole steps as one CUDA graph (CUDA backend; phase steps stay ungraphed)
+  QString backend = "auto";   // auto | cpu (the window switches to cpu after a device error)
+  // Builds the backend instead of choose_backend (tests: a backend that fails like a device).
+  std::function<std::unique_ptr<Backend>(const Config&)> make_backend;
 };
+
+// What went wrong, as far as the window's offer goes: a bad config, a bad file, a device error.
+enum class ErrorClass : int { Config = 0, File, Device, Other };
+ErrorClass error_class(ErrorKind kind);
 
 class EngineController : public QObject {
   Q_OBJECT
@@ -34,30 +47,40 @@ class EngineController : public QObject {
   explicit EngineController(QObject* parent = nullptr);
   ~EngineController() override;
 
-  // Thread-safe: asks a running loop to stop after the current step.
+  // Thread-safe (UI thread): asks a running chain to stop after the current step.
   void requestPause() { pause_.store(true); }
+  // Thread-safe: inspect `slot` (live) from now on; requests collapse into one pending inspect.
+  void requestInspect(int slot);
 
  public Q_SLOTS:
   void RT_configure(nanscope::gui::EngineSettings settings);
   void RT_stepPhase();
   void RT_step();
   void RT_run(int kind);
-  void RT_stop();  // back to fold 0, step 0
+  void RT_stop();  // back to fold 0, step 0 (a new run)
   void RT_setBreakpoint(int slot, bool on);
   void RT_setChecked(int slot, bool on);
   void RT_setGraph(bool on);
   void RT_addInjection(const QString& spec);
-  void RT_inspect(int slot);
+  void RT_resync();                                 // the next update replaces the window's picture
+  void RT_openFile(const QString& path, int slot);  // a run file or a dump, by its content
+  void RT_openDump(const QString& path, int slot);  // the slot's buffer (or the entry slot's)
 
  Q_SIGNALS:
-  void snapshotReady(nanscope::gui::SnapshotPtr snapshot);
+  void updateReady(nanscope::gui::UpdatePtr update);
+  void runFileLoaded(nanscope::gui::UpdatePtr update);
   void inspectReady(nanscope::gui::BufferStatsPtr stats);
-  void errorOccurred(const QString& message);
+  void errorOccurred(int error_class, const QString& message);
+  void sessionLost(const QString& reason);  // no live session (a bad config or a device error)
   void runStateChanged(bool running);
 
  private:
+  void RT_runPiece();
+  void RT_inspectPending();
   void publish(bool running);
-  void rebuild();
+  void sendInspect();
+  bool rebuild();  // a new session from settings_ and injections_; false (reported) if it failed
+  void stopRun();
   template <class F>
   void guarded(F&& f);
 
@@ -66,14 +89,19 @@ class EngineController : public QObject {
   std::set<int> breakpoints_;
   std::vector<Injection> injections_;
   std::atomic<bool> pause_{false};
-  quint64 seq_ = 0;
-  std::chrono::steady_clock::time_point run_start_;
+  LiveUpdates updates_;
+  bool device_failed_ = false;  // a device error: the CUDA context is not used again
+  // The running chain.
+  bool running_ = false;
+  RunUntil until_;
+  std::chrono::steady_clock::time_point run_start_, last_publish_;
   std::int64_t run_start_step_ = 0;
   double rate_ = 0;
+  // Inspection: the slot followed at every update, and the one pending request.
+  int inspected_ = -1;
+  std::atomic<int> wanted_inspect_{-1};
+  std::atomic<bool> inspect_posted_{false};
 };
-
-// A snapshot of a live session.
-SnapshotPtr make_snapshot(Session& s, quint64 seq, bool running, double rate, const QString& scenario);
 
 }  // namespace nanscope::gui
 

@@ -1,5 +1,7 @@
 #include "models/slot_grid_model.h"
 
+#include <QStringList>
+
 namespace nanscope::gui {
 
 int cell_code(SlotState state, std::uint8_t kinds) {
@@ -21,52 +23,76 @@ QString cell_text(int code) {
   return code >= 0 && code < kCellCodeCount ? names[code] : "?";
 }
 
-void SlotGridModel::setSnapshot(SnapshotPtr s) {
-  const int before = columns_;
-  snap_ = std::move(s);
-  rows_ = stepRows();
-  int after = 0;
-  if (snap_) after = mode_ == Folds ? static_cast<int>(snap_->folds.size()) : static_cast<int>(rows_.size());
-  if (after != before) {
-    beginResetModel();
-    columns_ = after;
-    endResetModel();
-  } else if (after > 0) {
-    Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, after - 1));
-  }
+QString kinds_text(std::uint8_t kinds) {
+  QStringList k;
+  if (kinds & kKindNaN) k << "NaN";
+  if (kinds & kKindPosInf) k << "+Inf";
+  if (kinds & kKindNegInf) k << "-Inf";
+  return k.isEmpty() ? QString("none") : k.join(", ");
 }
 
-void SlotGridModel::setFold(int fold) {
-  fold_ = fold;
+void SlotGridModel::setView(const Snapshot* view) {
   beginResetModel();
-  rows_ = stepRows();
-  columns_ = snap_ ? static_cast<int>(rows_.size()) : 0;
+  view_ = view;
+  columns_ = wantedColumns();
   endResetModel();
 }
 
-std::vector<std::size_t> SlotGridModel::stepRows() const {
-  std::vector<std::size_t> rows;
-  if (!snap_) return rows;
-  for (std::size_t i = 0; i < snap_->step_fold.size(); ++i)
-    if (snap_->step_fold[i] == fold_) rows.push_back(i);
-  return rows;
+int SlotGridModel::wantedColumns() const {
+  if (!view_) return 0;
+  if (mode_ == Folds) return static_cast<int>(view_->folds.size());
+  const auto [begin, end] = view_->fold_steps(fold_);
+  return static_cast<int>(end - begin);
+}
+
+// Appending updates add columns (and change the last ones); a replaced picture resets.
+void SlotGridModel::refresh(bool reset) {
+  const int want = wantedColumns();
+  if (reset || want < columns_) {
+    beginResetModel();
+    columns_ = want;
+    endResetModel();
+    return;
+  }
+  const int before = columns_;
+  if (want > before) {
+    beginInsertColumns({}, before, want - 1);
+    columns_ = want;
+    endInsertColumns();
+  }
+  // The fold grid's last fold keeps changing, and so may the step grid's cells' check states.
+  const int from = mode_ == Folds ? std::max(0, before - 1) : std::max(0, before - 1);
+  if (columns_ > 0 && from < columns_) Q_EMIT dataChanged(index(0, from), index(kSlotCount - 1, columns_ - 1));
+}
+
+void SlotGridModel::setFold(int fold) {
+  beginResetModel();
+  fold_ = fold;
+  columns_ = wantedColumns();
+  endResetModel();
 }
 
 int SlotGridModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kSlotCount; }
 int SlotGridModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : columns_; }
 
 int SlotGridModel::code(int row, int column) const {
-  if (!snap_ || row < 0 || row >= kSlotCount || column < 0 || column >= columns_) return kCellNotRun;
+  if (!view_ || row < 0 || row >= kSlotCount || column < 0 || column >= columns_) return kCellNotRun;
   const int slot = slotOfRow(row);
   if (mode_ == Folds) {
-    const SlotRecord& r = snap_->folds[static_cast<std::size_t>(column)].slots[slot];
+    const SlotRecord& r = view_->folds[static_cast<std::size_t>(column)].slots[slot];
     return cell_code(r.state, r.kinds);
   }
-  return cell_code(snap_->setup[slot], snap_->step_flags[rows_[static_cast<std::size_t>(column)]][slot]);
+  const StepRow& s = view_->steps[view_->fold_steps(fold_).first + static_cast<std::size_t>(column)];
+  if (!(s.checked >> slot & 1)) {
+    // Not checked at that step: still off now (absent, deferred, disabled), or turned on since.
+    const SlotState now = view_->setup[slot];
+    return cell_code(now == SlotState::Clean ? SlotState::Disabled : now, 0);
+  }
+  return cell_code(SlotState::Clean, s.flags[slot]);
 }
 
 QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || !snap_) return {};
+  if (!index.isValid() || !view_) return {};
   const int slot = slotOfRow(index.row());
   const int c = code(index.row(), index.column());
   if (role == CodeRole) return c;
@@ -75,12 +101,14 @@ QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole) {
     QString tip = QString("slot %1 %2\n").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
     if (mode_ == Folds) {
-      const SlotRecord& r = snap_->folds[static_cast<std::size_t>(index.column())].slots[slot];
+      const SlotRecord& r = view_->folds[static_cast<std::size_t>(index.column())].slots[slot];
       tip += QString("fold %1: %2").arg(index.column()).arg(QString::fromUtf8(state_name(r.state)));
       if (r.first_step >= 0)
-        tip += QString("\nkinds %1\nfirst step %2\ncount %3").arg(cell_text(c)).arg(r.first_step).arg(r.count);
+        tip += QString("\nkinds %1\nfirst step %2\ncount %3").arg(kinds_text(r.kinds)).arg(r.first_step).arg(r.count);
     } else {
-      tip += QString("fold %1, step %2: %3").arg(fold_).arg(index.column()).arg(cell_text(c));
+      const StepRow& s = view_->steps[view_->fold_steps(fold_).first + static_cast<std::size_t>(index.column())];
+      tip += QString("fold %1, step %2: %3").arg(fold_).arg(s.step).arg(cell_text(c));
+      if (s.flags[slot]) tip += QString("\nkinds %1").arg(kinds_text(s.flags[slot]));
     }
     return tip;
   }

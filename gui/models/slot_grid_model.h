@@ -1,5 +1,6 @@
 // The slot x fold grid and the slot x step grid of one fold, as a table model: rows are slots in
-// dataflow order (labelled by index and name), columns folds or steps. The plot adapter draws it;
+// dataflow order (labelled by index and name), columns folds or steps. It reads the window's
+// picture (models/snapshot.h) and grows by columns as updates append; the plot adapter draws it;
 // tests read it.
 #pragma once
 
@@ -16,6 +17,7 @@ enum CellCode : int {
 };
 int cell_code(SlotState state, std::uint8_t kinds);
 QString cell_text(int code);
+QString kinds_text(std::uint8_t kinds);  // "NaN, +Inf" or "none"
 
 class SlotGridModel : public QAbstractTableModel {
   Q_OBJECT
@@ -26,10 +28,12 @@ class SlotGridModel : public QAbstractTableModel {
 
   explicit SlotGridModel(Mode mode, QObject* parent = nullptr) : QAbstractTableModel(parent), mode_(mode) {}
 
-  void setSnapshot(SnapshotPtr s);
+  // The picture to show (owned by the window, outliving the model); `reset`: it was replaced.
+  void setView(const Snapshot* view);
+  void refresh(bool reset);
   void setFold(int fold);  // Steps mode: which fold's steps
   int fold() const { return fold_; }
-  SnapshotPtr snapshot() const { return snap_; }
+  const Snapshot* view() const { return view_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -40,10 +44,9 @@ class SlotGridModel : public QAbstractTableModel {
   static int slotOfRow(int row) { return dataflow_order()[static_cast<std::size_t>(row)]; }
 
  private:
-  std::vector<std::size_t> stepRows() const;  // global step indices of the fold
-  std::vector<std::size_t> rows_;              // stepRows(), cached per snapshot and fold
+  int wantedColumns() const;
   Mode mode_;
-  SnapshotPtr snap_;
+  const Snapshot* view_ = nullptr;
   int fold_ = 0;
   int columns_ = 0;
 };

@@ -4,30 +4,30 @@
 
 namespace nanscope::gui {
 
-void SlotTableModel::setSnapshot(SnapshotPtr s) {
-  const bool first = !snap_;
-  if (first) beginResetModel();
-  snap_ = std::move(s);
-  if (first) endResetModel();
-  else Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, ColumnCount - 1));
+void SlotTableModel::setView(const Snapshot* view) {
+  beginResetModel();
+  view_ = view;
+  endResetModel();
+}
+
+void SlotTableModel::refresh() {
+  if (view_) Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, ColumnCount - 1));
 }
 
 void SlotTableModel::setFold(int fold) {
   fold_ = fold;
-  if (snap_) Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, ColumnCount - 1));
+  refresh();
 }
 
 const SlotRecord* SlotTableModel::record(int slot) const {
-  if (!snap_ || snap_->folds.empty()) return nullptr;
-  const std::size_t f = fold_ < 0 || fold_ >= static_cast<int>(snap_->folds.size())
-                            ? snap_->folds.size() - 1 : static_cast<std::size_t>(fold_);
-  return &snap_->folds[f].slots[slot];
+  if (!view_ || fold_ < 0 || fold_ >= static_cast<int>(view_->folds.size())) return nullptr;
+  return &view_->folds[static_cast<std::size_t>(fold_)].slots[slot];
 }
 
 QString SlotTableModel::stateOf(int slot) const {
   if (const SlotRecord* r = record(slot)) return QString::fromUtf8(state_name(r->state));
-  if (!snap_) return {};
-  const SlotState s = snap_->setup[slot];
+  if (!view_) return {};
+  const SlotState s = view_->setup[slot];
   return s == SlotState::Clean ? QString("active") : QString::fromUtf8(state_name(s));
 }
 
@@ -40,9 +40,9 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
   const SlotInfo& info = slot_info(slot);
   const SlotRecord* r = record(slot);
   if (role == Qt::CheckStateRole && index.column() == BreakOn)
-    return snap_ && snap_->breakpoints.count(slot) ? Qt::Checked : Qt::Unchecked;
+    return view_ && view_->breakpoints.count(slot) ? Qt::Checked : Qt::Unchecked;
   if (role == Qt::CheckStateRole && index.column() == Check)
-    return snap_ && snap_->setup[slot] == SlotState::Clean ? Qt::Checked : Qt::Unchecked;
+    return view_ && view_->setup[slot] == SlotState::Clean ? Qt::Checked : Qt::Unchecked;
   if (role == Qt::UserRole) return slot;
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {
@@ -54,8 +54,8 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
     case Count: return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->count)) : QVariant(QString("-"));
     case BreakOn: return role == Qt::ToolTipRole ? QVariant(QString("stop after the first step in which this slot fires (F9)")) : QVariant();
     case Check: {
-      if (!snap_) return {};
-      const SlotState s = snap_->setup[slot];
+      if (!view_) return {};
+      const SlotState s = view_->setup[slot];
       return s == SlotState::Clean ? QString("on") : QString::fromUtf8(state_name(s));
     }
   }
@@ -67,7 +67,7 @@ bool SlotTableModel::setData(const QModelIndex& index, const QVariant& value, in
   const int slot = dataflow_order()[static_cast<std::size_t>(index.row())];
   const bool on = value.toInt() == Qt::Checked;
   if (index.column() == BreakOn) Q_EMIT breakpointToggled(slot, on);
-  else if (index.column() == Check && snap_ && snap_->setup[slot] != SlotState::Absent) Q_EMIT checkToggled(slot, on);
+  else if (index.column() == Check && view_ && view_->setup[slot] != SlotState::Absent) Q_EMIT checkToggled(slot, on);
   else return false;
   return true;
 }
@@ -76,8 +76,8 @@ Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
   if (index.column() == BreakOn) f |= Qt::ItemIsUserCheckable;
-  if (index.column() == Check && snap_ &&
-      snap_->setup[dataflow_order()[static_cast<std::size_t>(index.row())]] != SlotState::Absent)
+  if (index.column() == Check && view_ &&
+      view_->setup[dataflow_order()[static_cast<std::size_t>(index.row())]] != SlotState::Absent)
     f |= Qt::ItemIsUserCheckable;
   return f;
 }
@@ -88,13 +88,23 @@ QVariant SlotTableModel::headerData(int section, Qt::Orientation o, int role) co
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 
-void EventsModel::setSnapshot(SnapshotPtr s) {
-  snap_ = std::move(s);
-  const int n = snap_ ? static_cast<int>(snap_->events.size()) : 0;
-  if (n != rows_) {
+void EventsModel::setView(const Snapshot* view) {
+  beginResetModel();
+  view_ = view;
+  rows_ = view_ ? static_cast<int>(view_->events.size()) : 0;
+  endResetModel();
+}
+
+void EventsModel::refresh(bool reset) {
+  const int n = view_ ? static_cast<int>(view_->events.size()) : 0;
+  if (reset || n < rows_) {
     beginResetModel();
     rows_ = n;
     endResetModel();
+  } else if (n > rows_) {
+    beginInsertRows({}, rows_, n - 1);
+    rows_ = n;
+    endInsertRows();
   }
 }
 
@@ -102,9 +112,10 @@ int EventsModel::rowCount(const QModelIndex& parent) const { return parent.isVal
 int EventsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant EventsModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || !snap_ || index.row() >= rows_) return {};
-  const SnapshotEvent& e = snap_->events[static_cast<std::size_t>(index.row())];
+  if (!index.isValid() || !view_ || index.row() >= rows_) return {};
+  const SnapshotEvent& e = view_->events[static_cast<std::size_t>(index.row())];
   if (role == DumpPathRole) return e.dump;
+  if (role == SlotRole) return e.entry_slot;
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Fold: return e.fold;

@@ -14,9 +14,11 @@ class SlotTableModel : public QAbstractTableModel {
   enum Column { Index, Name, Phase, State, FirstFire, Count, BreakOn, Check, ColumnCount };
 
   explicit SlotTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
-  void setSnapshot(SnapshotPtr s);
-  void setFold(int fold);  // -1: the latest fold
-  SnapshotPtr snapshot() const { return snap_; }
+  // The picture to show (owned by the window, outliving the model).
+  void setView(const Snapshot* view);
+  void refresh();
+  void setFold(int fold);  // the fold whose states, first fires and counts are shown
+  int fold() const { return fold_; }
   // The state shown for a slot ("clean", "fired", "absent", ...).
   QString stateOf(int slot) const;
 
@@ -33,8 +35,8 @@ class SlotTableModel : public QAbstractTableModel {
 
  private:
   const SlotRecord* record(int slot) const;
-  SnapshotPtr snap_;
-  int fold_ = -1;
+  const Snapshot* view_ = nullptr;
+  int fold_ = 0;
 };
 
 class EventsModel : public QAbstractTableModel {
@@ -43,14 +45,16 @@ class EventsModel : public QAbstractTableModel {
   enum Column { Fold, Step, Kind, Entry, Dump, ColumnCount };
   static constexpr int DumpPathRole = Qt::UserRole + 1;
   explicit EventsModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
-  void setSnapshot(SnapshotPtr s);
+  void setView(const Snapshot* view);
+  void refresh(bool reset);  // appending updates add rows
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
   QVariant headerData(int section, Qt::Orientation o, int role) const override;
+  static constexpr int SlotRole = Qt::UserRole + 2;  // the event's slot (its entry slot)
 
  private:
-  SnapshotPtr snap_;
+  const Snapshot* view_ = nullptr;
   int rows_ = 0;
 };
 

@@ -1,6 +1,9 @@
-// An immutable picture of the engine's state, made on the engine thread and handed to the GUI
-// through a queued signal (sequence-numbered; the window drops stale ones). Offline mode builds the
-// same picture from a run file, so every view works the same on files.
+// What the window shows, and how it gets there. The engine thread sends sequence-numbered
+// updates through a queued signal; an update carries what changed since the one before it (the
+// new steps, the folds that may still change, the new events) and the run's current scalars, so
+// its cost does not grow with the run's length. The window applies updates to its Snapshot, the
+// accumulated picture its models and plots read. Offline mode builds one update that replaces
+// everything from a run file, so every view works the same on files.
 #pragma once
 
 #include <QMetaType>
@@ -28,7 +31,16 @@ struct SnapshotEntry {
   int slot = -1, fold = 0, step = 0;
 };
 
-struct Snapshot {
+// One step of the run: its own flags, the slots checked at it, the loss terms and the norm.
+struct StepRow {
+  int fold = 0, step = 0;
+  std::array<std::uint8_t, kSlotCount> flags{};
+  std::uint64_t checked = 0;  // bit i: slot i was checked at this step
+  double loss = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0, grad_norm = 0;
+};
+
+// The run's scalars: where it is and what it is.
+struct SnapshotHead {
   quint64 seq = 0;
   bool offline = false;
   QString source;  // "live" or the run file path
@@ -39,23 +51,53 @@ struct Snapshot {
   int fold = 0, step = 0, folds_total = 0, steps_per_fold = 0;
   std::int64_t global_step = 0;
   QString next_phase;
-  std::array<SlotState, kSlotCount> setup{};  // states before anything fired (absent, deferred, ...)
-  std::vector<FoldFlags> folds;               // finished folds and the current one
-  std::vector<std::array<std::uint8_t, kSlotCount>> step_flags;  // per global step
-  std::vector<int> step_fold, step_in_fold;
-  std::vector<double> loss, c51, grad_norm;
-  std::vector<SnapshotEvent> events;
+  bool mid_step = false;                      // phase stepping stopped inside a step
+  std::array<SlotState, kSlotCount> setup{};  // states now (absent, deferred, disabled, checked)
   std::optional<SnapshotEvent> halt;
   std::optional<SnapshotEntry> entry, backward_entry;
   std::set<int> breakpoints;
+  std::vector<std::string> injections;  // the run's injections (recorded in its config)
   QString run_file;
+};
+
+struct Snapshot : SnapshotHead {
+  std::vector<FoldFlags> folds;        // finished folds and the current one
+  std::vector<StepRow> steps;          // every step so far, in order (global step = index)
+  std::vector<std::size_t> fold_begin; // index in `steps` of each fold's first step
+  std::vector<SnapshotEvent> events;
+
+  // The steps of one fold: [begin, end) indices into `steps`.
+  std::pair<std::size_t, std::size_t> fold_steps(int fold) const;
+  // A fold's own entry point (slot and step), if anything fired in it.
+  std::optional<SnapshotEntry> fold_entry(int fold) const;
 };
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 
-// Buffer statistics for the inspector, reduced on the engine thread (the widget only draws).
+struct SnapshotUpdate {
+  quint64 seq = 0;
+  std::uint64_t epoch = 0;  // a new run (or file) starts a new epoch
+  bool reset = false;       // replaces the whole picture
+  SnapshotHead head;
+  std::size_t first_step = 0;  // steps[first_step...] are the new ones
+  std::vector<StepRow> steps;
+  std::size_t first_fold = 0;  // folds[first_fold...] replace the window's
+  std::vector<FoldFlags> folds;
+  std::size_t first_event = 0;
+  std::vector<SnapshotEvent> events;
+};
+using UpdatePtr = std::shared_ptr<const SnapshotUpdate>;
+
+// Applies an update; false (nothing changed) when it does not follow on from `view` (a gap).
+bool apply_update(Snapshot& view, const SnapshotUpdate& u);
+
+// Buffer statistics for the inspector, reduced off the UI thread (the widget only draws).
 struct BufferStats {
   int slot = -1;
-  QString origin;  // "live fold F step S" or the dump path
+  QString source;        // "live" or "dump"
+  QString origin;        // the header's text: "live: fold F, step S" or the dump's name and step
+  QString path;          // the dump file, for source "dump"
+  int fold = -1, step = -1;  // the step whose buffer this is (-1: none)
+  bool computed = true;  // false: no step has written the buffer yet
   std::vector<std::int64_t> shape;
   std::int64_t count = 0, nan = 0, posinf = 0, neginf = 0;
   double finite_min = 0, finite_max = 0, finite_mean = 0;
@@ -64,6 +106,7 @@ struct BufferStats {
   std::vector<std::int64_t> first_bad;  // up to 32 flat indices
   std::vector<float> values;            // the whole buffer, for the paged table
   bool exists = false;
+  std::int64_t finite() const { return count - nan - posinf - neginf; }
 };
 using BufferStatsPtr = std::shared_ptr<const BufferStats>;
 
@@ -72,8 +115,10 @@ BufferStats compute_stats(int slot, const std::vector<std::int64_t>& shape, cons
 
 // Rows of the grids and the slot table: slot indices in dataflow order.
 const std::array<int, kSlotCount>& dataflow_order();
+int row_of_slot(int slot);
 
 }  // namespace nanscope::gui
 
 Q_DECLARE_METATYPE(nanscope::gui::SnapshotPtr)
+Q_DECLARE_METATYPE(nanscope::gui::UpdatePtr)
 Q_DECLARE_METATYPE(nanscope::gui::BufferStatsPtr)

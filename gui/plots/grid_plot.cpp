@@ -11,7 +11,7 @@ QColor cell_color(int code) {
     case kCellPosInf: return QColor(255, 143, 0);      // orange
     case kCellNegInf: return QColor(123, 31, 162);     // purple
     case kCellMixed: return QColor(136, 14, 79);       // dark magenta
-    case kCellAbsent: return QColor(238, 238, 238);    // near white
+    case kCellAbsent: return QColor(176, 190, 197);    // blue-grey: seen against the white of "not run"
     case kCellDeferred: return QColor(255, 235, 59);   // yellow
     case kCellDisabled: return QColor(158, 158, 158);  // grey
     default: return QColor(255, 255, 255);
@@ -29,10 +29,6 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   map_->setGradient(g);
   map_->setInterpolate(false);
   map_->setDataRange(QCPRange(0, kCellCodeCount - 1));
-  outline_ = new QCPItemRect(this);
-  outline_->setPen(QPen(Qt::black, 3));
-  outline_->setBrush(Qt::NoBrush);
-  outline_->setVisible(false);
   yAxis->setRangeReversed(true);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < kSlotCount; ++r) {
@@ -58,9 +54,9 @@ void GridPlot::setRowLabelsVisible(bool on) {
   replot(QCustomPlot::rpQueuedReplot);
 }
 
-void GridPlot::setEntry(int slot, int column) {
-  entry_slot_ = slot;
-  entry_column_ = column;
+void GridPlot::setEntries(const std::vector<std::pair<int, int>>& cells) {
+  if (cells == entries_) return;
+  entries_ = cells;
   rebuild();
 }
 
@@ -77,15 +73,30 @@ void GridPlot::rebuild() {
     }
   xAxis->setRange(-0.5, cols - 0.5);
   yAxis->setRange(-0.5, kSlotCount - 0.5);
-  const auto& order = dataflow_order();
-  const auto it = std::find(order.begin(), order.end(), entry_slot_);
-  outline_->setVisible(entry_slot_ >= 0 && entry_column_ >= 0 && entry_column_ < model_->columnCount());
-  if (outline_->visible()) {
-    const double row = static_cast<double>(it - order.begin());
-    outline_->topLeft->setCoords(entry_column_ - 0.5, row - 0.5);
-    outline_->bottomRight->setCoords(entry_column_ + 0.5, row + 0.5);
+  // One outline per shown entry; the items are kept and moved (creating and removing items
+  // costs in proportion to all the plot's items).
+  std::size_t used = 0;
+  for (const auto& [slot, column] : entries_) {
+    if (slot < 0 || column < 0 || column >= model_->columnCount()) continue;
+    if (used == outlines_.size()) {
+      auto* o = new QCPItemRect(this);
+      o->setPen(QPen(Qt::black, 3));
+      o->setBrush(Qt::NoBrush);
+      outlines_.push_back(o);
+    }
+    const double row = row_of_slot(slot);
+    QCPItemRect* o = outlines_[used++];
+    o->setVisible(true);
+    o->topLeft->setCoords(column - 0.5, row - 0.5);
+    o->bottomRight->setCoords(column + 0.5, row + 0.5);
   }
+  for (std::size_t i = used; i < outlines_.size(); ++i) outlines_[i]->setVisible(false);
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool GridPlot::rowAt(const QPoint& pos, int& row) const {
+  row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
+  return axisRect()->rect().contains(pos) && row >= 0 && row < kSlotCount;
 }
 
 bool GridPlot::cellAt(const QPoint& pos, int& row, int& column) const {
@@ -105,6 +116,7 @@ void GridPlot::mouseMoveEvent(QMouseEvent* e) {
 void GridPlot::mousePressEvent(QMouseEvent* e) {
   int row, column;
   if (cellAt(e->pos(), row, column)) Q_EMIT cellClicked(SlotGridModel::slotOfRow(row), column);
+  else if (rowAt(e->pos(), row)) Q_EMIT rowClicked(SlotGridModel::slotOfRow(row));
   QCustomPlot::mousePressEvent(e);
 }
 

@@ -15,22 +15,25 @@ class GridPlot : public QCustomPlot {
  public:
   GridPlot(SlotGridModel* model, QWidget* parent = nullptr);
   void setRowLabelsVisible(bool on);
-  // The cell to outline (slot, column), or none.
-  void setEntry(int slot, int column);
+  // The cells to outline, (slot, column) each: the entry points shown.
+  void setEntries(const std::vector<std::pair<int, int>>& cells);
+  std::vector<std::pair<int, int>> entries() const { return entries_; }
 
  Q_SIGNALS:
   void cellClicked(int slot, int column);
+  void rowClicked(int slot);  // a click on a row with no cell under it (an empty grid)
 
  private:
   void rebuild();
   bool cellAt(const QPoint& pos, int& row, int& column) const;
+  bool rowAt(const QPoint& pos, int& row) const;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
 
   SlotGridModel* model_;
   QCPColorMap* map_;
-  QCPItemRect* outline_;
-  int entry_slot_ = -1, entry_column_ = -1;
+  std::vector<QCPItemRect*> outlines_;
+  std::vector<std::pair<int, int>> entries_;
 };
 
 }  // namespace nanscope::gui

@@ -29,19 +29,31 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
   connect(page_, qOverload<int>(&QSpinBox::valueChanged), this, &InspectorWidget::showPage);
 }
 
+void InspectorWidget::clear() {
+  stats_.reset();
+  summary_->setText("select a slot (table or grid) to inspect its buffer");
+  bad_->clear();
+  values_->setRowCount(0);
+  BufferStats none;
+  none.computed = false;
+  histogram_->setStats(none);
+}
+
 void InspectorWidget::setStats(BufferStatsPtr stats) {
   stats_ = std::move(stats);
   const BufferStats& s = *stats_;
   const QString name = s.slot >= 0 ? QString("%1 %2").arg(s.slot).arg(QString::fromUtf8(slot_info(s.slot).name.data())) : QString("?");
-  if (!s.exists) {
-    summary_->setText(QString("slot %1: the buffer does not exist in this run").arg(name));
+  if (!s.exists || !s.computed) {
+    summary_->setText(!s.exists ? QString("slot %1: the buffer does not exist in this run").arg(name)
+                                : QString("<b>slot %1</b> — %2").arg(name, s.origin));
     bad_->clear();
     values_->setRowCount(0);
+    histogram_->setStats(s);
     return;
   }
   QStringList dims;
   for (auto d : s.shape) dims << QString::number(d);
-  const std::int64_t finite = s.count - s.nan - s.posinf - s.neginf;
+  const std::int64_t finite = s.finite();
   summary_->setText(QString("<b>slot %1</b> — %2<br>shape [%3], %4 elements<br>"
                             "NaN %5, +Inf %6, -Inf %7, finite %8<br>finite min %9, max %10, mean %11")
                         .arg(name, s.origin, dims.join(", "))

@@ -18,6 +18,7 @@ class InspectorWidget : public QWidget {
  public:
   explicit InspectorWidget(QWidget* parent = nullptr);
   void setStats(BufferStatsPtr stats);
+  void clear();  // back to "select a slot"
   BufferStatsPtr stats() const { return stats_; }
   QString summaryText() const { return summary_->text(); }
 

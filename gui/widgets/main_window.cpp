@@ -1,3 +1,5 @@
+// MainWindow: construction, docks, actions and the user's commands. What it shows (updates, the
+// views, the state file) is in main_window_view.cpp.
 #include "widgets/main_window.h"
 
 #include <QAction>
@@ -8,6 +10,7 @@
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -16,7 +19,6 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include "models/offline.h"
 #include "plots/grid_plot.h"
 #include "plots/metrics_plot.h"
 #include "session/scenarios.h"
@@ -25,10 +27,10 @@
 
 namespace nanscope::gui {
 
-
-MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
+MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidget* parent)
     : QMainWindow(parent), settings_(std::move(settings)) {
   qRegisterMetaType<SnapshotPtr>();
+  qRegisterMetaType<UpdatePtr>();
   qRegisterMetaType<BufferStatsPtr>();
   qRegisterMetaType<EngineSettings>();
   setWindowTitle("nanscope");
@@ -36,15 +38,27 @@ MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
   step_grid_ = new SlotGridModel(SlotGridModel::Steps, this);
   slot_table_ = new SlotTableModel(this);
   events_ = new EventsModel(this);
+  fold_grid_->setView(view_.get());
+  step_grid_->setView(view_.get());
+  slot_table_->setView(view_.get());
+  events_->setView(view_.get());
 
   ctrl_ = new EngineController;
   ctrl_->moveToThread(&engine_thread_);
   connect(&engine_thread_, &QThread::finished, ctrl_, &QObject::deleteLater);
-  connect(ctrl_, &EngineController::snapshotReady, this, &MainWindow::UI_showSnapshot, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::updateReady, this, &MainWindow::UI_applyUpdate, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::runFileLoaded, this, &MainWindow::onRunFileLoaded, Qt::QueuedConnection);
   connect(ctrl_, &EngineController::errorOccurred, this, &MainWindow::onError, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::inspectReady, this,
-          [this](BufferStatsPtr s) { inspector_->setStats(std::move(s)); }, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::runStateChanged, this, [this](bool r) { running_ = r; }, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::sessionLost, this, &MainWindow::onSessionLost, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::inspectReady, this, [this](BufferStatsPtr s) {
+    // Live statistics are for the live view only; a dump's are shown in either mode.
+    if (offline_ && s->source == "live") return;
+    inspector_->setStats(std::move(s));
+  }, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::runStateChanged, this, [this](bool r) {
+    running_ = r;
+    updateControls();
+  }, Qt::QueuedConnection);
   engine_thread_.start();
 
   // The two grids side by side share their rows: slots in dataflow order.
@@ -54,17 +68,18 @@ MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
   fold_plot_->setMinimumSize(330, 480);
   step_plot_ = new GridPlot(step_grid_);
   step_plot_->setRowLabelsVisible(false);
-  step_plot_->xAxis->setLabel("slot x step (selected fold)");
+  step_plot_->xAxis->setLabel("slot x step (fold 0)");
   split->addWidget(fold_plot_);
   split->addWidget(step_plot_);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 3);
-  // Colour key of the grid cells.
+  // Colour key of the grid cells (each swatch framed, so a light one is still seen).
   QString key;
   for (int c = 0; c < kCellNotRun; ++c)
-    key += QString("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2&nbsp;&nbsp;&nbsp;")
+    key += QString("<span style='background:%1; border:1px solid #555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2"
+                   "&nbsp;&nbsp;&nbsp;")
                .arg(cell_color(c).name(), cell_text(c));
-  auto* legend = new QLabel(key + "&nbsp;&nbsp;black frame: entry point");
+  auto* legend = new QLabel(key + "&nbsp;&nbsp;black frame: entry point (each fold's)");
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);
   central_layout->setContentsMargins(0, 0, 0, 0);
@@ -73,22 +88,25 @@ MainWindow::MainWindow(EngineSettings settings, QWidget* parent)
   setCentralWidget(central);
   buildDocks();
   buildActions();
-  connect(slot_table_, &SlotTableModel::breakpointToggled, this, [this](int slot, bool on) {
-    QMetaObject::invokeMethod(ctrl_, [c = ctrl_, slot, on] { c->RT_setBreakpoint(slot, on); }, Qt::QueuedConnection);
-  });
-  connect(slot_table_, &SlotTableModel::checkToggled, this, [this](int slot, bool on) {
-    QMetaObject::invokeMethod(ctrl_, [c = ctrl_, slot, on] { c->RT_setChecked(slot, on); }, Qt::QueuedConnection);
-  });
+  connect(slot_table_, &SlotTableModel::breakpointToggled, this,
+          [this](int slot, bool on) { post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); }); });
+  connect(slot_table_, &SlotTableModel::checkToggled, this,
+          [this](int slot, bool on) { post([slot, on](EngineController* c) { c->RT_setChecked(slot, on); }); });
   connect(fold_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
-    step_grid_->setFold(column);
+    fold_chosen_ = true;
+    UI_selectFold(column);
     UI_selectSlot(slot);
   });
   connect(step_plot_, &GridPlot::cellClicked, this, [this](int slot, int) { UI_selectSlot(slot); });
+  connect(fold_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
+  connect(step_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
 
-  QSettings qs("nanscope", "nanscope");
+  QSettings qs;
   restoreGeometry(qs.value("window/geometry").toByteArray());
   restoreState(qs.value("window/state").toByteArray());
-  UI_configure(settings_.scenario);
+  refreshViews(true);
+  if (open_file.isEmpty()) UI_configure(settings_.scenario);
+  else UI_openFile(open_file);  // offline from the start: no live session, no run folder
 }
 
 MainWindow::~MainWindow() {
@@ -98,6 +116,10 @@ MainWindow::~MainWindow() {
 }
 
 QAbstractItemModel* MainWindow::events() const { return events_; }
+
+void MainWindow::post(std::function<void(EngineController*)> f) {
+  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, f = std::move(f)] { f(c); }, Qt::QueuedConnection);
+}
 
 void MainWindow::buildDocks() {
   auto dock = [this](const QString& title, QWidget* w, Qt::DockWidgetArea area) {
@@ -128,15 +150,24 @@ void MainWindow::buildDocks() {
 
   metrics_ = new MetricsPlot;
   metrics_->setMinimumSize(640, 180);
+  metrics_->setView(view_.get());
   dock("Metrics", metrics_, Qt::BottomDockWidgetArea);
 
   auto* events_view = new QTableView;
+  events_view->setObjectName("eventsView");
   events_view->setModel(events_);
   events_view->verticalHeader()->setVisible(false);
   events_view->horizontalHeader()->setStretchLastSection(true);
   connect(events_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+    // The event's own slot, in the event's dump (not whatever slot is selected).
     const QString path = i.data(EventsModel::DumpPathRole).toString();
-    if (!path.isEmpty()) UI_openDump(path);
+    const int slot = i.data(EventsModel::SlotRole).toInt();
+    if (path.isEmpty()) {
+      showMessage("this event has no dump");
+      return;
+    }
+    if (slot >= 0) UI_selectSlot(slot);
+    UI_openDump(path, slot);
   });
   dock("Events", events_view, Qt::BottomDockWidgetArea);
 
@@ -170,15 +201,14 @@ void MainWindow::buildDocks() {
 
 void MainWindow::buildActions() {
   auto* file = menuBar()->addMenu("&File");
-  auto* open = file->addAction("&Open run file...", QKeySequence::Open, this, [this] {
+  file->addAction("&Open run file or dump...", QKeySequence::Open, this, [this] {
     const QString p = QFileDialog::getOpenFileName(this, "Open run file or dump", {}, "HDF5 (*.h5)");
-    if (p.isEmpty()) return;
-    if (p.endsWith("run.h5")) UI_openRunFile(p);
-    else UI_openDump(p);
+    if (!p.isEmpty()) UI_openFile(p);
   });
   recent_menu_ = file->addMenu("Recent");
-  for (const QString& r : QSettings("nanscope", "nanscope").value("recentFiles").toStringList())
-    recent_menu_->addAction(r, this, [this, r] { UI_openRunFile(r); });
+  for (const QString& r : QSettings().value("recentFiles").toStringList())
+    recent_menu_->addAction(r, this, [this, r] { UI_openFile(r); });
+  live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] { UI_goLive(); });
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
   auto* run = menuBar()->addMenu("&Run");
@@ -187,175 +217,187 @@ void MainWindow::buildActions() {
   scenario_ = new QComboBox;
   for (const auto& s : scenarios()) scenario_->addItem(QString::fromStdString(s.name));
   scenario_->setCurrentText(settings_.scenario);
-  scenario_->setToolTip("scenario preset (restarts the run)");
+  scenario_->setToolTip("scenario preset (picking another restarts the run)");
   connect(scenario_, &QComboBox::textActivated, this, &MainWindow::UI_configure);
   tb->addWidget(scenario_);
-  auto add = [&](const QString& text, QKeySequence key, auto fn, bool live = true) {
+  auto add = [&](const QString& text, QKeySequence key, const QString& tip, auto fn) {
     QAction* a = run->addAction(text, key, this, fn);
+    a->setToolTip(key.isEmpty() ? tip : QString("%1 (%2)").arg(tip, key.toString()));
     tb->addAction(a);
-    if (live) live_actions_ << a;
+    live_actions_ << a;
     return a;
   };
-  add("Step phase", QKeySequence(Qt::Key_F11), [this] { UI_stepPhase(); });
-  add("Step", QKeySequence(Qt::Key_F10), [this] { UI_step(); });
-  add("Run to fold end", QKeySequence(), [this] { UI_run(EngineController::UntilFoldEnd); });
-  add("Run until fire", QKeySequence(Qt::Key_F5), [this] { UI_run(EngineController::UntilFire); });
-  add("Run", QKeySequence(Qt::CTRL | Qt::Key_F5), [this] { UI_run(EngineController::UntilEnd); });
-  add("Pause", QKeySequence(Qt::Key_Pause), [this] { UI_pause(); });
-  add("Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { UI_stop(); });
-  add("Break on slot", QKeySequence(Qt::Key_F9), [this] { UI_toggleBreakOnSelected(); });
+  add("Step phase", QKeySequence(Qt::Key_F11), "run the next phase of the step", [this] { UI_stepPhase(); });
+  add("Step", QKeySequence(Qt::Key_F10), "run the rest of the step", [this] { UI_step(); });
+  add("Run to fold end", QKeySequence(), "run to the end of the fold", [this] { UI_run(EngineController::UntilFoldEnd); });
+  add("Run until fire", QKeySequence(Qt::Key_F5), "run until a slot fires for the first time in its fold",
+      [this] { UI_run(EngineController::UntilFire); });
+  add("Run", QKeySequence(Qt::CTRL | Qt::Key_F5), "run to the end (breakpoints stop it)", [this] { UI_run(EngineController::UntilEnd); });
+  QAction* pause = add("Pause", QKeySequence(Qt::Key_Pause), "stop after the current step", [this] { UI_pause(); });
+  pause->setShortcuts({QKeySequence(Qt::Key_Pause), QKeySequence(Qt::Key_Escape)});
+  add("Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5), "stop and start the run again from fold 0, step 0", [this] { UI_stop(); });
+  add("Break on slot", QKeySequence(Qt::Key_F9), "stop after the selected slot first fires in a fold",
+      [this] { UI_toggleBreakOnSelected(); });
   graph_action_ = run->addAction("Graph mode (CUDA)");
   graph_action_->setCheckable(true);
-  graph_action_->setChecked(settings_.graph);
+  graph_action_->setChecked(false);
   graph_action_->setToolTip("run whole steps as one captured CUDA graph; phase steps stay ungraphed");
-  connect(graph_action_, &QAction::toggled, this, [this](bool on) {
+  connect(graph_action_, &QAction::triggered, this, [this](bool on) {
     settings_.graph = on;
-    QMetaObject::invokeMethod(ctrl_, [c = ctrl_, on] { c->RT_setGraph(on); }, Qt::QueuedConnection);
+    post([on](EngineController* c) { c->RT_setGraph(on); });
   });
-  (void)open;
 }
 
 void MainWindow::UI_configure(const QString& scenario) {
-  ctrl_->requestPause();  // a running loop stops first; the new run replaces it
+  // Picking the scenario already running does nothing (Stop starts it again).
+  if (have_live_ && !offline_ && scenario == settings_.scenario && view_->scenario == scenario) return;
+  ctrl_->requestPause();  // a running chain stops first; the new run replaces it
   offline_ = false;
-  setLiveControlsEnabled(true);
   settings_.scenario = scenario;
-  last_seq_ = 0;
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, s = settings_] { c->RT_configure(s); }, Qt::QueuedConnection);
+  scenario_->setCurrentText(scenario);
+  fold_chosen_ = false;
+  post([s = settings_](EngineController* c) { c->RT_configure(s); });
+}
+
+void MainWindow::UI_useDefaults() {
+  settings_.sets.clear();
+  settings_.config_file.clear();
+  if (!find_scenario(settings_.scenario.toStdString())) settings_.scenario = "healthy";
+  have_live_ = false;  // so that the same scenario name is configured again
+  UI_configure(settings_.scenario);
+}
+
+void MainWindow::UI_useCpu() {
+  settings_.backend = "cpu";
+  have_live_ = false;
+  UI_configure(settings_.scenario);
 }
 
 void MainWindow::UI_stepPhase() {
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_] { c->RT_stepPhase(); }, Qt::QueuedConnection);
+  post([](EngineController* c) { c->RT_stepPhase(); });
 }
 void MainWindow::UI_step() {
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_] { c->RT_step(); }, Qt::QueuedConnection);
+  post([](EngineController* c) { c->RT_step(); });
 }
 void MainWindow::UI_run(EngineController::RunKind kind) {
   running_ = true;
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, kind] { c->RT_run(kind); }, Qt::QueuedConnection);
+  post([kind](EngineController* c) { c->RT_run(kind); });
 }
 void MainWindow::UI_pause() { ctrl_->requestPause(); }
 void MainWindow::UI_stop() {
   ctrl_->requestPause();
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_] { c->RT_stop(); }, Qt::QueuedConnection);
+  post([](EngineController* c) { c->RT_stop(); });
 }
 void MainWindow::UI_inject(const QString& spec) {
   ctrl_->requestPause();
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, spec] { c->RT_addInjection(spec); }, Qt::QueuedConnection);
+  post([spec](EngineController* c) { c->RT_addInjection(spec); });
 }
 
 void MainWindow::UI_toggleBreakOnSelected() {
-  if (selected_slot_ < 0 || !snapshot_) return;
-  const bool on = !snapshot_->breakpoints.count(selected_slot_);
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, s = selected_slot_, on] { c->RT_setBreakpoint(s, on); },
-                            Qt::QueuedConnection);
+  if (selected_slot_ < 0) {
+    showMessage("F9: select a slot first (table or grid), then F9 sets a breakpoint on it");
+    return;
+  }
+  const bool on = !view_->breakpoints.count(selected_slot_);
+  const int slot = selected_slot_;
+  post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); });
+  showMessage(QString("F9: breakpoint on slot %1 %2 %3").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()))
+                  .arg(on ? "set" : "cleared"));
 }
 
 void MainWindow::UI_selectSlot(int slot) {
   selected_slot_ = slot;
-  const auto& order = dataflow_order();
-  const int row = static_cast<int>(std::find(order.begin(), order.end(), slot) - order.begin());
-  slot_view_->selectRow(row);
-  if (offline_) {
-    // Offline: the slot's buffer from the dump of its first fire in the shown fold, if any.
-    if (!snapshot_) return;
-    for (const auto& e : snapshot_->events)
-      if (e.kind == "first_fire" && e.fold == step_grid_->fold() && !e.dump.isEmpty()) {
-        const auto& f = snapshot_->folds[static_cast<std::size_t>(e.fold)].slots[slot];
-        if (f.first_step == e.step) {
-          UI_openDump(e.dump);
-          return;
-        }
-      }
+  slot_view_->selectRow(row_of_slot(slot));
+  if (!offline_) {
+    ctrl_->requestInspect(slot);  // followed at every update from now on
     return;
   }
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, slot] { c->RT_inspect(slot); }, Qt::QueuedConnection);
+  // Offline: the slot's buffer from the dump of its first fire in the selected fold, if any.
+  for (const auto& e : view_->events)
+    if (e.kind == "first_fire" && e.fold == selected_fold_ && !e.dump.isEmpty() &&
+        static_cast<std::size_t>(e.fold) < view_->folds.size() &&
+        view_->folds[static_cast<std::size_t>(e.fold)].slots[slot].first_step == e.step) {
+      UI_openDump(e.dump, slot);
+      return;
+    }
+  BufferStats none;
+  none.slot = slot;
+  none.exists = true;
+  none.computed = false;
+  none.source = "dump";
+  none.origin = QString("no dump of this slot in fold %1 (it did not fire there)").arg(selected_fold_);
+  inspector_->setStats(std::make_shared<const BufferStats>(none));
 }
 
-void MainWindow::UI_openRunFile(const QString& path) {
-  try {
-    SnapshotPtr s = load_run_snapshot(path);
-    ctrl_->requestPause();
-    offline_ = true;
-    setLiveControlsEnabled(false);
-    last_seq_ = 0;
-    UI_showSnapshot(s);
-    addRecent(path);
-    setWindowTitle("nanscope — " + path);
-  } catch (const std::exception& e) {
-    onError(QString::fromStdString(e.what()));
-  }
+void MainWindow::UI_openFile(const QString& path) {
+  const int slot = selected_slot_;
+  post([path, slot](EngineController* c) { c->RT_openFile(path, slot); });
 }
 
-void MainWindow::UI_openDump(const QString& path) {
-  try {
-    const int slot = selected_slot_;
-    BufferStatsPtr s = load_dump_stats(path, slot);
-    if (!s->exists) s = load_dump_stats(path);  // the selected slot is not in this dump
-    inspector_->setStats(s);
-  } catch (const std::exception& e) {
-    onError(QString::fromStdString(e.what()));
-  }
+void MainWindow::UI_openRunFile(const QString& path) { UI_openFile(path); }
+
+void MainWindow::UI_openDump(const QString& path, int slot) {
+  post([path, slot](EngineController* c) { c->RT_openDump(path, slot); });
 }
 
-void MainWindow::UI_showSnapshot(SnapshotPtr s) {
-  if (s->seq != 0 && s->seq < last_seq_) return;  // stale
-  last_seq_ = s->seq;
-  snapshot_ = s;
-  running_ = s->running;
-  fold_grid_->setSnapshot(s);
-  const int fold = s->step_fold.empty() ? 0 : s->step_fold.back();
-  step_grid_->setSnapshot(s);
-  if (step_grid_->fold() != fold && !offline_) step_grid_->setFold(fold);
-  else if (offline_) step_grid_->setFold(s->entry ? s->entry->fold : fold);
-  step_plot_->xAxis->setLabel(QString("slot x step (fold %1)").arg(step_grid_->fold()));
-  slot_table_->setSnapshot(s);
-  events_->setSnapshot(s);
-  metrics_->setSnapshot(s);
-  if (s->entry) {
-    entry_->setText(QString("entry point: slot %1 %2 (fold %3, step %4)")
-                        .arg(s->entry->slot).arg(QString::fromUtf8(slot_info(s->entry->slot).name.data()))
-                        .arg(s->entry->fold).arg(s->entry->step));
-    fold_plot_->setEntry(s->entry->slot, s->entry->fold);
-    step_plot_->setEntry(step_grid_->fold() == s->entry->fold ? s->entry->slot : -1, s->entry->step);
-  } else {
-    entry_->setText("entry point: - (nothing fired)");
-    fold_plot_->setEntry(-1, -1);
-    step_plot_->setEntry(-1, -1);
-  }
-  backward_->setText(s->backward_entry
-                         ? QString("backward localisation: %1 (slot %2 fired first, fold %3, step %4)")
-                               .arg(QString::fromUtf8(backward_stage_description(s->backward_entry->slot))).arg(s->backward_entry->slot)
-                               .arg(s->backward_entry->fold).arg(s->backward_entry->step)
-                         : QString("backward localisation: -"));
-  if (s->halt) entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(s->halt->kind).arg(s->halt->fold).arg(s->halt->step));
-  if (config_view_->toPlainText() != s->config_toml) config_view_->setPlainText(s->config_toml);
-  status_backend_->setText(QString("%1 [%2]%3").arg(s->backend, s->device, s->graph ? " graph" : ""));
-  graph_action_->setEnabled(!s->offline && s->backend == "cuda");
-  status_position_->setText(s->offline ? QString("offline: %1").arg(s->source)
-                                       : QString("%1 fold %2/%3, step %4/%5, next phase %6")
-                                             .arg(s->scenario).arg(s->fold).arg(s->folds_total)
-                                             .arg(s->step).arg(s->steps_per_fold).arg(s->next_phase));
-  status_rate_->setText(s->running ? QString("%1 steps/s").arg(s->steps_per_second, 0, 'f', 1) : QString());
-  Q_EMIT snapshotShown(s->seq);
+void MainWindow::UI_goLive() {
+  if (!offline_) return;
+  offline_ = false;
+  fold_chosen_ = false;
+  setWindowTitle("nanscope");
+  if (have_live_) post([](EngineController* c) { c->RT_resync(); });
+  else UI_configure(settings_.scenario);
+  updateControls();
 }
 
-void MainWindow::onError(const QString& message) {
-  // Non-modal: the engine and the window go on; the box names the file, key or slot.
+void MainWindow::onRunFileLoaded(UpdatePtr u) {
+  ctrl_->requestPause();  // a live run stops; its session waits for "Back to live run"
+  offline_ = true;
+  fold_chosen_ = false;
+  UI_applyUpdate(std::move(u));
+  addRecent(view_->source);
+  setWindowTitle("nanscope — " + view_->source);
+}
+
+void MainWindow::onError(int error_class, const QString& message) {
+  // Non-modal: the engine and the window go on; the box names the file, key or slot and offers
+  // what can be done about it.
   auto* box = new QMessageBox(QMessageBox::Warning, "nanscope", message, QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->setObjectName("errorBox");
+  const auto cls = static_cast<ErrorClass>(error_class);
+  if (cls == ErrorClass::Device) {
+    box->setInformativeText("The CUDA device is not used again in this session.");
+    connect(box->addButton("Use the CPU backend", QMessageBox::AcceptRole), &QPushButton::clicked, this,
+            &MainWindow::UI_useCpu);
+    connect(box->addButton("Open a run file (offline)...", QMessageBox::ActionRole), &QPushButton::clicked, this, [this] {
+      const QString p = QFileDialog::getOpenFileName(this, "Open run file or dump", {}, "HDF5 (*.h5)");
+      if (!p.isEmpty()) UI_openFile(p);
+    });
+  } else if (cls == ErrorClass::Config && !have_live_) {
+    box->setInformativeText("Fix the config, or run the scenario with its defaults, or pick another scenario.");
+    connect(box->addButton("Use defaults", QMessageBox::AcceptRole), &QPushButton::clicked, this,
+            &MainWindow::UI_useDefaults);
+  }
   box->open();
   Q_EMIT errorShown(message);
 }
 
-void MainWindow::setLiveControlsEnabled(bool on) {
-  for (QAction* a : live_actions_) a->setEnabled(on);
-  injection_->setEnabled(on);
+void MainWindow::onSessionLost(const QString& reason) {
+  have_live_ = false;
+  problem_ = reason;
+  if (!offline_) {  // nothing live to show: no controls that would silently do nothing
+    running_ = false;
+    *view_ = Snapshot{};
+    have_view_ = false;
+    inspector_->clear();
+    refreshViews(true);
+  }
+  updateControls();
 }
 
 void MainWindow::addRecent(const QString& path) {
-  QSettings qs("nanscope", "nanscope");
+  QSettings qs;
   QStringList r = qs.value("recentFiles").toStringList();
   r.removeAll(path);
   r.prepend(path);
@@ -364,7 +406,7 @@ void MainWindow::addRecent(const QString& path) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-  QSettings qs("nanscope", "nanscope");
+  QSettings qs;
   qs.setValue("window/geometry", saveGeometry());
   qs.setValue("window/state", saveState());
   QMainWindow::closeEvent(e);

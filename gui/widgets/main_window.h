@@ -1,6 +1,12 @@
-// The workbench window. It only wires docks to the models, the plots and the engine thread.
+// The workbench window. It wires docks to the models, the plots and the engine thread, keeps the
+// picture it shows (models/snapshot.h) and says what it shows (viewState, --state-json).
+//
+// Two modes: live (the engine thread's session) and offline (a run file). Opening a run file puts
+// the window offline, and no live update touches it until the user goes back to live (File > Back
+// to live run); a window started on a run file builds no live session at all.
 #pragma once
 
+#include <QJsonObject>
 #include <QLabel>
 #include <QMainWindow>
 #include <QPlainTextEdit>
@@ -24,11 +30,14 @@ class InjectionPanel;
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  explicit MainWindow(EngineSettings settings, QWidget* parent = nullptr);
+  // `open_file`: start offline on this run file (no live session is built); empty: live.
+  explicit MainWindow(EngineSettings settings, const QString& open_file = {}, QWidget* parent = nullptr);
   ~MainWindow() override;
 
   // UI_ side: what the user does.
   void UI_configure(const QString& scenario);
+  void UI_useDefaults();  // after a bad config: the scenario without --config and --set
+  void UI_useCpu();       // after a device error: the same run on the CPU backend
   void UI_stepPhase();
   void UI_step();
   void UI_run(EngineController::RunKind kind);
@@ -36,23 +45,41 @@ class MainWindow : public QMainWindow {
   void UI_stop();
   void UI_toggleBreakOnSelected();
   void UI_selectSlot(int slot);
-  void UI_openRunFile(const QString& path);
-  void UI_openDump(const QString& path);
+  void UI_selectFold(int fold);
+  void UI_openFile(const QString& path);     // a run file or a dump, told apart by content
+  void UI_openRunFile(const QString& path);  // the same (kept for scripts and tests)
+  void UI_openDump(const QString& path, int slot = -1);
+  void UI_goLive();
   void UI_inject(const QString& spec);
-  // Shows a snapshot (from the engine thread, a file, or a benchmark); stale ones are dropped.
-  void UI_showSnapshot(SnapshotPtr s);
+  // Applies an update from the engine thread (or a benchmark); while offline, live ones are ignored.
+  void UI_applyUpdate(UpdatePtr u);
+
+  // What the window shows, for scripts and tests (docs/gui.md lists the fields).
+  QJsonObject viewState() const;
+  bool writeViewState(const QString& path) const;
 
   // For tests and screenshots.
   SlotGridModel* foldGrid() const { return fold_grid_; }
   SlotGridModel* stepGrid() const { return step_grid_; }
   SlotTableModel* slotTable() const { return slot_table_; }
   QAbstractItemModel* events() const;
-  SnapshotPtr snapshot() const { return snapshot_; }
+  SnapshotPtr snapshot() const { return have_view_ ? view_ : nullptr; }
   InspectorWidget* inspector() const { return inspector_; }
+  MetricsPlot* metrics() const { return metrics_; }
+  GridPlot* foldPlot() const { return fold_plot_; }
+  GridPlot* stepPlot() const { return step_plot_; }
   QString entryText() const { return entry_->text(); }
   QString backwardText() const { return backward_->text(); }
+  QString statusText() const;
+  QString stepGridLabel() const;
   bool running() const { return running_; }
+  bool offline() const { return offline_; }
+  bool hasLiveSession() const { return have_live_; }
   int selectedSlot() const { return selected_slot_; }
+  int selectedFold() const { return selected_fold_; }
+  QList<QAction*> liveActions() const { return live_actions_; }
+  QAction* graphAction() const { return graph_action_; }
+  EngineController* controller() const { return ctrl_; }
 
  Q_SIGNALS:
   void snapshotShown(quint64 seq);
@@ -64,18 +91,30 @@ class MainWindow : public QMainWindow {
  private:
   void buildActions();
   void buildDocks();
-  void onError(const QString& message);
-  void setLiveControlsEnabled(bool on);
+  void onError(int error_class, const QString& message);
+  void onSessionLost(const QString& reason);
+  void onRunFileLoaded(UpdatePtr u);
+  void refreshViews(bool reset);
+  void updateControls();
+  void updateEntries();
+  void showMessage(const QString& text);
   void addRecent(const QString& path);
+  void post(std::function<void(EngineController*)> f);
 
   QThread engine_thread_;
   EngineController* ctrl_ = nullptr;
   EngineSettings settings_;
-  SnapshotPtr snapshot_;
+  std::shared_ptr<Snapshot> view_ = std::make_shared<Snapshot>();
+  bool have_view_ = false;
   quint64 last_seq_ = 0;
+  std::uint64_t epoch_ = 0;
   bool offline_ = false;
+  bool have_live_ = false;
   bool running_ = false;
   int selected_slot_ = -1;
+  int selected_fold_ = 0;
+  bool fold_chosen_ = false;  // the user picked a fold (offline): updates do not move it
+  QString problem_;           // why there is no live session, when there is none
 
   SlotGridModel* fold_grid_;
   SlotGridModel* step_grid_;
@@ -92,6 +131,7 @@ class MainWindow : public QMainWindow {
   QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_;
   QList<QAction*> live_actions_;
   QAction* graph_action_ = nullptr;
+  QAction* live_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
 };
 

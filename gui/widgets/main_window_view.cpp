@@ -1,0 +1,219 @@
+// MainWindow: what it shows. Updates from the engine thread (or a file) are applied to the
+// window's picture, the views refresh from it, and viewState says what they show.
+#include <QAction>
+#include <QComboBox>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QStatusBar>
+#include <QTableView>
+
+#include "plots/grid_plot.h"
+#include "plots/metrics_plot.h"
+#include "widgets/injection_panel.h"
+#include "widgets/inspector_widget.h"
+#include "widgets/main_window.h"
+
+namespace nanscope::gui {
+
+namespace {
+QString slot_name(int slot) {
+  return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
+}
+QJsonArray kinds_json(std::uint8_t kinds) {
+  QJsonArray a;
+  for (const auto& k : kind_names(kinds)) a.append(QString::fromStdString(k));
+  return a;
+}
+}  // namespace
+
+void MainWindow::UI_applyUpdate(UpdatePtr u) {
+  if (!u->head.offline) {
+    have_live_ = true;
+    problem_.clear();
+    if (offline_) {  // a file is shown: the live session waits for "Back to live run"
+      updateControls();
+      return;
+    }
+    if (!u->reset && (u->epoch != epoch_ || u->seq <= last_seq_)) return;  // stale: of an older run
+  }
+  if (!apply_update(*view_, *u)) {  // the window lost track: ask for the whole picture
+    post([](EngineController* c) { c->RT_resync(); });
+    return;
+  }
+  last_seq_ = u->seq;
+  epoch_ = u->epoch;
+  have_view_ = true;
+  const int last_fold = std::max(0, static_cast<int>(view_->folds.size()) - 1);
+  if (u->reset) {
+    if (!u->head.offline && selected_slot_ < 0) inspector_->clear();  // never another run's buffer
+    if (u->head.offline) selected_fold_ = view_->entry ? view_->entry->fold : last_fold;
+  }
+  if (!u->head.offline && !fold_chosen_) selected_fold_ = std::min(view_->fold, last_fold);
+  refreshViews(u->reset);
+  Q_EMIT snapshotShown(u->seq);
+}
+
+void MainWindow::UI_selectFold(int fold) {
+  selected_fold_ = fold;
+  refreshViews(false);
+}
+
+void MainWindow::refreshViews(bool reset) {
+  fold_grid_->refresh(reset);
+  if (step_grid_->fold() != selected_fold_) step_grid_->setFold(selected_fold_);
+  else step_grid_->refresh(reset);
+  slot_table_->setFold(selected_fold_);
+  events_->refresh(reset);
+  metrics_->refresh(reset);
+  step_plot_->xAxis->setLabel(stepGridLabel());
+  updateEntries();
+  const Snapshot& s = *view_;
+  if (s.entry) {
+    entry_->setText(QString("entry point: slot %1 (fold %2, step %3)").arg(slot_name(s.entry->slot)).arg(s.entry->fold)
+                        .arg(s.entry->step));
+  } else {
+    entry_->setText(have_view_ ? "entry point: - (nothing fired)" : "entry point: -");
+  }
+  if (const auto fe = s.fold_entry(selected_fold_); fe && (!s.entry || s.entry->fold != selected_fold_))
+    entry_->setText(entry_->text() + QString("\nfold %1's entry point: slot %2 (step %3)").arg(selected_fold_)
+                                         .arg(slot_name(fe->slot)).arg(fe->step));
+  backward_->setText(s.backward_entry
+                         ? QString("backward localisation: %1 (slot %2 fired first, fold %3, step %4)")
+                               .arg(QString::fromUtf8(backward_stage_description(s.backward_entry->slot)))
+                               .arg(s.backward_entry->slot).arg(s.backward_entry->fold).arg(s.backward_entry->step)
+                         : QString("backward localisation: -"));
+  if (s.halt)
+    entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(s.halt->kind).arg(s.halt->fold)
+                                         .arg(s.halt->step));
+  if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
+  status_backend_->setText(have_view_ ? QString("%1 [%2]%3").arg(s.backend, s.device, s.graph ? " graph" : "") : QString());
+  status_position_->setText(statusText());
+  status_rate_->setText(s.running ? QString("%1 steps/s").arg(s.steps_per_second, 0, 'f', 1) : QString());
+  updateControls();
+}
+
+void MainWindow::updateEntries() {
+  std::vector<std::pair<int, int>> folds;
+  for (int k = 0; k < static_cast<int>(view_->folds.size()); ++k)
+    if (const auto e = view_->fold_entry(k)) folds.emplace_back(e->slot, k);
+  fold_plot_->setEntries(folds);
+  std::vector<std::pair<int, int>> steps;
+  if (const auto e = view_->fold_entry(selected_fold_)) steps.emplace_back(e->slot, e->step);
+  step_plot_->setEntries(steps);
+}
+
+QString MainWindow::stepGridLabel() const { return QString("slot x step (fold %1)").arg(selected_fold_); }
+
+QString MainWindow::statusText() const {
+  const Snapshot& s = *view_;
+  if (offline_)
+    return have_view_ ? QString("offline: %1 (%2 folds, %3 steps)").arg(s.source).arg(s.folds.size()).arg(s.steps.size())
+                      : QString("offline: opening...");
+  if (!have_live_) return problem_.isEmpty() ? QString("starting...") : problem_;
+  QString text;
+  if (s.finished) {
+    text = QString("%1: finished, %2 folds x %3 steps; %4").arg(s.scenario).arg(s.folds_total).arg(s.steps_per_fold)
+               .arg(s.entry ? "fired (entry slot " + slot_name(s.entry->slot) + ")" : QString("nothing fired"));
+  } else {
+    text = QString("%1: fold %2 (of %3), step %4 (of %5), next phase %6").arg(s.scenario).arg(s.fold)
+               .arg(s.folds_total).arg(s.step).arg(s.steps_per_fold).arg(s.next_phase);
+  }
+  if (s.running) text += " — running";
+  else if (s.halt) text += QString(" — stopped: %1 at fold %2, step %3").arg(s.halt->kind).arg(s.halt->fold).arg(s.halt->step);
+  if (!s.injections.empty()) text += QString(" — %1 injection(s)").arg(s.injections.size());
+  if (!s.breakpoints.empty()) text += QString(" — %1 breakpoint(s)").arg(s.breakpoints.size());
+  if (!s.run_file.isEmpty()) text += " — files: " + QFileInfo(s.run_file).absolutePath();
+  return text;
+}
+
+void MainWindow::showMessage(const QString& text) { statusBar()->showMessage(text, 6000); }
+
+void MainWindow::updateControls() {
+  const bool live = !offline_ && have_live_;
+  const bool can_step = live && !running_ && !view_->finished;
+  for (QAction* a : live_actions_) {
+    const QString n = a->text();
+    if (n == "Pause") a->setEnabled(live && running_);
+    else if (n == "Stop" || n == "Break on slot") a->setEnabled(live);
+    else a->setEnabled(can_step);
+  }
+  injection_->setEnabled(live && !running_);
+  scenario_->setEnabled(!offline_);
+  live_action_->setEnabled(offline_);
+  const bool cuda = live && view_->backend == "cuda";
+  graph_action_->setEnabled(cuda);
+  graph_action_->setChecked(cuda && view_->graph);
+}
+
+QJsonObject MainWindow::viewState() const {
+  const Snapshot& s = *view_;
+  QJsonObject o;
+  o["mode"] = offline_ ? "offline" : "live";
+  o["source"] = offline_ ? s.source : s.run_file;
+  o["fold"] = selected_fold_;
+  o["running"] = s.running;
+  o["finished"] = s.finished;
+  o["global_step"] = static_cast<qint64>(s.global_step);
+  QJsonArray folds;
+  for (int k = 0; k < fold_grid_->columnCount(); ++k) {
+    QJsonObject f;
+    f["fold"] = k;
+    const auto e = s.fold_entry(k);
+    f["entry"] = e ? QJsonValue(QJsonObject{{"slot", e->slot}, {"step", e->step}}) : QJsonValue();
+    QJsonArray slots;
+    for (int slot = 0; slot < kSlotCount; ++slot) {
+      const SlotRecord& r = s.folds[static_cast<std::size_t>(k)].slots[slot];
+      slots.append(QJsonObject{{"index", slot}, {"state", state_name(r.state)}, {"kinds", kinds_json(r.kinds)}});
+    }
+    f["slots"] = slots;
+    folds.append(f);
+  }
+  o["folds"] = folds;
+  QJsonArray frames;  // the entry cells outlined in the slot x fold grid
+  for (const auto& [slot, column] : fold_plot_->entries()) {
+    const auto e = s.fold_entry(column);
+    frames.append(QJsonObject{{"fold", column}, {"slot", slot}, {"step", e ? e->step : -1}});
+  }
+  o["entry_frames"] = frames;
+  QJsonObject grid;
+  grid["fold"] = step_grid_->fold();
+  const int cols = step_grid_->columnCount();
+  grid["first_step"] = cols > 0 ? QJsonValue(0) : QJsonValue();
+  grid["last_step"] = cols > 0 ? QJsonValue(cols - 1) : QJsonValue();
+  const auto sp = step_plot_->entries();
+  grid["entry"] = sp.empty() ? QJsonValue() : QJsonValue(QJsonObject{{"slot", sp[0].first}, {"step", sp[0].second}});
+  grid["label"] = stepGridLabel();
+  o["step_grid"] = grid;
+  QJsonArray events;
+  for (const auto& e : s.events)
+    events.append(QJsonObject{{"kind", e.kind}, {"fold", e.fold}, {"step", e.step}, {"slot", e.entry_slot},
+                              {"dump", e.dump}});
+  o["events"] = events;
+  if (const BufferStatsPtr st = inspector_->stats()) {
+    o["inspector"] = QJsonObject{{"slot", st->slot},     {"fold", st->fold},         {"step", st->step},
+                                 {"source", st->source}, {"computed", st->computed}, {"nan", static_cast<qint64>(st->nan)},
+                                 {"posinf", static_cast<qint64>(st->posinf)},
+                                 {"neginf", static_cast<qint64>(st->neginf)},
+                                 {"finite", static_cast<qint64>(st->computed ? st->finite() : 0)},
+                                 {"header", st->origin}, {"path", st->path}};
+  } else {
+    o["inspector"] = QJsonValue();
+  }
+  QJsonArray inj, bps;
+  for (const auto& i : s.injections) inj.append(QString::fromStdString(i));
+  for (int b : s.breakpoints) bps.append(b);
+  o["injections"] = inj;
+  o["breakpoints"] = bps;
+  o["status"] = statusText();
+  return o;
+}
+
+bool MainWindow::writeViewState(const QString& path) const {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  return f.write(QJsonDocument(viewState()).toJson()) > 0;
+}
+
+}  // namespace nanscope::gui

@@ -38,10 +38,11 @@ void SlotGridModel::setView(const Snapshot* view) {
   endResetModel();
 }
 
-int SlotGridModel::wantedColumns() const {
+int SlotGridModel::wantedColumns() {
   if (!view_) return 0;
   if (mode_ == Folds) return static_cast<int>(view_->folds.size());
   const auto [begin, end] = view_->fold_steps(fold_);
+  first_ = begin;
   return static_cast<int>(end - begin);
 }
 
@@ -82,7 +83,7 @@ int SlotGridModel::code(int row, int column) const {
     const SlotRecord& r = view_->folds[static_cast<std::size_t>(column)].slots[slot];
     return cell_code(r.state, r.kinds);
   }
-  const StepRow& s = view_->steps[view_->fold_steps(fold_).first + static_cast<std::size_t>(column)];
+  const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(column)];
   if (!(s.checked >> slot & 1)) {
     // Not checked at that step: still off now (absent, deferred, disabled), or turned on since.
     const SlotState now = view_->setup[slot];
@@ -106,7 +107,7 @@ QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
       if (r.first_step >= 0)
         tip += QString("\nkinds %1\nfirst step %2\ncount %3").arg(kinds_text(r.kinds)).arg(r.first_step).arg(r.count);
     } else {
-      const StepRow& s = view_->steps[view_->fold_steps(fold_).first + static_cast<std::size_t>(index.column())];
+      const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(index.column())];
       tip += QString("fold %1, step %2: %3").arg(fold_).arg(s.step).arg(cell_text(c));
       if (s.flags[slot]) tip += QString("\nkinds %1").arg(kinds_text(s.flags[slot]));
     }

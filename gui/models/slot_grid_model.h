@@ -44,11 +44,12 @@ class SlotGridModel : public QAbstractTableModel {
   static int slotOfRow(int row) { return dataflow_order()[static_cast<std::size_t>(row)]; }
 
  private:
-  int wantedColumns() const;
+  int wantedColumns();  // and the fold's first step
   Mode mode_;
   const Snapshot* view_ = nullptr;
   int fold_ = 0;
   int columns_ = 0;
+  std::size_t first_ = 0;  // Steps mode: the fold's first step in the picture's steps
 };
 
 }  // namespace nanscope::gui

@@ -56,7 +56,7 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
   grad_->setName("grad norm (right)");
   grad_->setPen(QPen(QColor(120, 120, 120), 1));
   yAxis2->setVisible(true);
-  xAxis->setLabel("global step");
+  xAxis->setLabel("global step   (red band: loss not finite, red line: first fire, grey line: fold start)");
   marks_ = new StepMarks(this);
   // The legend beside the plot, never on the data.
   legend->setVisible(true);
@@ -64,13 +64,6 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->addElement(0, 1, legend);
   plotLayout()->setColumnStretchFactor(1, 0.001);
   legend->setMargins(QMargins(4, 4, 4, 4));
-  auto* note = new QCPItemText(this);  // the key of the marks, in the legend's column
-  note->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-  note->position->setType(QCPItemPosition::ptViewportRatio);
-  note->position->setCoords(0.995, 0.98);
-  note->setText("red band: loss not finite\nred line: first fire\ngrey line: fold start");
-  note->setFont(QFont(font().family(), 7));
-  note->setClipToAxisRect(false);
   clearAll();
 }
 

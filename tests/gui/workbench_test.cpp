@@ -205,6 +205,14 @@ class WorkbenchTest : public QObject {
     QVERIFY(w.offline());
     QCOMPARE(w.events()->rowCount(), 3);
     QCOMPARE(w.foldGrid()->columnCount(), 3);
+    // Even a whole new live picture (what the engine sends after a restart) leaves the file shown.
+    QSignalSpy shown(&w, &MainWindow::snapshotShown);
+    QMetaObject::invokeMethod(w.controller(), [c = w.controller()] { c->RT_resync(); }, Qt::QueuedConnection);
+    QTest::qWait(400);
+    QCOMPARE(shown.count(), 0);
+    QVERIFY(w.offline());
+    QCOMPARE(w.events()->rowCount(), 3);
+    QVERIFY(w.snapshot()->source.endsWith("run.h5"));
     // Back to live: the paused live run as it was.
     w.UI_goLive();
     QTRY_VERIFY(!w.offline() && w.snapshot()->source == "live");

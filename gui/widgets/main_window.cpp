@@ -217,6 +217,9 @@ void MainWindow::buildActions() {
   scenario_ = new QComboBox;
   for (const auto& s : scenarios()) scenario_->addItem(QString::fromStdString(s.name));
   scenario_->setCurrentText(settings_.scenario);
+  // A list that drops below the box (some styles open the list over the box, shifted to put the
+  // current item under the pointer, where a click picks another item than the one aimed at).
+  scenario_->setStyleSheet("QComboBox { combobox-popup: 0; }");
   scenario_->setToolTip("scenario preset (picking another restarts the run)");
   connect(scenario_, &QComboBox::textActivated, this, &MainWindow::UI_configure);
   tb->addWidget(scenario_);

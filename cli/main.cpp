@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 
 #include "core/errors.h"
@@ -11,6 +12,9 @@
 
 int main(int argc, char** argv) {
   using namespace nanscope;
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, reported as exit 74 with nothing
+  // under a final name, instead of killing the process with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"nanscope-run: headless NaN-hunting runs of the nanscope trainer"};
   app.set_version_flag("--version", std::string("nanscope-run ") + kVersion);
   app.require_subcommand(0, 1);

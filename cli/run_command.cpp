@@ -21,9 +21,14 @@ namespace nanscope::cli {
 
 Config resolve_config(const RunOptions& o) {
   std::vector<std::string> sets;  // the flags are shorthands for keys, applied before --set
-  if (o.folds) sets.push_back(fmt::format("run.folds={}", *o.folds));
-  if (o.steps_per_fold) sets.push_back(fmt::format("run.steps_per_fold={}", *o.steps_per_fold));
-  if (o.seed) sets.push_back(fmt::format("run.seed={}", *o.seed));
+  auto number = [&](const char* flag, const char* key, const std::optional<std::string>& v) {
+    if (!v) return;
+    if (v->empty()) throw ConfigError(fmt::format("--{}: key '{}': empty value", flag, key));
+    sets.push_back(fmt::format("{}={}", key, *v));
+  };
+  number("folds", "run.folds", o.folds);
+  number("steps-per-fold", "run.steps_per_fold", o.steps_per_fold);
+  number("seed", "run.seed", o.seed);
   if (o.until_fire) sets.push_back("halt.on_fire=\"step\"");
   if (o.guard) sets.push_back("guard.enabled=true");
   sets.insert(sets.end(), o.sets.begin(), o.sets.end());
@@ -54,7 +59,10 @@ std::string prepare_out_dir(const RunOptions& o) {
     if (!o.force)
       throw UsageError(fmt::format("--out {}: the directory exists and is not empty (use --force "
                                    "to overwrite its run)", dir));
+    // With the earlier run go the temporaries a killed run may have left (never read: readers
+    // open final names only).
     fs::remove(fs::path(dir) / "run.h5", ec);
+    fs::remove(fs::path(dir) / "run.h5.tmp", ec);
     fs::remove_all(fs::path(dir) / "dumps", ec);
   }
   return dir;

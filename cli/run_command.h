@@ -13,8 +13,9 @@ struct RunOptions {
   std::string config_file;
   std::string scenario;
   std::string backend = "auto";
-  std::optional<int> folds, steps_per_fold;
-  std::optional<long long> seed;
+  // As typed: checked by the config like --set run.folds=..., so that an empty value or one that
+  // overflows is refused naming the key, never saturated or dropped.
+  std::optional<std::string> folds, steps_per_fold, seed;
   std::vector<std::string> sets;
   std::vector<std::string> injections;
   std::vector<std::string> breakpoints;

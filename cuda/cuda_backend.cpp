@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "cuda_backend_impl.h"
+#include "model/memory_estimate.h"
 #include "device_probe.h"
 #include "model/batch_context.h"
 #include "model/param_init.h"
@@ -372,6 +373,12 @@ std::unique_ptr<Backend> make_cuda_backend(const Config& config) {
                     config.model.precision));
   const DeviceProbe probe = probe_devices();
   if (probe.count == 0) throw DeviceError("no usable CUDA device: " + probe.error);
+  // Before any device buffer: what the config asks of the device and of the host (mirrors).
+  std::size_t free_bytes = 0, total_bytes = 0;
+  NANSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const MemoryEstimate e = estimate_memory(config);
+  require_memory(config, e.device_bytes, static_cast<double>(free_bytes), "device (" + probe.name + ")");
+  require_host_memory(config);
   return std::make_unique<CudaBackend>(config, probe.name);
 }
 

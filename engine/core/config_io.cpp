@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "core/errors.h"
+#include "core/input_file.h"
 
 namespace nanscope {
 namespace {
@@ -449,8 +450,7 @@ void ConfigBuilder::load_text(const std::string& text, const std::string& origin
 }
 
 void ConfigBuilder::load_file(const std::string& path) {
-  if (!std::filesystem::exists(path))
-    throw MissingInputError(fmt::format("{}: config file not found", path));
+  check_input_file(path, "config file", std::uintmax_t{16} << 20);  // 16 MiB of TOML is not a config
   std::ifstream in(path);
   if (!in) throw IoError(fmt::format("{}: cannot open config file", path));
   std::stringstream ss;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/errors.h"
+#include "core/input_file.h"
 #include "data/bars.h"
 
 namespace nanscope {
@@ -22,11 +23,34 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// A bar row is six numbers; a line longer than this is not one (a binary file, a device, a sparse
+// file of zeros), refused before it is read whole.
+constexpr std::size_t kMaxLineBytes = 4096;
+constexpr std::uintmax_t kMaxCsvBytes = std::uintmax_t{8} << 30;  // 8 GiB: ~100 million bars
+
+// Reads a line of at most kMaxLineBytes; false at the end of the input.
+bool read_line(std::istream& in, std::string& text, bool& too_long) {
+  text.clear();
+  too_long = false;
+  char c;
+  bool any = false;
+  while (in.get(c)) {
+    any = true;
+    if (c == '\n') return true;
+    if (text.size() == kMaxLineBytes) {
+      too_long = true;
+      return true;
+    }
+    text.push_back(c);
+  }
+  return any;
+}
+
 }  // namespace
 
 BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
-  if (!std::filesystem::exists(path)) throw MissingInputError(fmt::format("{}: file not found", path));
-  std::ifstream in(path);
+  check_input_file(path, "CSV file", kMaxCsvBytes);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(fmt::format("{}: cannot open", path));
 
   auto fail = [&](long line, int column, const std::string& what) -> DataError {
@@ -38,12 +62,22 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
   series.source = path;
   std::string text;
   long line_no = 0;
-  if (!std::getline(in, text))
+  bool too_long = false;
+  auto next_line = [&]() {
+    if (!read_line(in, text, too_long)) return false;
+    ++line_no;
+    if (too_long)
+      throw DataError(fmt::format("{}:{}: line longer than {} bytes (not a CSV of bars?)", path, line_no,
+                                  kMaxLineBytes));
+    return true;
+  };
+  if (!next_line())
     throw DataError(fmt::format("{}:1: empty file (expected the header "
                                 "timestamp,open,high,low,close,volume)", path));
-  ++line_no;
   {
     std::string_view header = trim(text);
+    if (header.substr(0, 3) == "\xEF\xBB\xBF")
+      throw fail(line_no, 0, "the file starts with a UTF-8 byte-order mark; save it without one");
     std::size_t start = 0;
     for (int c = 0; c < 6; ++c) {
       std::size_t comma = header.find(',', start);
@@ -55,12 +89,12 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
                                            "(found '{}')", name));
       if (comma == std::string_view::npos && c < 5)
         throw fail(line_no, c + 1, "header has fewer than 6 columns");
+      if (c == 5 && comma != std::string_view::npos) throw fail(line_no, 6, "header has more than 6 columns");
       start = comma + 1;
     }
   }
 
-  while (std::getline(in, text)) {
-    ++line_no;
+  while (next_line()) {
     std::string_view row = trim(text);
     if (row.empty()) continue;
     double v[6];
@@ -90,6 +124,9 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
       for (int c = 1; c <= 4; ++c)
         if (v[c] <= 0) throw fail(line_no, c, fmt::format("price must be positive (got {})", v[c]));
       if (bar.volume < 0) throw fail(line_no, 5, fmt::format("negative volume ({})", bar.volume));
+      // The features take log(volume): a zero volume is as bad a row as a NaN one.
+      if (bar.volume == 0 && !keep_bad_rows)
+        throw fail(line_no, 5, "zero volume (its log is -inf; set data.keep_bad_rows = true to keep it)");
       if (bar.high < std::max({bar.open, bar.close, bar.low}))
         throw fail(line_no, 2, "high is below open, close or low");
       if (bar.low > std::min(bar.open, bar.close))

@@ -183,11 +183,25 @@ DumpData read_dump(const std::string& path) {
     return shape;
   };
   for (const auto& n : names) {
-    d.param_shapes.push_back(append(params, n, d.state.params, path + ":/context/params"));
-    append(params, "target." + n, d.state.target, path + ":/context/params");
-    append(m, n, d.state.adam_m, path + ":/context/adam/m");
-    append(v, n, d.state.adam_v, path + ":/context/adam/v");
+    // The target copy and Adam's moments of a parameter have the parameter's shape: anything else
+    // would shift every later parameter's state in a replay.
+    const auto shape = append(params, n, d.state.params, path + ":/context/params");
+    d.param_shapes.push_back(shape);
+    const std::pair<hid_t, std::pair<std::string, std::vector<double>*>> others[] = {
+        {params, {"target." + n, &d.state.target}}, {m, {n, &d.state.adam_m}}, {v, {n, &d.state.adam_v}}};
+    const char* where[] = {":/context/params", ":/context/adam/m", ":/context/adam/v"};
+    for (int k = 0; k < 3; ++k) {
+      const auto& [g, what] = others[k];
+      if (append(g, what.first, *what.second, path + where[k]) != shape)
+        throw DataError(fmt::format("{}{}/{}: shape differs from the parameter's", path, where[k], what.first));
+    }
   }
+  if (d.entry_slot < 0 || d.entry_slot >= kSlotCount)
+    throw DataError(fmt::format("{}: entry_slot {} is not a slot (0 to {})", path, d.entry_slot, kSlotCount - 1));
+  if (d.slots.empty()) throw DataError(fmt::format("{}: /slots holds no slot buffer", path));
+  if (std::none_of(d.slots.begin(), d.slots.end(), [&](const DumpSlot& x) { return x.index == d.entry_slot; }))
+    throw DataError(fmt::format("{}: /slots has no buffer for its entry slot {} {}", path, d.entry_slot,
+                                slot_info(d.entry_slot).name));
   return d;
 }
 

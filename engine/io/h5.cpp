@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/input_file.h"
 
 namespace nanscope::h5 {
 namespace {
@@ -50,11 +52,31 @@ bool Handle::close() {
   return r >= 0;
 }
 
+std::string hdf5_reason() {
+  // The innermost error of HDF5's stack for this thread says what went wrong (errno would be
+  // whatever the last system call left there).
+  std::string reason;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+        if (n == 0 && e && e->desc) *static_cast<std::string*>(out) = e->desc;
+        return 0;
+      },
+      &reason);
+  return reason;
+}
+
 void check(herr_t status, const std::string& where, const std::string& what) {
   if (status < 0) {
-    const int err = errno;
-    throw IoError(fmt::format("{}: {} failed{}", where, what,
-                              err ? fmt::format(" ({})", std::strerror(err)) : std::string()));
+    const std::string reason = hdf5_reason();
+    throw IoError(fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
+  }
+}
+
+void check_read(herr_t status, const std::string& where, const std::string& what) {
+  if (status < 0) {
+    const std::string reason = hdf5_reason();
+    throw DataError(fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
   }
 }
 
@@ -104,7 +126,7 @@ void AtomicFile::commit() {
 }
 
 Handle open_read(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw MissingInputError(fmt::format("{}: file not found", path));
+  check_input_file(path, "HDF5 file", std::uintmax_t{1} << 40);
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw DataError(fmt::format("{}: not an HDF5 file (empty, truncated or another format)", path));
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -121,7 +143,7 @@ Handle create_group(hid_t loc, const std::string& name, const std::string& where
 Handle open_group(hid_t loc, const std::string& name, const std::string& where) {
   if (!exists(loc, name)) throw DataError(fmt::format("{}: missing group {}", where, name));
   hid_t g = H5Gopen2(loc, name.c_str(), H5P_DEFAULT);
-  check(g, where, "opening group " + name);
+  check_read(g, where, "opening group " + name);
   return Handle(g, H5Gclose);
 }
 
@@ -154,13 +176,43 @@ void write_dataset(hid_t loc, const std::string& name, const T* data,
 
 std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name, const std::string& where) {
   if (!exists(loc, name)) throw DataError(fmt::format("{}: missing dataset {}", where, name));
+  if (H5Oexists_by_name(loc, name.c_str(), H5P_DEFAULT) <= 0)
+    throw DataError(fmt::format("{}: {} is a dangling or looping link", where, name));
+  H5O_info_t info{};
+  check_read(H5Oget_info_by_name2(loc, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), where, "looking at " + name);
+  if (info.type != H5O_TYPE_DATASET) throw DataError(fmt::format("{}: {} is not a dataset", where, name));
   Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  check(dset.id(), where, "opening " + name);
+  check_read(dset.id(), where, "opening " + name);
   Handle space(H5Dget_space(dset), H5Sclose);
+  check_read(space.id(), where, "reading the shape of " + name);
   const int rank = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> d(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank < 0 || rank > 8) throw DataError(fmt::format("{}: {} has an unreadable shape", where, name));
+  std::vector<hsize_t> d(static_cast<std::size_t>(rank));
   H5Sget_simple_extent_dims(space, d.data(), nullptr);
   return std::vector<std::uint64_t>(d.begin(), d.end());
+}
+
+std::size_t checked_count(hid_t loc, const std::string& name, const std::vector<std::uint64_t>& dims,
+                          std::size_t elem_bytes, const std::string& where) {
+  // The elements a dataspace claims, refused before any allocation when they overflow or cannot
+  // come from this file: even compressed (gzip of a constant buffer), a file does not hold more
+  // than ~1000 times its own size.
+  std::uint64_t n = 1;
+  for (auto x : dims) {
+    if (x != 0 && n > std::numeric_limits<std::uint64_t>::max() / x)
+      throw DataError(fmt::format("{}: {} claims more elements than can be counted", where, name));
+    n *= x;
+  }
+  hsize_t file_bytes = 0;
+  {
+    Handle file(H5Iget_file_id(loc), H5Fclose);
+    if (file.id() >= 0) H5Fget_filesize(file, &file_bytes);
+  }
+  const std::uint64_t bound = 1024 * static_cast<std::uint64_t>(file_bytes) + (std::uint64_t{1} << 20);
+  if (n > bound / elem_bytes)
+    throw DataError(fmt::format("{}: {} claims {} elements ({} bytes), more than a file of {} bytes can hold", where,
+                                name, n, n * elem_bytes, file_bytes));
+  return static_cast<std::size_t>(n);
 }
 
 std::string dataset_type_class(hid_t loc, const std::string& name) {
@@ -178,11 +230,10 @@ template <class T>
 std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std::uint64_t>* dims,
                             const std::string& where) {
   auto d = dataset_dims(loc, name, where);
-  std::size_t n = 1;
-  for (auto x : d) n *= static_cast<std::size_t>(x);
+  const std::size_t n = checked_count(loc, name, d, sizeof(T), where);
   std::vector<T> out(n);
   Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  check(dset.id(), where, "opening " + name);
+  check_read(dset.id(), where, "opening " + name);
   if (n > 0) {
     herr_t r = H5Dread(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data());
     if (r < 0) throw DataError(fmt::format("{}: cannot read dataset {} (truncated or wrong type)", where, name));

@@ -54,6 +54,14 @@ class AtomicFile {
 // Opens an existing file read-only; throws MissingInputError or DataError ("not an HDF5 file").
 Handle open_read(const std::string& path);
 
+// Throws IoError (writing) or DataError (reading a file) with HDF5's own reason when status < 0.
+void check(herr_t status, const std::string& where, const std::string& what);
+void check_read(herr_t status, const std::string& where, const std::string& what);
+// The elements `dims` claim, refused (DataError) when they overflow or exceed what the file of
+// `loc` can hold.
+std::size_t checked_count(hid_t loc, const std::string& name, const std::vector<std::uint64_t>& dims,
+                          std::size_t elem_bytes, const std::string& where);
+
 Handle create_group(hid_t loc, const std::string& name, const std::string& where);
 Handle open_group(hid_t loc, const std::string& name, const std::string& where);
 bool exists(hid_t loc, const std::string& name);
@@ -82,8 +90,5 @@ void check_schema(hid_t file, const std::string& path, const std::string& kind,
 
 // Variable-length UTF-8 string type (attributes) and a fixed-length one (compound tables).
 Handle string_type(std::size_t fixed_length = 0);
-
-// Throws an IoError naming `where` when `status < 0`.
-void check(herr_t status, const std::string& where, const std::string& what);
 
 }  // namespace nanscope::h5

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include <algorithm>
 #include <cstring>
 
@@ -29,6 +31,18 @@ struct EventRow {
   std::int32_t entry_slot;
   char dump[kDumpLen];
 };
+
+bool known_event_kind(const std::string& k) {
+  for (const char* known : {"first_fire", "halt_nan", "halt_grad_collapse", "breakpoint", "manual"})
+    if (k == known) return true;
+  return false;
+}
+
+// dumps/fold{F:03}_step{S:08}_{slot name}.h5, and nothing else (no other directory, no "..").
+bool is_dump_name(const std::string& d) {
+  static const std::regex name(R"(dumps/fold\d{3,}_step\d{8,}_[A-Za-z0-9_.]+\.h5)");
+  return std::regex_match(d, name) && d.find("..") == std::string::npos;
+}
 
 template <std::size_t N>
 void put(char (&dst)[N], std::string_view s) {
@@ -210,6 +224,15 @@ RunFileData read_run_file(const std::string& path) {
     checked = h5::read_dataset<std::uint8_t>(f, "steps/checked", nullptr, path);
     if (checked.size() != ns * kSlotCount) throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
   }
+  if (ns > 0 && nf == 0) throw DataError(fmt::format("{}: /steps holds {} steps but /folds no fold", path, ns));
+  for (std::size_t i = 0; i < ns; ++i) {
+    // Steps come fold by fold, each fold's from 0 on: the grids and the events index with them.
+    const bool next_in_fold = i > 0 && sfold[i] == sfold[i - 1] && sstep[i] == sstep[i - 1] + 1;
+    const bool new_fold = sstep[i] == 0 && (i == 0 || sfold[i] > sfold[i - 1]);
+    if (sfold[i] < 0 || static_cast<std::size_t>(sfold[i]) >= nf || !(next_in_fold || new_fold))
+      throw DataError(fmt::format("{}: /steps row {} (fold {}, step {}) does not follow on from the row before "
+                                  "or names no fold of /folds", path, i, sfold[i], sstep[i]));
+  }
   for (std::size_t i = 0; i < ns; ++i) {
     RunStepRow row;
     row.fold = sfold[i];
@@ -232,15 +255,34 @@ RunFileData read_run_file(const std::string& path) {
     r.steps.push_back(row);
   }
   if (h5::exists(f, "events")) {
+    const auto edims = h5::dataset_dims(f, "events", path);
+    if (edims.size() != 1) throw DataError(fmt::format("{}: /events must be one-dimensional", path));
+    const std::size_t n = h5::checked_count(f, "events", edims, sizeof(EventRow), path);
     h5::Handle ds(H5Dopen2(f, "events", H5P_DEFAULT), H5Dclose);
-    h5::Handle space(H5Dget_space(ds), H5Sclose);
-    hsize_t n = 0;
-    H5Sget_simple_extent_dims(space, &n, nullptr);
+    h5::check_read(ds.id(), path, "opening /events");
     std::vector<EventRow> rows(n);
     h5::Handle type = event_row_type();
     if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
-      throw DataError(fmt::format("{}: cannot read /events", path));
-    for (const auto& e : rows) r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
+      throw DataError(fmt::format("{}: cannot read /events (not the event table)", path));
+    // The steps each fold ran, so that an event names a step that happened.
+    std::vector<int> fold_steps(nf, 0);
+    for (std::size_t i = 0; i < ns; ++i) fold_steps[static_cast<std::size_t>(sfold[i])] = sstep[i] + 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      EventRow& e = rows[i];
+      e.kind[kKindLen - 1] = e.dump[kDumpLen - 1] = '\0';  // whatever the file holds, a C string
+      const RunEventRow row{e.fold, e.step, e.kind, e.entry_slot, e.dump};
+      auto bad = [&](const std::string& what) {
+        return DataError(fmt::format("{}: /events row {}: {}", path, i, what));
+      };
+      if (!known_event_kind(row.kind)) throw bad(fmt::format("unknown kind '{}'", row.kind));
+      if (row.fold < 0 || static_cast<std::size_t>(row.fold) >= nf) throw bad(fmt::format("fold {} is not in /folds", row.fold));
+      if (row.step < 0 || row.step >= fold_steps[static_cast<std::size_t>(row.fold)])
+        throw bad(fmt::format("step {} is not a step of fold {}", row.step, row.fold));
+      if (row.entry_slot < -1 || row.entry_slot >= kSlotCount) throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
+      if (!row.dump.empty() && !is_dump_name(row.dump))
+        throw bad(fmt::format("dump '{}' is not a dump of this run (dumps/fold..._step..._<slot>.h5)", row.dump));
+      r.events.push_back(row);
+    }
   }
   return r;
 }

@@ -1,6 +1,9 @@
 #include "model/batch_context.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "core/errors.h"
 
@@ -73,9 +76,17 @@ BatchArrays from_batch_context(const Dims& d, const BatchContext& c) {
       throw DataError(std::string("batch context: field '") + f.name + "' has the wrong shape for this config");
     const std::string name = f.name;
     if (name == "actions") {
+      // Sub-action indices: each within its branch (a model indexes buffers with them).
       a.actions.resize(it->values.size());
-      std::transform(it->values.begin(), it->values.end(), a.actions.begin(),
-                     [](double x) { return static_cast<std::int32_t>(x); });
+      for (std::size_t i = 0; i < it->values.size(); ++i) {
+        const double x = it->values[i];
+        const int branch = static_cast<int>(i % static_cast<std::size_t>(d.D));
+        if (!(x >= 0 && x < d.sub[branch]) || x != std::floor(x))
+          throw DataError(fmt::format("batch context: field 'actions' [{}, {}] is {}, not a sub-action of branch {} "
+                                      "(0 to {})", i / static_cast<std::size_t>(d.D), branch, x, branch,
+                                      d.sub[branch] - 1));
+        a.actions[i] = static_cast<std::int32_t>(x);
+      }
     } else if (name == "tau") a.tau = it->values;
     else if (name == "tau_target") a.tau_target = it->values;
     else if (name == "tau_greedy") a.tau_greedy = it->values;

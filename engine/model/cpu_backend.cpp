@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "model/backend.h"
 #include "model/cpu_model.h"
+#include "model/memory_estimate.h"
 #include "model/state_pack.h"
 
 namespace nanscope {
@@ -106,6 +107,7 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Config& config) {
+  require_host_memory(config);  // before any buffer is allocated
   if (config.model.precision == "float64") return std::make_unique<CpuBackend<double>>(config);
   return std::make_unique<CpuBackend<float>>(config);
 }

@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QTimer>
+#include <csignal>
 #include <cstdio>
 
 #include "core/version.h"
@@ -99,6 +100,7 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGXFSZ, SIG_IGN);  // a file-size limit fails a write (reported), never kills the window
   const Options o = parse(argc, argv);
   QApplication app(argc, argv);
   QApplication::setOrganizationName("nanscope");  // QSettings: window layout, recent files

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/version.h"
+#include "io/file_guard.h"
 #include "listings.h"
 #include "run_command.h"
 
@@ -57,6 +58,10 @@ int main(int argc, char** argv) {
                       "make the dumped step's recorded slot injections again (replays the dumped step "
                       "exactly)");
   replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
+  std::string validate_path;
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate", "read a run file or dump whole and say whether it is sound (exit 0, or 66/78 with the reason)");
+  validate_cmd->add_option("file", validate_path, "run file or dump")->required();
 
   try {
     app.parse(argc, argv);
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
       if (list_params) cli::list_params(config);
       return 0;
     }
+    if (validate_cmd->parsed()) return read_file_for_validation(validate_path);
     if (replay_cmd->parsed()) return cli::replay_command(replay);
     return cli::run_command(run);
   } catch (const Error& e) {

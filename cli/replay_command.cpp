@@ -8,6 +8,7 @@
 
 #include "backend_choice.h"
 #include "core/sentinel.h"
+#include "io/file_guard.h"
 #include "run_command.h"
 #include "session/replay.h"
 
@@ -32,6 +33,8 @@ std::string verdict_text(const ReplayResult& r) {
 }  // namespace
 
 int replay_command(const ReplayOptions& o) {
+  // A dump of unknown origin is read in a child first: a crash in libhdf5 is a refusal, not ours.
+  validate_in_child(o.dump, {"/proc/self/exe", "validate"});
   const DumpData dump = read_dump(o.dump);
   const Config config = dump_config(dump);
   auto backend = choose_backend(o.backend, config, !o.json);

@@ -14,9 +14,12 @@ namespace nanscope::cuda {
 // Every CUDA runtime call and launch is checked; a failure is a DeviceError naming the call, the
 // file and the line (the session then refuses work until it is reset).
 inline void check(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess)
-    throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                      cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  // No device (or none left): exit 69; any other failure mid-work: a device fault, exit 70.
+  const bool gone = e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorDevicesUnavailable ||
+                    e == cudaErrorSystemNotReady || e == cudaErrorStubLibrary || e == cudaErrorInitializationError;
+  throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " + cudaGetErrorString(e),
+                    gone ? ErrorKind::Device : ErrorKind::DeviceFault);
 }
 #define NANSCOPE_CUDA_CHECK(call) ::nanscope::cuda::check((call), #call, __FILE__, __LINE__)
 

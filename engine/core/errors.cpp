@@ -7,6 +7,7 @@ int exit_code_for(ErrorKind kind) noexcept {
     case ErrorKind::Usage: return 2;
     case ErrorKind::MissingInput: return 66;
     case ErrorKind::Device: return 69;
+    case ErrorKind::DeviceFault:
     case ErrorKind::Internal: return 70;
     case ErrorKind::Io: return 74;
     case ErrorKind::Config:

@@ -14,7 +14,8 @@ enum class ErrorKind {
   Config,        // a bad config key or value
   Data,          // bad input data (CSV rows, bar series)
   Io,            // reading or writing a file failed
-  Device,        // no usable CUDA device
+  Device,        // no usable CUDA device (none, or it is gone)
+  DeviceFault,   // a CUDA error in the middle of the work (an illegal address, a failed launch)
   Internal,      // a bug or an unexpected state
 };
 
@@ -42,8 +43,10 @@ struct DataError : Error {
 struct IoError : Error {
   explicit IoError(const std::string& m) : Error(ErrorKind::Io, m) {}
 };
+// A device error: the device is not usable (kind Device, exit 69) or a call failed in the middle
+// of the work (kind DeviceFault, exit 70). Either way the CUDA context is not trusted again.
 struct DeviceError : Error {
-  explicit DeviceError(const std::string& m) : Error(ErrorKind::Device, m) {}
+  explicit DeviceError(const std::string& m, ErrorKind k = ErrorKind::Device) : Error(k, m) {}
 };
 struct InternalError : Error {
   explicit InternalError(const std::string& m) : Error(ErrorKind::Internal, m) {}

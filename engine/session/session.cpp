@@ -394,7 +394,18 @@ void Session::end_fold() {
 
 StopReason Session::run(RunUntil until, const std::function<bool()>& cancel,
                         const std::function<void(const StepRecord&)>& after_step) {
-  StopReason reason = run_steps(until, cancel, after_step);
+  StopReason reason;
+  try {
+    reason = run_steps(until, cancel, after_step);
+  } catch (const DeviceError&) {
+    // The steps that finished before the device failed are the user's evidence: the run file
+    // says so much (host-side history only; the device is not touched again).
+    try {
+      write_run_file();
+    } catch (const Error&) {
+    }
+    throw;
+  }
   write_run_file();  // the run file is complete whenever run() returns
   return reason;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/version.h"
+#include "io/file_guard.h"
 #include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
 
@@ -60,6 +61,15 @@ Options parse(int argc, char** argv) {
 void screenshot_when_ready(MainWindow& w, const Options& o) {
   auto* timer = new QTimer(&w);
   auto phase = std::make_shared<int>(0);
+  // A file or config refused before anything could be shown: the window with its message, exit 78.
+  QObject::connect(&w, &MainWindow::errorShown, &w, [&w, o] {
+    if (w.snapshot()) return;
+    QTimer::singleShot(300, &w, [&w, o] {
+      w.grab().save(o.screenshot);
+      if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
+      QApplication::exit(78);
+    });
+  });
   QObject::connect(timer, &QTimer::timeout, &w, [&w, o, timer, phase] {
     auto snap = w.snapshot();
     if (!snap) return;
@@ -101,7 +111,10 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
 
 int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);  // a file-size limit fails a write (reported), never kills the window
-  const Options o = parse(argc, argv);
+  // The file check's child (io/file_guard.h): read the file, exit; no window system needed.
+  if (argc == 3 && std::string(argv[1]) == "--validate-file") return nanscope::read_file_for_validation(argv[2]);
+  Options o = parse(argc, argv);
+  o.settings.validator = {"/proc/self/exe", "--validate-file"};
   QApplication app(argc, argv);
   QApplication::setOrganizationName("nanscope");  // QSettings: window layout, recent files
   QApplication::setApplicationName("nanscope");

@@ -7,6 +7,7 @@
 #include "backend_choice.h"
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "io/file_guard.h"
 #include "io/file_kind.h"
 #include "models/offline.h"
 #include "session/scenarios.h"
@@ -25,7 +26,8 @@ ErrorClass error_class(ErrorKind kind) {
     case ErrorKind::Usage: return ErrorClass::Config;
     case ErrorKind::MissingInput:
     case ErrorKind::Io: return ErrorClass::File;
-    case ErrorKind::Device: return ErrorClass::Device;
+    case ErrorKind::Device:
+    case ErrorKind::DeviceFault: return ErrorClass::Device;
     case ErrorKind::Internal: return ErrorClass::Other;
   }
   return ErrorClass::Other;
@@ -270,8 +272,9 @@ void EngineController::sendInspect() {
 void EngineController::RT_openFile(const QString& path, int slot) {
   guarded([&] {
     try {
+      validate_in_child(path.toStdString(), validator_);
       if (detect_file_kind(path.toStdString()) == FileKind::Dump) {
-        RT_openDump(path, slot);
+        Q_EMIT inspectReady(load_dump_stats(path, slot));
         return;
       }
       Q_EMIT runFileLoaded(load_run_update(path));
@@ -284,6 +287,7 @@ void EngineController::RT_openFile(const QString& path, int slot) {
 void EngineController::RT_openDump(const QString& path, int slot) {
   guarded([&] {
     try {
+      validate_in_child(path.toStdString(), validator_);
       Q_EMIT inspectReady(load_dump_stats(path, slot));
     } catch (const Error& e) {
       Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File), QString::fromStdString(e.what()));

@@ -32,6 +32,8 @@ struct EngineSettings {
   QString backend = "auto";   // auto | cpu (the window switches to cpu after a device error)
   // Builds the backend instead of choose_backend (tests: a backend that fails like a device).
   std::function<std::unique_ptr<Backend>(const Config&)> make_backend;
+  // Reads an opened file in a child process first (io/file_guard.h); empty: read it directly.
+  std::vector<std::string> validator;
 };
 
 // What went wrong, as far as the window's offer goes: a bad config, a bad file, a device error.
@@ -47,6 +49,9 @@ class EngineController : public QObject {
   explicit EngineController(QObject* parent = nullptr);
   ~EngineController() override;
 
+  // Before the thread starts: how opened files are checked (EngineSettings::validator), live
+  // session or not.
+  void setFileValidator(std::vector<std::string> v) { validator_ = std::move(v); }
   // Thread-safe (UI thread): asks a running chain to stop after the current step.
   void requestPause() { pause_.store(true); }
   // Thread-safe: inspect `slot` (live) from now on; requests collapse into one pending inspect.
@@ -85,6 +90,7 @@ class EngineController : public QObject {
   void guarded(F&& f);
 
   EngineSettings settings_;
+  std::vector<std::string> validator_;
   std::unique_ptr<Session> session_;
   std::set<int> breakpoints_;
   std::vector<Injection> injections_;

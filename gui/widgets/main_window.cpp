@@ -44,6 +44,7 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   events_->setView(view_.get());
 
   ctrl_ = new EngineController;
+  ctrl_->setFileValidator(settings_.validator);
   ctrl_->moveToThread(&engine_thread_);
   connect(&engine_thread_, &QThread::finished, ctrl_, &QObject::deleteLater);
   connect(ctrl_, &EngineController::updateReady, this, &MainWindow::UI_applyUpdate, Qt::QueuedConnection);
@@ -344,7 +345,7 @@ void MainWindow::UI_openDump(const QString& path, int slot) {
 }
 
 void MainWindow::UI_goLive() {
-  if (!offline_) return;
+  if (!offline_ && have_live_) return;
   offline_ = false;
   fold_chosen_ = false;
   setWindowTitle("nanscope");
@@ -383,6 +384,11 @@ void MainWindow::onError(int error_class, const QString& message) {
             &MainWindow::UI_useDefaults);
   }
   box->open();
+  if (!have_view_ && !have_live_) {  // nothing shown yet (a refused file on the command line, say)
+    problem_ = (cls == ErrorClass::File ? "no file shown: " : "no run: ") + message +
+               " (File > Open, or File > Back to live run)";
+    refreshViews(false);
+  }
   Q_EMIT errorShown(message);
 }
 

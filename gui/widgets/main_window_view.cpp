@@ -141,7 +141,7 @@ void MainWindow::updateControls() {
   }
   injection_->setEnabled(live && !running_);
   scenario_->setEnabled(!offline_);
-  live_action_->setEnabled(offline_);
+  live_action_->setEnabled(offline_ || !have_live_);
   const bool cuda = live && view_->backend == "cuda";
   graph_action_->setEnabled(cuda);
   graph_action_->setChecked(cuda && view_->graph);

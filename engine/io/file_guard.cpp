@@ -1,0 +1,69 @@
+#include "io/file_guard.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "core/errors.h"
+#include "io/dump_file.h"
+#include "io/file_kind.h"
+#include "io/run_file.h"
+
+extern char** environ;
+
+namespace nanscope {
+
+void validate_in_child(const std::string& path, const FileValidator& validator, double timeout_s) {
+  if (validator.empty()) return;
+  std::vector<std::string> args = validator;
+  args.push_back(path);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t io;
+  posix_spawn_file_actions_init(&io);
+  posix_spawn_file_actions_addopen(&io, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&io, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int err = posix_spawn(&pid, argv[0], &io, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&io);
+  if (err != 0)
+    throw InternalError(fmt::format("cannot start the file check {} ({})", validator[0], std::strerror(err)));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (true) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw InternalError(fmt::format("waiting for the file check failed ({})", std::strerror(errno)));
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      throw DataError(fmt::format("{}: corrupt HDF5 file (reading it did not finish in {:.0f} s)", path, timeout_s));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFSIGNALED(status))
+    throw DataError(fmt::format("{}: corrupt HDF5 file (the HDF5 library crashed reading it: signal {}, {})", path,
+                                WTERMSIG(status), strsignal(WTERMSIG(status))));
+}
+
+int read_file_for_validation(const std::string& path) {
+  try {
+    if (detect_file_kind(path) == FileKind::Dump) (void)read_dump(path);
+    else (void)read_run_file(path);
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return exit_code_for(e.kind());
+  }
+}
+
+}  // namespace nanscope

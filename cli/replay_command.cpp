@@ -17,6 +17,7 @@ namespace {
 
 std::string match_text(const BufferMatch& m) {
   if (m.bit_equal) return "equal to the dump, bit for bit";
+  if (m.equal) return "equal to the dump (finite values bit for bit, NaN signs or payloads aside)";
   return fmt::format(
       "{} elements differ from the dump ({} non-finite elements, relative error {:.3g})",
       m.differing, m.same_nonfinite ? "the same" : "different", m.rel_error);
@@ -68,6 +69,7 @@ int replay_command(const ReplayOptions& o) {
                             {"dumped_kinds", kind_names(s.dumped_kinds)},
                             {"replayed_kinds", kind_names(s.replayed_kinds)},
                             {"buffer_bit_equal", s.match.bit_equal},
+                            {"buffer_equal", s.match.equal},
                             {"buffer_differing", s.match.differing},
                             {"buffer_rel_error", s.match.rel_error}});
     j["injections"] = nlohmann::ordered_json::array();

@@ -135,6 +135,11 @@ BufferMatch compare_buffers(const std::vector<float>& a, const std::vector<float
     }
   }
   m.bit_equal = m.differing == 0;
+  m.equal = m.same_nonfinite && m.rel_error == 0 && [&] {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (std::isfinite(a[i]) && std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return false;
+    return true;
+  }();
   m.rel_error = diff == 0 ? 0 : std::sqrt(diff / std::max(norm, 1e-300));
   return m;
 }

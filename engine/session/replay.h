@@ -24,6 +24,7 @@ namespace nanscope {
 // How a replayed slot buffer compares with the dumped one.
 struct BufferMatch {
   bool bit_equal = false;       // every element's bits, NaN payloads included
+  bool equal = false;           // every finite element's bits, the same elements NaN, +Inf, -Inf
   bool same_nonfinite = false;  // the same elements non-finite, with the same kinds
   std::int64_t differing = 0;   // elements whose bits differ
   double rel_error = 0;         // norm-wise relative error over the elements finite in both

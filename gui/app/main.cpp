@@ -72,7 +72,10 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
   });
   QObject::connect(timer, &QTimer::timeout, &w, [&w, o, timer, phase] {
     auto snap = w.snapshot();
-    if (!snap) return;
+    // A dump given on the command line shows in the inspector alone: settle and grab.
+    const auto stats = w.inspector()->stats();
+    if (!snap && stats && stats->source == "dump" && *phase < 2) *phase = 2;
+    if (!snap && *phase < 2) return;
     const bool steps = o.after.startsWith("steps:");
     const int n = steps ? o.after.mid(6).toInt() : 0;
     if (*phase == 0) {
@@ -84,6 +87,7 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
       return;
     }
     if (*phase == 1) {
+      if (!snap) return;
       const bool done = w.offline() || (steps ? snap->global_step >= n : (!w.running() && snap->entry.has_value()));
       if (!done) return;
       if (!w.offline() && snap->entry) {

@@ -54,6 +54,10 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   connect(ctrl_, &EngineController::inspectReady, this, [this](BufferStatsPtr s) {
     // Live statistics are for the live view only; a dump's are shown in either mode.
     if (offline_ && s->source == "live") return;
+    if (!have_view_ && !have_live_ && s->source == "dump") {  // a dump opened on its own
+      problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
+      status_position_->setText(statusText());
+    }
     inspector_->setStats(std::move(s));
   }, Qt::QueuedConnection);
   connect(ctrl_, &EngineController::runStateChanged, this, [this](bool r) {

@@ -228,7 +228,7 @@ TEST(Cli, ReplayVerdictsAndBadDumps) {
   EXPECT_EQ(aj["injections_replayed"], true);
   ASSERT_FALSE(aj["slots"].empty());
   for (const auto& slot : aj["slots"]) {
-    EXPECT_EQ(slot["buffer_bit_equal"], true) << slot["name"];
+    EXPECT_EQ(slot["buffer_equal"], true) << slot["name"];
     EXPECT_EQ(slot["buffer_differing"], 0) << slot["name"];
   }
 

@@ -21,6 +21,7 @@
 #include "model/memory_estimate.h"
 #include "session/replay.h"
 #include "session/session.h"
+#include "delegating_backend.h"
 #include "test_support.h"
 
 using namespace nanscope;
@@ -330,37 +331,16 @@ TEST(HostileInput, AConfigBeyondTheMachineIsRefusedBeforeAnyAllocation) {
 // A device error in the middle of a recording run leaves the run file (with the steps that ran)
 // and every dump written so far readable.
 TEST(HostileInput, ADeviceFaultMidRunLeavesReadableFiles) {
-  struct Failing final : Backend {
-    explicit Failing(const Config& c, int at) : inner(make_cpu_backend(c)), at(at) {}
-    std::unique_ptr<Backend> inner;
+  struct Failing final : test::DelegatingBackend {
+    Failing(const Config& c, int at) : DelegatingBackend(make_cpu_backend(c)), at(at) {}
     int at;
     std::string name() const override { return "cuda"; }
-    std::string device_name() const override { return "failing"; }
-    const Dims& dims() const override { return inner->dims(); }
-    const ParamLayout& layout() const override { return inner->layout(); }
-    void reset_parameters() override { inner->reset_parameters(); }
-    void load_fold(const TransitionSet& t) override { inner->load_fold(t); }
     void run_phase(Phase p, const StepKey& k) override {
       if (k.global_step == at && p == Phase::BackwardIqn)
         throw DeviceError("backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
                           ErrorKind::DeviceFault);
-      inner->run_phase(p, k);
+      inner_->run_phase(p, k);
     }
-    SlotView slot(int i) override { return inner->slot(i); }
-    std::vector<Overwritten> inject_slot(int i, std::optional<std::size_t> e, double v) override {
-      return inner->inject_slot(i, e, v);
-    }
-    StepLosses losses() const override { return inner->losses(); }
-    void set_observer(SlotObserver* o) override { inner->set_observer(o); }
-    std::vector<double> read_param(const std::string& n, bool t) const override { return inner->read_param(n, t); }
-    void write_param(const std::string& n, const std::vector<double>& v) override { inner->write_param(n, v); }
-    std::int64_t adam_step() const override { return inner->adam_step(); }
-    void read_state(StateSnapshot& s) const override { inner->read_state(s); }
-    void write_state(const StateSnapshot& s) override { inner->write_state(s); }
-    void keep_state() override { inner->keep_state(); }
-    void read_kept_state(StateSnapshot& s) const override { inner->read_kept_state(s); }
-    BatchContext batch_context() const override { return inner->batch_context(); }
-    void set_batch(const BatchContext& b) override { inner->set_batch(b); }
   };
   Config c = test::tiny_config("float32");
   c.run.folds = 2;

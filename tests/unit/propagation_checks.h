@@ -190,7 +190,7 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
         SCOPED_TRACE("replayed slot " + std::string(slot_info(r.index).name));
         EXPECT_EQ(r.replayed_kinds, r.dumped_kinds);
         if (tolerance == 0) {
-          EXPECT_TRUE(r.match.bit_equal)
+          EXPECT_TRUE(r.match.equal)
               << r.match.differing << " elements differ, rel " << r.match.rel_error;
         } else {
           EXPECT_TRUE(r.match.same_nonfinite);

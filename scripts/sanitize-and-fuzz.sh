@@ -43,7 +43,7 @@ for name in csv config run_file dump; do
   cp "$root/tests/fuzz/corpus/$name/"* "$work/"
   [ -d "$root/tests/fuzz/regressions/$name" ] && cp "$root/tests/fuzz/regressions/$name/"* "$work/" 2>/dev/null || true
   say "fuzzing $name for ${seconds}s"
-  if ! (cd "$work" && "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
+  if ! (cd "$work" && "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
           -max_len=262144 -artifact_prefix="$found/${name}-" -print_final_stats=1 "$work" 2>"$work.log"); then
     say "fuzz_$name found a crash: see $found"
     tail -40 "$work.log" >&2

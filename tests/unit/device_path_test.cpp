@@ -9,6 +9,7 @@
 #include <map>
 
 #include "delegating_backend.h"
+#include "io/run_file.h"
 #include "propagation_checks.h"
 #include "session_checks.h"
 
@@ -31,7 +32,13 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
     inner_->load_fold(t);
     captured_graph_ = false;  // the fold's data are part of a graph
   }
+  // A device fault at this global step's backward.iqn (a CUDA error mid-work), or never.
+  std::int64_t fail_at = -1;
+
   void run_phase(Phase phase, const StepKey& key) override {
+    if (key.global_step == fail_at && phase == Phase::BackwardIqn)
+      throw DeviceError("backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
+                        ErrorKind::DeviceFault);
     inner_->run_phase(phase, key);
     if (phase != Phase::Optimizer) return;
     records_[step_] = StepReport{status_, inner_->losses()};
@@ -366,5 +373,34 @@ TEST(DevicePath, EveryInjectionFiresItsClosureGraphedAndNot) {
   for (bool graph : {false, true}) {
     SCOPED_TRACE(graph ? "graphed" : "ungraphed");
     test::expect_probes_fire_their_closures(test::propagation_config(true), make, graph);
+  }
+}
+
+// A device fault in the middle of a recording run, graphed and ungraphed, deferred readback and
+// first-fire capture on: the error names the call (exit 70), the run file holds the steps the
+// session had read back, and every dump written so far reads.
+TEST(DevicePath, ADeviceFaultMidRunLeavesReadableFilesGraphedAndNot) {
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "graphed" : "ungraphed");
+    Config c = test::sentinel_config({"guard.enabled=true", "halt.collapse_patience=0"});
+    SessionOptions o;
+    o.graph = graph;
+    o.injections = {parse_injection("slot:batch@0:1"), parse_injection("slot:h_s1@1:0")};
+    o.out_dir = test::temp_dir(graph ? "fault_graph" : "fault_plain").string();
+    auto backend = std::make_unique<EmulatedDeviceBackend>(c);
+    backend->fail_at = 9;  // fold 1, step 3
+    Session s(c, std::move(backend), o);
+    try {
+      s.run();
+      ADD_FAILURE() << "no error";
+    } catch (const DeviceError& e) {
+      EXPECT_EQ(exit_code_for(e.kind()), 70);
+      EXPECT_NE(std::string(e.what()).find("cublasSgemm(iqn_dpsi)"), std::string::npos);
+    }
+    const RunFileData r = read_run_file(s.run_file_path());
+    EXPECT_GE(r.steps.size(), 6u);  // at least fold 0, whole
+    EXPECT_LE(r.steps.size(), 9u);
+    EXPECT_EQ(s.dump_paths().size(), 2u);
+    for (const auto& d : s.dump_paths()) EXPECT_NO_THROW(read_dump(d)) << d;
   }
 }

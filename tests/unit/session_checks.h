@@ -14,6 +14,7 @@
 
 #include "core/config_io.h"
 #include "io/dump_file.h"
+#include "io/run_file.h"
 #include "session/scenarios.h"
 #include "session/session.h"
 #include "test_support.h"
@@ -67,6 +68,25 @@ inline void expect_guard_skips_bit_exact(const std::function<std::unique_ptr<Bac
   s.step();  // step 3 is clean: the update happens
   EXPECT_NE(bytes(kParams), params);
   EXPECT_EQ(s.backend().adam_step(), t + 1);
+}
+
+// A recording run that stops on a device fault: the error is exit 70 and names the failing call,
+// the run file holds between `min_steps` and `max_steps` steps (those read back), and every dump
+// written so far reads.
+inline void expect_device_fault_keeps_files(Session& s, const std::string& call, std::size_t min_steps,
+                                            std::size_t max_steps, std::size_t dumps) {
+  try {
+    s.run();
+    ADD_FAILURE() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(exit_code_for(e.kind()), 70);
+    EXPECT_NE(std::string(e.what()).find(call), std::string::npos) << e.what();
+  }
+  const RunFileData r = read_run_file(s.run_file_path());
+  EXPECT_GE(r.steps.size(), min_steps);
+  EXPECT_LE(r.steps.size(), max_steps);
+  EXPECT_EQ(s.dump_paths().size(), dumps);
+  for (const auto& d : s.dump_paths()) EXPECT_NO_THROW(read_dump(d)) << d;
 }
 
 // Bitwise equality of two arrays (NaNs included).

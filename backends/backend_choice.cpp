@@ -32,4 +32,14 @@ std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config&
   return make_cpu_backend(config);
 }
 
+std::string cuda_description() {
+#ifdef NANSCOPE_HAVE_CUDA
+  const auto probe = cuda::probe_devices();
+  return fmt::format("CUDA runtime {}, {}", probe.runtime.empty() ? "?" : probe.runtime,
+                     probe.count > 0 ? probe.name : probe.error);
+#else
+  return "no CUDA in this build";
+#endif
+}
+
 }  // namespace nanscope

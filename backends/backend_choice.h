@@ -13,4 +13,8 @@ namespace nanscope {
 // `say`: print the choice made for `auto` on stderr.
 std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config& config, bool say);
 
+// "CUDA runtime 13.0, NVIDIA H200" (or why there is no device), or "no CUDA in this build": for
+// the workbench's About box.
+std::string cuda_description();
+
 }  // namespace nanscope

@@ -1,11 +1,16 @@
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "device_probe.h"
 
 namespace nanscope::cuda {
 
 DeviceProbe probe_devices() {
   DeviceProbe p;
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+    p.runtime = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {

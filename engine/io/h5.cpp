@@ -52,6 +52,12 @@ bool Handle::close() {
   return r >= 0;
 }
 
+std::string hdf5_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
 std::string hdf5_reason() {
   // The innermost error of HDF5's stack for this thread says what went wrong (errno would be
   // whatever the last system call left there).

@@ -54,6 +54,9 @@ class AtomicFile {
 // Opens an existing file read-only; throws MissingInputError or DataError ("not an HDF5 file").
 Handle open_read(const std::string& path);
 
+// The HDF5 library's version, "1.10.8".
+std::string hdf5_version();
+
 // Throws IoError (writing) or DataError (reading a file) with HDF5's own reason when status < 0.
 void check(herr_t status, const std::string& where, const std::string& what);
 void check_read(herr_t status, const std::string& where, const std::string& what);

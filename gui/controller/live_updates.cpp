@@ -29,7 +29,9 @@ Phase producer_phase(int slot) {
 
 StepRow step_row(const StepRecord& h) {
   const auto& l = h.losses;
-  return StepRow{h.fold, h.step, h.flags, h.checked, l.total, l.c51, l.mse, l.cql, l.iqn, l.aux, l.ens, l.grad_norm};
+  StepRow r{h.fold, h.step, h.flags, h.checked, l.total, l.c51, l.mse, l.cql, l.iqn, l.aux, l.ens, l.grad_norm};
+  r.group_norm = l.group_norm;
+  return r;
 }
 
 SnapshotHead live_head(Session& s, bool running, double rate, const QString& scenario) {

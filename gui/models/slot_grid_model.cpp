@@ -92,6 +92,57 @@ int SlotGridModel::code(int row, int column) const {
   return cell_code(SlotState::Clean, s.flags[slot]);
 }
 
+namespace {
+std::uint8_t kinds_of_code(int code) {
+  switch (code) {
+    case kCellNaN: return kKindNaN;
+    case kCellPosInf: return kKindPosInf;
+    case kCellNegInf: return kKindNegInf;
+    case kCellMixed: return kKindNaN | kKindPosInf | kKindNegInf;
+    default: return 0;
+  }
+}
+}  // namespace
+
+void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>& out) const {
+  out.assign(static_cast<std::size_t>(bins) * kSlotCount, kCellNotRun);
+  if (!view_ || bins <= 0 || last < first) return;
+  const double width = static_cast<double>(last - first + 1) / bins;
+  std::array<std::uint8_t, kSlotCount> kinds{};
+  std::array<bool, kSlotCount> clean{};
+  for (int b = 0; b < bins; ++b) {
+    const int c0 = first + static_cast<int>(b * width);
+    const int c1 = std::min(last, std::max(c0, first + static_cast<int>((b + 1) * width) - 1));
+    kinds.fill(0);
+    clean.fill(false);
+    if (mode_ == Steps) {  // straight from the rows: the grid's biggest case
+      for (int c = c0; c <= c1; ++c) {
+        const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(c)];
+        for (int r = 0; r < kSlotCount; ++r) {
+          const int slot = slotOfRow(r);
+          if (!(s.checked >> slot & 1)) continue;
+          clean[static_cast<std::size_t>(r)] = true;
+          kinds[static_cast<std::size_t>(r)] |= s.flags[static_cast<std::size_t>(slot)];
+        }
+      }
+    } else {
+      for (int c = c0; c <= c1; ++c)
+        for (int r = 0; r < kSlotCount; ++r) {
+          const int code = this->code(r, c);
+          clean[static_cast<std::size_t>(r)] = clean[static_cast<std::size_t>(r)] || code <= kCellMixed;
+          kinds[static_cast<std::size_t>(r)] |= kinds_of_code(code);
+        }
+    }
+    for (int r = 0; r < kSlotCount; ++r) {
+      int& cell = out[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(r)];
+      const std::uint8_t k = kinds[static_cast<std::size_t>(r)];
+      if (k) cell = cell_code(SlotState::Clean, k);
+      else if (clean[static_cast<std::size_t>(r)]) cell = kCellClean;
+      else cell = code(r, c1);
+    }
+  }
+}
+
 QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || !view_) return {};
   const int slot = slotOfRow(index.row());

@@ -7,14 +7,10 @@
 #include <QAbstractTableModel>
 
 #include "models/snapshot.h"
+#include "style/cell_palette.h"
 
 namespace nanscope::gui {
 
-// Cell codes, one colour each in the grids.
-enum CellCode : int {
-  kCellClean = 0, kCellNaN, kCellPosInf, kCellNegInf, kCellMixed, kCellAbsent, kCellDeferred,
-  kCellDisabled, kCellNotRun, kCellCodeCount
-};
 int cell_code(SlotState state, std::uint8_t kinds);
 QString cell_text(int code);
 QString kinds_text(std::uint8_t kinds);  // "NaN, +Inf" or "none"
@@ -41,6 +37,10 @@ class SlotGridModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
   int code(int row, int column) const;  // kCell*
+  // The codes of columns [first, last] pooled into `bins` equal runs of columns, bin-major
+  // (out[bin * kSlotCount + row]): the kinds of the run's cells ORed (any fire shows), else clean
+  // when any cell of the run was checked, else the state of the run's last cell.
+  void pooledCodes(int first, int last, int bins, std::vector<int>& out) const;
   static int slotOfRow(int row) { return dataflow_order()[static_cast<std::size_t>(row)]; }
 
  private:

@@ -10,11 +10,13 @@
 #include <QString>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
 #include <vector>
 
+#include "core/config.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"
 
@@ -37,6 +39,13 @@ struct StepRow {
   std::array<std::uint8_t, kSlotCount> flags{};
   std::uint64_t checked = 0;  // bit i: slot i was checked at this step
   double loss = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0, grad_norm = 0;
+  // Per parameter group (kParamGroups); NaN when not known (a run file keeps the global norm only).
+  std::array<double, kGroupCount> group_norm = nan_groups();
+  static std::array<double, kGroupCount> nan_groups() {
+    std::array<double, kGroupCount> a;
+    a.fill(std::numeric_limits<double>::quiet_NaN());
+    return a;
+  }
 };
 
 // The run's scalars: where it is and what it is.

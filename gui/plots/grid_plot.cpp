@@ -1,22 +1,57 @@
 #include "plots/grid_plot.h"
 
+#include <QKeyEvent>
 #include <QToolTip>
+#include <cmath>
 
 namespace nanscope::gui {
 
-QColor cell_color(int code) {
-  switch (code) {
-    case kCellClean: return QColor(76, 175, 80);       // green
-    case kCellNaN: return QColor(211, 47, 47);         // red
-    case kCellPosInf: return QColor(255, 143, 0);      // orange
-    case kCellNegInf: return QColor(123, 31, 162);     // purple
-    case kCellMixed: return QColor(136, 14, 79);       // dark magenta
-    case kCellAbsent: return QColor(176, 190, 197);    // blue-grey: seen against the white of "not run"
-    case kCellDeferred: return QColor(255, 235, 59);   // yellow
-    case kCellDisabled: return QColor(158, 158, 158);  // grey
-    default: return QColor(255, 255, 255);
+namespace {
+// Fewer columns than this are never zoomed into further (a cell is at most a tenth of the plot).
+constexpr double kMinVisibleColumns = 3;
+// Glyphs are drawn on cells at least this many pixels wide and high.
+constexpr double kGlyphCellPx = 11;
+}  // namespace
+
+// The kind glyphs, drawn over the colour map on cells large enough to hold one.
+class GridGlyphs : public QCPLayerable {
+ public:
+  GridGlyphs(GridPlot* plot, SlotGridModel* model) : QCPLayerable(plot, "main"), plot_(plot), model_(model) {}
+  int drawn = 0;  // glyphs in the last draw (tests)
+
+ protected:
+  void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(true); }
+  QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
+  void draw(QCPPainter* painter) override {
+    drawn = 0;
+    QCPAxis* x = parentPlot()->xAxis;
+    QCPAxis* y = parentPlot()->yAxis;
+    const double cw = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+    const double ch = std::abs(y->coordToPixel(1) - y->coordToPixel(0));
+    if (cw < kGlyphCellPx || ch < kGlyphCellPx - 2) return;
+    const QCPRange r = x->range();
+    const int first = std::max(0, static_cast<int>(std::ceil(r.lower - 0.5)));
+    const int last = std::min(model_->columnCount() - 1, static_cast<int>(std::floor(r.upper + 0.5)));
+    QFont f = painter->font();
+    f.setPixelSize(static_cast<int>(std::min(ch, cw) * 0.7));
+    f.setBold(true);
+    painter->setFont(f);
+    for (int c = first; c <= last; ++c)
+      for (int row = 0; row < kSlotCount; ++row) {
+        const int code = model_->code(row, c);
+        const QString g = cell_glyph(code);
+        if (g.isEmpty()) continue;
+        const QPointF centre(x->coordToPixel(c), y->coordToPixel(row));
+        painter->setPen(cell_ink(code));
+        painter->drawText(QRectF(centre.x() - cw / 2, centre.y() - ch / 2, cw, ch), Qt::AlignCenter, g);
+        ++drawn;
+      }
   }
-}
+
+ private:
+  GridPlot* plot_;
+  SlotGridModel* model_;
+};
 
 GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent), model_(model) {
   map_ = new QCPColorMap(xAxis, yAxis);
@@ -29,6 +64,7 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   map_->setGradient(g);
   map_->setInterpolate(false);
   map_->setDataRange(QCPRange(0, kCellCodeCount - 1));
+  glyphs_ = new GridGlyphs(this, model_);
   yAxis->setRangeReversed(true);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < kSlotCount; ++r) {
@@ -43,9 +79,41 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   yAxis->setTickLabelFont(QFont(font().family(), 7));
   yAxis->grid()->setVisible(false);
   xAxis->grid()->setVisible(false);
+  yAxis->setRange(-0.5, kSlotCount - 0.5);
+  // The selection: a light band on its row and column, a frame on the cell.
+  auto band = [this](QColor fill) {
+    auto* r = new QCPItemRect(this);
+    r->setPen(Qt::NoPen);
+    r->setBrush(fill);
+    r->setVisible(false);
+    r->setClipToAxisRect(true);
+    return r;
+  };
+  sel_row_band_ = band(QColor(255, 255, 255, 70));
+  sel_column_band_ = band(QColor(255, 255, 255, 70));
+  sel_cell_ = band(QColor());
+  sel_cell_->setBrush(Qt::NoBrush);
+  sel_cell_->setPen(QPen(QColor(20, 20, 20), 2, Qt::DashLine));
+  empty_ = new QCPItemText(this);
+  empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  empty_->position->setCoords(0.5, 0.5);
+  empty_->setText("no data yet\nF10: one step   F5: run until a slot fires");
+  empty_->setColor(QColor(60, 60, 60));
+  empty_->setBrush(QColor(255, 255, 255, 220));
+  empty_->setPadding(QMargins(6, 4, 6, 4));
   setMouseTracking(true);
-  connect(model_, &QAbstractItemModel::modelReset, this, &GridPlot::rebuild);
+  setFocusPolicy(Qt::StrongFocus);
+  connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+    if (setting_range_) return;
+    clampRange();
+    rebuildMap();
+  });
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    fitted_ = true;
+    rebuild();
+  });
   connect(model_, &QAbstractItemModel::dataChanged, this, &GridPlot::rebuild);
+  connect(model_, &QAbstractItemModel::columnsInserted, this, &GridPlot::rebuild);
   rebuild();
 }
 
@@ -60,19 +128,70 @@ void GridPlot::setEntries(const std::vector<std::pair<int, int>>& cells) {
   rebuild();
 }
 
-void GridPlot::rebuild() {
-  // Two map cells per column (centres at c -/+ 0.25), so that a single column still has a width.
-  const int cols = std::max(1, model_->columnCount());
-  map_->data()->setSize(2 * cols, kSlotCount);
-  map_->data()->setRange(QCPRange(-0.25, cols - 0.75), QCPRange(0, kSlotCount - 1));
-  for (int c = 0; c < cols; ++c)
-    for (int r = 0; r < kSlotCount; ++r) {
-      const int code = model_->code(r, c);
-      map_->data()->setCell(2 * c, r, code);
-      map_->data()->setCell(2 * c + 1, r, code);
+void GridPlot::setSelection(int slot, int column) {
+  sel_slot_ = slot;
+  sel_column_ = column;
+  const int cols = model_->columnCount();
+  if (slot >= 0 && column >= 0 && column < cols) {  // pan to it when it is out of view
+    const QCPRange r = xAxis->range();
+    if (column < r.lower + 0.5 || column > r.upper - 0.5) {
+      follow_ = false;
+      Q_EMIT followChanged(false);
+      setColumnRange(column - r.size() / 2, column + r.size() / 2);
+      Q_EMIT columnRangeChangedByUser(xAxis->range().lower, xAxis->range().upper);
     }
-  xAxis->setRange(-0.5, cols - 0.5);
-  yAxis->setRange(-0.5, kSlotCount - 0.5);
+  }
+  placeSelection();
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GridPlot::setColumnRange(double first, double last) {
+  setting_range_ = true;
+  xAxis->setRange(first, last);
+  setting_range_ = false;
+  clampRange();
+  fitted_ = xAxis->range().lower <= -0.5 && xAxis->range().upper >= model_->columnCount() - 0.5;
+  rebuildMap();
+}
+
+void GridPlot::zoomToFit() {
+  fitted_ = true;
+  setColumnRange(-0.5, std::max(1, model_->columnCount()) - 0.5);
+}
+
+void GridPlot::setFollow(bool on) {
+  if (follow_ == on) return;
+  follow_ = on;
+  if (on) rebuild();
+  Q_EMIT followChanged(on);
+}
+
+// Keeps the range inside the columns, at least kMinVisibleColumns wide (or all of them).
+void GridPlot::clampRange() {
+  const double all = std::max(1, model_->columnCount());
+  QCPRange r = xAxis->range();
+  double width = std::clamp(r.size(), std::min(all, kMinVisibleColumns), all);
+  double lo = std::clamp(r.lower, -0.5, all - 0.5 - width);
+  setting_range_ = true;
+  xAxis->setRange(lo, lo + width);
+  setting_range_ = false;
+}
+
+void GridPlot::rebuild() {
+  const int cols = std::max(1, model_->columnCount());
+  if (fitted_) {
+    setting_range_ = true;
+    xAxis->setRange(-0.5, cols - 0.5);
+    setting_range_ = false;
+  } else if (follow_ && model_->columnCount() > shown_columns_) {  // keep the newest column in view
+    const double width = xAxis->range().size();
+    setting_range_ = true;
+    xAxis->setRange(cols - 0.5 - width, cols - 0.5);
+    setting_range_ = false;
+  }
+  shown_columns_ = model_->columnCount();
+  empty_->setVisible(shown_columns_ == 0);
+  clampRange();
   // One outline per shown entry; the items are kept and moved (creating and removing items
   // costs in proportion to all the plot's items).
   std::size_t used = 0;
@@ -82,6 +201,7 @@ void GridPlot::rebuild() {
       auto* o = new QCPItemRect(this);
       o->setPen(QPen(Qt::black, 3));
       o->setBrush(Qt::NoBrush);
+      o->setClipToAxisRect(true);
       outlines_.push_back(o);
     }
     const double row = row_of_slot(slot);
@@ -91,7 +211,71 @@ void GridPlot::rebuild() {
     o->bottomRight->setCoords(column + 0.5, row + 0.5);
   }
   for (std::size_t i = used; i < outlines_.size(); ++i) outlines_[i]->setVisible(false);
+  placeSelection();
+  rebuildMap();
+}
+
+// The colour map of the visible columns: a cell per column (two when a single column is shown,
+// so that it still has a width), or a cell per pixel column pooling the columns under it.
+void GridPlot::rebuildMap() {
+  const int cols = model_->columnCount();
+  const QCPRange r = xAxis->range();
+  const int first = std::clamp(static_cast<int>(std::floor(r.lower + 0.5)), 0, std::max(0, cols - 1));
+  const int last = std::clamp(static_cast<int>(std::ceil(r.upper - 0.5)), 0, std::max(0, cols - 1));
+  const int visible = cols == 0 ? 1 : last - first + 1;
+  const int pixels = std::max(1, axisRect()->width());
+  map_first_ = first;
+  if (cols == 0 || visible <= pixels) {
+    columns_per_cell_ = 1;
+    const int cells = std::max(2, visible);
+    model_->pooledCodes(first, cols == 0 ? -1 : last, visible, pooled_);
+    map_->data()->setSize(visible == 1 ? 2 : visible, kSlotCount);
+    if (visible == 1) map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, kSlotCount - 1));
+    else map_->data()->setRange(QCPRange(first, last), QCPRange(0, kSlotCount - 1));
+    for (int c = 0; c < cells && c < std::max(2, visible); ++c)
+      for (int row = 0; row < kSlotCount; ++row) {
+        const int bin = visible == 1 ? 0 : c;
+        map_->data()->setCell(c, row, pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)]);
+      }
+  } else {
+    columns_per_cell_ = static_cast<double>(visible) / pixels;
+    model_->pooledCodes(first, last, pixels, pooled_);
+    map_->data()->setSize(pixels, kSlotCount);
+    const double half = columns_per_cell_ / 2;
+    map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half), QCPRange(0, kSlotCount - 1));
+    for (int b = 0; b < pixels; ++b)
+      for (int row = 0; row < kSlotCount; ++row)
+        map_->data()->setCell(b, row, pooled_[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(row)]);
+  }
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+int GridPlot::shownCode(int slot, int column) const {
+  const int row = row_of_slot(slot);
+  if (columns_per_cell_ <= 1) return model_->code(row, column);
+  const int bin = std::clamp(static_cast<int>((column - map_first_) / columns_per_cell_), 0,
+                             static_cast<int>(pooled_.size() / kSlotCount) - 1);
+  return pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)];
+}
+
+bool GridPlot::showsEmptyState() const { return empty_->visible(); }
+int GridPlot::glyphsDrawn() const { return glyphs_->drawn; }
+
+void GridPlot::placeSelection() {
+  const bool on = sel_slot_ >= 0;
+  const bool has_column = on && sel_column_ >= 0 && sel_column_ < model_->columnCount();
+  const double row = on ? row_of_slot(sel_slot_) : 0;
+  const double cols = std::max(1, model_->columnCount());
+  sel_row_band_->setVisible(on);
+  sel_row_band_->topLeft->setCoords(-0.5, row - 0.5);
+  sel_row_band_->bottomRight->setCoords(cols - 0.5, row + 0.5);
+  sel_column_band_->setVisible(has_column);
+  sel_cell_->setVisible(has_column);
+  if (!has_column) return;
+  sel_column_band_->topLeft->setCoords(sel_column_ - 0.5, -0.5);
+  sel_column_band_->bottomRight->setCoords(sel_column_ + 0.5, kSlotCount - 0.5);
+  sel_cell_->topLeft->setCoords(sel_column_ - 0.5, row - 0.5);
+  sel_cell_->bottomRight->setCoords(sel_column_ + 0.5, row + 0.5);
 }
 
 bool GridPlot::rowAt(const QPoint& pos, int& row) const {
@@ -102,22 +286,88 @@ bool GridPlot::rowAt(const QPoint& pos, int& row) const {
 bool GridPlot::cellAt(const QPoint& pos, int& row, int& column) const {
   column = static_cast<int>(std::lround(xAxis->pixelToCoord(pos.x())));
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return row >= 0 && row < kSlotCount && column >= 0 && column < model_->columnCount();
+  return axisRect()->rect().contains(pos) && row >= 0 && row < kSlotCount && column >= 0 &&
+         column < model_->columnCount();
 }
 
 void GridPlot::mouseMoveEvent(QMouseEvent* e) {
   int row, column;
-  if (cellAt(e->pos(), row, column))
-    QToolTip::showText(e->globalPosition().toPoint(),
-                       model_->data(model_->index(row, column), Qt::ToolTipRole).toString(), this);
-  QCustomPlot::mouseMoveEvent(e);
+  if (!(e->buttons() & Qt::LeftButton) && cellAt(e->pos(), row, column)) {
+    QString tip = model_->data(model_->index(row, column), Qt::ToolTipRole).toString();
+    if (columns_per_cell_ > 1)
+      tip += QString("\n(this pixel pools %1 columns: %2; zoom in for each)")
+                 .arg(columns_per_cell_, 0, 'f', 1)
+                 .arg(cell_text(shownCode(SlotGridModel::slotOfRow(row), column)));
+    QToolTip::showText(e->globalPosition().toPoint(), tip, this);
+  }
+  if (e->buttons() & Qt::LeftButton) {  // a drag pans the columns
+    const double from = xAxis->pixelToCoord(drag_x_), to = xAxis->pixelToCoord(e->pos().x());
+    if (dragging_ || std::abs(e->pos().x() - drag_x_) > 3) {
+      dragging_ = true;
+      const QCPRange r = xAxis->range();
+      setColumnRange(r.lower + from - to, r.upper + from - to);
+      drag_x_ = e->pos().x();
+      userMovedView();
+    }
+  }
 }
 
 void GridPlot::mousePressEvent(QMouseEvent* e) {
+  setFocus(Qt::MouseFocusReason);
+  dragging_ = false;
+  drag_x_ = e->pos().x();
+}
+
+void GridPlot::mouseReleaseEvent(QMouseEvent* e) {
+  if (dragging_) {
+    dragging_ = false;
+    return;
+  }
   int row, column;
   if (cellAt(e->pos(), row, column)) Q_EMIT cellClicked(SlotGridModel::slotOfRow(row), column);
   else if (rowAt(e->pos(), row)) Q_EMIT rowClicked(SlotGridModel::slotOfRow(row));
-  QCustomPlot::mousePressEvent(e);
+}
+
+void GridPlot::wheelEvent(QWheelEvent* e) {
+  const double steps = e->angleDelta().y() / 120.0;
+  if (steps == 0) return;
+  const double at = xAxis->pixelToCoord(e->position().x());
+  const double factor = std::pow(0.8, steps);  // wheel up zooms in
+  const QCPRange r = xAxis->range();
+  setColumnRange(at - (at - r.lower) * factor, at + (r.upper - at) * factor);
+  userMovedView();
+  e->accept();
+}
+
+void GridPlot::userMovedView() {
+  if (follow_ && !fitted_) {
+    follow_ = false;
+    Q_EMIT followChanged(false);
+  }
+  Q_EMIT columnRangeChangedByUser(xAxis->range().lower, xAxis->range().upper);
+}
+
+void GridPlot::keyPressEvent(QKeyEvent* e) {
+  const int cols = model_->columnCount();
+  if (cols == 0) return QCustomPlot::keyPressEvent(e);
+  int row = sel_slot_ >= 0 ? row_of_slot(sel_slot_) : 0;
+  int column = sel_column_ >= 0 ? sel_column_ : 0;
+  switch (e->key()) {
+    case Qt::Key_Left: column = std::max(0, column - 1); break;
+    case Qt::Key_Right: column = std::min(cols - 1, column + 1); break;
+    case Qt::Key_Up: row = std::max(0, row - 1); break;
+    case Qt::Key_Down: row = std::min(kSlotCount - 1, row + 1); break;
+    case Qt::Key_Home: column = 0; break;
+    case Qt::Key_End: column = cols - 1; break;
+    default: return QCustomPlot::keyPressEvent(e);
+  }
+  Q_EMIT cellClicked(SlotGridModel::slotOfRow(row), column);
+  e->accept();
+}
+
+void GridPlot::resizeEvent(QResizeEvent* e) {
+  QCustomPlot::resizeEvent(e);
+  rebuildMap();  // the pooling follows the pixels
 }
 
 }  // namespace nanscope::gui

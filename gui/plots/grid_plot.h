@@ -1,5 +1,13 @@
-// Draws a SlotGridModel as a QCPColorMap: one discrete colour per cell code, rows labelled
-// "index name" in dataflow order, the entry point outlined, a tooltip per cell, click to select.
+// Draws a SlotGridModel: one colour per cell code (style/cell_palette.h), rows labelled "index
+// name" in dataflow order, the entry points outlined, a glyph per kind on cells large enough to
+// hold one, the selected cell highlighted with its row and column, a tooltip per cell.
+//
+// Any size stays readable: the wheel zooms and a drag pans the columns, and when more columns are
+// visible than the plot has pixels, each pixel column shows the pooled cells it covers (the OR of
+// their kinds: a single fire among thousands of clean steps still colours its pixel). Only the
+// visible range is drawn, so a zoomed repaint costs the pixels, not the run. In follow mode the
+// newest column stays in view as columns are added; a zoom or pan by the user leaves it (scrub).
+// Arrow keys move the selected cell, Home/End go to the first/last column.
 #pragma once
 
 #include "plots/qcp.h"
@@ -8,7 +16,7 @@
 
 namespace nanscope::gui {
 
-QColor cell_color(int code);
+class GridGlyphs;
 
 class GridPlot : public QCustomPlot {
   Q_OBJECT
@@ -19,21 +27,64 @@ class GridPlot : public QCustomPlot {
   void setEntries(const std::vector<std::pair<int, int>>& cells);
   std::vector<std::pair<int, int>> entries() const { return entries_; }
 
+  // The highlighted cell (slot -1: none); the view pans to it when it is out of view.
+  void setSelection(int slot, int column);
+  std::pair<int, int> selection() const { return {sel_slot_, sel_column_}; }
+
+  // The visible columns, [first, last] (fractional at the edges), and setting them.
+  QCPRange columnRange() const { return xAxis->range(); }
+  void setColumnRange(double first, double last);
+  void zoomToFit();
+  // Follow: the newest column stays in view while columns are added (on at start; a user's zoom
+  // or pan turns it off).
+  void setFollow(bool on);
+  bool follow() const { return follow_; }
+  // Columns per drawn map cell now (1 or less: every column drawn; above 1: pooled).
+  double columnsPerCell() const { return columns_per_cell_; }
+  // The code drawn at a column (the pooled code of the pixel column holding it when pooled).
+  int shownCode(int slot, int column) const;
+  bool showsEmptyState() const;
+  int glyphsDrawn() const;
+
  Q_SIGNALS:
   void cellClicked(int slot, int column);
   void rowClicked(int slot);  // a click on a row with no cell under it (an empty grid)
+  // The user zoomed or panned (not emitted for setColumnRange).
+  void columnRangeChangedByUser(double first, double last);
+  void followChanged(bool on);
 
  private:
   void rebuild();
+  void rebuildMap();
+  void clampRange();
+  void placeSelection();
   bool cellAt(const QPoint& pos, int& row, int& column) const;
   bool rowAt(const QPoint& pos, int& row) const;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void userMovedView();
+  void wheelEvent(QWheelEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
 
   SlotGridModel* model_;
   QCPColorMap* map_;
+  GridGlyphs* glyphs_;
+  QCPItemText* empty_;
   std::vector<QCPItemRect*> outlines_;
   std::vector<std::pair<int, int>> entries_;
+  QCPItemRect *sel_row_band_, *sel_column_band_, *sel_cell_;
+  int sel_slot_ = -1, sel_column_ = -1;
+  int shown_columns_ = 0;       // the model's columns at the last rebuild
+  bool follow_ = true;
+  bool fitted_ = true;          // the whole run is in view (kept so while following)
+  bool setting_range_ = false;  // the range is being set by the plot itself
+  double columns_per_cell_ = 1;
+  int map_first_ = 0;            // the first column the map holds
+  std::vector<int> pooled_;      // the map's codes, cell-major (kSlotCount rows each)
+  bool dragging_ = false;
+  int drag_x_ = 0;
 };
 
 }  // namespace nanscope::gui

@@ -1,8 +1,25 @@
 #include "plots/metrics_plot.h"
 
+#include <QFile>
+#include <QTextStream>
 #include <cmath>
 
 namespace nanscope::gui {
+
+namespace {
+constexpr std::array<const char*, 8> kBaseSeries = {"total loss", "c51", "mse", "cql", "iqn", "aux", "ens", "grad norm"};
+constexpr int kGradNorm = 7;
+// Okabe-Ito colours for the loss terms (told apart with red-green colour vision deficiency), greys
+// and dashes for the norms.
+const std::array<QColor, 8> kColours = {QColor(0, 114, 178), QColor(0, 158, 115), QColor(230, 159, 0),
+                                        QColor(204, 121, 167), QColor(86, 180, 233), QColor(213, 94, 0),
+                                        QColor(0, 0, 0), QColor(120, 120, 120)};
+QString number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return QString::number(v, 'g', 5);
+}
+}  // namespace
 
 // The step marks in one layer: fold starts (grey lines), first fires (red lines) and the runs of
 // steps whose loss is not finite (red bands), drawn at most once per pixel column.
@@ -19,13 +36,13 @@ class StepMarks : public QCPLayerable {
     const QRect r = parentPlot()->axisRect()->rect();
     QCPAxis* x = parentPlot()->xAxis;
     painter->setPen(Qt::NoPen);
-    painter->setBrush(QColor(211, 47, 47, 45));
+    painter->setBrush(QColor(190, 50, 20, 45));
     int last_right = -1;
     for (const auto& [first, last] : bad) {
       int x0 = static_cast<int>(std::floor(x->coordToPixel(first - 0.5)));
       const int x1 = static_cast<int>(std::ceil(x->coordToPixel(last + 0.5)));
       x0 = std::max(x0, last_right);
-      if (x1 <= x0) continue;  // within a pixel already shaded
+      if (x1 <= x0 || x1 < r.left() || x0 > r.right()) continue;  // shaded already, or out of view
       painter->drawRect(QRect(x0, r.top(), std::max(1, x1 - x0), r.height()));
       last_right = x1;
     }
@@ -41,20 +58,42 @@ class StepMarks : public QCPLayerable {
     };
     // Solid pens: a dashed pen costs the raster engine far more per line.
     lines(fold_starts, QPen(QColor(150, 150, 150), 1));
-    lines(fires, QPen(QColor(211, 47, 47), 2));
+    lines(fires, QPen(QColor(190, 50, 20), 2));
   }
 };
 
+QString MetricsPlot::seriesName(int i) {
+  if (i < 8) return kBaseSeries[static_cast<std::size_t>(i)];
+  return QString("grad norm %1").arg(kParamGroups[static_cast<std::size_t>(i - 8)]);
+}
+
+double MetricsPlot::valueOf(const StepRow& r, int i) {
+  switch (i) {
+    case 0: return r.loss;
+    case 1: return r.c51;
+    case 2: return r.mse;
+    case 3: return r.cql;
+    case 4: return r.iqn;
+    case 5: return r.aux;
+    case 6: return r.ens;
+    case kGradNorm: return r.grad_norm;
+    default: return r.group_norm[static_cast<std::size_t>(i - 8)];
+  }
+}
+
 MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
-  loss_ = addGraph();
-  loss_->setName("total loss");
-  loss_->setPen(QPen(QColor(25, 118, 210), 1.5));
-  c51_ = addGraph();
-  c51_->setName("c51");
-  c51_->setPen(QPen(QColor(56, 142, 60), 1.5));
-  grad_ = addGraph(xAxis, yAxis2);
-  grad_->setName("grad norm (right)");
-  grad_->setPen(QPen(QColor(120, 120, 120), 1));
+  for (int i = 0; i < kSeriesCount; ++i) {
+    QCPGraph* g = i < kGradNorm ? addGraph() : addGraph(xAxis, yAxis2);
+    g->setName(seriesName(i) + (i >= kGradNorm ? " (right)" : ""));
+    QPen pen(i <= kGradNorm ? kColours[static_cast<std::size_t>(i)] : QColor::fromHsv((i - 8) * 360 / kGroupCount, 120, 150));
+    pen.setWidthF(i < kGradNorm ? 1.5 : 1.0);
+    if (i > kGradNorm) pen.setStyle(Qt::DashLine);
+    g->setPen(pen);
+    graphs_[static_cast<std::size_t>(i)] = g;
+    visible_[static_cast<std::size_t>(i)] = i == 0 || i == 1 || i == kGradNorm;  // as before: total, c51, norm
+    g->setVisible(visible_[static_cast<std::size_t>(i)]);
+    if (!visible_[static_cast<std::size_t>(i)]) g->removeFromLegend();
+  }
   yAxis2->setVisible(true);
   xAxis->setLabel("global step   (red band: loss not finite, red line: first fire, grey line: fold start)");
   marks_ = new StepMarks(this);
@@ -64,6 +103,36 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->addElement(0, 1, legend);
   plotLayout()->setColumnStretchFactor(1, 0.001);
   legend->setMargins(QMargins(4, 4, 4, 4));
+  auto text = [this](double x, double y, Qt::Alignment a) {
+    auto* t = new QCPItemText(this);
+    t->position->setType(QCPItemPosition::ptAxisRectRatio);
+    t->position->setCoords(x, y);
+    t->setPositionAlignment(a);
+    t->setClipToAxisRect(true);
+    return t;
+  };
+  empty_ = text(0.5, 0.5, Qt::AlignCenter);
+  empty_->setText("no data yet: step (F10) or run (F5)");
+  empty_->setColor(QColor(90, 90, 90));
+  hover_ = text(0.01, 0.02, Qt::AlignLeft | Qt::AlignTop);
+  hover_->setBrush(QColor(255, 255, 255, 220));
+  hover_->setPadding(QMargins(4, 2, 4, 2));
+  hover_->setFont(QFont(font().family(), 8));
+  hover_->setVisible(false);
+  hover_line_ = new QCPItemStraightLine(this);
+  hover_line_->setPen(QPen(QColor(60, 60, 60), 1, Qt::DotLine));
+  hover_line_->setVisible(false);
+  setMouseTracking(true);
+  connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+    if (setting_range_) return;
+    const double n = std::max<double>(1, view_ ? static_cast<double>(view_->steps.size()) : 1);
+    QCPRange r = xAxis->range();
+    const double width = std::clamp(r.size(), std::min(n, 3.0), n);
+    const double lo = std::clamp(r.lower, -0.5, n - 0.5 - width);
+    setting_range_ = true;
+    xAxis->setRange(lo, lo + width);
+    setting_range_ = false;
+  });
   clearAll();
 }
 
@@ -76,10 +145,10 @@ void MetricsPlot::clearAll() {
   marks_->fold_starts.clear();
   marks_->fires.clear();
   marks_->bad.clear();
-  for (DecimatedSeries* s : {&loss_series_, &c51_series_, &grad_series_}) s->clear();
+  for (auto& s : series_) s.clear();
+  extent_.fill(Extent{});
   shown_steps_ = shown_events_ = 0;
-  ymin_ = ymax_ = gmax_ = 0;
-  any_finite_ = false;
+  fitted_ = true;
 }
 
 std::vector<std::pair<int, int>> MetricsPlot::nonfiniteRanges() const { return marks_->bad; }
@@ -88,8 +157,31 @@ std::vector<int> MetricsPlot::fireMarks() const {
   return std::vector<int>(marks_->fires.begin(), marks_->fires.end());
 }
 
+bool MetricsPlot::showsEmptyState() const { return empty_->visible(); }
+
+void MetricsPlot::setSeriesVisible(int i, bool on) {
+  visible_[static_cast<std::size_t>(i)] = on;
+  QCPGraph* g = graphs_[static_cast<std::size_t>(i)];
+  g->setVisible(on);
+  if (on) g->addToLegend();
+  else g->removeFromLegend();
+  refresh(false);
+}
+
+void MetricsPlot::setLogScale(bool on) {
+  for (QCPAxis* a : {yAxis, yAxis2}) {
+    a->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (on) a->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    else a->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  }
+  refresh(false);
+}
+
+bool MetricsPlot::logScale() const { return yAxis->scaleType() == QCPAxis::stLogarithmic; }
+
 void MetricsPlot::refresh(bool reset) {
   if (reset || !view_ || view_->steps.size() < shown_steps_ || view_->events.size() < shown_events_) clearAll();
+  empty_->setVisible(!view_ || view_->steps.empty());
   if (!view_) {
     replot(QCustomPlot::rpQueuedReplot);
     return;
@@ -97,16 +189,19 @@ void MetricsPlot::refresh(bool reset) {
   const auto& steps = view_->steps;
   for (std::size_t i = shown_steps_; i < steps.size(); ++i) {
     const StepRow& r = steps[i];
-    loss_series_.append(r.loss);
-    c51_series_.append(r.c51);
-    grad_series_.append(r.grad_norm);
-    for (double v : {r.loss, r.c51})
-      if (std::isfinite(v)) {
-        ymin_ = any_finite_ ? std::min(ymin_, v) : v;
-        ymax_ = any_finite_ ? std::max(ymax_, v) : v;
-        any_finite_ = true;
+    for (int k = 0; k < kSeriesCount; ++k) {
+      const double v = valueOf(r, k);
+      series_[static_cast<std::size_t>(k)].append(v);
+      if (!std::isfinite(v)) continue;
+      Extent& e = extent_[static_cast<std::size_t>(k)];
+      e.lo = e.any ? std::min(e.lo, v) : v;
+      e.hi = e.any ? std::max(e.hi, v) : v;
+      e.any = true;
+      if (v > 0) {
+        e.lowest_positive = e.any_positive ? std::min(e.lowest_positive, v) : v;
+        e.any_positive = true;
       }
-    if (std::isfinite(r.grad_norm)) gmax_ = std::max(gmax_, r.grad_norm);
+    }
     if (i > 0 && r.fold != steps[i - 1].fold) marks_->fold_starts.push_back(static_cast<double>(i) - 0.5);
     if (!std::isfinite(r.loss)) {  // a run of non-finite steps is one band
       const int g = static_cast<int>(i);
@@ -114,19 +209,23 @@ void MetricsPlot::refresh(bool reset) {
       else marks_->bad.emplace_back(g, g);
     }
   }
+  const bool grew = steps.size() > shown_steps_;
   shown_steps_ = steps.size();
   QVector<double> keys, values;
-  for (auto [graph, series] : {std::pair{loss_, &loss_series_}, {c51_, &c51_series_}, {grad_, &grad_series_}}) {
-    series->points(keys, values);
+  for (int k = 0; k < kSeriesCount; ++k) {
+    QCPGraph* graph = graphs_[static_cast<std::size_t>(k)];
+    if (!visible_[static_cast<std::size_t>(k)]) continue;
+    const DecimatedSeries& series = series_[static_cast<std::size_t>(k)];
+    series.points(keys, values);
     graph->setData(keys, values, true);
     // Points as dots while there are few (a single step is still seen), lines alone beyond.
     graph->setScatterStyle(steps.size() <= 200 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 3)
                                                : QCPScatterStyle(QCPScatterStyle::ssNone));
     // A decimated series is a dense min/max envelope: drawn without antialiasing, one pixel wide.
-    const bool dense = series->bucket_width() > 1;
+    const bool dense = series.bucket_width() > 1;
     graph->setAntialiased(!dense);
     QPen pen = graph->pen();
-    pen.setWidthF(dense ? 1.0 : (graph == grad_ ? 1.0 : 1.5));
+    pen.setWidthF(dense || k >= kGradNorm ? 1.0 : 1.5);
     graph->setPen(pen);
   }
   // First fires: a line at the step (events name fold and step; the fold's steps are contiguous).
@@ -140,11 +239,150 @@ void MetricsPlot::refresh(bool reset) {
   shown_events_ = view_->events.size();
   // Every step is on the axis, finite or not: the range is the run's, not the finite points'.
   const double n = static_cast<double>(std::max<std::size_t>(steps.size(), 1));
-  xAxis->setRange(-0.5, n - 0.5);
-  const double pad = any_finite_ ? std::max(1e-9, 0.08 * (ymax_ - ymin_)) : 1;
-  yAxis->setRange(any_finite_ ? ymin_ - pad : 0, any_finite_ ? ymax_ + pad : 1);
-  yAxis2->setRange(0, gmax_ > 0 ? gmax_ * 1.08 : 1);
+  setting_range_ = true;
+  if (fitted_) xAxis->setRange(-0.5, n - 0.5);
+  else if (follow_ && grew) xAxis->setRange(n - 0.5 - xAxis->range().size(), n - 0.5);
+  setting_range_ = false;
+  rescaleValues();
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+// Both value axes span the visible series' finite values (their positive ones on a log scale).
+void MetricsPlot::rescaleValues() {
+  const bool log = logScale();
+  for (auto [axis, first, last] : {std::tuple{yAxis, 0, kGradNorm - 1}, std::tuple{yAxis2, kGradNorm, kSeriesCount - 1}}) {
+    bool any = false;
+    double lo = 0, hi = 0;
+    for (int k = first; k <= last; ++k) {
+      const Extent& e = extent_[static_cast<std::size_t>(k)];
+      if (!visible_[static_cast<std::size_t>(k)] || !(log ? e.any_positive : e.any)) continue;
+      const double l = log ? e.lowest_positive : e.lo;
+      lo = any ? std::min(lo, l) : l;
+      hi = any ? std::max(hi, e.hi) : e.hi;
+      any = true;
+    }
+    if (!any) axis->setRange(log ? 0.1 : 0, log ? 10 : 1);
+    else if (log) axis->setRange(lo / 1.3, hi * 1.3);
+    else {
+      const double pad = std::max(1e-9, 0.08 * (hi - lo));
+      axis->setRange(axis == yAxis2 ? std::min(0.0, lo) : lo - pad, hi + pad);
+    }
+  }
+}
+
+void MetricsPlot::setStepRange(double first, double last) {
+  xAxis->setRange(first, last);
+  const double n = static_cast<double>(std::max<std::size_t>(view_ ? view_->steps.size() : 0, 1));
+  fitted_ = xAxis->range().lower <= -0.5 && xAxis->range().upper >= n - 0.5;
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::zoomToFit() {
+  fitted_ = true;
+  refresh(false);
+}
+
+void MetricsPlot::setFollow(bool on) {
+  if (follow_ == on) return;
+  follow_ = on;
+  refresh(false);
+  Q_EMIT followChanged(on);
+}
+
+void MetricsPlot::userMovedView() {
+  const double n = static_cast<double>(std::max<std::size_t>(view_ ? view_->steps.size() : 0, 1));
+  fitted_ = xAxis->range().lower <= -0.5 && xAxis->range().upper >= n - 0.5;
+  if (follow_ && !fitted_) {
+    follow_ = false;
+    Q_EMIT followChanged(false);
+  }
+  Q_EMIT stepRangeChangedByUser(xAxis->range().lower, xAxis->range().upper);
+}
+
+QString MetricsPlot::readout(int g) const {
+  if (!view_ || g < 0 || g >= static_cast<int>(view_->steps.size())) return {};
+  const StepRow& r = view_->steps[static_cast<std::size_t>(g)];
+  QString t = QString("step %1 (fold %2, step %3)").arg(g).arg(r.fold).arg(r.step);
+  for (int k = 0; k < kSeriesCount; ++k)
+    if (visible_[static_cast<std::size_t>(k)]) t += QString("\n%1: %2").arg(seriesName(k), number(valueOf(r, k)));
+  return t;
+}
+
+void MetricsPlot::mouseMoveEvent(QMouseEvent* e) {
+  if (e->buttons() & Qt::LeftButton) {  // a drag pans the steps
+    if (dragging_ || std::abs(e->pos().x() - drag_x_) > 3) {
+      dragging_ = true;
+      const double d = xAxis->pixelToCoord(drag_x_) - xAxis->pixelToCoord(e->pos().x());
+      xAxis->setRange(xAxis->range().lower + d, xAxis->range().upper + d);
+      drag_x_ = e->pos().x();
+      userMovedView();
+      replot(QCustomPlot::rpQueuedReplot);
+    }
+    return;
+  }
+  const int g = static_cast<int>(std::lround(xAxis->pixelToCoord(e->pos().x())));
+  hover_text_ = axisRect()->rect().contains(e->pos()) ? readout(g) : QString();
+  hover_->setText(hover_text_);
+  hover_->setVisible(!hover_text_.isEmpty());
+  hover_line_->setVisible(!hover_text_.isEmpty());
+  hover_line_->point1->setCoords(g, 0);
+  hover_line_->point2->setCoords(g, 1);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::mousePressEvent(QMouseEvent* e) {
+  dragging_ = false;
+  drag_x_ = e->pos().x();
+  QCustomPlot::mousePressEvent(e);
+}
+
+void MetricsPlot::mouseReleaseEvent(QMouseEvent* e) {
+  dragging_ = false;
+  QCustomPlot::mouseReleaseEvent(e);
+}
+
+void MetricsPlot::wheelEvent(QWheelEvent* e) {
+  const double steps = e->angleDelta().y() / 120.0;
+  if (steps == 0) return;
+  const double at = xAxis->pixelToCoord(e->position().x());
+  const double factor = std::pow(0.8, steps);  // wheel up zooms in
+  const QCPRange r = xAxis->range();
+  xAxis->setRange(at - (at - r.lower) * factor, at + (r.upper - at) * factor);
+  userMovedView();
+  replot(QCustomPlot::rpQueuedReplot);
+  e->accept();
+}
+
+void MetricsPlot::leaveEvent(QEvent* e) {
+  hover_->setVisible(false);
+  hover_line_->setVisible(false);
+  hover_text_.clear();
+  replot(QCustomPlot::rpQueuedReplot);
+  QCustomPlot::leaveEvent(e);
+}
+
+// Every series of every step (not only the visible ones), one row per global step; non-finite
+// values as nan, inf and -inf.
+bool MetricsPlot::exportCsv(const QString& path) const {
+  QFile f(path);
+  if (!view_ || !f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+  QTextStream out(&f);
+  out << "global_step,fold,step";
+  for (int k = 0; k < kSeriesCount; ++k) out << ',' << seriesName(k).replace(' ', '_');
+  out << '\n';
+  auto csv = [](double v) {
+    if (std::isnan(v)) return QString("nan");
+    if (std::isinf(v)) return QString(v > 0 ? "inf" : "-inf");
+    return QString::number(v, 'g', 17);
+  };
+  for (std::size_t g = 0; g < view_->steps.size(); ++g) {
+    const StepRow& r = view_->steps[g];
+    out << g << ',' << r.fold << ',' << r.step;
+    for (int k = 0; k < kSeriesCount; ++k) out << ',' << csv(valueOf(r, k));
+    out << '\n';
+  }
+  out.flush();
+  return f.error() == QFile::NoError;
 }
 
 HistogramPlot::HistogramPlot(QWidget* parent) : QCustomPlot(parent) {

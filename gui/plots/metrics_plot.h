@@ -1,8 +1,13 @@
-// Loss terms and the gradient norm per step, fold boundaries and first fires marked, steps whose
-// total loss is not finite shaded (never silently dropped). It reads the window's picture and
-// appends what each update added; the series are decimated for drawing (decimated_series.h) and
-// the marks drawn in one layer, so an update costs the same at 100 and at 100,000 steps.
+// Every per-step series of the run (the loss terms, the global gradient norm and each group's),
+// fold boundaries and first fires marked, steps whose total loss is not finite shaded (never
+// silently dropped). Series can be picked, the y axis made logarithmic, the steps zoomed (wheel)
+// and panned (drag); hovering reads out the step's values; the view exports as PNG and the series
+// as CSV. It appends what each update added; the series are decimated for drawing
+// (decimated_series.h) and the marks drawn in one layer, so an update costs the same at 100 and at
+// 100,000 steps. In follow mode the newest step stays in view; a user's zoom or pan leaves it.
 #pragma once
+
+#include <array>
 
 #include "plots/decimated_series.h"
 #include "plots/qcp.h"
@@ -16,22 +21,67 @@ class StepMarks;
 class MetricsPlot : public QCustomPlot {
   Q_OBJECT
  public:
+  // The series: 7 loss terms (left axis), then the global gradient norm and one per group (right).
+  static constexpr int kSeriesCount = 8 + kGroupCount;
+  static QString seriesName(int i);
+
   explicit MetricsPlot(QWidget* parent = nullptr);
   void setView(const Snapshot* view);
   void refresh(bool reset);
+
+  void setSeriesVisible(int i, bool on);
+  bool seriesVisible(int i) const { return visible_[static_cast<std::size_t>(i)]; }
+  void setLogScale(bool on);
+  bool logScale() const;
+  // Visible global steps [first, last] (fractional at the edges), and setting them.
+  QCPRange stepRange() const { return xAxis->range(); }
+  void setStepRange(double first, double last);
+  void zoomToFit();
+  void setFollow(bool on);
+  bool follow() const { return follow_; }
+  // The read-out of a global step (what hovering shows), "" outside the run.
+  QString readout(int global_step) const;
+  QString hoverText() const { return hover_text_; }
+  bool exportCsv(const QString& path) const;
+
   // For tests: the shaded non-finite step ranges [first, last] (global steps), the fire marks.
   std::vector<std::pair<int, int>> nonfiniteRanges() const;
   std::vector<int> fireMarks() const;
+  bool showsEmptyState() const;
+
+ Q_SIGNALS:
+  void stepRangeChangedByUser(double first, double last);
+  void followChanged(bool on);
 
  private:
   void clearAll();
+  void rescaleValues();
+  void userMovedView();
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void leaveEvent(QEvent* e) override;
+  static double valueOf(const StepRow& r, int series);
+
   const Snapshot* view_ = nullptr;
-  QCPGraph *loss_, *c51_, *grad_;
-  DecimatedSeries loss_series_, c51_series_, grad_series_;
+  std::array<QCPGraph*, kSeriesCount> graphs_{};
+  std::array<DecimatedSeries, kSeriesCount> series_;
+  std::array<bool, kSeriesCount> visible_{};
+  struct Extent {  // a series' finite values so far
+    double lo = 0, hi = 0, lowest_positive = 0;
+    bool any = false, any_positive = false;
+  };
+  std::array<Extent, kSeriesCount> extent_{};
   StepMarks* marks_;
+  QCPItemText* empty_;
+  QCPItemText* hover_;
+  QCPItemStraightLine* hover_line_;
+  QString hover_text_;
   std::size_t shown_steps_ = 0, shown_events_ = 0;
-  double ymin_ = 0, ymax_ = 0, gmax_ = 0;
-  bool any_finite_ = false;
+  bool follow_ = true, fitted_ = true, setting_range_ = false;
+  bool dragging_ = false;
+  int drag_x_ = 0;
 };
 
 // A histogram of finite values (inspector).

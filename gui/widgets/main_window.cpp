@@ -102,7 +102,11 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
     UI_selectFold(column);
     UI_selectSlot(slot);
   });
-  connect(step_plot_, &GridPlot::cellClicked, this, [this](int slot, int) { UI_selectSlot(slot); });
+  connect(step_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
+    selected_step_ = column;
+    UI_selectSlot(slot);
+  });
+  connectNavigation();
   connect(fold_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
   connect(step_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
 
@@ -156,7 +160,7 @@ void MainWindow::buildDocks() {
   metrics_ = new MetricsPlot;
   metrics_->setMinimumSize(640, 180);
   metrics_->setView(view_.get());
-  dock("Metrics", metrics_, Qt::BottomDockWidgetArea);
+  dock("Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);
 
   auto* events_view = new QTableView;
   events_view->setObjectName("eventsView");
@@ -196,64 +200,7 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(inject_dock, summary_dock);
   summary_dock->raise();
 
-  status_backend_ = new QLabel;
-  status_position_ = new QLabel;
-  status_rate_ = new QLabel;
-  statusBar()->addWidget(status_backend_);
-  statusBar()->addWidget(status_position_, 1);
-  statusBar()->addPermanentWidget(status_rate_);
-}
-
-void MainWindow::buildActions() {
-  auto* file = menuBar()->addMenu("&File");
-  file->addAction("&Open run file or dump...", QKeySequence::Open, this, [this] {
-    const QString p = QFileDialog::getOpenFileName(this, "Open run file or dump", {}, "HDF5 (*.h5)");
-    if (!p.isEmpty()) UI_openFile(p);
-  });
-  recent_menu_ = file->addMenu("Recent");
-  for (const QString& r : QSettings().value("recentFiles").toStringList())
-    recent_menu_->addAction(r, this, [this, r] { UI_openFile(r); });
-  live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] { UI_goLive(); });
-  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
-
-  auto* run = menuBar()->addMenu("&Run");
-  auto* tb = addToolBar("Step controls");
-  tb->setObjectName("controls");
-  scenario_ = new QComboBox;
-  for (const auto& s : scenarios()) scenario_->addItem(QString::fromStdString(s.name));
-  scenario_->setCurrentText(settings_.scenario);
-  // A list that drops below the box (some styles open the list over the box, shifted to put the
-  // current item under the pointer, where a click picks another item than the one aimed at).
-  scenario_->setStyleSheet("QComboBox { combobox-popup: 0; }");
-  scenario_->setToolTip("scenario preset (picking another restarts the run)");
-  connect(scenario_, &QComboBox::textActivated, this, &MainWindow::UI_configure);
-  tb->addWidget(scenario_);
-  auto add = [&](const QString& text, QKeySequence key, const QString& tip, auto fn) {
-    QAction* a = run->addAction(text, key, this, fn);
-    a->setToolTip(key.isEmpty() ? tip : QString("%1 (%2)").arg(tip, key.toString()));
-    tb->addAction(a);
-    live_actions_ << a;
-    return a;
-  };
-  add("Step phase", QKeySequence(Qt::Key_F11), "run the next phase of the step", [this] { UI_stepPhase(); });
-  add("Step", QKeySequence(Qt::Key_F10), "run the rest of the step", [this] { UI_step(); });
-  add("Run to fold end", QKeySequence(), "run to the end of the fold", [this] { UI_run(EngineController::UntilFoldEnd); });
-  add("Run until fire", QKeySequence(Qt::Key_F5), "run until a slot fires for the first time in its fold",
-      [this] { UI_run(EngineController::UntilFire); });
-  add("Run", QKeySequence(Qt::CTRL | Qt::Key_F5), "run to the end (breakpoints stop it)", [this] { UI_run(EngineController::UntilEnd); });
-  QAction* pause = add("Pause", QKeySequence(Qt::Key_Pause), "stop after the current step", [this] { UI_pause(); });
-  pause->setShortcuts({QKeySequence(Qt::Key_Pause), QKeySequence(Qt::Key_Escape)});
-  add("Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5), "stop and start the run again from fold 0, step 0", [this] { UI_stop(); });
-  add("Break on slot", QKeySequence(Qt::Key_F9), "stop after the selected slot first fires in a fold",
-      [this] { UI_toggleBreakOnSelected(); });
-  graph_action_ = run->addAction("Graph mode (CUDA)");
-  graph_action_->setCheckable(true);
-  graph_action_->setChecked(false);
-  graph_action_->setToolTip("run whole steps as one captured CUDA graph; phase steps stay ungraphed");
-  connect(graph_action_, &QAction::triggered, this, [this](bool on) {
-    settings_.graph = on;
-    post([on](EngineController* c) { c->RT_setGraph(on); });
-  });
+  buildStatusBar();
 }
 
 void MainWindow::UI_configure(const QString& scenario) {
@@ -316,6 +263,8 @@ void MainWindow::UI_toggleBreakOnSelected() {
 void MainWindow::UI_selectSlot(int slot) {
   selected_slot_ = slot;
   slot_view_->selectRow(row_of_slot(slot));
+  fold_plot_->setSelection(slot, selected_fold_);
+  step_plot_->setSelection(slot, selected_step_);
   if (!offline_) {
     ctrl_->requestInspect(slot);  // followed at every update from now on
     return;

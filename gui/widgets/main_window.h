@@ -11,12 +11,15 @@
 #include <QMainWindow>
 #include <QPlainTextEdit>
 #include <QThread>
+#include <functional>
 
 #include "controller/engine_controller.h"
 #include "models/slot_grid_model.h"
 #include "models/slot_table_model.h"
 
 class QComboBox;
+class QProgressBar;
+class QToolButton;
 class QTableView;
 class QAction;
 
@@ -51,6 +54,12 @@ class MainWindow : public QMainWindow {
   void UI_openDump(const QString& path, int slot = -1);
   void UI_goLive();
   void UI_inject(const QString& spec);
+  // Navigation: the run's entry point, the next or previous first fire (run order), a cell.
+  void UI_jumpToEntry();
+  void UI_nextFire(bool forward = true);
+  void UI_selectCell(int slot, int fold, int step);
+  void UI_zoomToFit();
+  void UI_setFollow(bool on);
   // Applies an update from the engine thread (or a benchmark); while offline, live ones are ignored.
   void UI_applyUpdate(UpdatePtr u);
 
@@ -79,6 +88,10 @@ class MainWindow : public QMainWindow {
   int selectedFold() const { return selected_fold_; }
   QList<QAction*> liveActions() const { return live_actions_; }
   QAction* graphAction() const { return graph_action_; }
+  QAction* followAction() const { return follow_action_; }
+  int selectedStep() const { return selected_step_; }
+  QProgressBar* progressBar() const { return progress_; }
+  QString armedText() const;
   EngineController* controller() const { return ctrl_; }
 
  Q_SIGNALS:
@@ -89,13 +102,24 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
-  void buildActions();
+  void buildActions();  // main_window_actions.cpp: menus, toolbar, status bar, navigation
+  void buildViewMenu();
+  void buildHelpMenu();
+  QWidget* buildMetricsPanel();
+  void buildStatusBar();
+  void connectNavigation();
+  void showShortcuts();
+  void showAbout();
+  // Asks before a restart throws away a run's history; runs `then` if the user agrees (or there
+  // is no history).
+  void confirmRestart(const QString& what, std::function<void()> then);
   void buildDocks();
   void onError(int error_class, const QString& message);
   void onSessionLost(const QString& reason);
   void onRunFileLoaded(UpdatePtr u);
   void refreshViews(bool reset);
   void updateControls();
+  void updateProgress();
   void updateEntries();
   void showMessage(const QString& text);
   void addRecent(const QString& path);
@@ -113,6 +137,8 @@ class MainWindow : public QMainWindow {
   bool running_ = false;
   int selected_slot_ = -1;
   int selected_fold_ = 0;
+  int selected_step_ = -1;  // the step grid's selected column (-1: none)
+  bool syncing_ranges_ = false;
   bool fold_chosen_ = false;  // the user picked a fold (offline): updates do not move it
   QString problem_;           // why there is no live session, when there is none
 
@@ -128,7 +154,10 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* config_view_;
   QComboBox* scenario_;
   QTableView* slot_view_;
-  QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_;
+  QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_, *status_folder_, *status_armed_;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_ = nullptr;
+  QAction* follow_action_ = nullptr;
   QList<QAction*> live_actions_;
   QAction* graph_action_ = nullptr;
   QAction* live_action_ = nullptr;

@@ -56,6 +56,7 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
 }
 
 void MainWindow::UI_selectFold(int fold) {
+  if (fold != selected_fold_) selected_step_ = -1;
   selected_fold_ = fold;
   refreshViews(false);
 }
@@ -90,7 +91,6 @@ void MainWindow::refreshViews(bool reset) {
   if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
   status_backend_->setText(have_view_ ? QString("%1 [%2]%3").arg(s.backend, s.device, s.graph ? " graph" : "") : QString());
   status_position_->setText(statusText());
-  status_rate_->setText(s.running ? QString("%1 steps/s").arg(s.steps_per_second, 0, 'f', 1) : QString());
   updateControls();
 }
 
@@ -133,6 +133,7 @@ void MainWindow::showMessage(const QString& text) { statusBar()->showMessage(tex
 void MainWindow::updateControls() {
   const bool live = !offline_ && have_live_;
   const bool can_step = live && !running_ && !view_->finished;
+  updateProgress();
   for (QAction* a : live_actions_) {
     const QString n = a->text();
     if (n == "Pause") a->setEnabled(live && running_);

@@ -1,0 +1,25 @@
+// The grids' colours and glyphs, chosen so that every pair of cell states stays apart for people
+// with red-green colour vision deficiency (tests/gui/palette_test.cpp simulates deuteranopia and
+// protanopia and asserts a minimum CIEDE2000 difference): clean is a pale blue, the kinds run
+// from dark red (NaN) through orange (+Inf) to blue (-Inf), and a glyph per kind marks cells large
+// enough to hold one, so colour is never the only cue.
+#pragma once
+
+#include <QColor>
+#include <QString>
+
+namespace nanscope::gui {
+
+// Cell codes, one colour each in the grids.
+enum CellCode : int {
+  kCellClean = 0, kCellNaN, kCellPosInf, kCellNegInf, kCellMixed, kCellAbsent, kCellDeferred,
+  kCellDisabled, kCellNotRun, kCellCodeCount
+};
+
+QColor cell_color(int code);
+// The glyph drawn on a fired cell ("" for the codes that are not kinds).
+QString cell_glyph(int code);
+// A colour that reads on top of cell_color(code) (the glyph's and the highlight's pen).
+QColor cell_ink(int code);
+
+}  // namespace nanscope::gui

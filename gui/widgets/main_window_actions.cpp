@@ -1,0 +1,406 @@
+// MainWindow: menus, the toolbar, the metrics panel's tools, the status bar and navigation (jump
+// to the entry point, next and previous first fire, zoom to fit, follow the newest step), with
+// the shortcuts docs/gui.md lists.
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDesktopServices>
+#include <QDialog>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStandardItemModel>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTableWidget>
+#include <QToolBar>
+#include <QToolButton>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include "backend_choice.h"
+#include "core/version.h"
+#include "io/h5.h"
+#include "plots/grid_plot.h"
+#include "plots/metrics_plot.h"
+#include "session/scenarios.h"
+#include "widgets/main_window.h"
+
+namespace nanscope::gui {
+
+namespace {
+QString with_shortcut(const QString& tip, const QKeySequence& key) {
+  return key.isEmpty() ? tip : QString("%1 (%2)").arg(tip, key.toString(QKeySequence::NativeText));
+}
+}  // namespace
+
+void MainWindow::buildActions() {
+  auto* file = menuBar()->addMenu("&File");
+  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "&Open run file or dump...",
+                                  QKeySequence::Open, this, [this] {
+                                    const QString p = QFileDialog::getOpenFileName(this, "Open run file or dump", {},
+                                                                                   "HDF5 (*.h5)");
+                                    if (!p.isEmpty()) UI_openFile(p);
+                                  });
+  open->setToolTip(with_shortcut("open a run file (offline) or a dump (inspector)", open->shortcut()));
+  recent_menu_ = file->addMenu("Recent");
+  for (const QString& r : QSettings().value("recentFiles").toStringList())
+    recent_menu_->addAction(r, this, [this, r] { UI_openFile(r); });
+  live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] { UI_goLive(); });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+  auto* run = menuBar()->addMenu("&Run");
+  auto* tb = addToolBar("Step controls");
+  tb->setObjectName("controls");
+  tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  scenario_ = new QComboBox;
+  for (const auto& s : scenarios()) {
+    scenario_->addItem(QString::fromStdString(s.name));
+    scenario_->setItemData(scenario_->count() - 1, QString::fromStdString(s.mechanism), Qt::ToolTipRole);
+  }
+  scenario_->setCurrentText(settings_.scenario);
+  // A list that drops below the box (some styles open the list over the box, shifted to put the
+  // current item under the pointer, where a click picks another item than the one aimed at).
+  scenario_->setStyleSheet("QComboBox { combobox-popup: 0; }");
+  auto describe = [this] {
+    const Scenario* s = find_scenario(scenario_->currentText().toStdString());
+    scenario_->setToolTip(QString("scenario preset (picking another restarts the run)%1")
+                              .arg(s ? "\n" + QString::fromStdString(s->mechanism) : QString()));
+  };
+  describe();
+  connect(scenario_, &QComboBox::currentTextChanged, this, describe);
+  connect(scenario_, &QComboBox::textActivated, this, [this](const QString& name) {
+    if (name == view_->scenario) return;
+    confirmRestart(QString("Switch to scenario %1?").arg(name), [this, name] { UI_configure(name); });
+  });
+  tb->addWidget(scenario_);
+  auto add = [&](QStyle::StandardPixmap icon, const QString& text, QKeySequence key, const QString& tip, auto fn) {
+    QAction* a = run->addAction(style()->standardIcon(icon), text, key, this, fn);
+    a->setToolTip(with_shortcut(tip, key));
+    tb->addAction(a);
+    live_actions_ << a;
+    return a;
+  };
+  add(QStyle::SP_ArrowForward, "Step phase", QKeySequence(Qt::Key_F11), "run the next phase of the step",
+      [this] { UI_stepPhase(); });
+  add(QStyle::SP_MediaSkipForward, "Step", QKeySequence(Qt::Key_F10), "run the rest of the step", [this] { UI_step(); });
+  add(QStyle::SP_MediaSeekForward, "Run to fold end", QKeySequence(Qt::SHIFT | Qt::Key_F10), "run to the end of the fold",
+      [this] { UI_run(EngineController::UntilFoldEnd); });
+  add(QStyle::SP_MessageBoxWarning, "Run until fire", QKeySequence(Qt::Key_F5),
+      "run until a slot fires for the first time in its fold", [this] { UI_run(EngineController::UntilFire); });
+  add(QStyle::SP_MediaPlay, "Run", QKeySequence(Qt::CTRL | Qt::Key_F5), "run to the end (breakpoints stop it)",
+      [this] { UI_run(EngineController::UntilEnd); });
+  QAction* pause = add(QStyle::SP_MediaPause, "Pause", QKeySequence(Qt::Key_Escape), "stop after the current step",
+                       [this] { UI_pause(); });
+  pause->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(Qt::Key_Pause)});
+  add(QStyle::SP_MediaStop, "Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5), "stop and start the run again from fold 0, step 0",
+      [this] { confirmRestart("Start the run again from fold 0, step 0?", [this] { UI_stop(); }); });
+  add(QStyle::SP_DialogApplyButton, "Break on slot", QKeySequence(Qt::Key_F9),
+      "stop after the selected slot first fires in a fold", [this] { UI_toggleBreakOnSelected(); });
+  run->addSeparator();
+  graph_action_ = run->addAction("Graph mode (CUDA)");
+  graph_action_->setCheckable(true);
+  graph_action_->setChecked(false);
+  graph_action_->setToolTip("run whole steps as one captured CUDA graph; phase steps stay ungraphed");
+  connect(graph_action_, &QAction::triggered, this, [this](bool on) {
+    settings_.graph = on;
+    post([on](EngineController* c) { c->RT_setGraph(on); });
+  });
+  buildViewMenu();
+  buildHelpMenu();
+}
+
+void MainWindow::buildViewMenu() {
+  auto* view = menuBar()->addMenu("&View");
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  for (QToolBar* t : findChildren<QToolBar*>()) view->addAction(t->toggleViewAction());
+  view->addSeparator();
+  auto add = [&](const QString& text, QKeySequence key, const QString& tip, auto fn) {
+    QAction* a = view->addAction(text, key, this, fn);
+    a->setToolTip(with_shortcut(tip, key));
+    return a;
+  };
+  add("Jump to entry point", QKeySequence(Qt::CTRL | Qt::Key_E), "select the run's entry point: its fold, step and slot",
+      [this] { UI_jumpToEntry(); });
+  add("Next first fire", QKeySequence(Qt::Key_F8), "select the next first fire (any fold)", [this] { UI_nextFire(true); });
+  add("Previous first fire", QKeySequence(Qt::SHIFT | Qt::Key_F8), "select the previous first fire",
+      [this] { UI_nextFire(false); });
+  add("Zoom to fit", QKeySequence(Qt::CTRL | Qt::Key_0), "show every step of the fold and of the run",
+      [this] { UI_zoomToFit(); });
+  follow_action_ = add("Follow newest step", QKeySequence(Qt::CTRL | Qt::Key_F),
+                       "keep the newest step in view while running (off: scrub, the view stays put)",
+                       [this](bool on) { UI_setFollow(on); });
+  follow_action_->setCheckable(true);
+  follow_action_->setChecked(true);
+}
+
+void MainWindow::buildHelpMenu() {
+  auto* help = menuBar()->addMenu("&Help");
+  help->addAction("&Keyboard shortcuts", QKeySequence(Qt::Key_F1), this, [this] { showShortcuts(); });
+  help->addAction("&Documentation", this, [] {
+    // Installed docs first (the .deb), then the source tree's.
+    for (const QString& dir : {QString("/usr/share/doc/nanscope"), QString(NANSCOPE_DOCS_DIR)})
+      if (QFileInfo::exists(dir + "/gui.md")) {
+        QDesktopServices::openUrl(QUrl::fromLocalFile(dir + "/gui.md"));
+        return;
+      }
+  });
+  help->addAction("&About nanscope", this, [this] { showAbout(); });
+}
+
+void MainWindow::showShortcuts() {
+  auto* d = new QDialog(this);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  d->setObjectName("shortcutsDialog");
+  d->setWindowTitle("Keyboard shortcuts");
+  auto* table = new QTableWidget(0, 3, d);
+  table->setHorizontalHeaderLabels({"shortcut", "action", "what it does"});
+  for (QAction* menu : menuBar()->actions())
+    for (QAction* a : menu->menu()->actions()) {
+      if (a->shortcuts().isEmpty()) continue;
+      QStringList keys;
+      for (const auto& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
+      const int r = table->rowCount();
+      table->insertRow(r);
+      table->setItem(r, 0, new QTableWidgetItem(keys.join(", ")));
+      table->setItem(r, 1, new QTableWidgetItem(QString(a->text()).remove('&')));
+      table->setItem(r, 2, new QTableWidgetItem(a->toolTip() == a->text() ? QString() : a->toolTip()));
+    }
+  for (const auto& [keys, what] : std::vector<std::pair<QString, QString>>{
+           {"arrows, Home, End", "move the selected cell in a grid (click a grid first)"},
+           {"wheel, drag", "zoom and pan the steps of a grid or the metrics"}}) {
+    const int r = table->rowCount();
+    table->insertRow(r);
+    table->setItem(r, 0, new QTableWidgetItem(keys));
+    table->setItem(r, 2, new QTableWidgetItem(what));
+  }
+  table->horizontalHeader()->setStretchLastSection(true);
+  table->resizeColumnsToContents();
+  table->verticalHeader()->setVisible(false);
+  auto* lay = new QVBoxLayout(d);
+  lay->addWidget(table);
+  d->resize(720, 520);
+  d->show();
+}
+
+void MainWindow::showAbout() {
+  const QString text =
+      QString("<b>nanscope %1</b><br>Hunt NaNs in a distributional deep-RL trainer.<br><br>"
+              "Qt %2<br>HDF5 %3<br>%4<br>device of this run: %5<br><br>GPL-3.0-or-later")
+          .arg(kVersion, qVersion(), QString::fromStdString(h5::hdf5_version()),
+               QString::fromStdString(cuda_description()), view_->device.isEmpty() ? QString("-") : view_->device);
+  auto* box = new QMessageBox(QMessageBox::NoIcon, "About nanscope", text, QMessageBox::Ok, this);
+  box->setObjectName("aboutBox");
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+}
+
+QWidget* MainWindow::buildMetricsPanel() {
+  auto* panel = new QWidget;
+  auto* lay = new QVBoxLayout(panel);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  auto* tools = new QToolBar;
+  tools->setObjectName("metricsTools");
+  tools->setIconSize(QSize(16, 16));
+  tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  auto* series = new QToolButton;
+  series->setText("Series");
+  series->setToolTip("pick the series to plot: every loss term, the gradient norm and each group's");
+  series->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(series);
+  for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) {
+    QAction* a = menu->addAction(MetricsPlot::seriesName(i));
+    a->setCheckable(true);
+    a->setChecked(metrics_->seriesVisible(i));
+    connect(a, &QAction::toggled, this, [this, i](bool on) { metrics_->setSeriesVisible(i, on); });
+  }
+  series->setMenu(menu);
+  tools->addWidget(series);
+  QAction* log = tools->addAction("Log scale");
+  log->setCheckable(true);
+  log->setToolTip("logarithmic value axes (non-positive values are not drawn; non-finite steps stay shaded)");
+  connect(log, &QAction::toggled, metrics_, &MetricsPlot::setLogScale);
+  tools->addAction(style()->standardIcon(QStyle::SP_BrowserReload), "Fit", this, [this] { UI_zoomToFit(); })
+      ->setToolTip("show every step (Ctrl+0)");
+  tools->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "PNG...", this, [this] {
+    const QString p = QFileDialog::getSaveFileName(this, "Export the metrics view", "metrics.png", "PNG (*.png)");
+    if (!p.isEmpty() && !metrics_->savePng(p)) showMessage("could not write " + p);
+  })->setToolTip("export the metrics view as it is shown, as PNG");
+  tools->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "CSV...", this, [this] {
+    const QString p = QFileDialog::getSaveFileName(this, "Export the series", "metrics.csv", "CSV (*.csv)");
+    if (!p.isEmpty() && !metrics_->exportCsv(p)) showMessage("could not write " + p);
+  })->setToolTip("export every series of every step as CSV (non-finite values as nan, inf, -inf)");
+  lay->addWidget(tools);
+  lay->addWidget(metrics_, 1);
+  return panel;
+}
+
+void MainWindow::buildStatusBar() {
+  status_backend_ = new QLabel;
+  status_position_ = new QLabel;
+  status_rate_ = new QLabel;
+  status_armed_ = new QLabel;
+  status_armed_->setObjectName("armed");
+  status_folder_ = new QLabel;
+  status_folder_->setObjectName("outputFolder");
+  status_folder_->setTextFormat(Qt::RichText);
+  connect(status_folder_, &QLabel::linkActivated, this,
+          [](const QString& dir) { QDesktopServices::openUrl(QUrl::fromLocalFile(dir)); });
+  progress_ = new QProgressBar;
+  progress_->setObjectName("progress");
+  progress_->setMaximumWidth(220);
+  progress_->setFormat("%v / %m steps");
+  cancel_ = new QToolButton;
+  cancel_->setIcon(style()->standardIcon(QStyle::SP_MediaPause));
+  cancel_->setText("Pause");
+  cancel_->setToolTip("pause after the current step (Esc)");
+  cancel_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  connect(cancel_, &QToolButton::clicked, this, [this] { UI_pause(); });
+  statusBar()->addWidget(status_backend_);
+  statusBar()->addWidget(status_position_, 1);
+  statusBar()->addPermanentWidget(status_armed_);
+  statusBar()->addPermanentWidget(status_folder_);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(status_rate_);
+  statusBar()->addPermanentWidget(cancel_);
+}
+
+QString MainWindow::armedText() const {
+  QStringList parts;
+  if (!view_->injections.empty()) {
+    QStringList specs;
+    for (const auto& i : view_->injections) specs << QString::fromStdString(i);
+    parts << QString("injections: %1").arg(specs.join(", "));
+  }
+  if (!view_->breakpoints.empty()) {
+    QStringList b;
+    for (int s : view_->breakpoints) b << QString::number(s);
+    parts << QString("breakpoints: %1").arg(b.join(", "));
+  }
+  return parts.join("   ");
+}
+
+void MainWindow::updateProgress() {
+  const Snapshot& s = *view_;
+  const bool live = !offline_ && have_live_ && have_view_;
+  const qint64 total = static_cast<qint64>(s.folds_total) * s.steps_per_fold;
+  progress_->setVisible(live && total > 0);
+  progress_->setRange(0, static_cast<int>(std::min<qint64>(total, INT_MAX)));
+  progress_->setValue(static_cast<int>(std::min<qint64>(s.global_step, INT_MAX)));
+  cancel_->setVisible(live && running_);
+  QString rate;
+  if (live && s.running && s.steps_per_second > 0) {
+    const double left = static_cast<double>(total - s.global_step) / s.steps_per_second;
+    rate = QString("%1 steps/s, about %2 left")
+               .arg(s.steps_per_second, 0, 'f', 1)
+               .arg(left >= 60 ? QString("%1 min %2 s").arg(static_cast<int>(left) / 60).arg(static_cast<int>(left) % 60)
+                               : QString("%1 s").arg(static_cast<int>(std::ceil(left))));
+  }
+  status_rate_->setText(rate);
+  status_armed_->setText(armedText());
+  const QString dir = offline_ ? (have_view_ ? QFileInfo(s.source).absolutePath() : QString())
+                               : (s.run_file.isEmpty() ? QString() : QFileInfo(s.run_file).absolutePath());
+  status_folder_->setText(dir.isEmpty() ? QString()
+                                        : QString("%1 <a href=\"%2\">open folder</a>").arg(QDir::toNativeSeparators(dir), dir));
+}
+
+void MainWindow::confirmRestart(const QString& what, std::function<void()> then) {
+  if (offline_ || !have_live_ || view_->global_step == 0) {
+    then();
+    return;
+  }
+  auto* box = new QMessageBox(QMessageBox::Question, "nanscope",
+                              QString("%1\nThe live run's %2 steps of history are dropped (its files stay).")
+                                  .arg(what).arg(view_->global_step),
+                              QMessageBox::NoButton, this);
+  box->setObjectName("restartBox");
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(box->addButton("Restart", QMessageBox::AcceptRole), &QPushButton::clicked, this, then);
+  connect(box->addButton(QMessageBox::Cancel), &QPushButton::clicked, this,
+          [this] { scenario_->setCurrentText(view_->scenario); });
+  box->open();
+}
+
+// The step grid shows the selected fold's steps, the metrics every step of the run: a zoom or pan
+// of one moves the other to the same steps (offset by the fold's first global step).
+void MainWindow::connectNavigation() {
+  connect(step_plot_, &GridPlot::columnRangeChangedByUser, this, [this](double lo, double hi) {
+    if (syncing_ranges_) return;
+    syncing_ranges_ = true;
+    const double begin = static_cast<double>(view_->fold_steps(selected_fold_).first);
+    metrics_->setStepRange(begin + lo, begin + hi);
+    syncing_ranges_ = false;
+  });
+  connect(metrics_, &MetricsPlot::stepRangeChangedByUser, this, [this](double lo, double hi) {
+    if (syncing_ranges_) return;
+    syncing_ranges_ = true;
+    const double begin = static_cast<double>(view_->fold_steps(selected_fold_).first);
+    step_plot_->setColumnRange(lo - begin, hi - begin);
+    syncing_ranges_ = false;
+  });
+  for (auto* p : {step_plot_, fold_plot_})
+    connect(p, &GridPlot::followChanged, this, [this](bool on) {
+      if (!on) UI_setFollow(false);
+    });
+  connect(metrics_, &MetricsPlot::followChanged, this, [this](bool on) {
+    if (!on) UI_setFollow(false);
+  });
+}
+
+void MainWindow::UI_setFollow(bool on) {
+  follow_action_->setChecked(on);
+  step_plot_->setFollow(on);
+  fold_plot_->setFollow(on);
+  metrics_->setFollow(on);
+}
+
+void MainWindow::UI_zoomToFit() {
+  for (GridPlot* p : {fold_plot_, step_plot_}) p->zoomToFit();
+  metrics_->zoomToFit();
+}
+
+void MainWindow::UI_selectCell(int slot, int fold, int step) {
+  if (fold != selected_fold_) {
+    fold_chosen_ = true;
+    UI_selectFold(fold);
+  }
+  selected_step_ = step;
+  UI_selectSlot(slot);
+}
+
+void MainWindow::UI_jumpToEntry() {
+  if (!view_->entry) {
+    showMessage("no entry point: nothing has fired");
+    return;
+  }
+  UI_selectCell(view_->entry->slot, view_->entry->fold, view_->entry->step);
+}
+
+void MainWindow::UI_nextFire(bool forward) {
+  // First fires in run order: (fold, step); the current position is the selected fold and step.
+  const std::pair<int, int> at{selected_fold_, selected_step_};
+  const SnapshotEvent* best = nullptr;
+  for (const auto& e : view_->events) {
+    if (e.kind != "first_fire") continue;
+    const std::pair<int, int> p{e.fold, e.step};
+    if (forward ? p > at && (!best || p < std::pair{best->fold, best->step})
+                : p < at && (!best || p > std::pair{best->fold, best->step}))
+      best = &e;
+  }
+  if (!best) {
+    showMessage(forward ? "no later first fire" : "no earlier first fire");
+    return;
+  }
+  UI_selectCell(best->entry_slot, best->fold, best->step);
+}
+
+}  // namespace nanscope::gui

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the workbench under Xvfb into docs/*.png (used by the README): the default run after a
-# few steps, aux-blowup stopped at its fire, and the inspector on a dumped buffer (corrupt-bar).
+# few steps, aux-blowup stopped at its fire, the inspector on a dumped buffer (corrupt-bar), a
+# 6 x 400 run zoomed onto its entry point (also as seen with deuteranopia) and the Help menu.
 # Needs the GUI built (scripts/nanscope run, or cmake --build build); uses xvfb-run (Debian: xvfb)
 # when it is there, Qt's offscreen platform otherwise.
 set -euo pipefail
@@ -23,4 +24,14 @@ shot --scenario corrupt-bar --screenshot "$root/docs/screenshot-inspector.png" -
   --set halt.on_fire=never --inject slot:32@0:20:neginf --inject slot:aux_pred_nb@1:5 \
   --inject slot:c51_loss@2:10:posinf --out "$tmp/three" --quiet || true
 shot "$tmp/three/run.h5" --screenshot "$root/docs/screenshot-offline.png" --screenshot-after steps:0
+# The default 6 x 400 run with fires in folds 2, 4 and 5 (about 5 minutes on the CPU backend),
+# zoomed onto the entry point with every metrics series; the same as seen with deuteranopia.
+"${NANSCOPE_BUILD_DIR:-$root/build}/cli/nanscope-run" --backend cpu --guard --set halt.on_fire=never \
+  --inject slot:aux_pred_nb@2:150 --inject slot:c51_loss@4:260:posinf --inject slot:32@5:90:neginf \
+  --out "$tmp/six" --quiet || true
+shot "$tmp/six/run.h5" --screenshot "$root/docs/screenshot-zoomed.png" --screenshot-after steps:0 \
+  --screenshot-view zoom-entry,all-series
+shot "$tmp/six/run.h5" --screenshot "$root/docs/screenshot-deuteranopia.png" --screenshot-after steps:0 \
+  --screenshot-view zoom-entry --screenshot-simulate deuteranopia
+shot --screenshot "$root/docs/screenshot-help.png" --screenshot-after steps:40 --screenshot-view help-menu
 ls -la "$root"/docs/screenshot-*.png

@@ -3,12 +3,18 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPainter>
 #include <QTimer>
 #include <csignal>
 #include <cstdio>
 
 #include "core/version.h"
 #include "io/file_guard.h"
+#include "plots/grid_plot.h"
+#include "plots/metrics_plot.h"
+#include "style/colour_vision.h"
 #include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
 
@@ -18,7 +24,7 @@ namespace {
 
 struct Options {
   EngineSettings settings;
-  QString open_file, screenshot, after, state_json;
+  QString open_file, screenshot, after, state_json, view, simulate;
 };
 
 // The command line, read before any window system is needed: --help and --version work without a
@@ -43,7 +49,12 @@ Options parse(int argc, char** argv) {
                            "steps:20");
   QCommandLineOption state("state-json", "write what the window shows as JSON (with --screenshot, or on quit)",
                            "file");
-  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state}) p.addOption(*o);
+  QCommandLineOption view("screenshot-view",
+                          "before the screenshot: zoom-entry (jump to the entry point, zoom onto it), all-series, "
+                          "help-menu (comma-separated)", "what");
+  QCommandLineOption simulate("screenshot-simulate", "save the screenshot as seen with deuteranopia or protanopia",
+                              "vision");
+  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state, &view, &simulate}) p.addOption(*o);
   p.process(probe);  // --help, --version and bad options end here
   Options o;
   o.settings.scenario = p.value(scenario);
@@ -54,7 +65,38 @@ Options parse(int argc, char** argv) {
   o.screenshot = p.value(shot);
   o.after = p.value(after);
   o.state_json = p.value(state);
+  o.view = p.value(view);
+  o.simulate = p.value(simulate);
   return o;
+}
+
+// --screenshot-view: what the user would do before looking.
+void prepare_view(MainWindow& w, const QString& what) {
+  const QStringList parts = what.split(',', Qt::SkipEmptyParts);
+  if (parts.contains("all-series"))
+    for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) w.metrics()->setSeriesVisible(i, true);
+  if (parts.contains("zoom-entry") && w.snapshot() && w.snapshot()->entry) {
+    w.UI_jumpToEntry();
+    const int step = w.snapshot()->entry->step;
+    w.stepPlot()->setColumnRange(step - 12, step + 12);
+    Q_EMIT w.stepPlot()->columnRangeChangedByUser(step - 12.0, step + 12.0);  // the metrics follow
+  }
+  if (parts.contains("help-menu"))
+    for (QAction* m : w.menuBar()->actions())
+      if (m->text().remove('&') == "Help") m->menu()->popup(w.mapToGlobal(w.menuBar()->actionGeometry(m).bottomLeft()));
+}
+
+// The window (with an open menu drawn where it pops up), as seen with the chosen colour vision.
+void save_screenshot(MainWindow& w, const Options& o) {
+  QImage img = w.grab().toImage();
+  for (QMenu* m : w.findChildren<QMenu*>())
+    if (m->isVisible()) {
+      QPainter p(&img);
+      p.drawPixmap(w.mapFromGlobal(m->pos()), m->grab());
+    }
+  if (o.simulate == "deuteranopia") img = simulate(img, ColourVision::Deuteranopia);
+  else if (o.simulate == "protanopia") img = simulate(img, ColourVision::Protanopia);
+  img.save(o.screenshot);
 }
 
 // Screenshot mode (docs/): drive the window as a user would, then grab it (and say what it shows).
@@ -102,8 +144,9 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
       *phase = 2;
       return;
     }
+    if (*phase == 2) prepare_view(w, o.view);
     if (++*phase < 8) return;  // let the views settle
-    w.grab().save(o.screenshot);
+    save_screenshot(w, o);
     if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
     timer->stop();
     QApplication::quit();

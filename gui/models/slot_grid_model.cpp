@@ -115,15 +115,24 @@ void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>&
     const int c1 = std::min(last, std::max(c0, first + static_cast<int>((b + 1) * width) - 1));
     kinds.fill(0);
     clean.fill(false);
-    if (mode_ == Steps) {  // straight from the rows: the grid's biggest case
+    if (mode_ == Steps) {  // straight from the rows, by slot index (the grid's biggest case)
+      std::array<std::uint8_t, kSlotCount> by_slot{};
+      std::uint64_t any_checked = 0;
+      constexpr std::uint64_t kAll = (std::uint64_t{1} << kSlotCount) - 1;
       for (int c = c0; c <= c1; ++c) {
         const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(c)];
-        for (int r = 0; r < kSlotCount; ++r) {
-          const int slot = slotOfRow(r);
-          if (!(s.checked >> slot & 1)) continue;
-          clean[static_cast<std::size_t>(r)] = true;
-          kinds[static_cast<std::size_t>(r)] |= s.flags[static_cast<std::size_t>(slot)];
+        any_checked |= s.checked;
+        if ((s.checked & kAll) == kAll) {
+          for (std::size_t i = 0; i < kSlotCount; ++i) by_slot[i] |= s.flags[i];
+        } else {
+          for (std::size_t i = 0; i < kSlotCount; ++i)
+            if (s.checked >> i & 1) by_slot[i] |= s.flags[i];
         }
+      }
+      for (int r = 0; r < kSlotCount; ++r) {
+        const int slot = slotOfRow(r);
+        kinds[static_cast<std::size_t>(r)] = by_slot[static_cast<std::size_t>(slot)];
+        clean[static_cast<std::size_t>(r)] = any_checked >> slot & 1;
       }
     } else {
       for (int c = c0; c <= c1; ++c)

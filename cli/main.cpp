@@ -1,4 +1,4 @@
-// nanscope-run: the headless runner (GPU servers, CI). Grammar, JSON, exit codes: contract.md.
+// nanscope-run: the headless runner (GPU servers, CI). Grammar, JSON and exit codes: README.md.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

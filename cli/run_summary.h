@@ -1,4 +1,4 @@
-// The JSON summary of a run (contract.md, schema_version 1).
+// The JSON summary of a run (schema_version 1; the README shows it).
 #pragma once
 
 #include <nlohmann/json.hpp>

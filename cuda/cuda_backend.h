@@ -1,4 +1,4 @@
-// The CUDA trainer backend: the whole step of spec/trainer.md on the GPU (float32, cuBLAS in full
+// The CUDA trainer backend: the whole step of docs/trainer.md on the GPU (float32, cuBLAS in full
 // fp32), with the same phases, slots and call sites as the CPU reference, and the sentinel checks
 // on the device. No CUDA types here.
 #pragma once

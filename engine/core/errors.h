@@ -1,6 +1,6 @@
 // Typed errors. Each carries where it happened (a file and line, a config key, a slot) in its
 // message, so the user reads the place, not just the symptom. Nothing below main() exits; the
-// composition roots map these kinds to exit codes (contract.md) or dialogs.
+// composition roots map these kinds to exit codes (the README lists them) or dialogs.
 #pragma once
 
 #include <stdexcept>
@@ -52,7 +52,7 @@ struct InternalError : Error {
   explicit InternalError(const std::string& m) : Error(ErrorKind::Internal, m) {}
 };
 
-// sysexits-style exit code of contract.md for an error kind.
+// sysexits-style exit code listed in the README for an error kind.
 int exit_code_for(ErrorKind kind) noexcept;
 
 }  // namespace nanscope

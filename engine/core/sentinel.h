@@ -1,5 +1,5 @@
 // Sentinel checks and their bookkeeping: slot states, the "any non-finite?" scan of a buffer, and
-// the per-fold bank of flags with its entry-point rules (spec/slots.md).
+// the per-fold bank of flags with its entry-point rules (docs/slots.md).
 #pragma once
 
 #include <array>

@@ -48,7 +48,7 @@ struct SlotInfo {
   bool iqn_only;               // absent when loss.lambda_iqn = 0
   // The slots whose buffers the step computes from this one directly (through buffers that are
   // not slots), bit i for slot i: where a non-finite value in this buffer travels next, within
-  // the same step (spec/trainer.md's dataflow; docs/slots.md lists them).
+  // the same step (docs/trainer.md's dataflow; docs/slots.md lists them).
   std::uint64_t consumers;
 };
 

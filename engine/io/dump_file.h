@@ -1,5 +1,5 @@
 // Dump files: one per step in which some slot first fired in its fold, holding each such slot's
-// buffer as the check saw it, with everything needed to replay the step (spec/files.md).
+// buffer as the check saw it, with everything needed to replay the step (docs/files.md).
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // The run file run.h5: slot table, per-fold flags, per-step flags and metrics, events
-// (spec/files.md, names and codes in contract.md). Rewritten atomically at every fold boundary.
+// (docs/files.md). Rewritten atomically at every fold boundary.
 #pragma once
 
 #include <array>

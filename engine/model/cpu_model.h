@@ -1,4 +1,4 @@
-// The CPU reference trainer: the whole network of spec/trainer.md over Eigen, templated on the
+// The CPU reference trainer: the whole network of docs/trainer.md over Eigen, templated on the
 // storage type (float like the GPU, double for the finite-difference tests). Buffers are public
 // so tests can perturb an intermediate and re-run the stages after it; the stages are the
 // building blocks of the phases (cpu_backend.cpp) and carry the slot call sites.

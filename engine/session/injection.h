@@ -1,6 +1,6 @@
 // Fault injection: NaN, +Inf or -Inf written into a slot's buffer (transient: right after its
 // producer, at one step) or into a parameter (persistent: at the start of a step, until the
-// optimizer changes it). Grammar (contract.md): TARGET@FOLD:STEP[:KIND[:ELEMENT]] with TARGET
+// optimizer changes it). Grammar (README.md, "nanscope-run"): TARGET@FOLD:STEP[:KIND[:ELEMENT]] with TARGET
 // slot:NAME, slot:INDEX or param:NAME; KIND nan (default), posinf, neginf; ELEMENT a flat index
 // (default 0) or `all`.
 #pragma once

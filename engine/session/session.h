@@ -1,6 +1,6 @@
 // A training session: the bar series, its walk-forward folds, a backend and the sentinels,
 // stepped phase by phase or step by step, with halts, breakpoints, the guard and fault injection
-// (spec/slots.md). The GUI's engine thread and nanscope-run both drive one.
+// (docs/slots.md). The GUI's engine thread and nanscope-run both drive one.
 #pragma once
 
 #include <array>

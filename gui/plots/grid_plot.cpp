@@ -113,7 +113,6 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
     rebuild();
   });
   connect(model_, &QAbstractItemModel::dataChanged, this, &GridPlot::rebuild);
-  connect(model_, &QAbstractItemModel::columnsInserted, this, &GridPlot::rebuild);
   rebuild();
 }
 

@@ -9,15 +9,18 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "core/slot_table.h"
 #include "slot_sink.h"
 
 namespace nanscope::cuda {
 
-inline constexpr int kBankSlots = 36;
+// One record per slot of the slot table.
+inline constexpr int kBankSlots = kSlotCount;
 
 // One slot's record on the device (same meaning as the engine's SlotRecord).
 struct DeviceSlotRecord {
@@ -27,6 +30,10 @@ struct DeviceSlotRecord {
   std::int32_t exec_position;
   std::int32_t pad;
 };
+
+// Copied byte for byte between device and host: the layout is part of the kernels' contract.
+static_assert(sizeof(DeviceSlotRecord) == 24 && std::is_trivially_copyable_v<DeviceSlotRecord>);
+static_assert(offsetof(DeviceSlotRecord, count) == 8 && offsetof(DeviceSlotRecord, exec_position) == 16);
 
 struct BankReadback {
   std::array<DeviceSlotRecord, kBankSlots> records{};

@@ -19,7 +19,7 @@ __global__ void pack_kernel(const std::uint32_t* status, const double* sc, const
   for (int i = 0; i < kScCount; ++i) out->scalars[i] = sc[i];
   out->total = total[0];
   out->grad_norm = norms[0];
-  for (int g = 0; g < 7; ++g) out->group_norm[g] = norms[1 + g];
+  for (int g = 0; g < kGroupCount; ++g) out->group_norm[g] = norms[1 + g];
 }
 
 __global__ void set_i64(std::int64_t* dst, std::int64_t v) { *dst = v; }

@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+
+#include "core/config.h"
 
 namespace nanscope::cuda {
 
@@ -23,8 +26,12 @@ struct StepStatusRecord {
   double scalars[kScCount];
   double total;          // the total_loss slot's value
   double grad_norm;      // the grad_norm slot's global entry (the norm clipping used)
-  double group_norm[7];  // the grad_norm slot's group entries
+  double group_norm[kGroupCount];  // the grad_norm slot's group entries
 };
+// Copied byte for byte from the device (one record per step of the fold).
+static_assert(sizeof(StepStatusRecord) == 8 + 8 * kScCount + 8 + 8 + 8 * kGroupCount &&
+              std::is_trivially_copyable_v<StepStatusRecord>);
+static_assert(offsetof(StepStatusRecord, scalars) == 8 && offsetof(StepStatusRecord, group_norm) == 8 + 8 * kScCount + 16);
 
 // total[0] = c51 + lmse mse + cql + laux aux + lens ens (+ liqn iqn), rounded to float like the
 // CPU backend's total_loss slot.

@@ -1,4 +1,5 @@
 #include "core/config_io.h"
+#include "core/slot_table.h"
 
 #include <fmt/format.h>
 
@@ -159,7 +160,8 @@ KeySpec slot_list_key(std::string key, std::string doc, std::function<std::vecto
     else bad(where, key, fmt::format("must be an array of slot indices (got {})", describe(v)));
     ref(c).clear();
     for (auto i : list) {
-      if (i < 0 || i > 35) bad(where, key, fmt::format("slot index {} is not in [0, 35]", i));
+      if (i < 0 || i >= kSlotCount)
+        bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kSlotCount - 1));
       ref(c).push_back(static_cast<int>(i));
     }
   };
@@ -493,9 +495,9 @@ Config ConfigBuilder::build() const {
     bad(where("data.corrupt_bar"), "data.corrupt_bar",
         fmt::format("bar {} is beyond the series (data.bars = {})", c.data.corrupt_bar, c.data.bars));
   for (int s : c.sentinel.undefer)
-    if (s != 31)
+    if (!slot_info(s).starts_deferred)
       bad(where("sentinel.undefer"), "sentinel.undefer",
-          fmt::format("slot {} is not deferred (only slot 31 starts deferred)", s));
+          fmt::format("slot {} is not deferred (only slot {} starts deferred)", s, deferred_slots_text()));
   return c;
 }
 

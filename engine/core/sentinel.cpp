@@ -36,9 +36,12 @@ const char* backward_stage_description(int slot) {
 SlotSetup slot_setup(const Config& c) {
   SlotSetup s;
   for (int i = 0; i < kSlotCount; ++i) s.state[i] = SlotState::Clean;
-  s.state[kEnsembleDLogits] = SlotState::Deferred;
-  s.reason[kEnsembleDLogits] =
-      "deferred until the ensemble's guards are verified; sentinel.undefer = [31] checks it";
+  for (const auto& info : slot_table())
+    if (info.starts_deferred) {
+      s.state[info.index] = SlotState::Deferred;
+      s.reason[info.index] = "deferred until the ensemble's guards are verified; sentinel.undefer = [" +
+                             std::to_string(info.index) + "] checks it";
+    }
   for (int i : c.sentinel.undefer) {
     s.state[i] = SlotState::Clean;
     s.reason[i].clear();

@@ -55,7 +55,7 @@ constexpr std::array<SlotInfo, kSlotCount> kTable = {{
   {28, "d_branch_logits", P::ChecksPostBackward, kEnd, "IQN backward, gradient w.r.t. quantiles", "[B,N,A_total]", 29, true, S({21, 27})},
   {29, "cql_d_value_logits", P::ChecksPostBackward, kEnd, "CQL gradient w.r.t. the value logits", "[B,atoms]", 21, false, S({24})},
   {30, "aux_dh_s2_nb", P::ChecksPostBackward, kEnd, "aux next-bar backward dh_s2", "[B,H]", 27, false, S({34})},
-  {31, "ensemble_d_logits", P::ChecksPostBackward, kEnd, "ensemble backward", "[E,B,atoms]", 24, false, S({21, 32})},
+  {31, "ensemble_d_logits", P::ChecksPostBackward, kEnd, "ensemble backward", "[E,B,atoms]", 24, false, S({21, 32}), true},
   {32, "bn_d_concat", P::ChecksPostBackward, kEnd, "bottleneck linear backward dy (branch concat)", "[B,Z]", 25, false, S({21, 33})},
   {33, "bw_d_h_s2.main", P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", 26, false, S({34})},
   {34, "bw_d_h_s2.aux", P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", 28, false, S({26})},
@@ -68,9 +68,16 @@ const std::array<SlotInfo, kSlotCount>& slot_table() { return kTable; }
 
 const SlotInfo& slot_info(int index) { return kTable.at(static_cast<std::size_t>(index)); }
 
+std::string deferred_slots_text() {
+  std::string out;
+  for (const auto& s : kTable)
+    if (s.starts_deferred) out += (out.empty() ? "" : ", ") + std::to_string(s.index);
+  return out;
+}
+
 std::string slot_markdown_row(const SlotInfo& s) {
   std::string condition = s.iqn_only ? "IQN head present" : "always";
-  if (s.index == 31) condition += "; starts deferred";
+  if (s.starts_deferred) condition += "; starts deferred";
   std::string consumers;
   for (int c : slots_of(s.consumers)) consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
   if (consumers.empty()) consumers = "none";

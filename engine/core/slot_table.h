@@ -50,6 +50,8 @@ struct SlotInfo {
   // not slots), bit i for slot i: where a non-finite value in this buffer travels next, within
   // the same step (docs/trainer.md's dataflow; docs/slots.md lists them).
   std::uint64_t consumers;
+  // Checked only once the user asks (sentinel.undefer): the slot starts in the deferred state.
+  bool starts_deferred = false;
 };
 
 // A set of slots as a bit mask (bit i: slot i).
@@ -61,6 +63,8 @@ constexpr std::uint64_t slot_bits(std::initializer_list<int> slots) {
 static_assert(kSlotCount <= 64, "slot sets are 64-bit masks");
 
 const std::array<SlotInfo, kSlotCount>& slot_table();
+// The slots that start deferred, as "31" (or "31, 5"), for messages and docs.
+std::string deferred_slots_text();
 const SlotInfo& slot_info(int index);
 // By name ("bn_d_concat") or by index as text ("32").
 std::optional<int> find_slot(std::string_view name_or_index);

@@ -496,7 +496,7 @@ void Session::set_checked(int slot, bool on) {
   auto& undefer = config_.sentinel.undefer;
   disabled.erase(std::remove(disabled.begin(), disabled.end(), slot), disabled.end());
   if (!on) disabled.push_back(slot);
-  if (on && slot == kEnsembleDLogits &&
+  if (on && slot_info(slot).starts_deferred &&
       std::find(undefer.begin(), undefer.end(), slot) == undefer.end())
     undefer.push_back(slot);
 }

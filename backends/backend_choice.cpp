@@ -17,7 +17,7 @@ std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config&
 #ifdef NANSCOPE_HAVE_CUDA
   if (choice == "cuda") return cuda::make_cuda_backend(config);
   const auto probe = cuda::probe_devices();
-  if (probe.count > 0 && config.model.precision == "float32") {
+  if (probe.count > 0 && config.model.precision == Precision::Float32) {
     if (say) fmt::print(stderr, "nanscope: backend auto -> cuda ({})\n", probe.name);
     return cuda::make_cuda_backend(config);
   }

@@ -54,7 +54,7 @@ Config variant_config(const Variant& v) {
   Config c;
   c.run.folds = 1;
   c.run.steps_per_fold = 4000;
-  c.halt.on_fire = "never";
+  c.halt.on_fire = HaltOnFire::Never;
   if (!v.read_every_step) c.halt.collapse_patience = 0;
   if (!v.checks)
     for (int s = 0; s < kSlotCount; ++s) c.sentinel.disabled.push_back(s);

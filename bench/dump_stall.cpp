@@ -16,7 +16,7 @@ std::vector<double> step_times(bool record, const std::string& dir) {
   Config c;
   c.run.folds = 1;
   c.run.steps_per_fold = 12;
-  c.halt.on_fire = "never";
+  c.halt.on_fire = HaltOnFire::Never;
   SessionOptions o;
   if (record) {
     o.out_dir = dir;

@@ -366,11 +366,11 @@ const ParamEntry* CudaBackend::entry(const std::string& name) const {
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const Config& config) {
-  if (config.model.precision != "float32")
+  if (config.model.precision != Precision::Float32)
     throw ConfigError(
         fmt::format("config: key 'model.precision': the CUDA backend computes in float32, "
                     "not {} (use --backend cpu for float64)",
-                    config.model.precision));
+                    name_of(config.model.precision)));
   const DeviceProbe probe = probe_devices();
   if (probe.count == 0) throw DeviceError("no usable CUDA device: " + probe.error);
   // Before any device buffer: what the config asks of the device and of the host (mirrors).

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nanscope {
@@ -14,6 +16,34 @@ inline constexpr std::array<const char*, 7> kParamGroups = {"encoder", "bottlene
                                                             "ens",     "iqn",        "aux"};
 inline constexpr int kGroupCount = static_cast<int>(kParamGroups.size());
 
+// The config's choices, parsed once from the names the TOML spells (kNames, in enumerator order).
+enum class DataSource { Synthetic, Csv };
+enum class Precision { Float32, Float64 };
+enum class C51Form { CrossEntropy, KlUnmasked };
+enum class HaltOnFire { FoldEnd, Step, Never };
+template <class E>
+struct EnumNames;
+template <>
+struct EnumNames<DataSource> {
+  static constexpr std::array<std::string_view, 2> kNames = {"synthetic", "csv"};
+};
+template <>
+struct EnumNames<Precision> {
+  static constexpr std::array<std::string_view, 2> kNames = {"float32", "float64"};
+};
+template <>
+struct EnumNames<C51Form> {
+  static constexpr std::array<std::string_view, 2> kNames = {"cross_entropy", "kl_unmasked"};
+};
+template <>
+struct EnumNames<HaltOnFire> {
+  static constexpr std::array<std::string_view, 3> kNames = {"fold_end", "step", "never"};
+};
+template <class E>
+constexpr std::string_view name_of(E e) {
+  return EnumNames<E>::kNames[static_cast<std::size_t>(e)];
+}
+
 struct RunConfig {
   int folds = 6;
   int steps_per_fold = 400;
@@ -22,8 +52,8 @@ struct RunConfig {
 };
 
 struct DataConfig {
-  std::string source = "synthetic";  // "synthetic" or "csv"
-  std::string csv;                   // path, when source = "csv"
+  DataSource source = DataSource::Synthetic;
+  std::string csv;  // path, when source = csv
   int bars = 6000;                   // synthetic series length
   bool keep_bad_rows = false;
   // Synthetic generator: GARCH(1,1) with Student-t innovations and rare jumps.
@@ -56,7 +86,7 @@ struct ModelConfig {
   double kappa = 1.0;
   int ensemble = 4;
   int aux_hidden = 128;
-  std::string precision = "float32";  // CPU backend storage: "float32" or "float64"
+  Precision precision = Precision::Float32;  // CPU backend storage
 };
 
 struct LossConfig {
@@ -67,7 +97,7 @@ struct LossConfig {
   double lambda_ens = 0.25;
   // "cross_entropy": -sum m log p. "kl_unmasked": sum m (log m - log p) with no mask for m = 0,
   // the textbook KL written naively (0 * log 0 is NaN); same gradient.
-  std::string c51_form = "cross_entropy";
+  C51Form c51_form = C51Form::CrossEntropy;
 };
 
 struct InitConfig {
@@ -81,10 +111,10 @@ struct SentinelConfig {
 };
 
 struct HaltConfig {
-  std::string on_fire = "fold_end";  // "fold_end", "step" or "never"
+  HaltOnFire on_fire = HaltOnFire::FoldEnd;
   double collapse_eps = 1e-8;
   int collapse_patience = 50;
-  std::string collapse_group = "encoder";
+  int collapse_group = 0;  // index into kParamGroups
 };
 
 struct GuardConfig {

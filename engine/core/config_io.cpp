@@ -71,138 +71,149 @@ void put(toml::table& root, const std::string& key, T v) {
   table_for(root, key, leaf).insert_or_assign(leaf, v);
 }
 
-KeySpec int_key(std::string key, std::string doc, std::function<int&(Config&)> ref,
-                std::int64_t lo, std::int64_t hi) {
+// Every key is this: an accessor of its field (a generic lambda, `[](auto& c) -> auto& { ... }`,
+// so the same accessor reads a const Config), `parse` from a TOML value (throwing the key's error)
+// and `emit` back to what the TOML table holds. The default's text is the emitted default.
+// A default as docs/config.md shows it.
+std::string default_text(std::int64_t x) { return std::to_string(x); }
+std::string default_text(double x) { return fmt::format("{}", x); }
+std::string default_text(bool x) { return x ? "true" : "false"; }
+std::string default_text(const std::string& x) { return fmt::format("\"{}\"", x); }
+std::string default_text(const toml::array& a) { return a.empty() ? "[]" : "[...]"; }
+
+// Every key is this: an accessor of its field (a generic lambda, `[](auto& c) -> auto& { ... }`,
+// so the same accessor reads a const Config), `parse` from a TOML value (throwing the key's error)
+// and `emit` back to what the TOML table holds.
+template <class Ref, class Parse, class Emit>
+KeySpec make_key(std::string key, std::string type, std::string doc, Ref ref, Parse parse, Emit emit) {
+  static const Config defaults;
   KeySpec s;
-  int def = ref(*std::make_unique<Config>());
-  s.info = {key, "integer", std::to_string(def), std::move(doc)};
-  s.read = [key, ref, lo, hi](Config& c, const Value& v, const std::string& where) {
-    auto* i = std::get_if<std::int64_t>(&v);
-    if (!i) bad(where, key, fmt::format("must be an integer (got {})", describe(v)));
-    if (*i < lo || *i > hi)
-      bad(where, key, fmt::format("must be in [{}, {}] (got {})", lo, hi, *i));
-    ref(c) = static_cast<int>(*i);
-  };
-  s.write = [key, ref](const Config& c, toml::table& t) {
-    Config copy = c;
-    put(t, key, static_cast<std::int64_t>(ref(copy)));
-  };
+  s.info = {key, std::move(type), default_text(emit(ref(defaults))), std::move(doc)};
+  s.read = [key, ref, parse](Config& c, const Value& v, const std::string& where) { ref(c) = parse(v, where, key); };
+  s.write = [key, ref, emit](const Config& c, toml::table& t) { put(t, key, emit(ref(c))); };
   return s;
 }
 
-KeySpec float_key(std::string key, std::string doc, std::function<double&(Config&)> ref,
-                  double lo, double hi, bool lo_open = false) {
-  KeySpec s;
-  double def = ref(*std::make_unique<Config>());
-  s.info = {key, "float", fmt::format("{}", def), std::move(doc)};
-  s.read = [key, ref, lo, hi, lo_open](Config& c, const Value& v, const std::string& where) {
+template <class Ref>
+KeySpec int_key(std::string key, std::string doc, Ref ref, std::int64_t lo, std::int64_t hi) {
+  auto parse = [lo, hi](const Value& v, const std::string& where, const std::string& key) {
+    auto* i = std::get_if<std::int64_t>(&v);
+    if (!i) bad(where, key, fmt::format("must be an integer (got {})", describe(v)));
+    if (*i < lo || *i > hi) bad(where, key, fmt::format("must be in [{}, {}] (got {})", lo, hi, *i));
+    return static_cast<int>(*i);
+  };
+  return make_key(std::move(key), "integer", std::move(doc), ref, parse, [](int x) { return static_cast<std::int64_t>(x); });
+}
+
+template <class Ref>
+KeySpec float_key(std::string key, std::string doc, Ref ref, double lo, double hi, bool lo_open = false) {
+  auto parse = [lo, hi, lo_open](const Value& v, const std::string& where, const std::string& key) {
     double x;
     if (auto* i = std::get_if<std::int64_t>(&v)) x = static_cast<double>(*i);
     else if (auto* d = std::get_if<double>(&v)) x = *d;
     else bad(where, key, fmt::format("must be a number (got {})", describe(v)));
     if (!std::isfinite(x)) bad(where, key, fmt::format("must be finite (got {})", x));
     if (x < lo || x > hi || (lo_open && x == lo))
-      bad(where, key,
-          fmt::format("must be in {}{}, {}] (got {})", lo_open ? "(" : "[", lo, hi, x));
-    ref(c) = x;
+      bad(where, key, fmt::format("must be in {}{}, {}] (got {})", lo_open ? "(" : "[", lo, hi, x));
+    return x;
   };
-  s.write = [key, ref](const Config& c, toml::table& t) {
-    Config copy = c;
-    put(t, key, ref(copy));
-  };
-  return s;
+  return make_key(std::move(key), "float", std::move(doc), ref, parse, [](double x) { return x; });
 }
 
-KeySpec bool_key(std::string key, std::string doc, std::function<bool&(Config&)> ref) {
-  KeySpec s;
-  bool def = ref(*std::make_unique<Config>());
-  s.info = {key, "boolean", def ? "true" : "false", std::move(doc)};
-  s.read = [key, ref](Config& c, const Value& v, const std::string& where) {
+template <class Ref>
+KeySpec bool_key(std::string key, std::string doc, Ref ref) {
+  auto parse = [](const Value& v, const std::string& where, const std::string& key) {
     auto* b = std::get_if<bool>(&v);
     if (!b) bad(where, key, fmt::format("must be true or false (got {})", describe(v)));
-    ref(c) = *b;
+    return *b;
   };
-  s.write = [key, ref](const Config& c, toml::table& t) {
-    Config copy = c;
-    put(t, key, ref(copy));
-  };
-  return s;
+  return make_key(std::move(key), "boolean", std::move(doc), ref, parse, [](bool x) { return x; });
 }
 
-KeySpec string_key(std::string key, std::string doc, std::function<std::string&(Config&)> ref,
-                   std::vector<std::string> choices) {
-  KeySpec s;
-  std::string def = ref(*std::make_unique<Config>());
-  s.info = {key, "string", fmt::format("\"{}\"", def), std::move(doc)};
-  s.read = [key, ref, choices](Config& c, const Value& v, const std::string& where) {
-    auto* str = std::get_if<std::string>(&v);
-    if (!str) bad(where, key, fmt::format("must be a string (got {})", describe(v)));
-    if (!choices.empty() && std::find(choices.begin(), choices.end(), *str) == choices.end())
-      bad(where, key, fmt::format("must be one of {} (got \"{}\")", fmt::join(choices, ", "), *str));
-    ref(c) = *str;
-  };
-  s.write = [key, ref](const Config& c, toml::table& t) {
-    Config copy = c;
-    put(t, key, ref(copy));
-  };
-  return s;
+std::string string_value(const Value& v, const std::string& where, const std::string& key) {
+  auto* str = std::get_if<std::string>(&v);
+  if (!str) bad(where, key, fmt::format("must be a string (got {})", describe(v)));
+  return *str;
 }
 
-// A list of slot indices, each in [0, 36).
-KeySpec slot_list_key(std::string key, std::string doc, std::function<std::vector<int>&(Config&)> ref) {
-  KeySpec s;
-  s.info = {key, "array of integers", "[]", std::move(doc)};
-  s.read = [key, ref](Config& c, const Value& v, const std::string& where) {
+template <class Ref>
+KeySpec string_key(std::string key, std::string doc, Ref ref) {
+  return make_key(std::move(key), "string", std::move(doc), ref, string_value, [](const std::string& x) { return x; });
+}
+
+// A string naming one of `names` (in the TOML), held as its index: an enum or a group index.
+template <class T, std::size_t N, class Ref>
+KeySpec choice_key(std::string key, std::string doc, Ref ref, const std::array<std::string_view, N>& names) {
+  auto parse = [names](const Value& v, const std::string& where, const std::string& key) {
+    const std::string str = string_value(v, where, key);
+    for (std::size_t i = 0; i < N; ++i)
+      if (names[i] == str) return static_cast<T>(i);
+    bad(where, key, fmt::format("must be one of {} (got \"{}\")", fmt::join(names, ", "), str));
+  };
+  return make_key(std::move(key), "string", std::move(doc), ref, parse,
+                  [names](T x) { return std::string(names[static_cast<std::size_t>(x)]); });
+}
+
+template <class E, class Ref>
+KeySpec enum_key(std::string key, std::string doc, Ref ref) {
+  return choice_key<E>(std::move(key), std::move(doc), ref, EnumNames<E>::kNames);
+}
+
+// A list of slot indices, each in [0, kSlotCount).
+template <class Ref>
+KeySpec slot_list_key(std::string key, std::string doc, Ref ref) {
+  auto parse = [](const Value& v, const std::string& where, const std::string& key) {
     std::vector<std::int64_t> list;
     if (auto* l = std::get_if<std::vector<std::int64_t>>(&v)) list = *l;
     else if (auto* one = std::get_if<std::int64_t>(&v)) list = {*one};
     else if (auto* str = std::get_if<std::vector<std::string>>(&v); str && str->empty()) list = {};
     else bad(where, key, fmt::format("must be an array of slot indices (got {})", describe(v)));
-    ref(c).clear();
+    std::vector<int> out;
     for (auto i : list) {
-      if (i < 0 || i >= kSlotCount)
-        bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kSlotCount - 1));
-      ref(c).push_back(static_cast<int>(i));
+      if (i < 0 || i >= kSlotCount) bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kSlotCount - 1));
+      out.push_back(static_cast<int>(i));
     }
+    return out;
   };
-  s.write = [key, ref](const Config& c, toml::table& t) {
-    Config copy = c;
+  auto emit = [](const std::vector<int>& x) {
     toml::array a;
-    for (int i : ref(copy)) a.push_back(static_cast<std::int64_t>(i));
-    put(t, key, a);
+    for (int i : x) a.push_back(static_cast<std::int64_t>(i));
+    return a;
   };
-  return s;
+  return make_key(std::move(key), "array of integers", std::move(doc), ref, parse, emit);
 }
 
-KeySpec string_list_key(std::string key, std::string doc,
-                        std::function<std::vector<std::string>&(Config&)> ref) {
-  KeySpec s;
-  s.info = {key, "array of strings", "[]", std::move(doc)};
-  s.read = [key, ref](Config& c, const Value& v, const std::string& where) {
-    if (auto* l = std::get_if<std::vector<std::string>>(&v)) ref(c) = *l;
-    else if (auto* one = std::get_if<std::string>(&v)) ref(c) = {*one};
-    else if (auto* e = std::get_if<std::vector<std::int64_t>>(&v); e && e->empty()) ref(c) = {};
-    else bad(where, key, fmt::format("must be an array of strings (got {})", describe(v)));
+template <class Ref>
+KeySpec string_list_key(std::string key, std::string doc, Ref ref) {
+  auto parse = [](const Value& v, const std::string& where, const std::string& key) -> std::vector<std::string> {
+    if (auto* l = std::get_if<std::vector<std::string>>(&v)) return *l;
+    if (auto* one = std::get_if<std::string>(&v)) return {*one};
+    if (auto* e = std::get_if<std::vector<std::int64_t>>(&v); e && e->empty()) return {};
+    bad(where, key, fmt::format("must be an array of strings (got {})", describe(v)));
   };
-  s.write = [key, ref](const Config& c, toml::table& t) {
-    Config copy = c;
+  auto emit = [](const std::vector<std::string>& x) {
     toml::array a;
-    for (const auto& x : ref(copy)) a.push_back(x);
-    put(t, key, a);
+    for (const auto& s : x) a.push_back(s);
+    return a;
   };
-  return s;
+  return make_key(std::move(key), "array of strings", std::move(doc), ref, parse, emit);
 }
 
 constexpr double kInf = std::numeric_limits<double>::max();
+constexpr auto kGroupNames = [] {
+  std::array<std::string_view, kGroupCount> n{};
+  for (int g = 0; g < kGroupCount; ++g) n[static_cast<std::size_t>(g)] = kParamGroups[static_cast<std::size_t>(g)];
+  return n;
+}();
 constexpr std::int64_t kBig = 1'000'000'000;
 
 std::vector<KeySpec> build_specs() {
   std::vector<KeySpec> k;
   // [run]
   k.push_back(int_key("run.folds", "number of walk-forward folds",
-                      [](Config& c) -> int& { return c.run.folds; }, 1, 100000));
+                      [](auto& c) -> auto& { return c.run.folds; }, 1, 100000));
   k.push_back(int_key("run.steps_per_fold", "training steps per fold",
-                      [](Config& c) -> int& { return c.run.steps_per_fold; }, 1, kBig));
+                      [](auto& c) -> auto& { return c.run.steps_per_fold; }, 1, kBig));
   {
     KeySpec s;
     s.info = {"run.seed", "integer", "1",
@@ -220,145 +231,140 @@ std::vector<KeySpec> build_specs() {
   }
   k.push_back(bool_key("run.reinit_per_fold",
                        "re-initialise the network at every fold (default: weights carry over)",
-                       [](Config& c) -> bool& { return c.run.reinit_per_fold; }));
+                       [](auto& c) -> auto& { return c.run.reinit_per_fold; }));
   // [data]
-  k.push_back(string_key("data.source", "where bars come from: \"synthetic\" or \"csv\"",
-                         [](Config& c) -> std::string& { return c.data.source; },
-                         {"synthetic", "csv"}));
+  k.push_back(enum_key<DataSource>("data.source", "where bars come from: \"synthetic\" or \"csv\"",
+                                   [](auto& c) -> auto& { return c.data.source; }));
   k.push_back(string_key("data.csv",
                          "CSV file (timestamp,open,high,low,close,volume) when data.source = \"csv\"",
-                         [](Config& c) -> std::string& { return c.data.csv; }, {}));
+                         [](auto& c) -> auto& { return c.data.csv; }));
   k.push_back(int_key("data.bars", "length of the synthetic bar series",
-                      [](Config& c) -> int& { return c.data.bars; }, 16, kBig));
+                      [](auto& c) -> auto& { return c.data.bars; }, 16, kBig));
   k.push_back(bool_key("data.keep_bad_rows",
                        "keep non-finite bar values instead of rejecting the file",
-                       [](Config& c) -> bool& { return c.data.keep_bad_rows; }));
+                       [](auto& c) -> auto& { return c.data.keep_bad_rows; }));
   k.push_back(float_key("data.garch_omega", "GARCH(1,1) constant term of the variance",
-                        [](Config& c) -> double& { return c.data.garch_omega; }, 0, 1, true));
+                        [](auto& c) -> auto& { return c.data.garch_omega; }, 0, 1, true));
   k.push_back(float_key("data.garch_alpha", "GARCH(1,1) weight of the last squared return",
-                        [](Config& c) -> double& { return c.data.garch_alpha; }, 0, 1));
+                        [](auto& c) -> auto& { return c.data.garch_alpha; }, 0, 1));
   k.push_back(float_key("data.garch_beta", "GARCH(1,1) weight of the last variance",
-                        [](Config& c) -> double& { return c.data.garch_beta; }, 0, 1));
+                        [](auto& c) -> auto& { return c.data.garch_beta; }, 0, 1));
   k.push_back(float_key("data.student_nu", "degrees of freedom of the Student-t innovations",
-                        [](Config& c) -> double& { return c.data.student_nu; }, 2, 1e6, true));
+                        [](auto& c) -> auto& { return c.data.student_nu; }, 2, 1e6, true));
   k.push_back(float_key("data.jump_prob", "probability of a jump per bar",
-                        [](Config& c) -> double& { return c.data.jump_prob; }, 0, 1));
+                        [](auto& c) -> auto& { return c.data.jump_prob; }, 0, 1));
   k.push_back(float_key("data.jump_scale", "standard deviation of a jump's log return",
-                        [](Config& c) -> double& { return c.data.jump_scale; }, 0, 10));
+                        [](auto& c) -> auto& { return c.data.jump_scale; }, 0, 10));
   k.push_back(int_key("data.n_step", "n of the n-step return",
-                      [](Config& c) -> int& { return c.data.n_step; }, 1, 64));
+                      [](auto& c) -> auto& { return c.data.n_step; }, 1, 64));
   k.push_back(float_key("data.reward_scale", "multiplies every reward",
-                        [](Config& c) -> double& { return c.data.reward_scale; }, 0, 1e6, true));
+                        [](auto& c) -> auto& { return c.data.reward_scale; }, 0, 1e6, true));
   k.push_back(float_key("data.cost", "transaction cost per unit of position change",
-                        [](Config& c) -> double& { return c.data.cost; }, 0, 1));
+                        [](auto& c) -> auto& { return c.data.cost; }, 0, 1));
   k.push_back(float_key("data.behaviour_epsilon",
                         "probability that the behaviour policy acts at random",
-                        [](Config& c) -> double& { return c.data.behaviour_epsilon; }, 0, 1));
+                        [](auto& c) -> auto& { return c.data.behaviour_epsilon; }, 0, 1));
   k.push_back(int_key("data.corrupt_bar",
                       "synthetic bar whose close is set to NaN (-1: none; needs data.keep_bad_rows)",
-                      [](Config& c) -> int& { return c.data.corrupt_bar; }, -1, kBig));
+                      [](auto& c) -> auto& { return c.data.corrupt_bar; }, -1, kBig));
   // [model]
   k.push_back(int_key("model.batch", "batch size B",
-                      [](Config& c) -> int& { return c.model.batch; }, 1, 65536));
+                      [](auto& c) -> auto& { return c.model.batch; }, 1, 65536));
   k.push_back(int_key("model.hidden", "trunk width H",
-                      [](Config& c) -> int& { return c.model.hidden; }, 1, 16384));
+                      [](auto& c) -> auto& { return c.model.hidden; }, 1, 16384));
   k.push_back(int_key("model.bottleneck", "bottleneck width Z",
-                      [](Config& c) -> int& { return c.model.bottleneck; }, 1, 16384));
+                      [](auto& c) -> auto& { return c.model.bottleneck; }, 1, 16384));
   k.push_back(int_key("model.atoms", "C51 atoms",
-                      [](Config& c) -> int& { return c.model.atoms; }, 2, 1001));
+                      [](auto& c) -> auto& { return c.model.atoms; }, 2, 1001));
   k.push_back(float_key("model.v_min", "lowest atom of the C51 support",
-                        [](Config& c) -> double& { return c.model.v_min; }, -1e6, 1e6));
+                        [](auto& c) -> auto& { return c.model.v_min; }, -1e6, 1e6));
   k.push_back(float_key("model.v_max", "highest atom of the C51 support",
-                        [](Config& c) -> double& { return c.model.v_max; }, -1e6, 1e6));
+                        [](auto& c) -> auto& { return c.model.v_max; }, -1e6, 1e6));
   k.push_back(float_key("model.gamma", "discount factor",
-                        [](Config& c) -> double& { return c.model.gamma; }, 0, 1, true));
+                        [](auto& c) -> auto& { return c.model.gamma; }, 0, 1, true));
   k.push_back(int_key("model.iqn_n", "IQN quantile samples N (online, on s)",
-                      [](Config& c) -> int& { return c.model.iqn_n; }, 1, 1024));
+                      [](auto& c) -> auto& { return c.model.iqn_n; }, 1, 1024));
   k.push_back(int_key("model.iqn_n_target", "IQN quantile samples N' (target, on s')",
-                      [](Config& c) -> int& { return c.model.iqn_n_target; }, 1, 1024));
+                      [](auto& c) -> auto& { return c.model.iqn_n_target; }, 1, 1024));
   k.push_back(int_key("model.iqn_k", "IQN samples K for the greedy action on s'",
-                      [](Config& c) -> int& { return c.model.iqn_k; }, 1, 1024));
+                      [](auto& c) -> auto& { return c.model.iqn_k; }, 1, 1024));
   k.push_back(int_key("model.iqn_cos", "IQN cosine features n_cos",
-                      [](Config& c) -> int& { return c.model.iqn_cos; }, 1, 1024));
+                      [](auto& c) -> auto& { return c.model.iqn_cos; }, 1, 1024));
   k.push_back(float_key("model.kappa", "quantile Huber threshold kappa",
-                        [](Config& c) -> double& { return c.model.kappa; }, 0, 1e6, true));
+                        [](auto& c) -> auto& { return c.model.kappa; }, 0, 1e6, true));
   k.push_back(int_key("model.ensemble", "ensemble value heads E",
-                      [](Config& c) -> int& { return c.model.ensemble; }, 1, 64));
+                      [](auto& c) -> auto& { return c.model.ensemble; }, 1, 64));
   k.push_back(int_key("model.aux_hidden", "aux next-bar head hidden width",
-                      [](Config& c) -> int& { return c.model.aux_hidden; }, 1, 16384));
-  k.push_back(string_key("model.precision",
-                         "CPU backend storage: \"float32\" (matches the GPU) or \"float64\"",
-                         [](Config& c) -> std::string& { return c.model.precision; },
-                         {"float32", "float64"}));
+                      [](auto& c) -> auto& { return c.model.aux_hidden; }, 1, 16384));
+  k.push_back(enum_key<Precision>("model.precision",
+                                  "CPU backend storage: \"float32\" (matches the GPU) or \"float64\"",
+                                  [](auto& c) -> auto& { return c.model.precision; }));
   // [loss]
   k.push_back(float_key("loss.lambda_mse", "weight of the expected-Q MSE term",
-                        [](Config& c) -> double& { return c.loss.lambda_mse; }, 0, 1e6));
+                        [](auto& c) -> auto& { return c.loss.lambda_mse; }, 0, 1e6));
   k.push_back(float_key("loss.alpha_cql", "weight alpha of the CQL term (inside the term)",
-                        [](Config& c) -> double& { return c.loss.alpha_cql; }, 0, 1e6));
+                        [](auto& c) -> auto& { return c.loss.alpha_cql; }, 0, 1e6));
   k.push_back(float_key("loss.lambda_iqn", "weight of the IQN loss; 0 removes the IQN head",
-                        [](Config& c) -> double& { return c.loss.lambda_iqn; }, 0, 1e6));
+                        [](auto& c) -> auto& { return c.loss.lambda_iqn; }, 0, 1e6));
   k.push_back(float_key("loss.lambda_aux", "weight of the aux next-bar loss",
-                        [](Config& c) -> double& { return c.loss.lambda_aux; }, 0, 1e6));
+                        [](auto& c) -> auto& { return c.loss.lambda_aux; }, 0, 1e6));
   k.push_back(float_key("loss.lambda_ens", "weight of the ensemble cross-entropy",
-                        [](Config& c) -> double& { return c.loss.lambda_ens; }, 0, 1e6));
-  k.push_back(string_key("loss.c51_form",
+                        [](auto& c) -> auto& { return c.loss.lambda_ens; }, 0, 1e6));
+  k.push_back(enum_key<C51Form>("loss.c51_form",
                          "\"cross_entropy\" (-sum m log p) or \"kl_unmasked\" (sum m (log m - log p), "
                          "0 log 0 left unmasked)",
-                         [](Config& c) -> std::string& { return c.loss.c51_form; },
-                         {"cross_entropy", "kl_unmasked"}));
+                         [](auto& c) -> auto& { return c.loss.c51_form; }));
   // [optim]
   k.push_back(float_key("optim.lr", "Adam learning rate",
-                        [](Config& c) -> double& { return c.optim.lr; }, 0, 1e30, true));
+                        [](auto& c) -> auto& { return c.optim.lr; }, 0, 1e30, true));
   k.push_back(float_key("optim.beta1", "Adam beta1",
-                        [](Config& c) -> double& { return c.optim.beta1; }, 0, 0.999999));
+                        [](auto& c) -> auto& { return c.optim.beta1; }, 0, 0.999999));
   k.push_back(float_key("optim.beta2", "Adam beta2",
-                        [](Config& c) -> double& { return c.optim.beta2; }, 0, 0.999999999));
+                        [](auto& c) -> auto& { return c.optim.beta2; }, 0, 0.999999999));
   k.push_back(float_key("optim.eps", "Adam epsilon",
-                        [](Config& c) -> double& { return c.optim.eps; }, 0, 1, true));
+                        [](auto& c) -> auto& { return c.optim.eps; }, 0, 1, true));
   k.push_back(float_key("optim.max_grad_norm", "global gradient-norm clip; 0 turns clipping off",
-                        [](Config& c) -> double& { return c.optim.max_grad_norm; }, 0, kInf));
+                        [](auto& c) -> auto& { return c.optim.max_grad_norm; }, 0, kInf));
   k.push_back(int_key("optim.target_sync", "steps between target-network syncs",
-                      [](Config& c) -> int& { return c.optim.target_sync; }, 1, kBig));
+                      [](auto& c) -> auto& { return c.optim.target_sync; }, 1, kBig));
   for (int g = 0; g < kGroupCount; ++g) {
     std::string name = kParamGroups[g];
     k.push_back(float_key("optim.lr_mult." + name,
                           "learning-rate multiplier of the " + name + " parameter group",
-                          [g](Config& c) -> double& { return c.optim.lr_mult[g]; }, 0, 1e38));
+                          [g](auto& c) -> auto& { return c.optim.lr_mult[g]; }, 0, 1e38));
   }
   // [init]
   k.push_back(float_key("init.iqn_out_scale", "multiplies the initial IQN output weights iqn.out.w",
-                        [](Config& c) -> double& { return c.init.iqn_out_scale; }, 0, 1e40));
+                        [](auto& c) -> auto& { return c.init.iqn_out_scale; }, 0, 1e40));
   k.push_back(float_key("init.encoder_bias", "initial value of the encoder biases b1 and b2",
-                        [](Config& c) -> double& { return c.init.encoder_bias; }, -1e30, 1e30));
+                        [](auto& c) -> auto& { return c.init.encoder_bias; }, -1e30, 1e30));
   // [sentinel]
   k.push_back(slot_list_key("sentinel.undefer",
                             "slot indices taken out of the deferred state (slot 31 starts deferred)",
-                            [](Config& c) -> std::vector<int>& { return c.sentinel.undefer; }));
+                            [](auto& c) -> auto& { return c.sentinel.undefer; }));
   k.push_back(slot_list_key("sentinel.disabled", "slot indices whose checks are turned off",
-                            [](Config& c) -> std::vector<int>& { return c.sentinel.disabled; }));
+                            [](auto& c) -> auto& { return c.sentinel.disabled; }));
   // [halt]
-  k.push_back(string_key("halt.on_fire",
+  k.push_back(enum_key<HaltOnFire>("halt.on_fire",
                          "\"fold_end\": halt at the end of a fold in which anything fired; \"step\": "
                          "after the first step in which anything fired; \"never\"",
-                         [](Config& c) -> std::string& { return c.halt.on_fire; },
-                         {"fold_end", "step", "never"}));
+                         [](auto& c) -> auto& { return c.halt.on_fire; }));
   k.push_back(float_key("halt.collapse_eps",
                         "grad-collapse halt: the group's gradient norm stays below this",
-                        [](Config& c) -> double& { return c.halt.collapse_eps; }, 0, kInf));
+                        [](auto& c) -> auto& { return c.halt.collapse_eps; }, 0, kInf));
   k.push_back(int_key("halt.collapse_patience",
                       "grad-collapse halt: for this many consecutive steps (0 turns it off)",
-                      [](Config& c) -> int& { return c.halt.collapse_patience; }, 0, kBig));
-  k.push_back(string_key("halt.collapse_group", "grad-collapse halt: the parameter group watched",
-                         [](Config& c) -> std::string& { return c.halt.collapse_group; },
-                         {kParamGroups.begin(), kParamGroups.end()}));
+                      [](auto& c) -> auto& { return c.halt.collapse_patience; }, 0, kBig));
+  k.push_back(choice_key<int>("halt.collapse_group", "grad-collapse halt: the parameter group watched",
+                              [](auto& c) -> auto& { return c.halt.collapse_group; }, kGroupNames));
   // [guard]
   k.push_back(bool_key("guard.enabled",
                        "skip the optimizer update of any step in which a slot fired",
-                       [](Config& c) -> bool& { return c.guard.enabled; }));
+                       [](auto& c) -> auto& { return c.guard.enabled; }));
   // [inject]
   k.push_back(string_list_key("inject.faults",
                               "fault injections, each TARGET@FOLD:STEP[:KIND[:ELEMENT]] as --inject",
-                              [](Config& c) -> std::vector<std::string>& { return c.inject.faults; }));
+                              [](auto& c) -> auto& { return c.inject.faults; }));
   return k;
 }
 
@@ -489,7 +495,7 @@ Config ConfigBuilder::build() const {
   if (c.data.garch_alpha + c.data.garch_beta >= 1.0)
     bad(where("data.garch_beta"), "data.garch_beta",
         "data.garch_alpha + data.garch_beta must be below 1 (stationary variance)");
-  if (c.data.source == "csv" && c.data.csv.empty())
+  if (c.data.source == DataSource::Csv && c.data.csv.empty())
     bad(where("data.csv"), "data.csv", "is required when data.source = \"csv\"");
   if (c.data.corrupt_bar >= c.data.bars)
     bad(where("data.corrupt_bar"), "data.corrupt_bar",

@@ -141,7 +141,7 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
 }
 
 BarSeries load_bars(const Config& config) {
-  if (config.data.source == "csv") return load_csv_bars(config.data.csv, config.data.keep_bad_rows);
+  if (config.data.source == DataSource::Csv) return load_csv_bars(config.data.csv, config.data.keep_bad_rows);
   BarSeries s = generate_synthetic_bars(config.data, config.run.seed, config.data.bars);
   if (config.data.corrupt_bar >= 0) {
     if (!config.data.keep_bad_rows)

@@ -108,7 +108,7 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend(const Config& config) {
   require_host_memory(config);  // before any buffer is allocated
-  if (config.model.precision == "float64") return std::make_unique<CpuBackend<double>>(config);
+  if (config.model.precision == Precision::Float64) return std::make_unique<CpuBackend<double>>(config);
   return std::make_unique<CpuBackend<float>>(config);
 }
 

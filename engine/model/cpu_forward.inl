@@ -257,7 +257,7 @@ void CpuModel<T>::stage_c51_losses() {
   auto logp = slot_mat(kLogProbs, d.B, d.A * NA);
   auto m = slot_mat(kProjTarget, d.B, d.D * NA);
   auto c51 = slot_mat(kC51Loss, d.B, 1);
-  const bool kl_unmasked = config.loss.c51_form == "kl_unmasked";
+  const bool kl_unmasked = config.loss.c51_form == C51Form::KlUnmasked;
   double c51_sum = 0;
   for (int b = 0; b < d.B; ++b) {
     double per = 0;

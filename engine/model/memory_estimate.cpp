@@ -22,7 +22,7 @@ constexpr double kDocumentedHostBound = 1024.0 * kGiB;  // docs/config.md: at mo
 
 MemoryEstimate estimate_memory(const Config& c) {
   const Dims d = Dims::from(c);
-  const double T = c.model.precision == "float64" ? 8 : 4;
+  const double T = c.model.precision == Precision::Float64 ? 8 : 4;
   // Parameter count without building a layout (that allocates nothing, but stay arithmetic).
   const ParamLayout layout(d);
   const double P = static_cast<double>(layout.total());

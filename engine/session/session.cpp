@@ -357,14 +357,12 @@ void Session::complete_step(const StepLosses& losses) {
   for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == step_;
   const bool new_fire = first.has_value() || new_loss_bad;
   if (hit_break) stop("breakpoint");
-  else if (new_fire && (until_new_fire_ || (options_.breakpoints.empty() && config_.halt.on_fire == "step")))
+  else if (new_fire && (until_new_fire_ || (options_.breakpoints.empty() && config_.halt.on_fire == HaltOnFire::Step)))
     stop("halt_nan");
 
   // Grad collapse: the watched group's norm (slot 21 holds [global, groups...]).
   if (config_.halt.collapse_patience > 0) {
-    int g = 0;
-    while (kParamGroups[g] != config_.halt.collapse_group) ++g;
-    const double norm = rec.losses.group_norm[static_cast<std::size_t>(g)];
+    const double norm = rec.losses.group_norm[static_cast<std::size_t>(config_.halt.collapse_group)];
     collapse_streak_ = norm < config_.halt.collapse_eps ? collapse_streak_ + 1 : 0;
     if (collapse_streak_ >= config_.halt.collapse_patience && !halt_) {
       stop("halt_grad_collapse");
@@ -378,7 +376,7 @@ void Session::end_fold() {
   FoldSummary& f = folds_.back();
   f.flags = bank_.readback();
   const int last = step_ - 1;
-  if (options_.breakpoints.empty() && config_.halt.on_fire == "fold_end" && !halt_ &&
+  if (options_.breakpoints.empty() && config_.halt.on_fire == HaltOnFire::FoldEnd && !halt_ &&
       (f.flags.any_fired() || f.nonfinite_loss)) {
     std::string dump;  // the dump of the fold's entry step
     for (const auto& e : events_)
@@ -420,7 +418,7 @@ StopReason Session::run_piece(RunUntil until, const std::function<bool()>& cance
 // writing first-fire dumps when the device cannot capture them itself. Otherwise the fold's steps
 // are read back together at its end (or when the run stops; when recording, every capture_steps_).
 bool Session::must_read_every_step(const RunUntil& until) const {
-  return !options_.breakpoints.empty() || config_.halt.on_fire == "step" || config_.halt.collapse_patience > 0 ||
+  return !options_.breakpoints.empty() || config_.halt.on_fire == HaltOnFire::Step || config_.halt.collapse_patience > 0 ||
          (rec_ != nullptr && capture_steps_ == 0) || until.kind == RunUntil::Kind::AnyFire ||
          until.kind == RunUntil::Kind::SlotFires;
 }

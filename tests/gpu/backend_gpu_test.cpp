@@ -99,6 +99,6 @@ TEST(CudaBackend, RunModeStepMakesOneSmallDeviceToHostCopy) {
 
 TEST(CudaBackend, WithoutADeviceOrInFloat64TheChoiceIsClear) {
   Config c;
-  c.model.precision = "float64";
+  c.model.precision = Precision::Float64;
   EXPECT_THROW(cuda::make_cuda_backend(c), ConfigError);
 }

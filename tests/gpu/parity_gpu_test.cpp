@@ -196,7 +196,7 @@ TEST_P(Parity, GraphModeGivesTheUngraphedSentinels) {
 // result as reading every step.
 TEST_P(Parity, FoldEndReadbackGivesThePerStepReadback) {
   Case k = GetParam();
-  if (k.config.halt.on_fire == "step" || !k.breaks.empty() || k.name == "grad_collapse") GTEST_SKIP();
+  if (k.config.halt.on_fire == HaltOnFire::Step || !k.breaks.empty() || k.name == "grad_collapse") GTEST_SKIP();
   k.config.halt.collapse_patience = 0;
   for (bool graph : {false, true}) {
     auto per_step = run_on(cuda::make_cuda_backend(k.config), k, test::temp_dir("rb_" + k.name).string(), graph);

@@ -46,7 +46,7 @@ TEST(Config, FileAndSetOverridesInOrder) {
   EXPECT_EQ(c.run.seed, 9u);
   EXPECT_FALSE(c.iqn_enabled());
   EXPECT_DOUBLE_EQ(c.optim.lr_mult[6], 1e3);
-  EXPECT_EQ(c.data.source, "csv");
+  EXPECT_EQ(c.data.source, DataSource::Csv);
   EXPECT_EQ(c.data.csv, "x.csv");
 }
 

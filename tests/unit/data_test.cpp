@@ -137,7 +137,7 @@ TEST(BatchSampler, SameKeyGivesTheSameBatchOnEitherPrecision) {
 }
 
 TEST(BatchContext, LocatesEveryElementOfTheBatchSlot) {
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   const Dims d = Dims::from(c);
   const std::size_t B = static_cast<std::size_t>(d.B), F = static_cast<std::size_t>(d.F);
   auto at = [&](std::size_t flat) {

@@ -34,7 +34,7 @@ class FailingBackend final : public test::DelegatingBackend {
 }  // namespace
 
 TEST(DeviceErrors, StopTheSessionUntilReset) {
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   Session s(c, std::make_unique<FailingBackend>(c, 2, Phase::BackwardAux));
   s.step();
   s.step();

@@ -25,11 +25,11 @@ namespace fs = std::filesystem;
 namespace {
 
 std::unique_ptr<Session> recorded_run(const std::string& dir, std::vector<std::string> injections,
-                                      const std::string& precision = "float32") {
+                                      Precision precision = Precision::Float32) {
   Config c = test::tiny_config(precision);
   c.run.folds = 2;
   c.run.steps_per_fold = 5;
-  c.halt.on_fire = "never";
+  c.halt.on_fire = HaltOnFire::Never;
   SessionOptions o;
   for (const auto& i : injections) o.injections.push_back(parse_injection(i));
   o.out_dir = dir;
@@ -114,7 +114,7 @@ TEST(Replay, ParameterFaultIsReproducibleSlotFaultIsTransient) {
   auto c = recorded_run(test::temp_dir("replay_batch").string(), {"slot:batch@0:1:posinf:7"});
   ASSERT_FALSE(c->dump_paths().empty());
   EXPECT_EQ(replay_verdict(c->dump_paths()[0]), "transient");  // the batch context is as sampled
-  auto d = recorded_run(test::temp_dir("replay_f64").string(), {"param:adv.b@0:1"}, "float64");
+  auto d = recorded_run(test::temp_dir("replay_f64").string(), {"param:adv.b@0:1"}, Precision::Float64);
   EXPECT_EQ(replay_verdict(d->dump_paths()[0]), "reproducible");
 }
 
@@ -122,7 +122,7 @@ TEST(Replay, AScenarioDumpReplaysToTheSameFlags) {
   ConfigBuilder b;
   b.load_text("[init]\niqn_out_scale = 1.6e39\n", "iqn-blowup");
   Config c = b.build();
-  Config t = test::tiny_config("float32");
+  Config t = test::tiny_config(Precision::Float32);
   c.model = t.model;
   c.data.bars = t.data.bars;
   c.run.folds = 1;

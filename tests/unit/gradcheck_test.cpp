@@ -31,7 +31,7 @@ double rel_error(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 struct Fixture {
-  Config cfg = test::tiny_config("float64");
+  Config cfg = test::tiny_config(Precision::Float64);
   Model m{cfg};
   StepKey key{cfg.run.seed, 0, 0, 0};
 

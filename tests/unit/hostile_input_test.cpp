@@ -41,10 +41,10 @@ const Recorded& recorded() {
   static const Recorded r = [] {
     Recorded x;
     x.dir = test::temp_dir("hostile_ref");
-    Config c = test::tiny_config("float32");
+    Config c = test::tiny_config(Precision::Float32);
     c.run.folds = 2;
     c.run.steps_per_fold = 5;
-    c.halt.on_fire = "never";
+    c.halt.on_fire = HaltOnFire::Never;
     c.guard.enabled = true;
     SessionOptions o;
     o.injections = {parse_injection("slot:batch@0:1"), parse_injection("slot:h_s1@1:2")};
@@ -343,10 +343,10 @@ TEST(HostileInput, ADeviceFaultMidRunLeavesReadableFiles) {
       inner_->run_phase(p, k);
     }
   };
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   c.run.folds = 2;
   c.run.steps_per_fold = 4;
-  c.halt.on_fire = "never";
+  c.halt.on_fire = HaltOnFire::Never;
   c.guard.enabled = true;
   SessionOptions o;
   o.injections = {parse_injection("slot:batch@0:1"), parse_injection("slot:h_s1@1:0")};

@@ -180,7 +180,7 @@ TEST(GradClip, ScalesToTheMaxNormAndANaNNormPoisonsTheUpdate) {
 }
 
 TEST(NanTravel, ABadBatchRowPoisonsItsOwnRowsOnly) {
-  test::LoadedModel<float> t(test::tiny_config("float32"));
+  test::LoadedModel<float> t(test::tiny_config(Precision::Float32));
   auto& m = t.m;
   const auto& d = m.d;
   m.batch_s()(2, 5) = std::numeric_limits<float>::quiet_NaN();
@@ -216,7 +216,7 @@ TEST(NanTravel, ANaNGreedyRowMakesThatTargetNaN) {
 }
 
 TEST(NanTravel, InfiniteLogitsFollowIeee) {
-  test::LoadedModel<float> t(test::tiny_config("float32"));
+  test::LoadedModel<float> t(test::tiny_config(Precision::Float32));
   auto& m = t.m;
   m.slots[kValueLogits][3] = std::numeric_limits<float>::infinity();
   m.stage_aggregate();

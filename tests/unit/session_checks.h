@@ -23,10 +23,10 @@ namespace nanscope::test {
 
 // The sentinel tests' run: the tiny network, 2 folds x 6 steps, no halting, with overrides.
 inline Config sentinel_config(const std::vector<std::string>& sets = {}) {
-  Config base = tiny_config("float32");
+  Config base = tiny_config(Precision::Float32);
   base.run.folds = 2;
   base.run.steps_per_fold = 6;
-  base.halt.on_fire = "never";
+  base.halt.on_fire = HaltOnFire::Never;
   ConfigBuilder b;
   b.load_text(to_toml(base), "tiny");
   for (const auto& s : sets) b.set(s);

@@ -13,7 +13,7 @@
 namespace nanscope::test {
 
 // A network small enough for finite differences, with every head present.
-inline Config tiny_config(const std::string& precision = "float64") {
+inline Config tiny_config(Precision precision = Precision::Float64) {
   Config c;
   c.run.folds = 2;
   c.run.steps_per_fold = 4;

@@ -55,7 +55,7 @@ TEST(Training, C51LossFallsOnTheDefaultSyntheticData) {
 }
 
 TEST(Training, SameSeedSameRunBitForBit) {
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   Session a(c, make_cpu_backend(c)), b(c, make_cpu_backend(c));
   a.run();
   b.run();
@@ -70,7 +70,7 @@ TEST(Training, SameSeedSameRunBitForBit) {
 }
 
 TEST(Training, Float32AgreesWithFloat64) {
-  Config c32 = test::tiny_config("float32"), c64 = test::tiny_config("float64");
+  Config c32 = test::tiny_config(Precision::Float32), c64 = test::tiny_config(Precision::Float64);
   Session a(c32, make_cpu_backend(c32)), b(c64, make_cpu_backend(c64));
   for (int i = 0; i < 4; ++i) {
     a.step();
@@ -91,7 +91,7 @@ TEST(Training, Float32AgreesWithFloat64) {
 }
 
 TEST(Training, PhasesRunInTheSpecOrderAndStepsAdvance) {
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   Session s(c, make_cpu_backend(c));
   const char* expected[] = {"sample", "forward", "backward.main", "backward.aux", "backward.iqn",
                             "backward.encoder", "checks.post_backward", "optimizer"};
@@ -112,7 +112,7 @@ TEST(Training, CallSitesOfTheBackwardChecksComeInOrder) {
     std::vector<int> checks;
     void check(int slot) override { checks.push_back(slot); }
   } rec;
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   Session s(c, make_cpu_backend(c));
   s.backend().set_observer(&rec);
   s.step();
@@ -128,7 +128,7 @@ TEST(Training, CallSitesOfTheBackwardChecksComeInOrder) {
 }
 
 TEST(Training, WithoutIqnTheHeadAndItsSlotsDoNotExist) {
-  Config c = test::tiny_config("float32");
+  Config c = test::tiny_config(Precision::Float32);
   c.loss.lambda_iqn = 0;
   Session s(c, make_cpu_backend(c));
   s.step();

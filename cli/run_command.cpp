@@ -98,7 +98,7 @@ void print_report(Session& s) {
                backward_stage_description(b->slot),
                b->slot, slot_info(b->slot).name, b->fold, b->step);
   if (const auto& h = s.halt())
-    fmt::print(stderr, "stopped: {} at fold {}, step {}\n", h->kind, h->fold, h->step);
+    fmt::print(stderr, "stopped: {} at fold {}, step {}\n", name_of(h->kind), h->fold, h->step);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ nlohmann::ordered_json run_summary(Session& s) {
   else j["run_file"] = s.run_file_path();
   j["dumps"] = s.dump_paths();
   if (const auto& h = s.halt())
-    j["halt"] = {{"reason", h->kind}, {"fold", h->fold}, {"step", h->step}};
+    j["halt"] = {{"reason", std::string(name_of(h->kind))}, {"fold", h->fold}, {"step", h->step}};
   else
     j["halt"] = nullptr;
   if (auto e = s.entry())

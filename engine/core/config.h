@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
+
 namespace nanscope {
 
 // The seven parameter groups of the trainer, named by their parameter prefixes.
@@ -21,8 +23,6 @@ enum class DataSource { Synthetic, Csv };
 enum class Precision { Float32, Float64 };
 enum class C51Form { CrossEntropy, KlUnmasked };
 enum class HaltOnFire { FoldEnd, Step, Never };
-template <class E>
-struct EnumNames;
 template <>
 struct EnumNames<DataSource> {
   static constexpr std::array<std::string_view, 2> kNames = {"synthetic", "csv"};
@@ -39,10 +39,6 @@ template <>
 struct EnumNames<HaltOnFire> {
   static constexpr std::array<std::string_view, 3> kNames = {"fold_end", "step", "never"};
 };
-template <class E>
-constexpr std::string_view name_of(E e) {
-  return EnumNames<E>::kNames[static_cast<std::size_t>(e)];
-}
 
 struct RunConfig {
   int folds = 6;

@@ -32,11 +32,6 @@ struct EventRow {
   char dump[kDumpLen];
 };
 
-bool known_event_kind(const std::string& k) {
-  for (const char* known : {"first_fire", "halt_nan", "halt_grad_collapse", "breakpoint", "manual"})
-    if (k == known) return true;
-  return false;
-}
 
 // dumps/fold{F:03}_step{S:08}_{slot name}.h5, and nothing else (no other directory, no "..").
 bool is_dump_name(const std::string& d) {
@@ -155,7 +150,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     EventRow row{};
     row.fold = e.fold;
     row.step = e.step;
-    put(row.kind, e.kind);
+    put(row.kind, std::string(name_of(e.kind)));
     row.entry_slot = e.entry_slot;
     put(row.dump, e.dump);
     events.push_back(row);
@@ -270,11 +265,12 @@ RunFileData read_run_file(const std::string& path) {
     for (std::size_t i = 0; i < n; ++i) {
       EventRow& e = rows[i];
       e.kind[kKindLen - 1] = e.dump[kDumpLen - 1] = '\0';  // whatever the file holds, a C string
-      const RunEventRow row{e.fold, e.step, e.kind, e.entry_slot, e.dump};
       auto bad = [&](const std::string& what) {
         return DataError(fmt::format("{}: /events row {}: {}", path, i, what));
       };
-      if (!known_event_kind(row.kind)) throw bad(fmt::format("unknown kind '{}'", row.kind));
+      const auto kind = parse_enum<EventKind>(e.kind);
+      if (!kind) throw bad(fmt::format("unknown kind '{}'", e.kind));
+      const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump};
       if (row.fold < 0 || static_cast<std::size_t>(row.fold) >= nf) throw bad(fmt::format("fold {} is not in /folds", row.fold));
       if (row.step < 0 || row.step >= fold_steps[static_cast<std::size_t>(row.fold)])
         throw bad(fmt::format("step {} is not a step of fold {}", row.step, row.fold));

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <string>
+
+#include "core/event_kind.h"
 #include <vector>
 
 #include "core/sentinel.h"
@@ -20,7 +22,7 @@ struct RunStepRow {
 
 struct RunEventRow {
   int fold = 0, step = 0;
-  std::string kind;
+  EventKind kind = EventKind::Manual;
   int entry_slot = -1;
   std::string dump;
 };

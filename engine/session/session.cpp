@@ -343,10 +343,10 @@ void Session::complete_step(const StepLosses& losses) {
     if (f.flags.slots[s].first_step == step_ &&
         (!first || slot_info(s).rank < slot_info(*first).rank))
       first = s;
-  if (first) events_.push_back(Event{fold_, step_, "first_fire", *first, record_end_step(*first)});
+  if (first) events_.push_back(Event{fold_, step_, EventKind::FirstFire, *first, record_end_step(*first)});
 
   const int entry = f.flags.entry_slot.value_or(-1);
-  auto stop = [&](const char* kind) {
+  auto stop = [&](EventKind kind) {
     halt_ = Event{fold_, step_, kind, entry, first ? events_.back().dump : std::string()};
     events_.push_back(*halt_);
   };
@@ -356,16 +356,16 @@ void Session::complete_step(const StepLosses& losses) {
   bool hit_break = false;
   for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == step_;
   const bool new_fire = first.has_value() || new_loss_bad;
-  if (hit_break) stop("breakpoint");
+  if (hit_break) stop(EventKind::Breakpoint);
   else if (new_fire && (until_new_fire_ || (options_.breakpoints.empty() && config_.halt.on_fire == HaltOnFire::Step)))
-    stop("halt_nan");
+    stop(EventKind::HaltNan);
 
   // Grad collapse: the watched group's norm (slot 21 holds [global, groups...]).
   if (config_.halt.collapse_patience > 0) {
     const double norm = rec.losses.group_norm[static_cast<std::size_t>(config_.halt.collapse_group)];
     collapse_streak_ = norm < config_.halt.collapse_eps ? collapse_streak_ + 1 : 0;
     if (collapse_streak_ >= config_.halt.collapse_patience && !halt_) {
-      stop("halt_grad_collapse");
+      stop(EventKind::HaltGradCollapse);
       collapse_streak_ = 0;
     }
   }
@@ -380,8 +380,8 @@ void Session::end_fold() {
       (f.flags.any_fired() || f.nonfinite_loss)) {
     std::string dump;  // the dump of the fold's entry step
     for (const auto& e : events_)
-      if (e.kind == "first_fire" && e.fold == fold_ && e.step == f.flags.entry_step.value_or(-1)) dump = e.dump;
-    halt_ = Event{fold_, last, "halt_nan", f.flags.entry_slot.value_or(-1), dump};
+      if (e.kind == EventKind::FirstFire && e.fold == fold_ && e.step == f.flags.entry_step.value_or(-1)) dump = e.dump;
+    halt_ = Event{fold_, last, EventKind::HaltNan, f.flags.entry_slot.value_or(-1), dump};
     events_.push_back(*halt_);
   }
   step_ = 0;

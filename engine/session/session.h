@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/event_kind.h"
 #include "core/sentinel.h"
 #include "data/bars.h"
 #include "data/transitions.h"
@@ -44,7 +45,7 @@ struct FoldSummary {
 struct Event {
   int fold = 0;
   int step = 0;
-  std::string kind;     // halt_nan, halt_grad_collapse, breakpoint, first_fire, manual
+  EventKind kind = EventKind::Manual;
   int entry_slot = -1;  // the entry point at that moment (-1: none)
   std::string dump;     // dump file written for it, if any
 };

@@ -136,7 +136,7 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
         if (o.after != "inspect") w.UI_selectSlot(snap->entry->slot);  // the live buffer
         else  // the buffer as its check saw it, from the dump
           for (const auto& e : snap->events)
-            if (e.kind == "first_fire" && !e.dump.isEmpty()) {
+            if (e.kind == nanscope::EventKind::FirstFire && !e.dump.isEmpty()) {
               w.UI_openDump(e.dump, e.entry_slot);
               break;
             }

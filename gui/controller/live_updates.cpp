@@ -55,7 +55,7 @@ SnapshotHead live_head(Session& s, bool running, double rate, const QString& sce
   h.mid_step = s.mid_step();
   h.setup = s.bank().setup().state;
   if (const auto& e = s.halt())
-    h.halt = SnapshotEvent{e->fold, e->step, QString::fromStdString(e->kind), e->entry_slot, {}};
+    h.halt = SnapshotEvent{e->fold, e->step, e->kind, e->entry_slot, {}};
   if (auto e = s.entry()) h.entry = SnapshotEntry{e->slot, e->fold, e->step};
   if (auto b = s.backward_entry()) h.backward_entry = SnapshotEntry{b->slot, b->fold, b->step};
   h.breakpoints = s.breakpoints();
@@ -87,7 +87,7 @@ UpdatePtr LiveUpdates::make(Session& s, bool running, double rate, const QString
   const std::filesystem::path dir = std::filesystem::path(s.run_file_path()).parent_path();
   for (std::size_t i = events_; i < events.size(); ++i) {
     const Event& e = events[i];
-    u->events.push_back({e.fold, e.step, QString::fromStdString(e.kind), e.entry_slot,
+    u->events.push_back({e.fold, e.step, e.kind, e.entry_slot,
                          e.dump.empty() ? QString() : QString::fromStdString((dir / e.dump).string())});
   }
   steps_ = history.size();

@@ -48,10 +48,10 @@ UpdatePtr load_run_update(const QString& run_file) {
   }
   const QString dir = QFileInfo(run_file).absolutePath();
   for (const auto& e : r.events) {
-    SnapshotEvent ev{e.fold, e.step, QString::fromStdString(e.kind), e.entry_slot,
+    SnapshotEvent ev{e.fold, e.step, e.kind, e.entry_slot,
                      e.dump.empty() ? QString() : dir + "/" + QString::fromStdString(e.dump)};
     u->events.push_back(ev);
-    if (e.kind != "first_fire") h.halt = ev;
+    if (e.kind != EventKind::FirstFire) h.halt = ev;
   }
   // Entry points as the session reports them: the first fold that has one.
   for (std::size_t k = 0; k < r.folds.size(); ++k) {

@@ -120,7 +120,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case Fold: return e.fold;
     case Step: return e.step;
-    case Kind: return e.kind;
+    case Kind: return kind_text(e.kind);
     case Entry: return e.entry_slot >= 0 ? QString("%1 %2").arg(e.entry_slot).arg(QString::fromUtf8(slot_info(e.entry_slot).name.data())) : QString("-");
     case Dump: return e.dump.isEmpty() ? QString("-") : QFileInfo(e.dump).fileName();
   }

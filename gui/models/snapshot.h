@@ -17,14 +17,21 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/event_kind.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"
 
 namespace nanscope::gui {
 
+// An event kind as the window writes it.
+inline QString kind_text(EventKind k) {
+  const auto n = name_of(k);
+  return QString::fromUtf8(n.data(), static_cast<qsizetype>(n.size()));
+}
+
 struct SnapshotEvent {
   int fold = 0, step = 0;
-  QString kind;
+  EventKind kind = EventKind::Manual;
   int entry_slot = -1;
   QString dump;  // absolute path, empty when none
 };

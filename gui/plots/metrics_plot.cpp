@@ -231,7 +231,7 @@ void MetricsPlot::refresh(bool reset) {
   // First fires: a line at the step (events name fold and step; the fold's steps are contiguous).
   for (std::size_t k = shown_events_; k < view_->events.size(); ++k) {
     const SnapshotEvent& e = view_->events[k];
-    if (e.kind != "first_fire") continue;
+    if (e.kind != EventKind::FirstFire) continue;
     const auto [begin, end] = view_->fold_steps(e.fold);
     const std::size_t g = begin + static_cast<std::size_t>(e.step);
     if (g < end) marks_->fires.push_back(static_cast<double>(g));

@@ -271,7 +271,7 @@ void MainWindow::UI_selectSlot(int slot) {
   }
   // Offline: the slot's buffer from the dump of its first fire in the selected fold, if any.
   for (const auto& e : view_->events)
-    if (e.kind == "first_fire" && e.fold == selected_fold_ && !e.dump.isEmpty() &&
+    if (e.kind == EventKind::FirstFire && e.fold == selected_fold_ && !e.dump.isEmpty() &&
         static_cast<std::size_t>(e.fold) < view_->folds.size() &&
         view_->folds[static_cast<std::size_t>(e.fold)].slots[slot].first_step == e.step) {
       UI_openDump(e.dump, slot);

@@ -390,7 +390,7 @@ void MainWindow::UI_nextFire(bool forward) {
   const std::pair<int, int> at{selected_fold_, selected_step_};
   const SnapshotEvent* best = nullptr;
   for (const auto& e : view_->events) {
-    if (e.kind != "first_fire") continue;
+    if (e.kind != EventKind::FirstFire) continue;
     const std::pair<int, int> p{e.fold, e.step};
     if (forward ? p > at && (!best || p < std::pair{best->fold, best->step})
                 : p < at && (!best || p > std::pair{best->fold, best->step}))

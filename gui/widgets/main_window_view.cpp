@@ -86,7 +86,7 @@ void MainWindow::refreshViews(bool reset) {
                                .arg(s.backward_entry->slot).arg(s.backward_entry->fold).arg(s.backward_entry->step)
                          : QString("backward localisation: -"));
   if (s.halt)
-    entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(s.halt->kind).arg(s.halt->fold)
+    entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(kind_text(s.halt->kind)).arg(s.halt->fold)
                                          .arg(s.halt->step));
   if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
   status_backend_->setText(have_view_ ? QString("%1 [%2]%3").arg(s.backend, s.device, s.graph ? " graph" : "") : QString());
@@ -121,7 +121,7 @@ QString MainWindow::statusText() const {
                .arg(s.folds_total).arg(s.step).arg(s.steps_per_fold).arg(s.next_phase);
   }
   if (s.running) text += " — running";
-  else if (s.halt) text += QString(" — stopped: %1 at fold %2, step %3").arg(s.halt->kind).arg(s.halt->fold).arg(s.halt->step);
+  else if (s.halt) text += QString(" — stopped: %1 at fold %2, step %3").arg(kind_text(s.halt->kind)).arg(s.halt->fold).arg(s.halt->step);
   if (!s.injections.empty()) text += QString(" — %1 injection(s)").arg(s.injections.size());
   if (!s.breakpoints.empty()) text += QString(" — %1 breakpoint(s)").arg(s.breakpoints.size());
   if (!s.run_file.isEmpty()) text += " — files: " + QFileInfo(s.run_file).absolutePath();
@@ -189,7 +189,7 @@ QJsonObject MainWindow::viewState() const {
   o["step_grid"] = grid;
   QJsonArray events;
   for (const auto& e : s.events)
-    events.append(QJsonObject{{"kind", e.kind}, {"fold", e.fold}, {"step", e.step}, {"slot", e.entry_slot},
+    events.append(QJsonObject{{"kind", kind_text(e.kind)}, {"fold", e.fold}, {"step", e.step}, {"slot", e.entry_slot},
                               {"dump", e.dump}});
   o["events"] = events;
   if (const BufferStatsPtr st = inspector_->stats()) {

@@ -124,7 +124,7 @@ TEST_P(Parity, SameSentinelsOnCudaAsOnCpu) {
   std::printf("%s: entry %s, backward entry %s, halt %s, %zu steps\n", k.name.c_str(),
               cpu->entry() ? std::string(slot_info(cpu->entry()->slot).name).c_str() : "none",
               cpu->backward_entry() ? std::string(slot_info(cpu->backward_entry()->slot).name).c_str() : "none",
-              cpu->halt() ? cpu->halt()->kind.c_str() : "none", cpu->history().size());
+              cpu->halt() ? std::string(name_of(cpu->halt()->kind)).c_str() : "none", cpu->history().size());
   expect_same_sentinels(*cpu, *gpu, k.overflow_kinds_may_differ);
   // Where kinds may differ, report where they do (bench/NOTES.md records it).
   for (std::size_t i = 0; k.overflow_kinds_may_differ && i < cpu->history().size(); ++i)

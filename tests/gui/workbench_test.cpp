@@ -154,10 +154,10 @@ class WorkbenchTest : public QObject {
     QVERIFY2(w.backwardText().contains("aux"), qPrintable(w.backwardText()));
     // Run until fire records the same halt event as the CLI's --until-fire (bug 15).
     QCOMPARE(w.events()->rowCount(), 2);
-    QCOMPARE(w.snapshot()->halt->kind, QString("halt_nan"));
+    QVERIFY(w.snapshot()->halt->kind == EventKind::HaltNan);
     const RunFileData file = read_run_file(w.snapshot()->run_file.toStdString());
     QCOMPARE(file.events.size(), std::size_t{2});
-    QCOMPARE(QString::fromStdString(file.events[1].kind), QString("halt_nan"));
+    QVERIFY(file.events[1].kind == EventKind::HaltNan);
 
     const QString dump = w.events()->index(0, 0).data(EventsModel::DumpPathRole).toString();
     QVERIFY(QFile::exists(dump));
@@ -343,14 +343,14 @@ class WorkbenchTest : public QObject {
     QTRY_VERIFY(w.snapshot()->breakpoints.count(kC51Loss));
     w.UI_run(EngineController::UntilEnd);
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 1, 20000);
-    QCOMPARE(w.snapshot()->halt->kind, QString("breakpoint"));
+    QVERIFY(w.snapshot()->halt->kind == EventKind::Breakpoint);
     w.UI_run(EngineController::UntilEnd);  // Continue: once per slot and fold, so on to fold 1
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 21, 20000);
     QCOMPARE(w.snapshot()->halt->fold, 1);
     w.UI_run(EngineController::UntilEnd);
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->finished, 20000);
     int breaks = 0;
-    for (const auto& e : w.snapshot()->events) breaks += e.kind == "breakpoint";
+    for (const auto& e : w.snapshot()->events) breaks += e.kind == EventKind::Breakpoint;
     QCOMPARE(breaks, 2);
     // A finished run says so, and the controls that cannot act are off (bug 15).
     QVERIFY2(w.statusText().contains("finished"), qPrintable(w.statusText()));
@@ -478,7 +478,7 @@ class WorkbenchTest : public QObject {
     QCOMPARE(w.slotTable()->index(row, SlotTableModel::BreakOn).data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
     w.UI_run(EngineController::UntilEnd);
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->halt.has_value(), 20000);
-    QCOMPARE(w.snapshot()->halt->kind, QString("breakpoint"));
+    QVERIFY(w.snapshot()->halt->kind == EventKind::Breakpoint);
     QCOMPARE(w.snapshot()->halt->fold, 0);
     QCOMPARE(w.snapshot()->halt->step, 4);  // aux_loss fired at step 1 and did not stop the run
     QCOMPARE(w.snapshot()->global_step, 5);

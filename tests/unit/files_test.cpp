@@ -69,7 +69,7 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
   EXPECT_EQ(fs::path(s->dump_paths()[0]).filename(), "fold000_step00000002_aux_loss.h5");
   bool found = false;
   for (const auto& e : r.events)
-    if (e.kind == "first_fire" && e.dump == "dumps/fold000_step00000002_aux_loss.h5") found = true;
+    if (e.kind == EventKind::FirstFire && e.dump == "dumps/fold000_step00000002_aux_loss.h5") found = true;
   EXPECT_TRUE(found);
   EXPECT_FALSE(fs::exists(s->run_file_path() + ".tmp"));
 }

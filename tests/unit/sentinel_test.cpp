@@ -120,7 +120,7 @@ TEST(Breakpoints, StopAtTheFirstStepWhereTheSlotFiresWhateverFiredBefore) {
   auto s = run_with(small({"halt.on_fire=\"step\""}), {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
                     {kAuxDHS2Nb});
   ASSERT_TRUE(s->halt());
-  EXPECT_EQ(s->halt()->kind, "breakpoint");
+  EXPECT_EQ(s->halt()->kind, EventKind::Breakpoint);
   EXPECT_EQ(s->halt()->fold, 1);
   EXPECT_EQ(s->halt()->step, 2);
   EXPECT_EQ(s->global_step(), 6 + 3);
@@ -129,7 +129,7 @@ TEST(Breakpoints, StopAtTheFirstStepWhereTheSlotFiresWhateverFiredBefore) {
 TEST(Halts, OnFirePolicies) {
   auto at_step = run_with(small({"halt.on_fire=\"step\""}), {"slot:aux_loss@0:2"});
   ASSERT_TRUE(at_step->halt());
-  EXPECT_EQ(at_step->halt()->kind, "halt_nan");
+  EXPECT_EQ(at_step->halt()->kind, EventKind::HaltNan);
   EXPECT_EQ(at_step->halt()->step, 2);
   EXPECT_EQ(at_step->history().size(), 3u);
   auto fold_end = run_with(small({"halt.on_fire=\"fold_end\""}), {"slot:aux_loss@0:2"});

@@ -23,10 +23,13 @@ std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config&
   }
   if (say)
     fmt::print(stderr, "nanscope: backend auto -> cpu ({})\n",
-               probe.count > 0 ? "model.precision = float64 is the CPU backend's" : "no usable CUDA device: " + probe.error);
+               probe.count > 0 ? "model.precision = float64 is the CPU backend's"
+                               : "no usable CUDA device: " + probe.error);
 #else
   if (choice == "cuda")
-    throw DeviceError("--backend cuda: this build of nanscope has no CUDA library (configure with NANSCOPE_CUDA=ON)");
+    throw DeviceError(
+        "--backend cuda: this build of nanscope has no CUDA library (configure with "
+        "NANSCOPE_CUDA=ON)");
   if (say) fmt::print(stderr, "nanscope: backend auto -> cpu (this build has no CUDA library)\n");
 #endif
   return make_cpu_backend(config);

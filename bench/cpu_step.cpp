@@ -21,7 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 // Multiply-adds of the step's matrix products (forward + backward), from the dimensions.
 double step_gemm_flops(const Dims& d) {
   auto mm = [](double m, double k, double n) { return 2.0 * m * k * n; };
@@ -33,7 +32,8 @@ double step_gemm_flops(const Dims& d) {
   double bwd = 2 * (trunk + heads) + 2 * (mm(B, H, d.AH) + mm(B, d.AH, 2));
   if (d.iqn) {
     double iqn = [&](double n) { return mm(B * n, d.C, H) + mm(B * n, H, A); }(d.N);
-    fwd += iqn + mm(B * d.K, d.C, H) + mm(B * d.K, H, A) + mm(B * d.Np, d.C, H) + mm(B * d.Np, H, A);
+    fwd +=
+        iqn + mm(B * d.K, d.C, H) + mm(B * d.K, H, A) + mm(B * d.Np, d.C, H) + mm(B * d.Np, H, A);
     bwd += 2 * iqn;
   }
   return fwd + bwd;
@@ -100,13 +100,14 @@ int main(int argc, char** argv) {
              config.model.batch, config.model.hidden, config.model.atoms, config.model.iqn_n, reps);
   fmt::print("{:<22} {:>10}\n", "phase", "median ms");
   for (int p = 0; p < kPhaseCount; ++p)
-    fmt::print("{:<22} {:>10.3f}\n", phase_name(static_cast<Phase>(p)), 1e3 * median(phase_times[p]));
+    fmt::print("{:<22} {:>10.3f}\n", phase_name(static_cast<Phase>(p)),
+               1e3 * median(phase_times[p]));
   fmt::print("{:<22} {:>10.3f}\n", "step", 1e3 * step_s);
-  fmt::print("{:<22} {:>10.3f}  ({:+.1f}% vs without)\n", "step, recording on", 1e3 * median(recorded),
-             100.0 * (median(recorded) / step_s - 1.0));
+  fmt::print("{:<22} {:>10.3f}  ({:+.1f}% vs without)\n", "step, recording on",
+             1e3 * median(recorded), 100.0 * (median(recorded) / step_s - 1.0));
   fmt::print("step GEMM work          {:.3f} GFLOP\n", work / 1e9);
   fmt::print("Eigen sgemm 512^3       {:.2f} GFLOP/s (ceiling, same run)\n", gflops);
-  fmt::print("step GEMM rate          {:.2f} GFLOP/s = {:.2f} of the ceiling\n", work / step_s / 1e9,
-             work / step_s / 1e9 / gflops);
+  fmt::print("step GEMM rate          {:.2f} GFLOP/s = {:.2f} of the ceiling\n",
+             work / step_s / 1e9, work / step_s / 1e9 / gflops);
   return 0;
 }

@@ -1,9 +1,10 @@
 // bench/cuda_step: the CUDA backend's training step at the default size, driven by the session in
 // run mode, in one run: ungraphed and as one captured CUDA graph, reading each step's status record
 // (what the default config's collapse watch needs) or reading the fold back at its end, with every
-// check on and with every check off (sentinel.disabled = all slots), and recording with the device's
-// first-fire capture; sentinel_overhead (graphed, checks on vs off, on alternating blocks); against
-// the CPU reference backend's step in the same run; and per-phase times from phase stepping.
+// check on and with every check off (sentinel.disabled = all slots), and recording with the
+// device's first-fire capture; sentinel_overhead (graphed, checks on vs off, on alternating
+// blocks); against the CPU reference backend's step in the same run; and per-phase times from phase
+// stepping.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -26,7 +27,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Median ms per step over `blocks` blocks of `steps` steps (each step ends with its readback).
 double ms_per_step(Session& s, int blocks, int steps) {
@@ -47,7 +50,8 @@ struct Variant {
   bool graph;
   bool read_every_step;  // the default config watches for a gradient collapse at every step
   bool checks;
-  bool record = false;  // a run directory: first-fire capture on the device (and the run file per run() call)
+  bool record =
+      false;  // a run directory: first-fire capture on the device (and the run file per run() call)
 };
 
 Config variant_config(const Variant& v) {
@@ -82,8 +86,9 @@ double time_variant(const Variant& v, int blocks, double* copies_per_step) {
   Session& s = *session;
   const auto d2h0 = s.backend().device_sentinel()->device_to_host_copies();
   const double ms = ms_per_step(s, blocks, 100);
-  *copies_per_step = static_cast<double>(s.backend().device_sentinel()->device_to_host_copies() - d2h0) /
-                     (blocks * 100.0);
+  *copies_per_step =
+      static_cast<double>(s.backend().device_sentinel()->device_to_host_copies() - d2h0) /
+      (blocks * 100.0);
   return ms;
 }
 
@@ -151,32 +156,39 @@ int main(int argc, char** argv) {
   cpu.step();
   const double cpu_ms = ms_per_step(cpu, 3, 3);
 
-  fmt::print("bench cuda_step: default config, {} [{}], run mode, median of {} blocks of 100 steps\n",
-             gpu.backend().name(), gpu.backend().device_name(), blocks);
+  fmt::print(
+      "bench cuda_step: default config, {} [{}], run mode, median of {} blocks of 100 steps\n",
+      gpu.backend().name(), gpu.backend().device_name(), blocks);
   for (int i = 0; i < kVariants; ++i)
-    fmt::print("  {:<42} {:7.3f} ms/step  {:6.0f} steps/s  {:.2f} device-to-host copies/step\n", variants[i].name,
-               ms[i], 1e3 / ms[i], copies[i]);
-  fmt::print("graph vs ungraphed (fold-end readback): {:.2f}x; (record every step): {:.2f}x\n", ms[1] / ms[4],
-             ms[0] / ms[3]);
-  fmt::print("recording with device capture vs fold-end readback (graph): +{:.2f}% (a run file written per run() "
-             "call of 100 steps included)\n",
-             100.0 * (ms[6] - ms[4]) / ms[4]);
-  fmt::print("checks on vs off: ungraphed +{:.1f}%, graph +{:.1f}%\n", 100.0 * (ms[1] - ms[2]) / ms[2],
-             100.0 * (ms[4] - ms[5]) / ms[5]);
+    fmt::print("  {:<42} {:7.3f} ms/step  {:6.0f} steps/s  {:.2f} device-to-host copies/step\n",
+               variants[i].name, ms[i], 1e3 / ms[i], copies[i]);
+  fmt::print("graph vs ungraphed (fold-end readback): {:.2f}x; (record every step): {:.2f}x\n",
+             ms[1] / ms[4], ms[0] / ms[3]);
+  fmt::print(
+      "recording with device capture vs fold-end readback (graph): +{:.2f}% (a run file written "
+      "per run() "
+      "call of 100 steps included)\n",
+      100.0 * (ms[6] - ms[4]) / ms[4]);
+  fmt::print("checks on vs off: ungraphed +{:.1f}%, graph +{:.1f}%\n",
+             100.0 * (ms[1] - ms[2]) / ms[2], 100.0 * (ms[4] - ms[5]) / ms[5]);
   const auto [on_ms, off_ms] = interleaved_checks_on_off(4 * blocks + 1);
-  fmt::print("sentinel_overhead: graphed step, every check {:.4f} ms vs none {:.4f} ms (alternating blocks, "
-             "medians of {}): +{:.2f}% (target <= 2%)\n",
-             on_ms, off_ms, 4 * blocks + 1, 100.0 * (on_ms - off_ms) / off_ms);
+  fmt::print(
+      "sentinel_overhead: graphed step, every check {:.4f} ms vs none {:.4f} ms (alternating "
+      "blocks, "
+      "medians of {}): +{:.2f}% (target <= 2%)\n",
+      on_ms, off_ms, 4 * blocks + 1, 100.0 * (on_ms - off_ms) / off_ms);
   if (step_file) {
     if (std::FILE* f = std::fopen(step_file, "w")) {
       std::fprintf(f, "%.4f %.4f\n", ms[4], ms[1]);
       std::fclose(f);
     }
   }
-  fmt::print("CPU reference step, same run {:.1f} ms -> the graphed CUDA step is {:.0f}x faster\n", cpu_ms,
-             cpu_ms / ms[4]);
-  fmt::print("per phase (ungraphed, phase-stepped, each followed by a status readback), median ms:\n");
+  fmt::print("CPU reference step, same run {:.1f} ms -> the graphed CUDA step is {:.0f}x faster\n",
+             cpu_ms, cpu_ms / ms[4]);
+  fmt::print(
+      "per phase (ungraphed, phase-stepped, each followed by a status readback), median ms:\n");
   for (int p = 0; p < kPhaseCount; ++p)
-    fmt::print("  {:<22} {:8.3f}\n", phase_name(static_cast<Phase>(p)), median(phase_ms[static_cast<std::size_t>(p)]));
+    fmt::print("  {:<22} {:8.3f}\n", phase_name(static_cast<Phase>(p)),
+               median(phase_ms[static_cast<std::size_t>(p)]));
   return 0;
 }

@@ -37,10 +37,13 @@ std::vector<double> step_times(bool record, const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "nanscope_dump_stall").string();
+  const std::string dir =
+      argc > 1 ? argv[1]
+               : (std::filesystem::temp_directory_path() / "nanscope_dump_stall").string();
   const auto off = step_times(false, dir);
   const auto on = step_times(true, dir);
-  std::printf("bench dump_stall: default config, fault at step 8 (h_s1, all elements), CPU backend\n");
+  std::printf(
+      "bench dump_stall: default config, fault at step 8 (h_s1, all elements), CPU backend\n");
   std::printf("%-6s %12s %12s %10s\n", "step", "no files ms", "recording ms", "extra ms");
   for (int i = 5; i < 12; ++i)
     std::printf("%-6d %12.1f %12.1f %+10.1f%s\n", i, off[i], on[i], on[i] - off[i],

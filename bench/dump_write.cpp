@@ -23,7 +23,8 @@ using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : (fs::temp_directory_path() / "nanscope_bench_dump").string();
+  const std::string dir =
+      argc > 1 ? argv[1] : (fs::temp_directory_path() / "nanscope_bench_dump").string();
   const int reps = argc > 2 ? std::atoi(argv[2]) : 9;
   fs::create_directories(dir);
   Config config;
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
       DumpSlot ds;
       ds.index = s;
       ds.shape.assign(v.shape.begin(), v.shape.end());
-      ds.values.assign(static_cast<const float*>(v.data), static_cast<const float*>(v.data) + v.count);
+      ds.values.assign(static_cast<const float*>(v.data),
+                       static_cast<const float*>(v.data) + v.count);
       d.slots.push_back(std::move(ds));
     }
     b.read_state(d.state);
@@ -79,12 +81,15 @@ int main(int argc, char** argv) {
   fs::remove(path);
   fs::remove(dir + "/bench_raw.bin");
   const double gb = static_cast<double>(bytes) / 1e9;
-  fmt::print("bench dump_write: default config, {} slots + context, {} reps, dir {}\n", d.slots.size(), reps, dir);
+  fmt::print("bench dump_write: default config, {} slots + context, {} reps, dir {}\n",
+             d.slots.size(), reps, dir);
   fmt::print("dump file size            {:.1f} MB\n", static_cast<double>(bytes) / 1e6);
   fmt::print("capture (host copies)     {:.2f} ms\n", 1e3 * median(capture_s));
-  fmt::print("write_dump                {:.2f} ms = {:.2f} GB/s\n", 1e3 * median(write_s), gb / median(write_s));
-  fmt::print("plain write, same bytes   {:.2f} ms = {:.2f} GB/s (ceiling, same run)\n", 1e3 * median(raw_s),
-             gb / median(raw_s));
-  fmt::print("ratio                     {:.2f} of the plain write\n", median(raw_s) / median(write_s));
+  fmt::print("write_dump                {:.2f} ms = {:.2f} GB/s\n", 1e3 * median(write_s),
+             gb / median(write_s));
+  fmt::print("plain write, same bytes   {:.2f} ms = {:.2f} GB/s (ceiling, same run)\n",
+             1e3 * median(raw_s), gb / median(raw_s));
+  fmt::print("ratio                     {:.2f} of the plain write\n",
+             median(raw_s) / median(write_s));
   return 0;
 }

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     timer.start();
     ctrl.RT_step();
   }
-  std::printf("bench engine_step: default config, %s backend, %d reps\n", backend.toStdString().c_str(), reps);
+  std::printf("bench engine_step: default config, %s backend, %d reps\n",
+              backend.toStdString().c_str(), reps);
   std::printf("step command -> update ready  %.2f ms median\n", median(command_ms));
   return 0;
 }

@@ -79,11 +79,14 @@ UpdatePtr grow(std::size_t have, std::size_t want, quint64 seq, std::size_t have
   // a first fire at step 200 of each fold the new steps complete up to
   for (std::size_t g = have; g < want; ++g)
     if (g % kStepsPerFold == 200)
-      u->events.push_back(SnapshotEvent{static_cast<int>(g / kStepsPerFold), 200, EventKind::FirstFire, kAuxPredNb, {}});
+      u->events.push_back(SnapshotEvent{
+          static_cast<int>(g / kStepsPerFold), 200, EventKind::FirstFire, kAuxPredNb, {}});
   return u;
 }
 
-std::size_t events_upto(std::size_t steps) { return steps / kStepsPerFold + (steps % kStepsPerFold > 200 ? 1 : 0); }
+std::size_t events_upto(std::size_t steps) {
+  return steps / kStepsPerFold + (steps % kStepsPerFold > 200 ? 1 : 0);
+}
 
 double update_cost(MainWindow& w, std::size_t history, int reps, quint64& seq) {
   w.UI_applyUpdate(grow(0, history, ++seq, 0));
@@ -101,8 +104,10 @@ double update_cost(MainWindow& w, std::size_t history, int reps, quint64& seq) {
     ms.push_back(t.nsecsElapsed() / 1e6);
     have += 5;
   }
-  if (w.snapshot()->steps.size() != have) std::fprintf(stderr, "bench: the window did not take the updates\n");
-  if (getenv("NANSCOPE_BENCH_PARTS")) {  // where an update's time goes: each plot, the window, apply
+  if (w.snapshot()->steps.size() != have)
+    std::fprintf(stderr, "bench: the window did not take the updates\n");
+  if (getenv(
+          "NANSCOPE_BENCH_PARTS")) {  // where an update's time goes: each plot, the window, apply
     for (auto* p : w.findChildren<QCustomPlot*>()) {
       QElapsedTimer t;
       t.start();
@@ -114,7 +119,8 @@ double update_cost(MainWindow& w, std::size_t history, int reps, quint64& seq) {
     for (int i = 0; i < 10; ++i) w.repaint();
     std::fprintf(stderr, "  window repaint %.2f ms\n", t.nsecsElapsed() / 1e7);
     t.start();
-    for (int i = 0; i < 10; ++i) w.UI_applyUpdate(grow(have + 5 * i, have + 5 * i + 5, ++seq, events_upto(have + 5 * i)));
+    for (int i = 0; i < 10; ++i)
+      w.UI_applyUpdate(grow(have + 5 * i, have + 5 * i + 5, ++seq, events_upto(have + 5 * i)));
     std::fprintf(stderr, "  apply %.2f ms\n", t.nsecsElapsed() / 1e7);
   }
   return median(ms);
@@ -127,8 +133,9 @@ int main(int argc, char** argv) {
   const int reps = 41;
   EngineSettings es;
   es.out_root = "/tmp/nanscope_bench_gui";
-  es.sets = {"data.bars=600", "model.batch=16", "model.hidden=16", "model.bottleneck=8", "model.iqn_n=4",
-             "model.iqn_n_target=4", "model.iqn_k=4", "model.iqn_cos=8", "model.aux_hidden=8"};
+  es.sets = {"data.bars=600",      "model.batch=16",  "model.hidden=16",
+             "model.bottleneck=8", "model.iqn_n=4",   "model.iqn_n_target=4",
+             "model.iqn_k=4",      "model.iqn_cos=8", "model.aux_hidden=8"};
   MainWindow w(es);
   w.resize(1500, 950);
   w.show();
@@ -207,9 +214,13 @@ int main(int argc, char** argv) {
   std::printf("update_cost  100 steps of history       %.2f ms\n", small);
   std::printf("update_cost  100,000 steps of history   %.2f ms\n", large);
   std::printf("update_cost  ratio 100,000 / 100        %.2f (target < 2)\n", large / small);
-  std::printf("step_grid    36 x 10,000 replot         %.2f ms median (target <= 16 ms)\n", median(grid_ms));
-  std::printf("step_grid    36 x 100,000 replot        %.2f ms median (target <= 16 ms; %.0f columns per pixel)\n",
-              median(huge_ms), 100'000.0 / huge_plot.axisRect()->width());
-  std::printf("step_grid    36 x 100,000 zoomed to 200 columns, pan + replot  %.2f ms median\n", median(zoom_ms));
+  std::printf("step_grid    36 x 10,000 replot         %.2f ms median (target <= 16 ms)\n",
+              median(grid_ms));
+  std::printf(
+      "step_grid    36 x 100,000 replot        %.2f ms median (target <= 16 ms; %.0f columns per "
+      "pixel)\n",
+      median(huge_ms), 100'000.0 / huge_plot.axisRect()->width());
+  std::printf("step_grid    36 x 100,000 zoomed to 200 columns, pan + replot  %.2f ms median\n",
+              median(zoom_ms));
   return 0;
 }

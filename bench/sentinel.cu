@@ -19,9 +19,9 @@
 #include "bench_util.h"
 #include "core/config.h"
 #include "core/sentinel.h"
-#include "model/dims.h"
 #include "cuda_backend.h"
 #include "dense.h"
+#include "model/dims.h"
 #include "sentinel_check.h"
 
 using namespace nanscope;
@@ -112,16 +112,19 @@ int main(int argc, char** argv) {
   const double fused_big_ms = time_ms([&] { bank.check_group({{1, big, n}}); }, 20, s);
   const double gb = n * sizeof(float) / 1e9;
   std::printf("bench sentinel on %s (%d SMs)\n", prop.name, sms);
-  std::printf("sentinel_big  2^28 floats: check %.3f ms (%.2f TB/s), read-only pass %.3f ms (%.2f TB/s), "
-              "check = %.1f%% of the pass\n",
-              check_ms, gb / check_ms, pass_ms, gb / pass_ms, 100.0 * pass_ms / check_ms);
-  std::printf("sentinel_big  2^28 floats, the fused check of the step: %.3f ms (%.2f TB/s) = %.1f%% of the pass\n",
-              fused_big_ms, gb / fused_big_ms, 100.0 * pass_ms / fused_big_ms);
+  std::printf(
+      "sentinel_big  2^28 floats: check %.3f ms (%.2f TB/s), read-only pass %.3f ms (%.2f TB/s), "
+      "check = %.1f%% of the pass\n",
+      check_ms, gb / check_ms, pass_ms, gb / pass_ms, 100.0 * pass_ms / check_ms);
+  std::printf(
+      "sentinel_big  2^28 floats, the fused check of the step: %.3f ms (%.2f TB/s) = %.1f%% of the "
+      "pass\n",
+      fused_big_ms, gb / fused_big_ms, 100.0 * pass_ms / fused_big_ms);
   cudaFree(big);
 
   // --- sentinel_set: the check launches one step of the CUDA backend enqueues under the default
-  // config (noted by the backend as it runs a real step, cuda::step_check_plan), over buffers of the
-  // same lengths. Slots their producer kernels check as they write them (the bias-and-relu that
+  // config (noted by the backend as it runs a real step, cuda::step_check_plan), over buffers of
+  // the same lengths. Slots their producer kernels check as they write them (the bias-and-relu that
   // makes iqn_phi, Adam for adam_moments and params) are not in these launches; what those checks
   // add to their producers is timed below (iqn_phi's) and within sentinel_overhead (the step).
   Config config;
@@ -141,8 +144,10 @@ int main(int argc, char** argv) {
   std::vector<int> planned;
   for (const auto& [slot, count] : slots) planned.push_back(slot);
   if (planned != checked) {
-    std::fprintf(stderr, "bench_sentinel: the step's checks (%zu slots) are not the config's checked slots (%zu)\n",
-                 planned.size(), checked.size());
+    std::fprintf(
+        stderr,
+        "bench_sentinel: the step's checks (%zu slots) are not the config's checked slots (%zu)\n",
+        planned.size(), checked.size());
     return 1;
   }
   std::ofstream shapes(shapes_file);
@@ -176,16 +181,22 @@ int main(int argc, char** argv) {
   cuda::DeviceBank set_bank(2, s);
   set_bank.begin_step(0);
   cudaGraphExec_t per_slot = graph_of([&] {
-    for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
+    for (size_t k = 0; k < slots.size(); ++k)
+      set_bank.check(slots[k].first, bufs[k], slots[k].second);
   });
   const double set_ms = time_ms([&] { cudaGraphLaunch(per_slot, s); }, 200, s);
-  const double eager_ms = time_ms([&] {
-    for (size_t k = 0; k < slots.size(); ++k) set_bank.check(slots[k].first, bufs[k], slots[k].second);
-  }, 50, s);
+  const double eager_ms = time_ms(
+      [&] {
+        for (size_t k = 0; k < slots.size(); ++k)
+          set_bank.check(slots[k].first, bufs[k], slots[k].second);
+      },
+      50, s);
   auto r = set_bank.readback();
-  std::printf("sentinel_set  %zu checks over %zu floats (default config), one check per slot: graph %.1f us, "
-              "eager %.1f us, status word %u (clean)\n", slots.size(), total, 1e3 * set_ms, 1e3 * eager_ms,
-              r.step_status);
+  std::printf(
+      "sentinel_set  %zu checks over %zu floats (default config), one check per slot: graph %.1f "
+      "us, "
+      "eager %.1f us, status word %u (clean)\n",
+      slots.size(), total, 1e3 * set_ms, 1e3 * eager_ms, r.step_status);
 
   std::vector<std::vector<cuda::DeviceBank::GroupItem>> launches;
   size_t launched_floats = 0;
@@ -210,34 +221,43 @@ int main(int argc, char** argv) {
   const double fused_ms = time_ms([&] { cudaGraphLaunch(step_checks, s); }, 500, s);
   // Every checked slot's whole buffer in one fused launch: the same bytes as the torch peer reads.
   std::vector<cuda::DeviceBank::GroupItem> all;
-  for (size_t k = 0; k < slots.size(); ++k) all.push_back({slots[k].first, bufs[k], slots[k].second});
+  for (size_t k = 0; k < slots.size(); ++k)
+    all.push_back({slots[k].first, bufs[k], slots[k].second});
   cudaGraphExec_t one_launch = graph_of([&] { fused_bank.check_group(all); });
   const double all_ms = time_ms([&] { cudaGraphLaunch(one_launch, s); }, 500, s);
   // A graph of one empty kernel: what a launch costs on its own here.
   cudaGraphExec_t empty = graph_of([&] { empty_kernel<<<1, 32, 0, s>>>(); });
   const double empty_ms = time_ms([&] { cudaGraphLaunch(empty, s); }, 500, s);
   const auto fr = fused_bank.readback();
-  std::printf("sentinel_set  the step's check launches: %zu launch(es) over %zu floats, graph %.2f us; checked in "
-              "their producers: slots %s (%zu floats); every checked slot in one launch (%zu floats): %.2f us; "
-              "a graph of one empty kernel: %.2f us; status word %u (clean)\n",
-              launches.size(), launched_floats, 1e3 * fused_ms, in_producers.c_str(), producer_floats, total,
-              1e3 * all_ms, 1e3 * empty_ms, fr.step_status);
+  std::printf(
+      "sentinel_set  the step's check launches: %zu launch(es) over %zu floats, graph %.2f us; "
+      "checked in "
+      "their producers: slots %s (%zu floats); every checked slot in one launch (%zu floats): %.2f "
+      "us; "
+      "a graph of one empty kernel: %.2f us; status word %u (clean)\n",
+      launches.size(), launched_floats, 1e3 * fused_ms, in_producers.c_str(), producer_floats,
+      total, 1e3 * all_ms, 1e3 * empty_ms, fr.step_status);
   // What checking in the producer costs the producer: the bias-and-relu launch that makes iqn_phi
   // ([B*N, H]), plain and checking its output.
   for (const auto& it : plan.in_producers) {
     if (it.slot != kIqnPhi) continue;
-    const int cols = Dims::from(config).H, rows = static_cast<int>(it.count / static_cast<size_t>(cols));
+    const int cols = Dims::from(config).H,
+              rows = static_cast<int>(it.count / static_cast<size_t>(cols));
     float *pre = nullptr, *out = nullptr, *bias = nullptr;
     cudaMalloc(&pre, it.count * sizeof(float));
     cudaMalloc(&out, it.count * sizeof(float));
     cudaMalloc(&bias, cols * sizeof(float));
     cudaMemcpyAsync(pre, buffer_of(kIqnPhi), it.count * sizeof(float), cudaMemcpyDeviceToDevice, s);
     cudaMemsetAsync(bias, 0, cols * sizeof(float), s);  // a zero bias keeps the values as they are
-    const double plain_ms = time_ms([&] { cuda::bias_relu(pre, bias, rows, cols, out, s); }, 500, s);
-    const double checked_ms =
-        time_ms([&] { cuda::bias_relu(pre, bias, rows, cols, out, s, fused_bank.sink(kIqnPhi)); }, 500, s);
-    std::printf("sentinel_set  iqn_phi's bias and relu (%zu floats): plain %.2f us, checking its output %.2f us "
-                "(%+.2f us)\n", it.count, 1e3 * plain_ms, 1e3 * checked_ms, 1e3 * (checked_ms - plain_ms));
+    const double plain_ms =
+        time_ms([&] { cuda::bias_relu(pre, bias, rows, cols, out, s); }, 500, s);
+    const double checked_ms = time_ms(
+        [&] { cuda::bias_relu(pre, bias, rows, cols, out, s, fused_bank.sink(kIqnPhi)); }, 500, s);
+    std::printf(
+        "sentinel_set  iqn_phi's bias and relu (%zu floats): plain %.2f us, checking its output "
+        "%.2f us "
+        "(%+.2f us)\n",
+        it.count, 1e3 * plain_ms, 1e3 * checked_ms, 1e3 * (checked_ms - plain_ms));
     cudaFree(pre);
     cudaFree(out);
     cudaFree(bias);

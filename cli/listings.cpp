@@ -22,7 +22,8 @@ void list_slots(const Config& config) {
 
 void list_params(const Config& config) {
   ParamLayout layout(Dims::from(config));
-  for (const ParamEntry* e : layout.existing()) fmt::print("{} [{}]\n", e->name, fmt::join(e->shape, ","));
+  for (const ParamEntry* e : layout.existing())
+    fmt::print("{} [{}]\n", e->name, fmt::join(e->shape, ","));
 }
 
 void list_scenarios() {

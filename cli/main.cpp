@@ -1,6 +1,6 @@
 // nanscope-run: the headless runner (GPU servers, CI). Grammar, JSON and exit codes: README.md.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -32,13 +32,19 @@ int main(int argc, char** argv) {
     a->add_option("--seed", run.seed, "seed (run.seed)");
     a->add_option("--out", run.out_dir, "output directory (default runs/<UTC timestamp>)");
     a->add_flag("--force", run.force, "overwrite the run in an existing non-empty --out directory");
-    a->add_option("--graph", run.graph, "on|off: run each step as one captured CUDA graph (default on with the CUDA backend; the CPU backend runs phase by phase)")
+    a->add_option("--graph", run.graph,
+                  "on|off: run each step as one captured CUDA graph (default on with the CUDA "
+                  "backend; the CPU backend runs phase by phase)")
         ->check(CLI::IsMember({"on", "off"}));
-    a->add_flag("--until-fire", run.until_fire, "halt after the first step in which anything fired");
-    a->add_option("--break-on", run.breakpoints, "stop after the first step in which SLOT (index or name) fires");
-    a->add_flag("--guard", run.guard, "skip the optimizer update of any step in which a slot fired");
+    a->add_flag("--until-fire", run.until_fire,
+                "halt after the first step in which anything fired");
+    a->add_option("--break-on", run.breakpoints,
+                  "stop after the first step in which SLOT (index or name) fires");
+    a->add_flag("--guard", run.guard,
+                "skip the optimizer update of any step in which a slot fired");
     a->add_option("--set", run.sets, "override a config key: KEY=VALUE (repeatable)");
-    a->add_option("--inject", run.injections, "fault: TARGET@FOLD:STEP[:KIND[:ELEMENT]] (repeatable)");
+    a->add_option("--inject", run.injections,
+                  "fault: TARGET@FOLD:STEP[:KIND[:ELEMENT]] (repeatable)");
     a->add_flag("--json", run.json, "print the JSON run summary on stdout");
     a->add_flag("--quiet", run.quiet, "no human output on stderr");
   };
@@ -50,17 +56,21 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "train the configured folds (the default)");
   add_run_flags(run_cmd);
   cli::ReplayOptions replay;
-  CLI::App* replay_cmd = app.add_subcommand("replay", "re-run a dumped step: reproducible or transient?");
-  replay_cmd->add_option("dump", replay.dump, "dump file (dumps/fold..._step..._<slot>.h5)")->required();
+  CLI::App* replay_cmd =
+      app.add_subcommand("replay", "re-run a dumped step: reproducible or transient?");
+  replay_cmd->add_option("dump", replay.dump, "dump file (dumps/fold..._step..._<slot>.h5)")
+      ->required();
   replay_cmd->add_option("--backend", replay.backend, "auto|cuda|cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  replay_cmd->add_flag("--with-injections", replay.with_injections,
-                      "make the dumped step's recorded slot injections again (replays the dumped step "
-                      "exactly)");
+  replay_cmd->add_flag(
+      "--with-injections", replay.with_injections,
+      "make the dumped step's recorded slot injections again (replays the dumped step "
+      "exactly)");
   replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
   std::string validate_path;
-  CLI::App* validate_cmd = app.add_subcommand(
-      "validate", "read a run file or dump whole and say whether it is sound (exit 0, or 66/78 with the reason)");
+  CLI::App* validate_cmd = app.add_subcommand("validate",
+                                              "read a run file or dump whole and say whether it is "
+                                              "sound (exit 0, or 66/78 with the reason)");
   validate_cmd->add_option("file", validate_path, "run file or dump")->required();
 
   try {

@@ -57,8 +57,10 @@ std::string prepare_out_dir(const RunOptions& o) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
     if (!o.force)
-      throw UsageError(fmt::format("--out {}: the directory exists and is not empty (use --force "
-                                   "to overwrite its run)", dir));
+      throw UsageError(
+          fmt::format("--out {}: the directory exists and is not empty (use --force "
+                      "to overwrite its run)",
+                      dir));
     // With the earlier run go the temporaries a killed run may have left (never read: readers
     // open final names only).
     fs::remove(fs::path(dir) / "run.h5", ec);
@@ -95,8 +97,8 @@ void print_report(Session& s) {
                slot_info(e->slot).name, e->fold, e->step);
   if (auto b = s.backward_entry())
     fmt::print(stderr, "backward localisation: {} (slot {} {} fired first, fold {}, step {})\n",
-               backward_stage_description(b->slot),
-               b->slot, slot_info(b->slot).name, b->fold, b->step);
+               backward_stage_description(b->slot), b->slot, slot_info(b->slot).name, b->fold,
+               b->step);
   if (const auto& h = s.halt())
     fmt::print(stderr, "stopped: {} at fold {}, step {}\n", name_of(h->kind), h->fold, h->step);
 }
@@ -108,15 +110,18 @@ int run_command(const RunOptions& o) {
   const bool human = !o.quiet;
   auto backend = choose_backend(o.backend, config, human);
   if (o.graph == "on" && !backend->device_sentinel())
-    throw UsageError(fmt::format("--graph on: graph capture of the step needs the CUDA backend (this run uses "
-                                 "the {} backend; --graph off runs it phase by phase)", backend->name()));
+    throw UsageError(
+        fmt::format("--graph on: graph capture of the step needs the CUDA backend (this run uses "
+                    "the {} backend; --graph off runs it phase by phase)",
+                    backend->name()));
   SessionOptions so = session_options(o);
   so.graph = o.graph == "on" || (o.graph.empty() && backend->device_sentinel());
   so.out_dir = prepare_out_dir(o);
   Session session(config, std::move(backend), so);
   const bool tty = human && isatty(fileno(stderr));
   if (human)
-    fmt::print(stderr, "nanscope-run {}: backend {} [{}], {} folds x {} steps, seed {}{}, bars: {} ({})\n",
+    fmt::print(stderr,
+               "nanscope-run {}: backend {} [{}], {} folds x {} steps, seed {}{}, bars: {} ({})\n",
                kVersion, session.backend().name(), session.backend().device_name(),
                config.run.folds, config.run.steps_per_fold, config.run.seed,
                o.scenario.empty() ? "" : ", scenario " + o.scenario, session.bars().source,
@@ -128,8 +133,10 @@ int run_command(const RunOptions& o) {
       fmt::print(stderr, "fold {} done ({} of {}): loss {:.4f} c51 {:.4f}\n", r.fold, r.fold + 1,
                  config.run.folds, r.losses.total, r.losses.c51);
     if (tty && (r.step % 10 == 0 || r.step + 1 == config.run.steps_per_fold)) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      fmt::print(stderr, "\rfold {} (of {}) step {} (of {}) loss {:.4f} c51 {:.4f} ({:.1f} steps/s)   ",
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      fmt::print(stderr,
+                 "\rfold {} (of {}) step {} (of {}) loss {:.4f} c51 {:.4f} ({:.1f} steps/s)   ",
                  r.fold, config.run.folds, r.step, config.run.steps_per_fold, r.losses.total,
                  r.losses.c51, static_cast<double>(r.global_step + 1) / secs);
     }

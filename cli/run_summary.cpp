@@ -12,26 +12,32 @@ nlohmann::ordered_json run_summary(Session& s) {
   j["backend"] = s.backend().name();
   j["device"] = s.backend().device_name();
   j["steps_run"] = s.history().size();
-  if (s.run_file_path().empty()) j["run_file"] = nullptr;
-  else j["run_file"] = s.run_file_path();
+  if (s.run_file_path().empty())
+    j["run_file"] = nullptr;
+  else
+    j["run_file"] = s.run_file_path();
   j["dumps"] = s.dump_paths();
   if (const auto& h = s.halt())
     j["halt"] = {{"reason", std::string(name_of(h->kind))}, {"fold", h->fold}, {"step", h->step}};
   else
     j["halt"] = nullptr;
   if (auto e = s.entry())
-    j["entry"] = {{"slot", e->slot}, {"name", slot_info(e->slot).name}, {"fold", e->fold}, {"step", e->step}};
+    j["entry"] = {
+        {"slot", e->slot}, {"name", slot_info(e->slot).name}, {"fold", e->fold}, {"step", e->step}};
   else
     j["entry"] = nullptr;
   if (auto b = s.backward_entry())
     j["backward_entry"] = {{"stage", backward_stage(b->slot)},
-                           {"slot", b->slot}, {"fold", b->fold}, {"step", b->step}};
+                           {"slot", b->slot},
+                           {"fold", b->fold},
+                           {"step", b->step}};
   else
     j["backward_entry"] = nullptr;
   j["folds"] = json::array();
   for (const auto& f : s.folds()) {
-    json fold = {{"fold", f.fold},         {"steps", f.steps},         {"loss_first", f.loss_first},
-                 {"loss_last", f.loss_last}, {"c51_first", f.c51_first}, {"c51_last", f.c51_last}};
+    json fold = {
+        {"fold", f.fold},           {"steps", f.steps},         {"loss_first", f.loss_first},
+        {"loss_last", f.loss_last}, {"c51_first", f.c51_first}, {"c51_last", f.c51_last}};
     fold["slots"] = json::array();
     for (int i = 0; i < kSlotCount; ++i) {
       const SlotRecord& r = f.flags.slots[i];

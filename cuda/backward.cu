@@ -12,16 +12,34 @@ struct BD {
   double v_min, dz, kappa;
 };
 BD bd_of(const Dims& d) {
-  return BD{d.B, d.D, d.A, d.NA, d.N, d.Np, d.H, d.E, d.AO, d.AH, {d.sub[0], d.sub[1], d.sub[2]},
-            {d.off[0], d.off[1], d.off[2]}, d.v_min, d.dz, d.kappa};
+  return BD{d.B,
+            d.D,
+            d.A,
+            d.NA,
+            d.N,
+            d.Np,
+            d.H,
+            d.E,
+            d.AO,
+            d.AH,
+            {d.sub[0], d.sub[1], d.sub[2]},
+            {d.off[0], d.off[1], d.off[2]},
+            d.v_min,
+            d.dz,
+            d.kappa};
 }
-unsigned grid(std::size_t n, int block = 128) { return static_cast<unsigned>((n + block - 1) / block); }
-cudaStream_t st(Blas& b) { return static_cast<cudaStream_t>(b.stream()); }
+unsigned grid(std::size_t n, int block = 128) {
+  return static_cast<unsigned>((n + block - 1) / block);
+}
+cudaStream_t st(Blas& b) {
+  return static_cast<cudaStream_t>(b.stream());
+}
 #define CHECK_LAUNCH() NANSCOPE_CUDA_CHECK(cudaGetLastError())
 
-// c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta - Q).
-__global__ void c51_grad(BD bd, float lmse, const float* logp, const float* m, const float* q, const float* y,
-                         const std::int32_t* actions, float* g) {
+// c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta
+// - Q).
+__global__ void c51_grad(BD bd, float lmse, const float* logp, const float* m, const float* q,
+                         const float* y, const std::int32_t* actions, float* g) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, i)
   if (t >= bd.B * bd.D * bd.NA) return;
   const int i = t % bd.NA, br = (t / bd.NA) % bd.D, b = t / (bd.NA * bd.D);
@@ -50,7 +68,8 @@ __global__ void cql_grad(BD bd, float alpha_b, const float* logp, const float* q
 }
 
 // d_value[b, i] = sum_a g; d_adv = g - mean over the branch (accumulated into d_adv when asked).
-__global__ void logits_backward(BD bd, const float* g, float* d_value, float* d_adv, bool accumulate) {
+__global__ void logits_backward(BD bd, const float* g, float* d_value, float* d_adv,
+                                bool accumulate) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, i)
   if (t >= bd.B * bd.NA) return;
   const int i = t % bd.NA, b = t / bd.NA;
@@ -94,7 +113,8 @@ __global__ void ens_grad(BD bd, const float* ve, const float* m, float* d_ve) {
   for (int i = static_cast<int>(threadIdx.x % 32); i < bd.NA; i += 32) {
     float msum = 0;
     for (int br = 0; br < bd.D; ++br) msum += m[(static_cast<size_t>(b) * bd.D + br) * bd.NA + i];
-    d_ve[static_cast<size_t>(t) * bd.NA + i] = (static_cast<float>(bd.D) * expf(row[i] - lse) - msum) * coef;
+    d_ve[static_cast<size_t>(t) * bd.NA + i] =
+        (static_cast<float>(bd.D) * expf(row[i] - lse) - msum) * coef;
   }
 }
 
@@ -103,8 +123,8 @@ __global__ void ens_grad(BD bd, const float* ve, const float* m, float* d_ve) {
 // chunks in order. Float accumulation, deterministic for any launch; 32 columns per block, so the
 // loads of a warp are one row's consecutive columns.
 constexpr int kColChunk = 256;
-__global__ void col_sum_chunks(const float* __restrict__ g, int rows, int cols, float scale, int chunks,
-                               float* __restrict__ partial, float* __restrict__ out) {
+__global__ void col_sum_chunks(const float* __restrict__ g, int rows, int cols, float scale,
+                               int chunks, float* __restrict__ partial, float* __restrict__ out) {
   __shared__ float sh[8][33];
   const int c = blockIdx.x * 32 + threadIdx.x;
   const int r0 = blockIdx.y * kColChunk, r1 = min(rows, r0 + kColChunk);
@@ -116,11 +136,14 @@ __global__ void col_sum_chunks(const float* __restrict__ g, int rows, int cols, 
   if (threadIdx.y != 0 || c >= cols) return;
   float sum = 0;
   for (int y = 0; y < 8; ++y) sum += sh[y][threadIdx.x];
-  if (chunks == 1) out[c] = sum * scale;
-  else partial[static_cast<size_t>(blockIdx.y) * cols + c] = sum;
+  if (chunks == 1)
+    out[c] = sum * scale;
+  else
+    partial[static_cast<size_t>(blockIdx.y) * cols + c] = sum;
 }
 
-__global__ void col_sum_fold(const float* __restrict__ partial, int chunks, int cols, float scale, float* __restrict__ out) {
+__global__ void col_sum_fold(const float* __restrict__ partial, int chunks, int cols, float scale,
+                             float* __restrict__ out) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= cols) return;
   float sum = 0;
@@ -138,9 +161,12 @@ __global__ void aux_dy(const float* pred, const float* t, float scale, float* ou
   if (i < n) out[i] = (pred[i] - t[i]) * scale;
 }
 
-__device__ float huber_grad(float d, float k) { return fabsf(d) > k ? (d > 0.f ? k : -k) : d; }
+__device__ float huber_grad(float d, float k) {
+  return fabsf(d) > k ? (d > 0.f ? k : -k) : d;
+}
 
-__global__ void iqn_dq(BD bd, const float* q, const float* tau, const float* T, const std::int32_t* actions, float* dq) {
+__global__ void iqn_dq(BD bd, const float* q, const float* tau, const float* T,
+                       const std::int32_t* actions, float* dq) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, i)
   if (t >= bd.B * bd.D * bd.N) return;
   const int i = t % bd.N, br = (t / bd.N) % bd.D, b = t / (bd.N * bd.D);
@@ -158,8 +184,8 @@ __global__ void iqn_dq(BD bd, const float* q, const float* tau, const float* T, 
 }
 
 // iqn_d_h_s2[b, h] = sum_n dpsi[b, n, h] phi[b, n, h]; dphi_pre = relu_bw(phi_pre, dpsi * h2).
-__global__ void iqn_dh(BD bd, const float* dpsi, const float* phi, const float* phi_pre, const float* h2,
-                       float* dh, float* dphi_pre) {
+__global__ void iqn_dh(BD bd, const float* dpsi, const float* phi, const float* phi_pre,
+                       const float* h2, float* dh, float* dphi_pre) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, h)
   if (t >= bd.B * bd.H) return;
   const int h = t % bd.H, b = t / bd.H;
@@ -177,12 +203,13 @@ void at_slot(const SlotHook& hook, int slot) {
   if (hook) hook(slot);
 }
 
-void bias_grad(const float* g, int rows, int cols, float scale, float* out, DeviceArray<float>& scratch,
-               cudaStream_t s) {
+void bias_grad(const float* g, int rows, int cols, float scale, float* out,
+               DeviceArray<float>& scratch, cudaStream_t s) {
   const int chunks = (rows + kColChunk - 1) / kColChunk;
   if (chunks > 1 && static_cast<size_t>(chunks) * cols > scratch.size())
     throw InternalError("bias_grad: scratch too small");
-  col_sum_chunks<<<dim3((cols + 31) / 32, chunks), dim3(32, 8), 0, s>>>(g, rows, cols, scale, chunks, scratch.get(), out);
+  col_sum_chunks<<<dim3((cols + 31) / 32, chunks), dim3(32, 8), 0, s>>>(g, rows, cols, scale,
+                                                                        chunks, scratch.get(), out);
   CHECK_LAUNCH();
   if (chunks == 1) return;
   col_sum_fold<<<grid(cols), 128, 0, s>>>(scratch.get(), chunks, cols, scale, out);
@@ -192,36 +219,52 @@ void bias_grad(const float* g, int rows, int cols, float scale, float* out, Devi
 }  // namespace
 
 BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
-    : g_main(static_cast<size_t>(d.B) * d.A * d.NA), g_cql(g_main.size()), d_value_main(static_cast<size_t>(d.B) * d.NA),
-      d_value(d_value_main.size()), d_adv(g_main.size()), cql_dv(d_value_main.size()),
-      d_ve(static_cast<size_t>(d.E) * d.B * d.NA), dz(static_cast<size_t>(d.B) * d.Z), bw(static_cast<size_t>(d.B) * d.H),
-      d_aux_y(static_cast<size_t>(d.B) * d.AO), d_aux_h(static_cast<size_t>(d.B) * d.AH), aux_dh(bw.size()),
-      iqn_dq(static_cast<size_t>(d.B) * d.N * d.A), iqn_dpsi(static_cast<size_t>(d.B) * d.N * d.H),
-      iqn_dphi_pre(iqn_dpsi.size()), iqn_dh(bw.size()), trunk_m(bw.size()), d_pre2(bw.size()), d_h1(bw.size()),
-      d_pre1(bw.size()), grads(param_total),
+    : g_main(static_cast<size_t>(d.B) * d.A * d.NA),
+      g_cql(g_main.size()),
+      d_value_main(static_cast<size_t>(d.B) * d.NA),
+      d_value(d_value_main.size()),
+      d_adv(g_main.size()),
+      cql_dv(d_value_main.size()),
+      d_ve(static_cast<size_t>(d.E) * d.B * d.NA),
+      dz(static_cast<size_t>(d.B) * d.Z),
+      bw(static_cast<size_t>(d.B) * d.H),
+      d_aux_y(static_cast<size_t>(d.B) * d.AO),
+      d_aux_h(static_cast<size_t>(d.B) * d.AH),
+      aux_dh(bw.size()),
+      iqn_dq(static_cast<size_t>(d.B) * d.N * d.A),
+      iqn_dpsi(static_cast<size_t>(d.B) * d.N * d.H),
+      iqn_dphi_pre(iqn_dpsi.size()),
+      iqn_dh(bw.size()),
+      trunk_m(bw.size()),
+      d_pre2(bw.size()),
+      d_h1(bw.size()),
+      d_pre1(bw.size()),
+      grads(param_total),
       col_scratch(static_cast<size_t>((d.B * std::max(d.N, 1) + 255) / 256) *
                   std::max({d.H, d.Z, d.A * d.NA, d.NA, d.AO, d.AH, d.A})) {}
 
-void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                   const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
+void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                   const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+                   const SlotHook& hook) {
   const BD bd = bd_of(d);
   cudaStream_t s = st(blas);
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
-  c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(bd, w.lambda_mse, f.logp, f.m, f.q, f.y,
-                                                                      f.actions, b.g_main.get());
+  c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(
+      bd, w.lambda_mse, f.logp, f.m, f.q, f.y, f.actions, b.g_main.get());
   CHECK_LAUNCH();
-  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(bd, b.g_main.get(), b.d_value_main.get(),
-                                                                        b.d_adv.get(), false);
+  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
+      bd, b.g_main.get(), b.d_value_main.get(), b.d_adv.get(), false);
   CHECK_LAUNCH();
-  cql_grad<<<grid(b.g_cql.size()), 128, 0, s>>>(bd, w.alpha_cql / static_cast<float>(d.B), f.logp, f.q, f.cql_lse,
-                                                f.actions, b.g_cql.get());
+  cql_grad<<<grid(b.g_cql.size()), 128, 0, s>>>(bd, w.alpha_cql / static_cast<float>(d.B), f.logp,
+                                                f.q, f.cql_lse, f.actions, b.g_cql.get());
   CHECK_LAUNCH();
-  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(bd, b.g_cql.get(), b.cql_dv.get(),
-                                                                        b.d_adv.get(), true);
+  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
+      bd, b.g_cql.get(), b.cql_dv.get(), b.d_adv.get(), true);
   CHECK_LAUNCH();
   at_slot(hook, kCqlDValueLogits);
-  add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(), b.d_value.get(), b.d_value.size());
+  add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(), b.d_value.get(),
+                                             b.d_value.size());
   CHECK_LAUNCH();
   at_slot(hook, kDValueLogits);
   at_slot(hook, kDAdvLogits);
@@ -234,7 +277,8 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   blas.gemm(false, true, d.B, d.Z, d.NA, 1.f, b.d_value.get(), at(kValW), 0.f, b.dz.get());
   blas.gemm(false, true, d.B, d.Z, d.A * d.NA, 1.f, b.d_adv.get(), at(kAdvW), 1.f, b.dz.get());
   for (int e = 0; e < d.E; ++e)
-    blas.gemm(false, true, d.B, d.Z, d.NA, w.lambda_ens, b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA,
+    blas.gemm(false, true, d.B, d.Z, d.NA, w.lambda_ens,
+              b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA,
               at(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA, 1.f, b.dz.get());
   at_slot(hook, kBnDConcat);
   // Head parameter gradients.
@@ -244,8 +288,10 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch, s);
   for (int e = 0; e < d.E; ++e) {
     const float* dve = b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA;
-    blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f, gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
-    bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA, b.col_scratch, s);
+    blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f,
+              gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
+    bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA,
+              b.col_scratch, s);
   }
   blas.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
   bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), b.col_scratch, s);
@@ -253,16 +299,19 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   at_slot(hook, kBwDHS2Main);
 }
 
-void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
+void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+                  const SlotHook& hook) {
   cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
-  aux_dy<<<grid(b.d_aux_y.size()), 128, 0, s>>>(f.aux_pred, f.next_bar, 2.f / static_cast<float>(d.B * d.AO),
+  aux_dy<<<grid(b.d_aux_y.size()), 128, 0, s>>>(f.aux_pred, f.next_bar,
+                                                2.f / static_cast<float>(d.B * d.AO),
                                                 b.d_aux_y.get(), b.d_aux_y.size());
   CHECK_LAUNCH();
   blas.gemm(false, true, d.B, d.AH, d.AO, 1.f, b.d_aux_y.get(), at(kAuxW2), 0.f, b.d_aux_h.get());
-  relu_backward<<<grid(b.d_aux_h.size()), 128, 0, s>>>(f.aux_pre, b.d_aux_h.get(), b.d_aux_h.get(), b.d_aux_h.size());
+  relu_backward<<<grid(b.d_aux_h.size()), 128, 0, s>>>(f.aux_pre, b.d_aux_h.get(), b.d_aux_h.get(),
+                                                       b.d_aux_h.size());
   CHECK_LAUNCH();
   blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
   at_slot(hook, kAuxDHS2Nb);
@@ -270,43 +319,51 @@ void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), b.col_scratch, s);
   blas.gemm(true, false, d.H, d.AH, d.B, w.lambda_aux, f.h2, b.d_aux_h.get(), 0.f, gat(kAuxW1));
   bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), b.col_scratch, s);
-  axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(), b.bw.size());  // the aux SAXPY
+  axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(),
+                                         b.bw.size());  // the aux SAXPY
   CHECK_LAUNCH();
   at_slot(hook, kBwDHS2Aux);
 }
 
-void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook) {
+void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+                  const SlotHook& hook) {
   if (!d.iqn) return;
   const BD bd = bd_of(d);
   cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
-  iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(bd, f.iqn_q, f.tau, f.iqn_targets, f.actions,
-                                                                     b.iqn_dq.get());
+  iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(
+      bd, f.iqn_q, f.tau, f.iqn_targets, f.actions, b.iqn_dq.get());
   CHECK_LAUNCH();
   at_slot(hook, kDBranchLogits);
-  blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f, b.iqn_dpsi.get());
-  iqn_dh<<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(bd, b.iqn_dpsi.get(), f.iqn_phi, f.iqn_phi_pre, f.h2,
-                                                              b.iqn_dh.get(), b.iqn_dphi_pre.get());
+  blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f,
+            b.iqn_dpsi.get());
+  iqn_dh<<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(
+      bd, b.iqn_dpsi.get(), f.iqn_phi, f.iqn_phi_pre, f.h2, b.iqn_dh.get(), b.iqn_dphi_pre.get());
   CHECK_LAUNCH();
   at_slot(hook, kIqnDHS2);
-  blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f, gat(kIqnOutW));
+  blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f,
+            gat(kIqnOutW));
   bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), b.col_scratch, s);
-  blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f, gat(kIqnPhiW));
+  blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f,
+            gat(kIqnPhiW));
   bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB), b.col_scratch, s);
   // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw.
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
-  axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(), b.trunk_m.size());
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, s));
+  axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(),
+                                              b.trunk_m.size());
   CHECK_LAUNCH();
   at_slot(hook, kIqnTrunkM);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, s));
   at_slot(hook, kBwDHS2Iqn);
 }
 
-void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const ForwardState& f,
-                      BackwardBuffers& b) {
+void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                      const ForwardState& f, BackwardBuffers& b) {
   cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };

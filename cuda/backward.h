@@ -12,10 +12,10 @@ namespace nanscope::cuda {
 
 // Everything the backward reads from the forward of the step.
 struct ForwardState {
-  const float *s, *next_bar;                      // batch fields
+  const float *s, *next_bar;  // batch fields
   const std::int32_t* actions;
-  const float *h1, *pre1, *pre2, *h2, *z;         // online trunk on s
-  const float *logp, *q, *m, *y, *cql_lse, *ve;   // C51 heads, projection, targets
+  const float *h1, *pre1, *pre2, *h2, *z;        // online trunk on s
+  const float *logp, *q, *m, *y, *cql_lse, *ve;  // C51 heads, projection, targets
   const float *tau, *iqn_cos, *iqn_phi_pre, *iqn_phi, *iqn_psi, *iqn_q, *iqn_targets;
   const float *aux_pre, *aux_h, *aux_pred;
 };
@@ -23,12 +23,12 @@ struct ForwardState {
 struct BackwardBuffers {
   BackwardBuffers(const Dims& d, std::size_t param_total);
   DeviceArray<float> g_main, g_cql, d_value_main;
-  DeviceArray<float> d_value, d_adv, cql_dv, d_ve, dz, bw;          // slots 24, 25, 29, 31, 32, bw_d_h_s2
-  DeviceArray<float> d_aux_y, d_aux_h, aux_dh;                      // slot 30
+  DeviceArray<float> d_value, d_adv, cql_dv, d_ve, dz, bw;  // slots 24, 25, 29, 31, 32, bw_d_h_s2
+  DeviceArray<float> d_aux_y, d_aux_h, aux_dh;              // slot 30
   DeviceArray<float> iqn_dq, iqn_dpsi, iqn_dphi_pre, iqn_dh, trunk_m;  // slots 28, 27, 26
   DeviceArray<float> d_pre2, d_h1, d_pre1;
-  DeviceArray<float> grads;                                         // flat, parameter layout
-  DeviceArray<float> col_scratch;                                   // bias gradients' row-chunk sums
+  DeviceArray<float> grads;        // flat, parameter layout
+  DeviceArray<float> col_scratch;  // bias gradients' row-chunk sums
 };
 
 struct LossWeights {
@@ -38,13 +38,16 @@ struct LossWeights {
 // Each returns after enqueueing its phase; `bw` then holds bw_d_h_s2 at the phase's check moment
 // (33 after main, 34 after aux, 35 after iqn). `hook` sees each slot right after its producer, in
 // the CPU backend's order: main 29, 24, 25, 31, 32, 33; aux 30, 34; iqn 28, 27, 26, 35.
-void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                   const LossWeights& w, BackwardBuffers& b, const SlotHook& hook = {});
-void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook = {});
-void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                  const LossWeights& w, BackwardBuffers& b, const SlotHook& hook = {});
-void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const ForwardState& f,
-                      BackwardBuffers& b);
+void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                   const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+                   const SlotHook& hook = {});
+void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+                  const SlotHook& hook = {});
+void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+                  const SlotHook& hook = {});
+void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                      const ForwardState& f, BackwardBuffers& b);
 
 }  // namespace nanscope::cuda

@@ -24,7 +24,8 @@ __global__ void gather_batch(std::uint64_t seed, const std::uint32_t* __restrict
       draw_u32(seed, DrawStream::BatchIndex, fold, step, static_cast<std::uint64_t>(b)), pool);
   for (int f = 0; f < F; ++f) {
     batch[static_cast<size_t>(b) * F + f] = state[static_cast<size_t>(i) * F + f];
-    batch[static_cast<size_t>(B) * F + static_cast<size_t>(b) * F + f] = next_state[static_cast<size_t>(i) * F + f];
+    batch[static_cast<size_t>(B) * F + static_cast<size_t>(b) * F + f] =
+        next_state[static_cast<size_t>(i) * F + f];
   }
   float* tail = batch + static_cast<size_t>(B) * 2 * F;
   tail[b] = ret[i];
@@ -33,8 +34,9 @@ __global__ void gather_batch(std::uint64_t seed, const std::uint32_t* __restrict
   for (int k = 0; k < D; ++k) actions[b * D + k] = action[static_cast<size_t>(i) * D + k];
 }
 
-__global__ void draw_taus(std::uint64_t seed, DrawStream stream, const std::uint32_t* __restrict__ key,
-                          std::uint64_t n, float* __restrict__ out) {
+__global__ void draw_taus(std::uint64_t seed, DrawStream stream,
+                          const std::uint32_t* __restrict__ key, std::uint64_t n,
+                          float* __restrict__ out) {
   const std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (k < n) out[k] = static_cast<float>(u32_to_open01(draw_u32(seed, stream, key[0], key[1], k)));
 }
@@ -44,7 +46,9 @@ __global__ void set_key_kernel(std::uint32_t* key, std::uint32_t fold, std::uint
   key[1] = step;
 }
 
-std::vector<float> to_float(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+std::vector<float> to_float(const std::vector<double>& v) {
+  return std::vector<float>(v.begin(), v.end());
+}
 
 }  // namespace
 
@@ -103,15 +107,15 @@ void DeviceSampler::set_key(int fold, int step) {
 void DeviceSampler::draw(std::uint64_t seed) {
   Impl& m = *impl_;
   const int B = m.shape.B;
-  gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(seed, m.key.get(), B, m.pool, m.state.get(),
-                                                       m.next_state.get(), m.ret.get(), m.done.get(),
-                                                       m.next_bar.get(), m.action.get(), m.batch.get(),
-                                                       m.actions.get());
+  gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(
+      seed, m.key.get(), B, m.pool, m.state.get(), m.next_state.get(), m.ret.get(), m.done.get(),
+      m.next_bar.get(), m.action.get(), m.batch.get(), m.actions.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   if (!m.shape.iqn) return;
   auto taus = [&](DrawStream stream, DeviceArray<float>& out) {
     const std::uint64_t n = out.size();
-    draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(seed, stream, m.key.get(), n, out.get());
+    draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(
+        seed, stream, m.key.get(), n, out.get());
     NANSCOPE_CUDA_CHECK(cudaGetLastError());
   };
   taus(DrawStream::Tau, m.tau);
@@ -121,16 +125,28 @@ void DeviceSampler::draw(std::uint64_t seed) {
 
 DeviceSampler::Buffers DeviceSampler::buffers() {
   Impl& m = *impl_;
-  return Buffers{m.batch.get(), m.actions.get(), m.tau.get(), m.tau_target.get(), m.tau_greedy.get(),
-                 m.batch.size(), m.tau.size()};
+  return Buffers{m.batch.get(),      m.actions.get(), m.tau.get(), m.tau_target.get(),
+                 m.tau_greedy.get(), m.batch.size(),  m.tau.size()};
 }
 
-const float* DeviceSampler::batch() const { return impl_->batch.get(); }
-std::size_t DeviceSampler::batch_count() const { return impl_->batch.size(); }
-const std::int32_t* DeviceSampler::actions() const { return impl_->actions.get(); }
-const float* DeviceSampler::tau() const { return impl_->tau.get(); }
-const float* DeviceSampler::tau_target() const { return impl_->tau_target.get(); }
-const float* DeviceSampler::tau_greedy() const { return impl_->tau_greedy.get(); }
+const float* DeviceSampler::batch() const {
+  return impl_->batch.get();
+}
+std::size_t DeviceSampler::batch_count() const {
+  return impl_->batch.size();
+}
+const std::int32_t* DeviceSampler::actions() const {
+  return impl_->actions.get();
+}
+const float* DeviceSampler::tau() const {
+  return impl_->tau.get();
+}
+const float* DeviceSampler::tau_target() const {
+  return impl_->tau_target.get();
+}
+const float* DeviceSampler::tau_greedy() const {
+  return impl_->tau_greedy.get();
+}
 
 std::vector<float> DeviceSampler::download_batch() const {
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));

@@ -34,7 +34,8 @@ __global__ void aggregate_log_softmax(BranchDims bd, const float* __restrict__ v
     double mean = 0;
     for (int k = 0; k < bd.sub[br]; ++k) mean += adv_b[(bd.off[br] + k) * bd.NA + i];
     mean /= bd.sub[br];
-    const float l = v[static_cast<size_t>(b) * bd.NA + i] + adv_b[a * bd.NA + i] - static_cast<float>(mean);
+    const float l =
+        v[static_cast<size_t>(b) * bd.NA + i] + adv_b[a * bd.NA + i] - static_cast<float>(mean);
     row[i] = l;
     if (isnan(l)) has_nan = 1;
   }
@@ -52,7 +53,8 @@ __global__ void aggregate_log_softmax(BranchDims bd, const float* __restrict__ v
   __syncthreads();
   const float shift = isinf(row_max) ? 0.f : row_max;
   double acc = 0;
-  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) acc += exp(static_cast<double>(row[i] - shift));
+  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x)
+    acc += exp(static_cast<double>(row[i] - shift));
   red[threadIdx.x] = acc;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -68,28 +70,36 @@ __global__ void expected_q_kernel(BranchDims bd, double v_min, double dz, int ro
   const int r = blockIdx.x * blockDim.x + threadIdx.x;  // (b, a)
   if (r >= rows) return;
   double acc = 0;
-  for (int i = 0; i < bd.NA; ++i) acc += (v_min + i * dz) * static_cast<double>(expf(logp[static_cast<size_t>(r) * bd.NA + i]));
+  for (int i = 0; i < bd.NA; ++i)
+    acc += (v_min + i * dz) * static_cast<double>(expf(logp[static_cast<size_t>(r) * bd.NA + i]));
   q[r] = static_cast<float>(acc);
 }
 
-__global__ void greedy_kernel(BranchDims bd, int B, const float* __restrict__ q, std::int32_t* __restrict__ astar) {
+__global__ void greedy_kernel(BranchDims bd, int B, const float* __restrict__ q,
+                              std::int32_t* __restrict__ astar) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
   if (t >= B * bd.D) return;
   const int b = t / bd.D, br = t % bd.D;
   const float* row = q + static_cast<size_t>(b) * bd.A + bd.off[br];
   int best = 0;
   for (int a = 0; a < bd.sub[br]; ++a) {
-    if (isnan(row[a])) { best = -1; break; }
+    if (isnan(row[a])) {
+      best = -1;
+      break;
+    }
     if (row[a] > row[best]) best = a;
   }
   astar[t] = best;
 }
 
-__device__ __forceinline__ float clampf_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+__device__ __forceinline__ float clampf_nan(float x, float lo, float hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
 
 // One thread per (b, d, i).
-__global__ void projection_kernel(BranchDims bd, int B, float v_min, float v_max, double dz, float gamma_n,
-                                  const float* __restrict__ tlp, const std::int32_t* __restrict__ astar,
+__global__ void projection_kernel(BranchDims bd, int B, float v_min, float v_max, double dz,
+                                  float gamma_n, const float* __restrict__ tlp,
+                                  const std::int32_t* __restrict__ astar,
                                   const float* __restrict__ ret, const float* __restrict__ done,
                                   float* __restrict__ m) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -116,12 +126,17 @@ __global__ void projection_kernel(BranchDims bd, int B, float v_min, float v_max
 }  // namespace
 
 NetBuffers::NetBuffers(const Dims& d)
-    : pre1(static_cast<std::size_t>(d.B) * d.H), h1(pre1.size()), pre2(pre1.size()), h2(pre1.size()),
-      z(static_cast<std::size_t>(d.B) * d.Z), v(static_cast<std::size_t>(d.B) * d.NA),
-      adv(static_cast<std::size_t>(d.B) * d.A * d.NA), logp(adv.size()) {}
+    : pre1(static_cast<std::size_t>(d.B) * d.H),
+      h1(pre1.size()),
+      pre2(pre1.size()),
+      h2(pre1.size()),
+      z(static_cast<std::size_t>(d.B) * d.Z),
+      v(static_cast<std::size_t>(d.B) * d.NA),
+      adv(static_cast<std::size_t>(d.B) * d.A * d.NA),
+      logp(adv.size()) {}
 
-void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* x, NetBuffers& o,
-                 const SlotHook& hook) {
+void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* x,
+                 NetBuffers& o, const SlotHook& hook) {
   void* s = blas.stream();
   auto at_slot = [&](int slot) {
     if (hook) hook(slot);
@@ -150,13 +165,15 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
 
 void expected_q(const Dims& d, const float* logp, float* q, void* stream) {
   const int rows = d.B * d.A;
-  expected_q_kernel<<<(rows + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.v_min, d.dz, rows, logp, q);
+  expected_q_kernel<<<(rows + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(
+      branch_dims(d), d.v_min, d.dz, rows, logp, q);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, void* stream) {
   const int n = d.B * d.D;
-  greedy_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.B, q, astar);
+  greedy_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.B,
+                                                                                q, astar);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

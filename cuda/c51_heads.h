@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <functional>
 
+#include "core/slot_table.h"
 #include "dense.h"
 #include "device_array.h"
-#include "core/slot_table.h"
 #include "model/dims.h"
 #include "model/param_layout.h"
 

@@ -7,9 +7,9 @@
 
 #include "core/errors.h"
 #include "cuda_backend_impl.h"
-#include "model/memory_estimate.h"
 #include "device_probe.h"
 #include "model/batch_context.h"
+#include "model/memory_estimate.h"
 #include "model/param_init.h"
 #include "model/slot_shapes.h"
 #include "model/state_pack.h"
@@ -348,8 +348,8 @@ std::vector<double> CudaBackend::download_d(const float* dev, std::size_t n) con
   return std::vector<double>(h.begin(), h.end());
 }
 
-void CudaBackend::read_state_at(const float* p, const float* t, const float* a, const std::int64_t* adam_t,
-                                StateSnapshot& s) const {
+void CudaBackend::read_state_at(const float* p, const float* t, const float* a,
+                                const std::int64_t* adam_t, StateSnapshot& s) const {
   std::vector<float> hp(params_.size()), ht(target_.size()), ha(adam_.size());
   download(hp.data(), p, hp.size());
   download(ht.data(), t, ht.size());
@@ -377,7 +377,8 @@ std::unique_ptr<Backend> make_cuda_backend(const Config& config) {
   std::size_t free_bytes = 0, total_bytes = 0;
   NANSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   const MemoryEstimate e = estimate_memory(config);
-  require_memory(config, e.device_bytes, static_cast<double>(free_bytes), "device (" + probe.name + ")");
+  require_memory(config, e.device_bytes, static_cast<double>(free_bytes),
+                 "device (" + probe.name + ")");
   require_host_memory(config);
   return std::make_unique<CudaBackend>(config, probe.name);
 }

@@ -12,7 +12,17 @@ namespace {
 // Context areas: as many as fit in this budget, between 2 and 16 (the session reads back at least
 // every that many steps).
 constexpr std::size_t kContextBudgetBytes = std::size_t{1} << 30;
-enum Source { kShadowParams, kTarget, kShadowAdam, kShadowT, kBatchSrc, kActions, kTau, kTauTarget, kTauGreedy };
+enum Source {
+  kShadowParams,
+  kTarget,
+  kShadowAdam,
+  kShadowT,
+  kBatchSrc,
+  kActions,
+  kTau,
+  kTauTarget,
+  kTauGreedy
+};
 }  // namespace
 
 int CudaBackend::enable_capture(bool on) {
@@ -25,10 +35,12 @@ int CudaBackend::enable_capture(bool on) {
   }
   auto c = std::make_unique<Capture>();
   for (int s = 0; s < kSlotCount; ++s)
-    if (!shapes_[s].empty()) c->slots[static_cast<std::size_t>(s)] = DeviceArray<float>(read_buf(s).n);
+    if (!shapes_[s].empty())
+      c->slots[static_cast<std::size_t>(s)] = DeviceArray<float>(read_buf(s).n);
   c->shadow_params = DeviceArray<float>(params_.size());
   c->shadow_adam = DeviceArray<float>(adam_.size());
-  zero(c->shadow_params.get(), params_.size() * sizeof(float));  // the layout's padding is never written
+  zero(c->shadow_params.get(),
+       params_.size() * sizeof(float));  // the layout's padding is never written
   zero(c->shadow_adam.get(), adam_.size() * sizeof(float));
   zero(c->shadow_t.get(), sizeof(std::int64_t));
   const auto buf = sampler_.buffers();
@@ -90,10 +102,12 @@ bool CudaBackend::captured_context(int step, StateSnapshot& state, BatchContext&
   const int area = static_cast<int>(at - steps.begin());
   // The area holds the arrays as the live ones are laid out: the same readers serve.
   auto in = [&](Source s) { return cap_->contexts->address(area, s); };
-  read_state_at(static_cast<const float*>(in(kShadowParams)), static_cast<const float*>(in(kTarget)),
-                static_cast<const float*>(in(kShadowAdam)), static_cast<const std::int64_t*>(in(kShadowT)), state);
+  read_state_at(static_cast<const float*>(in(kShadowParams)),
+                static_cast<const float*>(in(kTarget)), static_cast<const float*>(in(kShadowAdam)),
+                static_cast<const std::int64_t*>(in(kShadowT)), state);
   const bool iqn = d_.iqn;
-  batch = batch_context_at({static_cast<const float*>(in(kBatchSrc)), static_cast<const std::int32_t*>(in(kActions)),
+  batch = batch_context_at({static_cast<const float*>(in(kBatchSrc)),
+                            static_cast<const std::int32_t*>(in(kActions)),
                             iqn ? static_cast<const float*>(in(kTau)) : nullptr,
                             iqn ? static_cast<const float*>(in(kTauTarget)) : nullptr,
                             iqn ? static_cast<const float*>(in(kTauGreedy)) : nullptr});

@@ -146,16 +146,16 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   using OptimizerShadow = AdamShadow;
   struct Capture {
     std::array<DeviceArray<float>, kSlotCount> slots;  // each slot's buffer at its first fire
-    DeviceArray<float> shadow_params, shadow_adam;      // the state the update started from
+    DeviceArray<float> shadow_params, shadow_adam;     // the state the update started from
     DeviceArray<std::int64_t> shadow_t{1};
     std::unique_ptr<ContextCapture> contexts;
     std::vector<int> steps;  // the step each context area holds, from the last read_steps
   };
-  float* capture_area(int slot);        // where a slot's buffer goes at its first fire
-  OptimizerShadow optimizer_shadow();   // where the update leaves the state it started from
-  void capture_context();               // enqueued at the step's end
-  void take_context_table();            // with read_steps
-  void clear_contexts();                // a new fold
+  float* capture_area(int slot);       // where a slot's buffer goes at its first fire
+  OptimizerShadow optimizer_shadow();  // where the update leaves the state it started from
+  void capture_context();              // enqueued at the step's end
+  void take_context_table();           // with read_steps
+  void clear_contexts();               // a new fold
 
   // ---- Readbacks (cuda_backend_sentinel.cpp) ----
   StepReport report_of(const StepStatusRecord& h) const;
@@ -230,14 +230,15 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   DeviceOptimizer opt_;
   DeviceBank bank_;
   DeviceArray<double> scalars_;
-  DeviceArray<unsigned char> records_;    // a StepStatusRecord per step of the fold
-  DeviceArray<std::int64_t> adam_t_dev_;  // Adam's t
-  DeviceArray<std::int64_t> gstep_;       // the global step (target sync)
+  DeviceArray<unsigned char> records_;                 // a StepStatusRecord per step of the fold
+  DeviceArray<std::int64_t> adam_t_dev_;               // Adam's t
+  DeviceArray<std::int64_t> gstep_;                    // the global step (target sync)
   std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
-  std::uint64_t in_producer_ = 0;  // slots whose producer took this step's check (see producer_sink)
+  std::uint64_t in_producer_ =
+      0;  // slots whose producer took this step's check (see producer_sink)
   std::vector<DeviceBank::GroupItem> late_captures_;  // the capture copies of those slots
   StepCheckPlan* launch_log_ = nullptr;  // when set (step_check_plan), the checks are noted here
-  std::unique_ptr<Capture> cap_;                        // first-fire capture, when on
+  std::unique_ptr<Capture> cap_;         // first-fire capture, when on
   cudaGraphExec_t graph_exec_ = nullptr;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;

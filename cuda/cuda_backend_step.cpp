@@ -114,8 +114,8 @@ void CudaBackend::forward() {
                 sampler_.actions(), lse_.get(), y_.get(), mse_part_.get(), s);
   mean_into(mse_part_.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, s);
   produced(kCqlLse);
-  cql_mean(d_, q_.get(), lse_.get(), sampler_.actions(), c_.loss.alpha_cql,
-           scalars_.get() + kScCql, s);
+  cql_mean(d_, q_.get(), lse_.get(), sampler_.actions(), c_.loss.alpha_cql, scalars_.get() + kScCql,
+           s);
   check_site(kCqlLse);
   if (d_.iqn) {
     check_site(kIqnTau);
@@ -174,8 +174,8 @@ void CudaBackend::optimizer() {
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), stream_.s);
   pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), norms_.get(),
-                   bank_.step_word(),
-                   reinterpret_cast<StepStatusRecord*>(records_.get()), stream_.s);
+                   bank_.step_word(), reinterpret_cast<StepStatusRecord*>(records_.get()),
+                   stream_.s);
 }
 
 }  // namespace nanscope::cuda

@@ -16,7 +16,8 @@ void check_blas(cublasStatus_t s, const char* what, const char* file, int line) 
 
 // The elementwise kernels here index in 32 bits (a 64-bit division or remainder per element costs
 // more than the element's memory traffic); their launchers check the sizes.
-__global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict__ bias, unsigned n, unsigned cols) {
+__global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict__ bias, unsigned n,
+                                 unsigned cols) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] += bias[i % cols];
 }
@@ -27,8 +28,9 @@ __global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict_
 // values it writes to `out` into a slot's record; whole warps stay to the end (the vote needs every
 // lane).
 template <bool kBias, bool kCheck>
-__global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restrict__ bias, unsigned cols,
-                                 float* __restrict__ out, unsigned n, SlotSink sink) {
+__global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restrict__ bias,
+                                 unsigned cols, float* __restrict__ out, unsigned n,
+                                 SlotSink sink) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned kind = 0u;
   if (i < n) {
@@ -46,27 +48,30 @@ __global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restric
 
 // Elementwise launches index in 32 bits.
 unsigned checked_count(std::size_t n) {
-  if (n >= (std::size_t{1} << 31)) throw InternalError("dense: an elementwise launch over 2^31 elements or more");
+  if (n >= (std::size_t{1} << 31))
+    throw InternalError("dense: an elementwise launch over 2^31 elements or more");
   return static_cast<unsigned>(n);
 }
 
 template <bool kBias>
-void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t count, void* stream,
-                      const SlotSink& sink) {
+void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t count,
+                      void* stream, const SlotSink& sink) {
   if (!count) return;
   const unsigned n = checked_count(count);
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
   auto s = static_cast<cudaStream_t>(stream);
   if (sink.on())
-    bias_relu_kernel<kBias, true><<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
+    bias_relu_kernel<kBias, true>
+        <<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
   else
-    bias_relu_kernel<kBias, false><<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
+    bias_relu_kernel<kBias, false>
+        <<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 // y[b, r, c] += bias[b, c]: each block of rows its own bias row (the ensemble's heads).
-__global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias, unsigned rows,
-                                   unsigned cols, unsigned n) {
+__global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias,
+                                   unsigned rows, unsigned cols, unsigned n) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   y[i] += bias[(i / (rows * cols)) * cols + i % cols];
@@ -83,23 +88,26 @@ Blas::Blas(void* stream) : stream_(stream) {
   NANSCOPE_CUBLAS_CHECK(cublasSetAtomicsMode(h, CUBLAS_ATOMICS_NOT_ALLOWED));  // deterministic
 }
 
-Blas::~Blas() { cublasDestroy(static_cast<cublasHandle_t>(handle_)); }
+Blas::~Blas() {
+  cublasDestroy(static_cast<cublasHandle_t>(handle_));
+}
 
 void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                 const float* b, float beta, float* c) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   const int lda = trans_a ? m : k;  // row-major leading dimensions of the stored A and B
   const int ldb = trans_b ? k : n;
-  NANSCOPE_CUBLAS_CHECK(cublasSgemm(static_cast<cublasHandle_t>(handle_),
-                                    trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                    n, m, k, &alpha, b, ldb, a, lda, &beta, c, n));
+  NANSCOPE_CUBLAS_CHECK(cublasSgemm(
+      static_cast<cublasHandle_t>(handle_), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+      trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n));
 }
 
 void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream) {
   const size_t count = static_cast<size_t>(rows) * cols;
   if (!count) return;
   const unsigned n = checked_count(count);
-  bias_rows_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(y, bias, n, static_cast<unsigned>(cols));
+  bias_rows_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      y, bias, n, static_cast<unsigned>(cols));
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -108,7 +116,8 @@ void relu(const float* x, float* out, std::size_t n, void* stream) {
   launch_bias_relu<false>(const_cast<float*>(x), nullptr, 1, out, n, stream, SlotSink{});
 }
 
-void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, void* stream, const SlotSink& sink) {
+void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, void* stream,
+               const SlotSink& sink) {
   launch_bias_relu<true>(pre, bias, cols, out, static_cast<std::size_t>(rows) * cols, stream, sink);
 }
 

@@ -16,10 +16,12 @@ namespace nanscope::cuda {
 inline void check(cudaError_t e, const char* what, const char* file, int line) {
   if (e == cudaSuccess) return;
   // No device (or none left): exit 69; any other failure mid-work: a device fault, exit 70.
-  const bool gone = e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorDevicesUnavailable ||
-                    e == cudaErrorSystemNotReady || e == cudaErrorStubLibrary || e == cudaErrorInitializationError;
-  throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " + cudaGetErrorString(e),
-                    gone ? ErrorKind::Device : ErrorKind::DeviceFault);
+  const bool gone = e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+                    e == cudaErrorDevicesUnavailable || e == cudaErrorSystemNotReady ||
+                    e == cudaErrorStubLibrary || e == cudaErrorInitializationError;
+  throw DeviceError(
+      std::string(file) + ":" + std::to_string(line) + ": " + what + ": " + cudaGetErrorString(e),
+      gone ? ErrorKind::Device : ErrorKind::DeviceFault);
 }
 #define NANSCOPE_CUDA_CHECK(call) ::nanscope::cuda::check((call), #call, __FILE__, __LINE__)
 
@@ -30,7 +32,10 @@ class DeviceArray {
   explicit DeviceArray(std::size_t n) : n_(n) {
     if (n) NANSCOPE_CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
   }
-  DeviceArray(DeviceArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  DeviceArray(DeviceArray&& o) noexcept : p_(o.p_), n_(o.n_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
   DeviceArray& operator=(DeviceArray&& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);

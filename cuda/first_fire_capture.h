@@ -1,9 +1,9 @@
 // First-fire capture of a step's replay context on the device (no CUDA types in this header).
 //
-// A slot's buffer at its first fire in a fold is copied by the fused check itself (DeviceBank); what
-// lives here is the rest of a dump: the state before the step (parameters and Adam state from the
-// optimizer's shadow, the target network, Adam's t), the batch and the IQN draws. At the end of a
-// step, if any slot fired for the first time in it, the context goes into the next free area and
+// A slot's buffer at its first fire in a fold is copied by the fused check itself (DeviceBank);
+// what lives here is the rest of a dump: the state before the step (parameters and Adam state from
+// the optimizer's shadow, the target network, Adam's t), the batch and the IQN draws. At the end of
+// a step, if any slot fired for the first time in it, the context goes into the next free area and
 // the step is noted in a small table; while clean, the two kernels read one word and return. The
 // session reads the table with the fold's records (read_steps), so a recording run needs no
 // per-step readback; it reads back at least every `areas()` steps, so the areas never run out.
@@ -27,8 +27,8 @@ class ContextCapture {
   ContextCapture(const std::vector<Source>& sources, int areas, void* stream);
 
   int areas() const { return areas_; }
-  // Enqueues the capture: if *first_fire (the bank's word for this step) is set, copies every source
-  // into the next free area and notes `*step` there. Graph-capturable.
+  // Enqueues the capture: if *first_fire (the bank's word for this step) is set, copies every
+  // source into the next free area and notes `*step` there. Graph-capturable.
   void capture_if_fired(const std::uint32_t* first_fire, const int* step);
   // Reads the table (which step each used area holds) and frees the areas for the next steps; the
   // contents stay until a later capture overwrites them. Synchronises the stream.
@@ -41,9 +41,9 @@ class ContextCapture {
   std::vector<Source> sources_;
   int areas_;
   void* stream_;
-  int blocks_;  // the copy's grid
+  int blocks_;                                     // the copy's grid
   std::vector<DeviceArray<unsigned char>> store_;  // per source: areas x bytes
-  DeviceArray<int> table_;                          // [used, step of area 0.., overflowed]
+  DeviceArray<int> table_;                         // [used, step of area 0.., overflowed]
   DeviceArray<const void*> src_ptrs_;
   DeviceArray<void*> dst_ptrs_;
   DeviceArray<std::size_t> words_;

@@ -13,11 +13,26 @@ struct BD {
 };
 
 BD bd_of(const Dims& d) {
-  return BD{d.B, d.D, d.A, d.NA, d.N, d.Np, d.K, d.C, d.AO, {d.sub[0], d.sub[1], d.sub[2]},
-            {d.off[0], d.off[1], d.off[2]}, d.v_min, d.dz, d.gamma_n, d.kappa};
+  return BD{d.B,
+            d.D,
+            d.A,
+            d.NA,
+            d.N,
+            d.Np,
+            d.K,
+            d.C,
+            d.AO,
+            {d.sub[0], d.sub[1], d.sub[2]},
+            {d.off[0], d.off[1], d.off[2]},
+            d.v_min,
+            d.dz,
+            d.gamma_n,
+            d.kappa};
 }
 
-unsigned grid(std::size_t n, int block = 128) { return static_cast<unsigned>((n + block - 1) / block); }
+unsigned grid(std::size_t n, int block = 128) {
+  return static_cast<unsigned>((n + block - 1) / block);
+}
 
 // cos(pi i tau) by the same Chebyshev recurrence in double as the CPU backend.
 // cos(pi i tau) for i < C by the Chebyshev recurrence in double, as the CPU backend computes it. A
@@ -25,7 +40,8 @@ unsigned grid(std::size_t n, int block = 128) { return static_cast<unsigned>((n 
 // stores are coalesced (a thread writing its own row would touch a different row per lane).
 constexpr int kCosRows = 64;  // rows per block (C <= kCosMaxC: checked by the launcher)
 constexpr int kCosMaxC = 128;
-__global__ void cos_features(const float* __restrict__ tau, int rows, int C, float* __restrict__ out) {
+__global__ void cos_features(const float* __restrict__ tau, int rows, int C,
+                             float* __restrict__ out) {
   __shared__ float tile[kCosRows * kCosMaxC];
   const int first = blockIdx.x * kCosRows;
   const int r = first + static_cast<int>(threadIdx.x);
@@ -49,8 +65,8 @@ __global__ void cos_features(const float* __restrict__ tau, int rows, int C, flo
 }
 
 // psi = h2 (broadcast over the n samples of a row) * phi; 32-bit indices (the launcher checks).
-__global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict__ phi, unsigned B, unsigned n,
-                           unsigned H, float* __restrict__ psi) {
+__global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict__ phi, unsigned B,
+                           unsigned n, unsigned H, float* __restrict__ psi) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= B * n * H) return;
   const unsigned h = t % H;
@@ -61,7 +77,8 @@ __global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict
 // One warp per sample (enough lanes in flight: one thread per sample left most of the GPU idle):
 // the C51 loss on the taken sub-actions (mean over branches), summed in double over (branch, atom)
 // lane-strided and folded in a fixed order.
-__global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, const float* __restrict__ m,
+__global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp,
+                                const float* __restrict__ m,
                                 const std::int32_t* __restrict__ actions, float* __restrict__ c51) {
   const int b = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   if (b >= bd.B) return;  // the whole warp
@@ -82,9 +99,10 @@ __global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp, 
 // sub-actions; lane 0 writes. The CQL term is not summed here: it is computed from the checked
 // logsumexp after its call site (cql_mean_kernel), so an injection into slot 11 reaches it.
 __global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tlp,
-                               const std::int32_t* __restrict__ astar, const float* __restrict__ ret,
-                               const float* __restrict__ done, const std::int32_t* __restrict__ actions,
-                               float* __restrict__ lse, float* __restrict__ y, float* __restrict__ mse_part) {
+                               const std::int32_t* __restrict__ astar,
+                               const float* __restrict__ ret, const float* __restrict__ done,
+                               const std::int32_t* __restrict__ actions, float* __restrict__ lse,
+                               float* __restrict__ y, float* __restrict__ mse_part) {
   const int b = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   if (b >= bd.B) return;  // the whole warp
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -98,7 +116,8 @@ __global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* 
     if (as >= 0) {
       const float* row = tlp + (static_cast<size_t>(b) * bd.A + bd.off[br] + as) * bd.NA;
       double ey = 0;
-      for (int j = lane; j < bd.NA; j += 32) ey += (bd.v_min + j * bd.dz) * static_cast<double>(expf(row[j]));
+      for (int j = lane; j < bd.NA; j += 32)
+        ey += (bd.v_min + j * bd.dz) * static_cast<double>(expf(row[j]));
       ey = warp_sum_double(ey);
       yd = ret[b] + disc * static_cast<float>(ey);
     }
@@ -117,12 +136,14 @@ __global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* 
 // *out = alpha / B * sum_b sum_d (lse[b, d] - Q[b, a_d]), from the checked logsumexp: one block,
 // the samples folded in a fixed order (as mean_kernel), in double.
 __global__ void cql_mean_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ lse,
-                                const std::int32_t* __restrict__ actions, double alpha, double* __restrict__ out) {
+                                const std::int32_t* __restrict__ actions, double alpha,
+                                double* __restrict__ out) {
   __shared__ double sh[256];
   double acc = 0;
   for (int b = threadIdx.x; b < bd.B; b += blockDim.x)
     for (int br = 0; br < bd.D; ++br)
-      acc += static_cast<double>(lse[b * bd.D + br]) - q[static_cast<size_t>(b) * bd.A + bd.off[br] + actions[b * bd.D + br]];
+      acc += static_cast<double>(lse[b * bd.D + br]) -
+             q[static_cast<size_t>(b) * bd.A + bd.off[br] + actions[b * bd.D + br]];
   sh[threadIdx.x] = acc;
   __syncthreads();
   for (int s = 128; s > 0; s >>= 1) {
@@ -132,7 +153,8 @@ __global__ void cql_mean_kernel(BD bd, const float* __restrict__ q, const float*
   if (threadIdx.x == 0) *out = alpha * (sh[0] / bd.B);
 }
 
-__global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq, std::int32_t* __restrict__ astar) {
+__global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq,
+                                  std::int32_t* __restrict__ astar) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
   if (t >= bd.B * bd.D) return;
   const int b = t / bd.D, br = t % bd.D;
@@ -140,15 +162,23 @@ __global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq, std::int3
   float best_v = 0;
   for (int a = 0; a < bd.sub[br]; ++a) {
     double acc = 0;
-    for (int k = 0; k < bd.K; ++k) acc += gq[(static_cast<size_t>(b) * bd.K + k) * bd.A + bd.off[br] + a];
+    for (int k = 0; k < bd.K; ++k)
+      acc += gq[(static_cast<size_t>(b) * bd.K + k) * bd.A + bd.off[br] + a];
     const float v = static_cast<float>(acc / bd.K);
-    if (isnan(v)) { best = -1; break; }
-    if (a == 0 || v > best_v) { best = a; best_v = v; }
+    if (isnan(v)) {
+      best = -1;
+      break;
+    }
+    if (a == 0 || v > best_v) {
+      best = a;
+      best_v = v;
+    }
   }
   astar[t] = best;
 }
 
-__global__ void iqn_targets_kernel(BD bd, const float* __restrict__ tq, const std::int32_t* __restrict__ astar,
+__global__ void iqn_targets_kernel(BD bd, const float* __restrict__ tq,
+                                   const std::int32_t* __restrict__ astar,
                                    const float* __restrict__ ret, const float* __restrict__ done,
                                    float* __restrict__ T) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, j)
@@ -156,7 +186,8 @@ __global__ void iqn_targets_kernel(BD bd, const float* __restrict__ tq, const st
   const int j = t % bd.Np, br = (t / bd.Np) % bd.D, b = t / (bd.Np * bd.D);
   const int a = astar[b * bd.D + br];
   const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
-  T[t] = a < 0 ? kNaN : ret[b] + disc * tq[(static_cast<size_t>(b) * bd.Np + j) * bd.A + bd.off[br] + a];
+  T[t] = a < 0 ? kNaN
+               : ret[b] + disc * tq[(static_cast<size_t>(b) * bd.Np + j) * bd.A + bd.off[br] + a];
 }
 
 __device__ float huber(float d, float k) {
@@ -168,7 +199,8 @@ __device__ float huber(float d, float k) {
 // thread 0 adds the terms in the order branch, i, as one thread per sample did (same result, bit
 // for bit), with the work spread over B blocks instead of B threads.
 __global__ void iqn_loss_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tau,
-                                const float* __restrict__ T, const std::int32_t* __restrict__ actions,
+                                const float* __restrict__ T,
+                                const std::int32_t* __restrict__ actions,
                                 float* __restrict__ loss) {
   extern __shared__ double term[];  // [D * N]
   const int b = blockIdx.x;
@@ -193,8 +225,8 @@ __global__ void iqn_loss_kernel(BD bd, const float* __restrict__ q, const float*
   loss[b] = static_cast<float>(per / bd.D);
 }
 
-__global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred, const float* __restrict__ target,
-                                float* __restrict__ loss) {
+__global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred,
+                                const float* __restrict__ target, float* __restrict__ loss) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= B) return;
   double acc = 0;
@@ -207,10 +239,10 @@ __global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred, c
 
 // One warp per (head, sample) row: the row's lse, then -sum over branches and atoms of
 // m * (row - lse) in double, lane-strided and folded in a fixed order.
-__global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve, const float* __restrict__ m,
-                              float* __restrict__ part) {
+__global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve,
+                              const float* __restrict__ m, float* __restrict__ part) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);  // (e, b)
-  if (t >= E * bd.B) return;  // the whole warp
+  if (t >= E * bd.B) return;                                                     // the whole warp
   const int b = t % bd.B;
   const float* row = ve + static_cast<size_t>(t) * bd.NA;
   const float l = lse_row_warp(row, bd.NA);
@@ -223,7 +255,8 @@ __global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve, const 
   if (threadIdx.x % 32 == 0) part[t] = static_cast<float>(acc);
 }
 
-__global__ void mean_kernel(const float* __restrict__ x, int n, double scale, double* __restrict__ out) {
+__global__ void mean_kernel(const float* __restrict__ x, int n, double scale,
+                            double* __restrict__ out) {
   __shared__ double sh[256];
   double acc = 0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
@@ -250,88 +283,109 @@ double device_mean(const float* x, int n, void* stream) {
 }
 
 IqnBuffers::IqnBuffers(const Dims& d)
-    : cos(static_cast<size_t>(d.B) * d.N * d.C), phi_pre(static_cast<size_t>(d.B) * d.N * d.H), phi(phi_pre.size()),
-      psi(phi_pre.size()), q(static_cast<size_t>(d.B) * d.N * d.A),
-      g_cos(static_cast<size_t>(d.B) * d.K * d.C), g_phi_pre(static_cast<size_t>(d.B) * d.K * d.H), g_phi(g_phi_pre.size()),
-      g_psi(g_phi_pre.size()), g_q(static_cast<size_t>(d.B) * d.K * d.A),
-      t_cos(static_cast<size_t>(d.B) * d.Np * d.C), t_phi_pre(static_cast<size_t>(d.B) * d.Np * d.H), t_phi(t_phi_pre.size()),
-      t_psi(t_phi_pre.size()), t_q(static_cast<size_t>(d.B) * d.Np * d.A),
-      astar(static_cast<size_t>(d.B) * d.D), targets(static_cast<size_t>(d.B) * d.D * d.Np), loss(d.B) {}
+    : cos(static_cast<size_t>(d.B) * d.N * d.C),
+      phi_pre(static_cast<size_t>(d.B) * d.N * d.H),
+      phi(phi_pre.size()),
+      psi(phi_pre.size()),
+      q(static_cast<size_t>(d.B) * d.N * d.A),
+      g_cos(static_cast<size_t>(d.B) * d.K * d.C),
+      g_phi_pre(static_cast<size_t>(d.B) * d.K * d.H),
+      g_phi(g_phi_pre.size()),
+      g_psi(g_phi_pre.size()),
+      g_q(static_cast<size_t>(d.B) * d.K * d.A),
+      t_cos(static_cast<size_t>(d.B) * d.Np * d.C),
+      t_phi_pre(static_cast<size_t>(d.B) * d.Np * d.H),
+      t_phi(t_phi_pre.size()),
+      t_psi(t_phi_pre.size()),
+      t_q(static_cast<size_t>(d.B) * d.Np * d.A),
+      astar(static_cast<size_t>(d.B) * d.D),
+      targets(static_cast<size_t>(d.B) * d.D * d.Np),
+      loss(d.B) {}
 
-void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* tau, int rows,
-                   DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
-                   const SlotSink& phi_sink) {
+void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                   const float* tau, int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
+                   DeviceArray<float>& phi, const SlotSink& phi_sink) {
   void* s = blas.stream();
-  if (d.C > kCosMaxC) throw InternalError("iqn_embedding: more cosine features than the kernel holds");
-  cos_features<<<grid(rows, kCosRows), 128, 0, static_cast<cudaStream_t>(s)>>>(tau, rows, d.C, cos.get());
+  if (d.C > kCosMaxC)
+    throw InternalError("iqn_embedding: more cosine features than the kernel holds");
+  cos_features<<<grid(rows, kCosRows), 128, 0, static_cast<cudaStream_t>(s)>>>(tau, rows, d.C,
+                                                                               cos.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, phi_pre.get());
+  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
+            phi_pre.get());
   bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
 }
 
-void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, int n,
-                        const DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q) {
+void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                        const float* h2, int n, const DeviceArray<float>& phi,
+                        DeviceArray<float>& psi, DeviceArray<float>& q) {
   void* s = blas.stream();
   const int rows = d.B * n;
   if (psi.size() >= (std::size_t{1} << 31))
     throw InternalError("iqn_quantile_layer: more IQN samples than the kernel indexes");
   psi_kernel<<<grid(psi.size(), 256), 256, 0, static_cast<cudaStream_t>(s)>>>(
-      h2, phi.get(), static_cast<unsigned>(d.B), static_cast<unsigned>(n), static_cast<unsigned>(d.H), psi.get());
+      h2, phi.get(), static_cast<unsigned>(d.B), static_cast<unsigned>(n),
+      static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 
-void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, const float* tau,
-              int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
-              DeviceArray<float>& psi, DeviceArray<float>& q, const SlotSink& phi_sink) {
+void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
+              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
+              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q,
+              const SlotSink& phi_sink) {
   iqn_embedding(blas, d, L, p, tau, d.B * n, cos, phi_pre, phi, phi_sink);
   iqn_quantile_layer(blas, d, L, p, h2, n, phi, psi, q);
 }
 
 // ---- The forward's stages, each enqueued on the stream with no host copy ----
 
-void c51_loss(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions, float* c51,
-              void* stream) {
-  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
+void c51_loss(const Dims& d, bool kl, const float* logp, const float* m,
+              const std::int32_t* actions, float* c51, void* stream) {
+  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0,
+                    static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar, const float* ret,
-                   const float* done, const std::int32_t* actions, float* lse, float* y, float* mse_part,
-                   void* stream) {
-  mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(
-      bd_of(d), q, tlp, astar, ret, done, actions, lse, y, mse_part);
+void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar,
+                   const float* ret, const float* done, const std::int32_t* actions, float* lse,
+                   float* y, float* mse_part, void* stream) {
+  mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0,
+                   static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done, actions,
+                                                        lse, y, mse_part);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void cql_mean(const Dims& d, const float* q, const float* lse, const std::int32_t* actions, double alpha_cql,
-              double* out, void* stream) {
-  cql_mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, lse, actions, alpha_cql, out);
+void cql_mean(const Dims& d, const float* q, const float* lse, const std::int32_t* actions,
+              double alpha_cql, double* out, void* stream) {
+  cql_mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, lse, actions,
+                                                                    alpha_cql, out);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream) {
-  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), g_q, astar);
+  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), g_q,
+                                                                                    astar);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret, const float* done,
-                 float* T, void* stream) {
-  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, static_cast<cudaStream_t>(stream)>>>(
-      bd_of(d), t_q, astar, ret, done, T);
+void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
+                 const float* done, float* T, void* stream) {
+  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0,
+                       static_cast<cudaStream_t>(stream)>>>(bd_of(d), t_q, astar, ret, done, T);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T, const std::int32_t* actions,
-              float* loss, void* stream) {
-  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tau, T,
-                                                                                              actions, loss);
+void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T,
+              const std::int32_t* actions, float* loss, void* stream) {
+  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, static_cast<cudaStream_t>(stream)>>>(
+      bd_of(d), q, tau, T, actions, loss);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2, float* pre, float* h,
-              float* pred) {
+void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
+              float* pre, float* h, float* pred) {
   void* s = blas.stream();
   blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
   bias_relu(pre, p + L[kAuxB1].offset, d.B, d.AH, h, s);
@@ -340,30 +394,34 @@ void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
 }
 
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream) {
-  aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(d.B, d.AO, pred, next_bar, loss);
+  aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(d.B, d.AO, pred,
+                                                                            next_bar, loss);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z, float* ve) {
+void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
+                    float* ve) {
   void* s = blas.stream();
   for (int e = 0; e < d.E; ++e) {
     float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
-    blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z, p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
+    blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z,
+              p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
   }
   add_bias_blocks(ve, p + L[kEnsB].offset, d.E, d.B, d.NA, s);  // ens.b is [E, atoms]
 }
 
 void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream) {
-  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, static_cast<cudaStream_t>(stream)>>>(
-      bd_of(d), d.E, ve, m, part);
+  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0,
+                  static_cast<cudaStream_t>(stream)>>>(bd_of(d), d.E, ve, m, part);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 // ---- The same stages composed, with the scalars read back (the GPU tests' entry points) ----
 
-void c51_losses(const Dims& d, bool kl, const float* logp, const float* m, const std::int32_t* actions,
-                const float* q, const float* tlp, const std::int32_t* astar, const float* ret, const float* done,
-                float alpha_cql, float* c51, float* lse, float* y, ForwardScalars& out, void* stream) {
+void c51_losses(const Dims& d, bool kl, const float* logp, const float* m,
+                const std::int32_t* actions, const float* q, const float* tlp,
+                const std::int32_t* astar, const float* ret, const float* done, float alpha_cql,
+                float* c51, float* lse, float* y, ForwardScalars& out, void* stream) {
   DeviceArray<float> mse_part(d.B);
   DeviceArray<double> cql(1);
   c51_loss(d, kl, logp, m, actions, c51, stream);
@@ -374,8 +432,9 @@ void c51_losses(const Dims& d, bool kl, const float* logp, const float* m, const
   out.cql = cql.download()[0];
 }
 
-void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau, const std::int32_t* actions,
-                          const float* ret, const float* done, IqnBuffers& out, ForwardScalars& sc, void* stream) {
+void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau,
+                          const std::int32_t* actions, const float* ret, const float* done,
+                          IqnBuffers& out, ForwardScalars& sc, void* stream) {
   iqn_greedy(d, in.g_q.get(), out.astar.get(), stream);
   iqn_targets(d, in.t_q.get(), out.astar.get(), ret, done, out.targets.get(), stream);
   iqn_loss(d, in.q.get(), tau, out.targets.get(), actions, out.loss.get(), stream);
@@ -383,14 +442,15 @@ void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau,
 }
 
 void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
-                 const float* next_bar, float* pre, float* h, float* pred, float* loss, ForwardScalars& sc) {
+                 const float* next_bar, float* pre, float* h, float* pred, float* loss,
+                 ForwardScalars& sc) {
   aux_head(blas, d, L, p, h2, pre, h, pred);
   aux_loss(d, pred, next_bar, loss, blas.stream());
   sc.aux = device_mean(loss, d.B, blas.stream());
 }
 
-void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
-                      const float* m, float* ve, ForwardScalars& sc) {
+void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                      const float* z, const float* m, float* ve, ForwardScalars& sc) {
   ensemble_heads(blas, d, L, p, z, ve);
   DeviceArray<float> part(static_cast<size_t>(d.E) * d.B);
   ensemble_ce(d, ve, m, part.get(), blas.stream());

@@ -17,23 +17,24 @@ struct ForwardScalars {
 
 struct IqnBuffers {
   IqnBuffers(const Dims& d);
-  DeviceArray<float> cos, phi_pre, phi, psi, q;           // online on s, N samples   (slots 13, 14)
+  DeviceArray<float> cos, phi_pre, phi, psi, q;  // online on s, N samples   (slots 13, 14)
   DeviceArray<float> g_cos, g_phi_pre, g_phi, g_psi, g_q;  // online on s', K samples
   DeviceArray<float> t_cos, t_phi_pre, t_phi, t_psi, t_q;  // target on s', N' samples (slot 15)
-  DeviceArray<std::int32_t> astar;                        // [B, D]
-  DeviceArray<float> targets;                             // T [B, D*N']
-  DeviceArray<float> loss;                                // [B] (slot 16)
+  DeviceArray<std::int32_t> astar;                         // [B, D]
+  DeviceArray<float> targets;                              // T [B, D*N']
+  DeviceArray<float> loss;                                 // [B] (slot 16)
 };
 
 // The IQN head's two layers, with phi's call site between them: the cosine embedding of `rows`
 // taus, phi = relu(cos Wphi + b) (`phi_sink`: where the relu adds phi's non-finite values, slot
 // iqn_phi checked by its producer, or off); the quantile layer psi = h2 * phi -> q = psi Wq + bq
 // over `n` samples per row of h2.
-void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* tau,
-                   int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre, DeviceArray<float>& phi,
-                   const SlotSink& phi_sink = {});
-void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
-                        int n, const DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q);
+void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                   const float* tau, int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
+                   DeviceArray<float>& phi, const SlotSink& phi_sink = {});
+void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                        const float* h2, int n, const DeviceArray<float>& phi,
+                        DeviceArray<float>& psi, DeviceArray<float>& q);
 // Both layers at once (the target and greedy passes, which have no call site between them).
 // The IQN head for `n` samples per row of h2: cos -> phi = relu(cos Wphi + b) -> psi = h2 * phi
 // -> q = psi Wq + bq. `phi_sink`: where the relu adds phi's non-finite values (slot iqn_phi
@@ -57,13 +58,13 @@ void iqn_targets_and_loss(const Dims& d, const IqnBuffers& b, const float* tau,
                           IqnBuffers& out, ForwardScalars& scalars, void* stream);
 
 // Aux head: pre = h2 W1 + b1, h = relu(pre), pred = h W2 + b2 (slot 17); loss per sample (slot 18).
-void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
-                 const float* next_bar, float* pre, float* h, float* pred, float* loss,
-                 ForwardScalars& scalars);
+void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                 const float* h2, const float* next_bar, float* pre, float* h, float* pred,
+                 float* loss, ForwardScalars& scalars);
 
 // Ensemble heads ve [E, B, NA] (slot 19) and their cross-entropy to every branch's projection.
-void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* z,
-                      const float* m, float* ve, ForwardScalars& scalars);
+void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                      const float* z, const float* m, float* ve, ForwardScalars& scalars);
 
 // Mean of n floats in a fixed order on the device, returned to the host (tests).
 double device_mean(const float* x, int n, void* stream);
@@ -72,25 +73,27 @@ void mean_into(const float* x, int n, double scale, double* out, void* stream);
 
 // The forward's stages one by one, for a backend that runs each slot's call site between them.
 // Each only enqueues work on `stream` (or the Blas's stream).
-void c51_loss(const Dims& d, bool kl_unmasked, const float* logp, const float* m, const std::int32_t* actions,
-              float* c51_per_sample, void* stream);
+void c51_loss(const Dims& d, bool kl_unmasked, const float* logp, const float* m,
+              const std::int32_t* actions, float* c51_per_sample, void* stream);
 // CQL logsumexp [B, D] (slot 11), the MSE target y [B, D] and the per-sample MSE sums, from Q.
-void mse_lse_terms(const Dims& d, const float* q, const float* target_logp, const std::int32_t* astar,
-                   const float* ret, const float* done, const std::int32_t* actions, float* cql_lse, float* y,
-                   float* mse_part, void* stream);
+void mse_lse_terms(const Dims& d, const float* q, const float* target_logp,
+                   const std::int32_t* astar, const float* ret, const float* done,
+                   const std::int32_t* actions, float* cql_lse, float* y, float* mse_part,
+                   void* stream);
 // The CQL term alpha / B * sum (lse - Q of the taken sub-action) from the logsumexp buffer, after
 // its call site; left on the device.
-void cql_mean(const Dims& d, const float* q, const float* cql_lse, const std::int32_t* actions, double alpha_cql,
-              double* out, void* stream);
+void cql_mean(const Dims& d, const float* q, const float* cql_lse, const std::int32_t* actions,
+              double alpha_cql, double* out, void* stream);
 void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream);
-void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret, const float* done,
-                 float* targets, void* stream);
-void iqn_loss(const Dims& d, const float* q, const float* tau, const float* targets, const std::int32_t* actions,
-              float* loss, void* stream);
-void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2, float* pre,
-              float* h, float* pred);
+void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
+                 const float* done, float* targets, void* stream);
+void iqn_loss(const Dims& d, const float* q, const float* tau, const float* targets,
+              const std::int32_t* actions, float* loss, void* stream);
+void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
+              float* pre, float* h, float* pred);
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream);
-void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* z, float* ve);
+void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                    const float* z, float* ve);
 // Per (head, sample) cross-entropy of the ensemble logits to every branch's projection [E*B].
 void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream);
 

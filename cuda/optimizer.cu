@@ -23,7 +23,8 @@ namespace {
 // One block per chunk of kChunk elements of an entry, every entry in one launch: a fixed tree
 // per chunk (double), the chunks folded in order by group_norms, so the result does not depend on
 // how the blocks run.
-__global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __restrict__ chunk_sq) {
+__global__ void sumsq(const float* __restrict__ grads, EntryTable t,
+                      double* __restrict__ chunk_sq) {
   __shared__ double sh[256];
   int e = 0;
   while (static_cast<int>(blockIdx.x) >= t.first_chunk[e + 1]) ++e;
@@ -43,7 +44,8 @@ __global__ void sumsq(const float* __restrict__ grads, EntryTable t, double* __r
 }
 
 // Group sums in the layout's order, then the global norm (as the CPU: sqrt of the summed squares).
-__global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t, float* __restrict__ norms) {
+__global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t,
+                            float* __restrict__ norms) {
   if (threadIdx.x != 0) return;
   double group[kGroupCount] = {0, 0, 0, 0, 0, 0, 0};
   for (int e = 0; e < t.count; ++e) {
@@ -61,7 +63,9 @@ __global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t, f
 
 // The guard: a non-zero status word (the step's checks so far) skips the whole update on the
 // device, t included; no host round trip, so it works inside a captured graph.
-__device__ __forceinline__ bool guarded(const std::uint32_t* skip_if) { return skip_if && *skip_if != 0u; }
+__device__ __forceinline__ bool guarded(const std::uint32_t* skip_if) {
+  return skip_if && *skip_if != 0u;
+}
 
 __global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if, std::int64_t* shadow_t) {
   if (shadow_t) *shadow_t = *t;
@@ -72,14 +76,17 @@ __global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if, std::in
 // elements. Same arithmetic per element as one launch per entry. With sinks on, the values each
 // thread leaves (updated, or as they were when the guard skips) are checked on the way out: the
 // warp votes, and only a warp holding a non-finite value touches the bank.
-__global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ params, float* __restrict__ m_all,
-                            float* __restrict__ v_all, EntryTable table, const float* __restrict__ norms,
-                            double max_norm, float b1, float b2, const std::int64_t* __restrict__ t, double beta1,
-                            double beta2, double eps, const std::uint32_t* skip_if, float* __restrict__ sp_all,
-                            float* __restrict__ sm_all, float* __restrict__ sv_all, AdamChecks checks) {
+__global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ params,
+                            float* __restrict__ m_all, float* __restrict__ v_all, EntryTable table,
+                            const float* __restrict__ norms, double max_norm, float b1, float b2,
+                            const std::int64_t* __restrict__ t, double beta1, double beta2,
+                            double eps, const std::uint32_t* skip_if, float* __restrict__ sp_all,
+                            float* __restrict__ sm_all, float* __restrict__ sv_all,
+                            AdamChecks checks) {
   const int e = blockIdx.y;
   const size_t n = table.n[e];
-  if (blockIdx.x * static_cast<size_t>(blockDim.x) >= n) return;  // the whole block: warps stay whole
+  if (blockIdx.x * static_cast<size_t>(blockDim.x) >= n)
+    return;  // the whole block: warps stay whole
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   const bool in = i < n;
   const size_t o = table.offset[e];
@@ -113,7 +120,8 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
     vi = b2 * vi + (1.f - b2) * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    const double step = (static_cast<double>(mi) / bc1) / (sqrt(static_cast<double>(vi) / bc2) + eps);
+    const double step =
+        (static_cast<double>(mi) / bc1) / (sqrt(static_cast<double>(vi) / bc2) + eps);
     pi = static_cast<float>(pi - lr * step);
     p[i] = pi;
   }
@@ -133,7 +141,8 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
 namespace {
 EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
   const auto entries = layout.existing();
-  if (entries.size() > static_cast<std::size_t>(kMaxEntries)) throw InternalError("DeviceOptimizer: too many parameter entries");
+  if (entries.size() > static_cast<std::size_t>(kMaxEntries))
+    throw InternalError("DeviceOptimizer: too many parameter entries");
   EntryTable t{};
   t.count = static_cast<int>(entries.size());
   for (int e = 0; e < t.count; ++e) {
@@ -142,14 +151,17 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
     t.group[e] = entries[static_cast<std::size_t>(e)]->group;
     t.lr[e] = o.lr * o.lr_mult[t.group[e]];
     t.largest = std::max<unsigned long long>({t.largest, 1, t.n[e]});
-    t.first_chunk[e + 1] = t.first_chunk[e] + static_cast<int>(std::max<std::size_t>(1, (t.n[e] + kChunk - 1) / kChunk));
+    t.first_chunk[e + 1] = t.first_chunk[e] + static_cast<int>(std::max<std::size_t>(
+                                                  1, (t.n[e] + kChunk - 1) / kChunk));
   }
   return t;
 }
 }  // namespace
 
 DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
-    : layout_(layout), optim_(optim), stream_(stream),
+    : layout_(layout),
+      optim_(optim),
+      stream_(stream),
       table_(std::make_unique<EntryTable>(entry_table(layout, optim))),
       entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])) {}
 
@@ -163,24 +175,29 @@ void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t t) {
+void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
+                                std::int64_t t) {
   DeviceArray<std::int64_t> t_dev(1);
   t_dev.upload({t - 1});
   adam_step(grads, params, adam, norms, t_dev.get(), nullptr);
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));  // t_dev goes away
+  NANSCOPE_CUDA_CHECK(
+      cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));  // t_dev goes away
 }
 
-void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
-                                const std::uint32_t* skip_if, const AdamShadow& shadow, const AdamChecks& checks) {
+void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
+                                std::int64_t* t, const std::uint32_t* skip_if,
+                                const AdamShadow& shadow, const AdamChecks& checks) {
   auto s = static_cast<cudaStream_t>(stream_);
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
   const std::size_t total = layout_.total();
   const EntryTable& table = *table_;
-  const dim3 grid(static_cast<unsigned>((table.largest + 255) / 256), static_cast<unsigned>(table.count));
-  adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms, optim_.max_grad_norm,
-                                   static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), t,
-                                   optim_.beta1, optim_.beta2, optim_.eps, skip_if, shadow.params, shadow.adam,
+  const dim3 grid(static_cast<unsigned>((table.largest + 255) / 256),
+                  static_cast<unsigned>(table.count));
+  adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms,
+                                   optim_.max_grad_norm, static_cast<float>(optim_.beta1),
+                                   static_cast<float>(optim_.beta2), t, optim_.beta1, optim_.beta2,
+                                   optim_.eps, skip_if, shadow.params, shadow.adam,
                                    shadow.adam ? shadow.adam + total : nullptr, checks);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }

@@ -55,7 +55,7 @@ class DeviceOptimizer {
   OptimConfig optim_;
   void* stream_;
   std::unique_ptr<EntryTable> table_;  // built once: the kernels take it by value
-  DeviceArray<double> entry_sq_;  // one per chunk of a parameter entry (sums of squares)
+  DeviceArray<double> entry_sq_;       // one per chunk of a parameter entry (sums of squares)
 };
 
 }  // namespace nanscope::cuda

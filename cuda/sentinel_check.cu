@@ -50,14 +50,16 @@ __global__ void scan_partials(const float* __restrict__ x, size_t n, Partial* __
   if (aligned) {
     const size_t n4 = n / 4;
     const float4* x4 = reinterpret_cast<const float4*>(x);
-    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n4; i += stride) {
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n4;
+         i += stride) {
       const float4 v = __ldg(x4 + i);
       visit(v.x, 4 * i);
       visit(v.y, 4 * i + 1);
       visit(v.z, 4 * i + 2);
       visit(v.w, 4 * i + 3);
     }
-    for (size_t i = 4 * n4 + blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    for (size_t i = 4 * n4 + blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += stride)
       visit(__ldg(x + i), i);
   } else {
     for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
@@ -89,9 +91,9 @@ __device__ void record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned ch
 // history byte and the status word.
 // The step comes from device memory (set by begin_step before the step's work), so a captured
 // graph of the checks records into the right history row at every replay.
-__global__ void finish_check(const Partial* __restrict__ partials, int blocks, DeviceSlotRecord* rec,
-                             unsigned char* history, unsigned int* status, int slot, const int* step_ptr,
-                             int exec_position) {
+__global__ void finish_check(const Partial* __restrict__ partials, int blocks,
+                             DeviceSlotRecord* rec, unsigned char* history, unsigned int* status,
+                             int slot, const int* step_ptr, int exec_position) {
   const int step = *step_ptr;
   unsigned char* history_row = history + static_cast<size_t>(step) * kBankSlots;
   Partial p{0u, 0ull, -1};
@@ -109,12 +111,12 @@ __global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status)
 // ---- The fused check: every slot due at a call site in one launch ----
 // The table travels by value as a kernel parameter, so a captured graph holds it.
 constexpr int kGroupMax = kBankSlots;
-constexpr int kUnroll = 4;          // float4 loads in flight per thread
+constexpr int kUnroll = 4;  // float4 loads in flight per thread
 struct GroupTable {
   int count;
   const float* x[kGroupMax];
   unsigned long long n[kGroupMax];
-  int slot[kGroupMax];  // distinct within a table (check_group splits otherwise)
+  int slot[kGroupMax];        // distinct within a table (check_group splits otherwise)
   float* capture[kGroupMax];  // where the buffer goes at the slot's first fire (null: nowhere)
   int exec[kGroupMax];
   int block_start[kGroupMax + 1];  // blocks [block_start[i], block_start[i+1]) scan item i
@@ -122,7 +124,8 @@ struct GroupTable {
 
 // A slot's buffer into its capture area by one warp (it runs only at a first fire): 16-byte moves,
 // four in flight per lane when both ends are aligned.
-__device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst, size_t n, int lane) {
+__device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __restrict__ dst,
+                                       size_t n, int lane) {
   size_t done = 0;
   if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15u) == 0) {
     const size_t n4 = n / 4;
@@ -149,9 +152,9 @@ __device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __r
 // A clean warp writes nothing, so there is no fold, no second pass and no block barrier: the cost
 // while clean is the loads. The warp that sets the slot's first step copies the buffer into the
 // capture area, if there is one: the buffer as the check saw it, at that step.
-__global__ void __launch_bounds__(kThreads, 8) check_group_kernel(GroupTable t, DeviceSlotRecord* rec,
-                                                               unsigned char* history, unsigned int* status,
-                                                               const int* step_ptr) {
+__global__ void __launch_bounds__(kThreads, 8)
+    check_group_kernel(GroupTable t, DeviceSlotRecord* rec, unsigned char* history,
+                       unsigned int* status, const int* step_ptr) {
   int item = 0;
   while (blockIdx.x >= static_cast<unsigned>(t.block_start[item + 1])) ++item;
   const unsigned first = static_cast<unsigned>(t.block_start[item]);
@@ -221,14 +224,15 @@ struct LateCopies {
   unsigned long long n[kGroupMax];
 };
 
-__global__ void copy_first_fires_kernel(LateCopies c, const DeviceSlotRecord* rec, const unsigned int* status,
-                                 const int* step_ptr) {
+__global__ void copy_first_fires_kernel(LateCopies c, const DeviceSlotRecord* rec,
+                                        const unsigned int* status, const int* step_ptr) {
   if (status[1] == 0u) return;
   const int step = *step_ptr;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (int k = 0; k < c.count; ++k) {
     if (rec[c.slot[k]].first_step != step) continue;
-    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < c.n[k]; i += stride)
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < c.n[k];
+         i += stride)
       c.dst[k][i] = c.src[k][i];
   }
 }
@@ -245,9 +249,9 @@ struct DeviceBank::Impl {
   DeviceSlotRecord* records = nullptr;
   unsigned char* history = nullptr;  // [max_steps, 36]
   unsigned int* status = nullptr;
-  int* step = nullptr;               // the current step, for the checks' history row
-  Partial* partials = nullptr;       // scratch for pass 1, kMaxBlocks entries
-  int blocks_per_item = 0;           // the most blocks one item gets in a fused check
+  int* step = nullptr;          // the current step, for the checks' history row
+  Partial* partials = nullptr;  // scratch for pass 1, kMaxBlocks entries
+  int blocks_per_item = 0;      // the most blocks one item gets in a fused check
 };
 
 int device_sm_count() {
@@ -299,11 +303,13 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
   int blocks = 0;
   for (int i = 0; i < t.count; ++i) {
     const GroupItem& it = items[static_cast<std::size_t>(i)];
-    const std::size_t want = std::min<std::size_t>(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1),
-                                                   static_cast<std::size_t>(impl_->blocks_per_item));
+    const std::size_t want =
+        std::min<std::size_t>(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1),
+                              static_cast<std::size_t>(impl_->blocks_per_item));
     // Indices and a warp's count are 32-bit.
     if (it.count >= (std::size_t{1} << 31))
-      throw InternalError("DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
+      throw InternalError(
+          "DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
     t.x[i] = it.data;
     t.n[i] = it.count;
     t.slot[i] = it.slot;
@@ -322,16 +328,19 @@ void DeviceBank::reset_fold() {
   auto s = static_cast<cudaStream_t>(stream_);
   clear_records<<<1, 64, 0, s>>>(impl_->records);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
+  NANSCOPE_CUDA_CHECK(
+      cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, 2 * sizeof(unsigned int), s));
   step_ = 0;
 }
 
 void DeviceBank::begin_step(int step) {
-  if (step < 0 || step >= impl_->max_steps) throw InternalError("DeviceBank: step beyond the history");
+  if (step < 0 || step >= impl_->max_steps)
+    throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  begin_step_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream_)>>>(step, impl_->step, impl_->status);
+  begin_step_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream_)>>>(step, impl_->step,
+                                                                     impl_->status);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -340,25 +349,28 @@ void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
   auto s = static_cast<cudaStream_t>(stream_);
   if (blocks <= 0) {
     const size_t want = (n / 4 + kThreads - 1) / kThreads;
-    blocks = static_cast<int>(std::min<size_t>(std::max<size_t>(want, 1), 4 * static_cast<size_t>(device_sm_count())));
+    blocks = static_cast<int>(
+        std::min<size_t>(std::max<size_t>(want, 1), 4 * static_cast<size_t>(device_sm_count())));
   }
   blocks = std::min(blocks, kMaxBlocks);
   scan_partials<<<blocks, kThreads, 0, s>>>(data, n, impl_->partials);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records, impl_->history, impl_->status,
-                                       slot, impl_->step, exec_++);
+  finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records, impl_->history,
+                                      impl_->status, slot, impl_->step, exec_++);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
 BankReadback DeviceBank::readback() {
   auto s = static_cast<cudaStream_t>(stream_);
   BankReadback r;
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records, sizeof(DeviceSlotRecord) * kBankSlots,
-                          cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records,
+                                      sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
+                                      s));
   r.history.resize(static_cast<size_t>(step_) + 1);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history, r.history.size() * kBankSlots,
-                          cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history,
+                                      r.history.size() * kBankSlots, cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int),
+                                      cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
 }
@@ -366,12 +378,15 @@ BankReadback DeviceBank::readback() {
 BankReadback DeviceBank::readback_step() {
   auto s = static_cast<cudaStream_t>(stream_);
   BankReadback r;
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records, sizeof(DeviceSlotRecord) * kBankSlots,
-                                      cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records,
+                                      sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
+                                      s));
   r.history.resize(1);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history[0].data(), impl_->history + static_cast<size_t>(step_) * kBankSlots,
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history[0].data(),
+                                      impl_->history + static_cast<size_t>(step_) * kBankSlots,
                                       kBankSlots, cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int),
+                                      cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
 }
@@ -383,7 +398,8 @@ SlotSink DeviceBank::sink(int slot) {
 
 void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
   if (items.empty()) return;
-  if (items.size() > static_cast<std::size_t>(kGroupMax)) throw InternalError("DeviceBank: too many capture copies");
+  if (items.size() > static_cast<std::size_t>(kGroupMax))
+    throw InternalError("DeviceBank: too many capture copies");
   LateCopies c{};
   c.count = static_cast<int>(items.size());
   for (int k = 0; k < c.count; ++k) {
@@ -394,13 +410,20 @@ void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
     c.n[k] = it.count;
   }
   // Two blocks per SM: the copy runs only in a step with a first fire.
-  copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
-      c, impl_->records, impl_->status, impl_->step);
+  copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0,
+                            static_cast<cudaStream_t>(stream_)>>>(c, impl_->records, impl_->status,
+                                                                  impl_->step);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-const std::uint32_t* DeviceBank::status_word() const { return impl_->status; }
-const std::uint32_t* DeviceBank::first_fire_word() const { return impl_->status + 1; }
-const int* DeviceBank::step_word() const { return impl_->step; }
+const std::uint32_t* DeviceBank::status_word() const {
+  return impl_->status;
+}
+const std::uint32_t* DeviceBank::first_fire_word() const {
+  return impl_->status + 1;
+}
+const int* DeviceBank::step_word() const {
+  return impl_->step;
+}
 
 }  // namespace nanscope::cuda

@@ -9,9 +9,9 @@
 
 #include <array>
 #include <cstddef>
-#include <type_traits>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/slot_table.h"
@@ -33,7 +33,8 @@ struct DeviceSlotRecord {
 
 // Copied byte for byte between device and host: the layout is part of the kernels' contract.
 static_assert(sizeof(DeviceSlotRecord) == 24 && std::is_trivially_copyable_v<DeviceSlotRecord>);
-static_assert(offsetof(DeviceSlotRecord, count) == 8 && offsetof(DeviceSlotRecord, exec_position) == 16);
+static_assert(offsetof(DeviceSlotRecord, count) == 8 &&
+              offsetof(DeviceSlotRecord, exec_position) == 16);
 
 struct BankReadback {
   std::array<DeviceSlotRecord, kBankSlots> records{};
@@ -49,8 +50,8 @@ class DeviceBank {
   DeviceBank(const DeviceBank&) = delete;
   DeviceBank& operator=(const DeviceBank&) = delete;
 
-  void reset_fold();                   // device-side clear (no host copy)
-  void begin_step(int step);           // host-side counters only; clears the status word on device
+  void reset_fold();          // device-side clear (no host copy)
+  void begin_step(int step);  // host-side counters only; clears the status word on device
   // Enqueues the check of `n` floats at `data` (device memory) for `slot` on the bank's stream.
   // `blocks` 0 picks a grid from the size; any value gives the same result.
   void check(int slot, const float* data, std::size_t n, int blocks = 0);
@@ -76,7 +77,7 @@ class DeviceBank {
   // `data`) into its `capture` area if its slot fired for the first time in this step. One small
   // launch that reads one word while clean. Graph-capturable.
   void copy_first_fires(const std::vector<GroupItem>& items);
-  BankReadback readback();             // synchronises the stream; the only device-to-host copies
+  BankReadback readback();  // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();
   // The device address of the status word (the OR of the current step's checks) and of the

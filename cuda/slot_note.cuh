@@ -39,7 +39,8 @@ __device__ __forceinline__ int note_warp(const SlotSink& s, unsigned kinds, unsi
       atomicOr(s.status + 1, 1u);  // a first fire in this step
     }
     if (prev == -1 || prev == step)
-      atomicAdd(reinterpret_cast<unsigned long long*>(&r.count), static_cast<unsigned long long>(count));
+      atomicAdd(reinterpret_cast<unsigned long long*>(&r.count),
+                static_cast<unsigned long long>(count));
     // The history byte, through its aligned word (rows are 36 bytes: word-aligned).
     unsigned char* row = s.history + static_cast<size_t>(step) * kBankSlots;
     atomicOr(reinterpret_cast<unsigned int*>(row + (s.slot & ~3)), kinds << (8 * (s.slot & 3)));
@@ -50,7 +51,8 @@ __device__ __forceinline__ int note_warp(const SlotSink& s, unsigned kinds, unsi
 
 // For a producer: every lane of a full warp passes the kinds and count of the values it wrote; a
 // warp whose values are all finite costs one vote and writes nothing.
-__device__ __forceinline__ void note_in_producer(const SlotSink& s, unsigned kinds, unsigned count) {
+__device__ __forceinline__ void note_in_producer(const SlotSink& s, unsigned kinds,
+                                                 unsigned count) {
   if (!__any_sync(0xffffffffu, kinds != 0u)) return;
   warp_sum(kinds, count);
   note_warp(s, kinds, count);

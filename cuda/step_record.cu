@@ -11,8 +11,8 @@ __global__ void total_kernel(const double* sc, LossWeightsD w, float* total) {
   total[0] = static_cast<float>(t);
 }
 
-__global__ void pack_kernel(const std::uint32_t* status, const double* sc, const float* total, const float* norms,
-                            const int* step, StepStatusRecord* records) {
+__global__ void pack_kernel(const std::uint32_t* status, const double* sc, const float* total,
+                            const float* norms, const int* step, StepStatusRecord* records) {
   StepStatusRecord* out = records + *step;
   out->status = *status;
   out->pad = 0;
@@ -22,10 +22,12 @@ __global__ void pack_kernel(const std::uint32_t* status, const double* sc, const
   for (int g = 0; g < kGroupCount; ++g) out->group_norm[g] = norms[1 + g];
 }
 
-__global__ void set_i64(std::int64_t* dst, std::int64_t v) { *dst = v; }
+__global__ void set_i64(std::int64_t* dst, std::int64_t v) {
+  *dst = v;
+}
 
-__global__ void sync_target_kernel(const std::int64_t* gstep, int every, const float* __restrict__ p,
-                                   float* __restrict__ t, size_t n) {
+__global__ void sync_target_kernel(const std::int64_t* gstep, int every,
+                                   const float* __restrict__ p, float* __restrict__ t, size_t n) {
   if ((*gstep + 1) % every != 0) return;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x)
@@ -40,8 +42,10 @@ void total_loss(const double* scalars, const LossWeightsD& w, float* total, void
 }
 
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* norms, const int* step, StepStatusRecord* records, void* stream) {
-  pack_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(status, scalars, total, norms, step, records);
+                      const float* norms, const int* step, StepStatusRecord* records,
+                      void* stream) {
+  pack_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(status, scalars, total, norms, step,
+                                                              records);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -50,9 +54,10 @@ void set_global_step(std::int64_t* dst, std::int64_t value, void* stream) {
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 
-void sync_target_if_due(const std::int64_t* global_step, int every, const float* params, float* target,
-                        std::size_t n, void* stream) {
-  sync_target_kernel<<<264, 256, 0, static_cast<cudaStream_t>(stream)>>>(global_step, every, params, target, n);
+void sync_target_if_due(const std::int64_t* global_step, int every, const float* params,
+                        float* target, std::size_t n, void* stream) {
+  sync_target_kernel<<<264, 256, 0, static_cast<cudaStream_t>(stream)>>>(global_step, every, params,
+                                                                         target, n);
   NANSCOPE_CUDA_CHECK(cudaGetLastError());
 }
 

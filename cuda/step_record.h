@@ -24,25 +24,25 @@ struct StepStatusRecord {
   std::uint32_t status;  // OR of the step's check kinds
   std::uint32_t pad;
   double scalars[kScCount];
-  double total;          // the total_loss slot's value
-  double grad_norm;      // the grad_norm slot's global entry (the norm clipping used)
+  double total;                    // the total_loss slot's value
+  double grad_norm;                // the grad_norm slot's global entry (the norm clipping used)
   double group_norm[kGroupCount];  // the grad_norm slot's group entries
 };
 // Copied byte for byte from the device (one record per step of the fold).
 static_assert(sizeof(StepStatusRecord) == 8 + 8 * kScCount + 8 + 8 + 8 * kGroupCount &&
               std::is_trivially_copyable_v<StepStatusRecord>);
-static_assert(offsetof(StepStatusRecord, scalars) == 8 && offsetof(StepStatusRecord, group_norm) == 8 + 8 * kScCount + 16);
+static_assert(offsetof(StepStatusRecord, scalars) == 8 &&
+              offsetof(StepStatusRecord, group_norm) == 8 + 8 * kScCount + 16);
 
 // total[0] = c51 + lmse mse + cql + laux aux + lens ens (+ liqn iqn), rounded to float like the
 // CPU backend's total_loss slot.
 void total_loss(const double* scalars, const LossWeightsD& w, float* total, void* stream);
 // records[*step] = the step's record.
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* norms, const int* step, StepStatusRecord* records,
-                      void* stream);
+                      const float* norms, const int* step, StepStatusRecord* records, void* stream);
 void set_global_step(std::int64_t* dst, std::int64_t value, void* stream);
 // target = params when (*global_step + 1) % every == 0.
-void sync_target_if_due(const std::int64_t* global_step, int every, const float* params, float* target,
-                        std::size_t n, void* stream);
+void sync_target_if_due(const std::int64_t* global_step, int every, const float* params,
+                        float* target, std::size_t n, void* stream);
 
 }  // namespace nanscope::cuda

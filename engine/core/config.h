@@ -50,7 +50,7 @@ struct RunConfig {
 struct DataConfig {
   DataSource source = DataSource::Synthetic;
   std::string csv;  // path, when source = csv
-  int bars = 6000;                   // synthetic series length
+  int bars = 6000;  // synthetic series length
   bool keep_bad_rows = false;
   // Synthetic generator: GARCH(1,1) with Student-t innovations and rare jumps.
   double garch_omega = 2e-6;

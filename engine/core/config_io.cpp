@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -10,7 +11,6 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <toml++/toml.h>
 #include <variant>
 
 #include "core/errors.h"
@@ -31,13 +31,16 @@ std::string describe(const Value& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, std::string>) return fmt::format("string \"{}\"", x);
+        if constexpr (std::is_same_v<X, std::string>)
+          return fmt::format("string \"{}\"", x);
         else if constexpr (std::is_same_v<X, std::vector<std::int64_t>>)
           return fmt::format("[{}]", fmt::join(x, ", "));
         else if constexpr (std::is_same_v<X, std::vector<std::string>>)
           return fmt::format("[\"{}\"]", fmt::join(x, "\", \""));
-        else if constexpr (std::is_same_v<X, bool>) return x ? "true" : "false";
-        else return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<X, bool>)
+          return x ? "true" : "false";
+        else
+          return fmt::format("{}", x);
       },
       v);
 }
@@ -75,21 +78,34 @@ void put(toml::table& root, const std::string& key, T v) {
 // so the same accessor reads a const Config), `parse` from a TOML value (throwing the key's error)
 // and `emit` back to what the TOML table holds. The default's text is the emitted default.
 // A default as docs/config.md shows it.
-std::string default_text(std::int64_t x) { return std::to_string(x); }
-std::string default_text(double x) { return fmt::format("{}", x); }
-std::string default_text(bool x) { return x ? "true" : "false"; }
-std::string default_text(const std::string& x) { return fmt::format("\"{}\"", x); }
-std::string default_text(const toml::array& a) { return a.empty() ? "[]" : "[...]"; }
+std::string default_text(std::int64_t x) {
+  return std::to_string(x);
+}
+std::string default_text(double x) {
+  return fmt::format("{}", x);
+}
+std::string default_text(bool x) {
+  return x ? "true" : "false";
+}
+std::string default_text(const std::string& x) {
+  return fmt::format("\"{}\"", x);
+}
+std::string default_text(const toml::array& a) {
+  return a.empty() ? "[]" : "[...]";
+}
 
 // Every key is this: an accessor of its field (a generic lambda, `[](auto& c) -> auto& { ... }`,
 // so the same accessor reads a const Config), `parse` from a TOML value (throwing the key's error)
 // and `emit` back to what the TOML table holds.
 template <class Ref, class Parse, class Emit>
-KeySpec make_key(std::string key, std::string type, std::string doc, Ref ref, Parse parse, Emit emit) {
+KeySpec make_key(std::string key, std::string type, std::string doc, Ref ref, Parse parse,
+                 Emit emit) {
   static const Config defaults;
   KeySpec s;
   s.info = {key, std::move(type), default_text(emit(ref(defaults))), std::move(doc)};
-  s.read = [key, ref, parse](Config& c, const Value& v, const std::string& where) { ref(c) = parse(v, where, key); };
+  s.read = [key, ref, parse](Config& c, const Value& v, const std::string& where) {
+    ref(c) = parse(v, where, key);
+  };
   s.write = [key, ref, emit](const Config& c, toml::table& t) { put(t, key, emit(ref(c))); };
   return s;
 }
@@ -99,19 +115,25 @@ KeySpec int_key(std::string key, std::string doc, Ref ref, std::int64_t lo, std:
   auto parse = [lo, hi](const Value& v, const std::string& where, const std::string& key) {
     auto* i = std::get_if<std::int64_t>(&v);
     if (!i) bad(where, key, fmt::format("must be an integer (got {})", describe(v)));
-    if (*i < lo || *i > hi) bad(where, key, fmt::format("must be in [{}, {}] (got {})", lo, hi, *i));
+    if (*i < lo || *i > hi)
+      bad(where, key, fmt::format("must be in [{}, {}] (got {})", lo, hi, *i));
     return static_cast<int>(*i);
   };
-  return make_key(std::move(key), "integer", std::move(doc), ref, parse, [](int x) { return static_cast<std::int64_t>(x); });
+  return make_key(std::move(key), "integer", std::move(doc), ref, parse,
+                  [](int x) { return static_cast<std::int64_t>(x); });
 }
 
 template <class Ref>
-KeySpec float_key(std::string key, std::string doc, Ref ref, double lo, double hi, bool lo_open = false) {
+KeySpec float_key(std::string key, std::string doc, Ref ref, double lo, double hi,
+                  bool lo_open = false) {
   auto parse = [lo, hi, lo_open](const Value& v, const std::string& where, const std::string& key) {
     double x;
-    if (auto* i = std::get_if<std::int64_t>(&v)) x = static_cast<double>(*i);
-    else if (auto* d = std::get_if<double>(&v)) x = *d;
-    else bad(where, key, fmt::format("must be a number (got {})", describe(v)));
+    if (auto* i = std::get_if<std::int64_t>(&v))
+      x = static_cast<double>(*i);
+    else if (auto* d = std::get_if<double>(&v))
+      x = *d;
+    else
+      bad(where, key, fmt::format("must be a number (got {})", describe(v)));
     if (!std::isfinite(x)) bad(where, key, fmt::format("must be finite (got {})", x));
     if (x < lo || x > hi || (lo_open && x == lo))
       bad(where, key, fmt::format("must be in {}{}, {}] (got {})", lo_open ? "(" : "[", lo, hi, x));
@@ -138,12 +160,14 @@ std::string string_value(const Value& v, const std::string& where, const std::st
 
 template <class Ref>
 KeySpec string_key(std::string key, std::string doc, Ref ref) {
-  return make_key(std::move(key), "string", std::move(doc), ref, string_value, [](const std::string& x) { return x; });
+  return make_key(std::move(key), "string", std::move(doc), ref, string_value,
+                  [](const std::string& x) { return x; });
 }
 
 // A string naming one of `names` (in the TOML), held as its index: an enum or a group index.
 template <class T, std::size_t N, class Ref>
-KeySpec choice_key(std::string key, std::string doc, Ref ref, const std::array<std::string_view, N>& names) {
+KeySpec choice_key(std::string key, std::string doc, Ref ref,
+                   const std::array<std::string_view, N>& names) {
   auto parse = [names](const Value& v, const std::string& where, const std::string& key) {
     const std::string str = string_value(v, where, key);
     for (std::size_t i = 0; i < N; ++i)
@@ -164,13 +188,18 @@ template <class Ref>
 KeySpec slot_list_key(std::string key, std::string doc, Ref ref) {
   auto parse = [](const Value& v, const std::string& where, const std::string& key) {
     std::vector<std::int64_t> list;
-    if (auto* l = std::get_if<std::vector<std::int64_t>>(&v)) list = *l;
-    else if (auto* one = std::get_if<std::int64_t>(&v)) list = {*one};
-    else if (auto* str = std::get_if<std::vector<std::string>>(&v); str && str->empty()) list = {};
-    else bad(where, key, fmt::format("must be an array of slot indices (got {})", describe(v)));
+    if (auto* l = std::get_if<std::vector<std::int64_t>>(&v))
+      list = *l;
+    else if (auto* one = std::get_if<std::int64_t>(&v))
+      list = {*one};
+    else if (auto* str = std::get_if<std::vector<std::string>>(&v); str && str->empty())
+      list = {};
+    else
+      bad(where, key, fmt::format("must be an array of slot indices (got {})", describe(v)));
     std::vector<int> out;
     for (auto i : list) {
-      if (i < 0 || i >= kSlotCount) bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kSlotCount - 1));
+      if (i < 0 || i >= kSlotCount)
+        bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kSlotCount - 1));
       out.push_back(static_cast<int>(i));
     }
     return out;
@@ -185,7 +214,8 @@ KeySpec slot_list_key(std::string key, std::string doc, Ref ref) {
 
 template <class Ref>
 KeySpec string_list_key(std::string key, std::string doc, Ref ref) {
-  auto parse = [](const Value& v, const std::string& where, const std::string& key) -> std::vector<std::string> {
+  auto parse = [](const Value& v, const std::string& where,
+                  const std::string& key) -> std::vector<std::string> {
     if (auto* l = std::get_if<std::vector<std::string>>(&v)) return *l;
     if (auto* one = std::get_if<std::string>(&v)) return {*one};
     if (auto* e = std::get_if<std::vector<std::int64_t>>(&v); e && e->empty()) return {};
@@ -202,7 +232,8 @@ KeySpec string_list_key(std::string key, std::string doc, Ref ref) {
 constexpr double kInf = std::numeric_limits<double>::max();
 constexpr auto kGroupNames = [] {
   std::array<std::string_view, kGroupCount> n{};
-  for (int g = 0; g < kGroupCount; ++g) n[static_cast<std::size_t>(g)] = kParamGroups[static_cast<std::size_t>(g)];
+  for (int g = 0; g < kGroupCount; ++g)
+    n[static_cast<std::size_t>(g)] = kParamGroups[static_cast<std::size_t>(g)];
   return n;
 }();
 constexpr std::int64_t kBig = 1'000'000'000;
@@ -210,10 +241,12 @@ constexpr std::int64_t kBig = 1'000'000'000;
 std::vector<KeySpec> build_specs() {
   std::vector<KeySpec> k;
   // [run]
-  k.push_back(int_key("run.folds", "number of walk-forward folds",
-                      [](auto& c) -> auto& { return c.run.folds; }, 1, 100000));
-  k.push_back(int_key("run.steps_per_fold", "training steps per fold",
-                      [](auto& c) -> auto& { return c.run.steps_per_fold; }, 1, kBig));
+  k.push_back(int_key(
+      "run.folds", "number of walk-forward folds", [](auto& c) -> auto& { return c.run.folds; }, 1,
+      100000));
+  k.push_back(int_key(
+      "run.steps_per_fold", "training steps per fold",
+      [](auto& c) -> auto& { return c.run.steps_per_fold; }, 1, kBig));
   {
     KeySpec s;
     s.info = {"run.seed", "integer", "1",
@@ -229,142 +262,181 @@ std::vector<KeySpec> build_specs() {
     };
     k.push_back(std::move(s));
   }
-  k.push_back(bool_key("run.reinit_per_fold",
-                       "re-initialise the network at every fold (default: weights carry over)",
-                       [](auto& c) -> auto& { return c.run.reinit_per_fold; }));
+  k.push_back(bool_key(
+      "run.reinit_per_fold",
+      "re-initialise the network at every fold (default: weights carry over)",
+      [](auto& c) -> auto& { return c.run.reinit_per_fold; }));
   // [data]
-  k.push_back(enum_key<DataSource>("data.source", "where bars come from: \"synthetic\" or \"csv\"",
-                                   [](auto& c) -> auto& { return c.data.source; }));
-  k.push_back(string_key("data.csv",
-                         "CSV file (timestamp,open,high,low,close,volume) when data.source = \"csv\"",
-                         [](auto& c) -> auto& { return c.data.csv; }));
-  k.push_back(int_key("data.bars", "length of the synthetic bar series",
-                      [](auto& c) -> auto& { return c.data.bars; }, 16, kBig));
-  k.push_back(bool_key("data.keep_bad_rows",
-                       "keep non-finite bar values instead of rejecting the file",
-                       [](auto& c) -> auto& { return c.data.keep_bad_rows; }));
-  k.push_back(float_key("data.garch_omega", "GARCH(1,1) constant term of the variance",
-                        [](auto& c) -> auto& { return c.data.garch_omega; }, 0, 1, true));
-  k.push_back(float_key("data.garch_alpha", "GARCH(1,1) weight of the last squared return",
-                        [](auto& c) -> auto& { return c.data.garch_alpha; }, 0, 1));
-  k.push_back(float_key("data.garch_beta", "GARCH(1,1) weight of the last variance",
-                        [](auto& c) -> auto& { return c.data.garch_beta; }, 0, 1));
-  k.push_back(float_key("data.student_nu", "degrees of freedom of the Student-t innovations",
-                        [](auto& c) -> auto& { return c.data.student_nu; }, 2, 1e6, true));
-  k.push_back(float_key("data.jump_prob", "probability of a jump per bar",
-                        [](auto& c) -> auto& { return c.data.jump_prob; }, 0, 1));
-  k.push_back(float_key("data.jump_scale", "standard deviation of a jump's log return",
-                        [](auto& c) -> auto& { return c.data.jump_scale; }, 0, 10));
-  k.push_back(int_key("data.n_step", "n of the n-step return",
-                      [](auto& c) -> auto& { return c.data.n_step; }, 1, 64));
-  k.push_back(float_key("data.reward_scale", "multiplies every reward",
-                        [](auto& c) -> auto& { return c.data.reward_scale; }, 0, 1e6, true));
-  k.push_back(float_key("data.cost", "transaction cost per unit of position change",
-                        [](auto& c) -> auto& { return c.data.cost; }, 0, 1));
-  k.push_back(float_key("data.behaviour_epsilon",
-                        "probability that the behaviour policy acts at random",
-                        [](auto& c) -> auto& { return c.data.behaviour_epsilon; }, 0, 1));
-  k.push_back(int_key("data.corrupt_bar",
-                      "synthetic bar whose close is set to NaN (-1: none; needs data.keep_bad_rows)",
-                      [](auto& c) -> auto& { return c.data.corrupt_bar; }, -1, kBig));
+  k.push_back(enum_key<DataSource>(
+      "data.source", "where bars come from: \"synthetic\" or \"csv\"",
+      [](auto& c) -> auto& { return c.data.source; }));
+  k.push_back(string_key(
+      "data.csv", "CSV file (timestamp,open,high,low,close,volume) when data.source = \"csv\"",
+      [](auto& c) -> auto& { return c.data.csv; }));
+  k.push_back(int_key(
+      "data.bars", "length of the synthetic bar series",
+      [](auto& c) -> auto& { return c.data.bars; }, 16, kBig));
+  k.push_back(bool_key(
+      "data.keep_bad_rows", "keep non-finite bar values instead of rejecting the file",
+      [](auto& c) -> auto& { return c.data.keep_bad_rows; }));
+  k.push_back(float_key(
+      "data.garch_omega", "GARCH(1,1) constant term of the variance",
+      [](auto& c) -> auto& { return c.data.garch_omega; }, 0, 1, true));
+  k.push_back(float_key(
+      "data.garch_alpha", "GARCH(1,1) weight of the last squared return",
+      [](auto& c) -> auto& { return c.data.garch_alpha; }, 0, 1));
+  k.push_back(float_key(
+      "data.garch_beta", "GARCH(1,1) weight of the last variance",
+      [](auto& c) -> auto& { return c.data.garch_beta; }, 0, 1));
+  k.push_back(float_key(
+      "data.student_nu", "degrees of freedom of the Student-t innovations",
+      [](auto& c) -> auto& { return c.data.student_nu; }, 2, 1e6, true));
+  k.push_back(float_key(
+      "data.jump_prob", "probability of a jump per bar",
+      [](auto& c) -> auto& { return c.data.jump_prob; }, 0, 1));
+  k.push_back(float_key(
+      "data.jump_scale", "standard deviation of a jump's log return",
+      [](auto& c) -> auto& { return c.data.jump_scale; }, 0, 10));
+  k.push_back(int_key(
+      "data.n_step", "n of the n-step return", [](auto& c) -> auto& { return c.data.n_step; }, 1,
+      64));
+  k.push_back(float_key(
+      "data.reward_scale", "multiplies every reward",
+      [](auto& c) -> auto& { return c.data.reward_scale; }, 0, 1e6, true));
+  k.push_back(float_key(
+      "data.cost", "transaction cost per unit of position change",
+      [](auto& c) -> auto& { return c.data.cost; }, 0, 1));
+  k.push_back(float_key(
+      "data.behaviour_epsilon", "probability that the behaviour policy acts at random",
+      [](auto& c) -> auto& { return c.data.behaviour_epsilon; }, 0, 1));
+  k.push_back(int_key(
+      "data.corrupt_bar",
+      "synthetic bar whose close is set to NaN (-1: none; needs data.keep_bad_rows)",
+      [](auto& c) -> auto& { return c.data.corrupt_bar; }, -1, kBig));
   // [model]
-  k.push_back(int_key("model.batch", "batch size B",
-                      [](auto& c) -> auto& { return c.model.batch; }, 1, 65536));
-  k.push_back(int_key("model.hidden", "trunk width H",
-                      [](auto& c) -> auto& { return c.model.hidden; }, 1, 16384));
-  k.push_back(int_key("model.bottleneck", "bottleneck width Z",
-                      [](auto& c) -> auto& { return c.model.bottleneck; }, 1, 16384));
-  k.push_back(int_key("model.atoms", "C51 atoms",
-                      [](auto& c) -> auto& { return c.model.atoms; }, 2, 1001));
-  k.push_back(float_key("model.v_min", "lowest atom of the C51 support",
-                        [](auto& c) -> auto& { return c.model.v_min; }, -1e6, 1e6));
-  k.push_back(float_key("model.v_max", "highest atom of the C51 support",
-                        [](auto& c) -> auto& { return c.model.v_max; }, -1e6, 1e6));
-  k.push_back(float_key("model.gamma", "discount factor",
-                        [](auto& c) -> auto& { return c.model.gamma; }, 0, 1, true));
-  k.push_back(int_key("model.iqn_n", "IQN quantile samples N (online, on s)",
-                      [](auto& c) -> auto& { return c.model.iqn_n; }, 1, 1024));
-  k.push_back(int_key("model.iqn_n_target", "IQN quantile samples N' (target, on s')",
-                      [](auto& c) -> auto& { return c.model.iqn_n_target; }, 1, 1024));
-  k.push_back(int_key("model.iqn_k", "IQN samples K for the greedy action on s'",
-                      [](auto& c) -> auto& { return c.model.iqn_k; }, 1, 1024));
-  k.push_back(int_key("model.iqn_cos", "IQN cosine features n_cos",
-                      [](auto& c) -> auto& { return c.model.iqn_cos; }, 1, 1024));
-  k.push_back(float_key("model.kappa", "quantile Huber threshold kappa",
-                        [](auto& c) -> auto& { return c.model.kappa; }, 0, 1e6, true));
-  k.push_back(int_key("model.ensemble", "ensemble value heads E",
-                      [](auto& c) -> auto& { return c.model.ensemble; }, 1, 64));
-  k.push_back(int_key("model.aux_hidden", "aux next-bar head hidden width",
-                      [](auto& c) -> auto& { return c.model.aux_hidden; }, 1, 16384));
-  k.push_back(enum_key<Precision>("model.precision",
-                                  "CPU backend storage: \"float32\" (matches the GPU) or \"float64\"",
-                                  [](auto& c) -> auto& { return c.model.precision; }));
+  k.push_back(int_key(
+      "model.batch", "batch size B", [](auto& c) -> auto& { return c.model.batch; }, 1, 65536));
+  k.push_back(int_key(
+      "model.hidden", "trunk width H", [](auto& c) -> auto& { return c.model.hidden; }, 1, 16384));
+  k.push_back(int_key(
+      "model.bottleneck", "bottleneck width Z", [](auto& c) -> auto& { return c.model.bottleneck; },
+      1, 16384));
+  k.push_back(int_key(
+      "model.atoms", "C51 atoms", [](auto& c) -> auto& { return c.model.atoms; }, 2, 1001));
+  k.push_back(float_key(
+      "model.v_min", "lowest atom of the C51 support",
+      [](auto& c) -> auto& { return c.model.v_min; }, -1e6, 1e6));
+  k.push_back(float_key(
+      "model.v_max", "highest atom of the C51 support",
+      [](auto& c) -> auto& { return c.model.v_max; }, -1e6, 1e6));
+  k.push_back(float_key(
+      "model.gamma", "discount factor", [](auto& c) -> auto& { return c.model.gamma; }, 0, 1,
+      true));
+  k.push_back(int_key(
+      "model.iqn_n", "IQN quantile samples N (online, on s)",
+      [](auto& c) -> auto& { return c.model.iqn_n; }, 1, 1024));
+  k.push_back(int_key(
+      "model.iqn_n_target", "IQN quantile samples N' (target, on s')",
+      [](auto& c) -> auto& { return c.model.iqn_n_target; }, 1, 1024));
+  k.push_back(int_key(
+      "model.iqn_k", "IQN samples K for the greedy action on s'",
+      [](auto& c) -> auto& { return c.model.iqn_k; }, 1, 1024));
+  k.push_back(int_key(
+      "model.iqn_cos", "IQN cosine features n_cos",
+      [](auto& c) -> auto& { return c.model.iqn_cos; }, 1, 1024));
+  k.push_back(float_key(
+      "model.kappa", "quantile Huber threshold kappa",
+      [](auto& c) -> auto& { return c.model.kappa; }, 0, 1e6, true));
+  k.push_back(int_key(
+      "model.ensemble", "ensemble value heads E", [](auto& c) -> auto& { return c.model.ensemble; },
+      1, 64));
+  k.push_back(int_key(
+      "model.aux_hidden", "aux next-bar head hidden width",
+      [](auto& c) -> auto& { return c.model.aux_hidden; }, 1, 16384));
+  k.push_back(enum_key<Precision>(
+      "model.precision", "CPU backend storage: \"float32\" (matches the GPU) or \"float64\"",
+      [](auto& c) -> auto& { return c.model.precision; }));
   // [loss]
-  k.push_back(float_key("loss.lambda_mse", "weight of the expected-Q MSE term",
-                        [](auto& c) -> auto& { return c.loss.lambda_mse; }, 0, 1e6));
-  k.push_back(float_key("loss.alpha_cql", "weight alpha of the CQL term (inside the term)",
-                        [](auto& c) -> auto& { return c.loss.alpha_cql; }, 0, 1e6));
-  k.push_back(float_key("loss.lambda_iqn", "weight of the IQN loss; 0 removes the IQN head",
-                        [](auto& c) -> auto& { return c.loss.lambda_iqn; }, 0, 1e6));
-  k.push_back(float_key("loss.lambda_aux", "weight of the aux next-bar loss",
-                        [](auto& c) -> auto& { return c.loss.lambda_aux; }, 0, 1e6));
-  k.push_back(float_key("loss.lambda_ens", "weight of the ensemble cross-entropy",
-                        [](auto& c) -> auto& { return c.loss.lambda_ens; }, 0, 1e6));
-  k.push_back(enum_key<C51Form>("loss.c51_form",
-                         "\"cross_entropy\" (-sum m log p) or \"kl_unmasked\" (sum m (log m - log p), "
-                         "0 log 0 left unmasked)",
-                         [](auto& c) -> auto& { return c.loss.c51_form; }));
+  k.push_back(float_key(
+      "loss.lambda_mse", "weight of the expected-Q MSE term",
+      [](auto& c) -> auto& { return c.loss.lambda_mse; }, 0, 1e6));
+  k.push_back(float_key(
+      "loss.alpha_cql", "weight alpha of the CQL term (inside the term)",
+      [](auto& c) -> auto& { return c.loss.alpha_cql; }, 0, 1e6));
+  k.push_back(float_key(
+      "loss.lambda_iqn", "weight of the IQN loss; 0 removes the IQN head",
+      [](auto& c) -> auto& { return c.loss.lambda_iqn; }, 0, 1e6));
+  k.push_back(float_key(
+      "loss.lambda_aux", "weight of the aux next-bar loss",
+      [](auto& c) -> auto& { return c.loss.lambda_aux; }, 0, 1e6));
+  k.push_back(float_key(
+      "loss.lambda_ens", "weight of the ensemble cross-entropy",
+      [](auto& c) -> auto& { return c.loss.lambda_ens; }, 0, 1e6));
+  k.push_back(enum_key<C51Form>(
+      "loss.c51_form",
+      "\"cross_entropy\" (-sum m log p) or \"kl_unmasked\" (sum m (log m - log p), "
+      "0 log 0 left unmasked)",
+      [](auto& c) -> auto& { return c.loss.c51_form; }));
   // [optim]
-  k.push_back(float_key("optim.lr", "Adam learning rate",
-                        [](auto& c) -> auto& { return c.optim.lr; }, 0, 1e30, true));
-  k.push_back(float_key("optim.beta1", "Adam beta1",
-                        [](auto& c) -> auto& { return c.optim.beta1; }, 0, 0.999999));
-  k.push_back(float_key("optim.beta2", "Adam beta2",
-                        [](auto& c) -> auto& { return c.optim.beta2; }, 0, 0.999999999));
-  k.push_back(float_key("optim.eps", "Adam epsilon",
-                        [](auto& c) -> auto& { return c.optim.eps; }, 0, 1, true));
-  k.push_back(float_key("optim.max_grad_norm", "global gradient-norm clip; 0 turns clipping off",
-                        [](auto& c) -> auto& { return c.optim.max_grad_norm; }, 0, kInf));
-  k.push_back(int_key("optim.target_sync", "steps between target-network syncs",
-                      [](auto& c) -> auto& { return c.optim.target_sync; }, 1, kBig));
+  k.push_back(float_key(
+      "optim.lr", "Adam learning rate", [](auto& c) -> auto& { return c.optim.lr; }, 0, 1e30,
+      true));
+  k.push_back(float_key(
+      "optim.beta1", "Adam beta1", [](auto& c) -> auto& { return c.optim.beta1; }, 0, 0.999999));
+  k.push_back(float_key(
+      "optim.beta2", "Adam beta2", [](auto& c) -> auto& { return c.optim.beta2; }, 0, 0.999999999));
+  k.push_back(float_key(
+      "optim.eps", "Adam epsilon", [](auto& c) -> auto& { return c.optim.eps; }, 0, 1, true));
+  k.push_back(float_key(
+      "optim.max_grad_norm", "global gradient-norm clip; 0 turns clipping off",
+      [](auto& c) -> auto& { return c.optim.max_grad_norm; }, 0, kInf));
+  k.push_back(int_key(
+      "optim.target_sync", "steps between target-network syncs",
+      [](auto& c) -> auto& { return c.optim.target_sync; }, 1, kBig));
   for (int g = 0; g < kGroupCount; ++g) {
     std::string name = kParamGroups[g];
-    k.push_back(float_key("optim.lr_mult." + name,
-                          "learning-rate multiplier of the " + name + " parameter group",
-                          [g](auto& c) -> auto& { return c.optim.lr_mult[g]; }, 0, 1e38));
+    k.push_back(float_key(
+        "optim.lr_mult." + name, "learning-rate multiplier of the " + name + " parameter group",
+        [g](auto& c) -> auto& { return c.optim.lr_mult[g]; }, 0, 1e38));
   }
   // [init]
-  k.push_back(float_key("init.iqn_out_scale", "multiplies the initial IQN output weights iqn.out.w",
-                        [](auto& c) -> auto& { return c.init.iqn_out_scale; }, 0, 1e40));
-  k.push_back(float_key("init.encoder_bias", "initial value of the encoder biases b1 and b2",
-                        [](auto& c) -> auto& { return c.init.encoder_bias; }, -1e30, 1e30));
+  k.push_back(float_key(
+      "init.iqn_out_scale", "multiplies the initial IQN output weights iqn.out.w",
+      [](auto& c) -> auto& { return c.init.iqn_out_scale; }, 0, 1e40));
+  k.push_back(float_key(
+      "init.encoder_bias", "initial value of the encoder biases b1 and b2",
+      [](auto& c) -> auto& { return c.init.encoder_bias; }, -1e30, 1e30));
   // [sentinel]
-  k.push_back(slot_list_key("sentinel.undefer",
-                            "slot indices taken out of the deferred state (slot 31 starts deferred)",
-                            [](auto& c) -> auto& { return c.sentinel.undefer; }));
-  k.push_back(slot_list_key("sentinel.disabled", "slot indices whose checks are turned off",
-                            [](auto& c) -> auto& { return c.sentinel.disabled; }));
+  k.push_back(slot_list_key(
+      "sentinel.undefer", "slot indices taken out of the deferred state (slot 31 starts deferred)",
+      [](auto& c) -> auto& { return c.sentinel.undefer; }));
+  k.push_back(slot_list_key(
+      "sentinel.disabled", "slot indices whose checks are turned off",
+      [](auto& c) -> auto& { return c.sentinel.disabled; }));
   // [halt]
-  k.push_back(enum_key<HaltOnFire>("halt.on_fire",
-                         "\"fold_end\": halt at the end of a fold in which anything fired; \"step\": "
-                         "after the first step in which anything fired; \"never\"",
-                         [](auto& c) -> auto& { return c.halt.on_fire; }));
-  k.push_back(float_key("halt.collapse_eps",
-                        "grad-collapse halt: the group's gradient norm stays below this",
-                        [](auto& c) -> auto& { return c.halt.collapse_eps; }, 0, kInf));
-  k.push_back(int_key("halt.collapse_patience",
-                      "grad-collapse halt: for this many consecutive steps (0 turns it off)",
-                      [](auto& c) -> auto& { return c.halt.collapse_patience; }, 0, kBig));
-  k.push_back(choice_key<int>("halt.collapse_group", "grad-collapse halt: the parameter group watched",
-                              [](auto& c) -> auto& { return c.halt.collapse_group; }, kGroupNames));
+  k.push_back(enum_key<HaltOnFire>(
+      "halt.on_fire",
+      "\"fold_end\": halt at the end of a fold in which anything fired; \"step\": "
+      "after the first step in which anything fired; \"never\"",
+      [](auto& c) -> auto& { return c.halt.on_fire; }));
+  k.push_back(float_key(
+      "halt.collapse_eps", "grad-collapse halt: the group's gradient norm stays below this",
+      [](auto& c) -> auto& { return c.halt.collapse_eps; }, 0, kInf));
+  k.push_back(int_key(
+      "halt.collapse_patience",
+      "grad-collapse halt: for this many consecutive steps (0 turns it off)",
+      [](auto& c) -> auto& { return c.halt.collapse_patience; }, 0, kBig));
+  k.push_back(choice_key<int>(
+      "halt.collapse_group", "grad-collapse halt: the parameter group watched",
+      [](auto& c) -> auto& { return c.halt.collapse_group; }, kGroupNames));
   // [guard]
-  k.push_back(bool_key("guard.enabled",
-                       "skip the optimizer update of any step in which a slot fired",
-                       [](auto& c) -> auto& { return c.guard.enabled; }));
+  k.push_back(bool_key(
+      "guard.enabled", "skip the optimizer update of any step in which a slot fired",
+      [](auto& c) -> auto& { return c.guard.enabled; }));
   // [inject]
-  k.push_back(string_list_key("inject.faults",
-                              "fault injections, each TARGET@FOLD:STEP[:KIND[:ELEMENT]] as --inject",
-                              [](auto& c) -> auto& { return c.inject.faults; }));
+  k.push_back(string_list_key(
+      "inject.faults", "fault injections, each TARGET@FOLD:STEP[:KIND[:ELEMENT]] as --inject",
+      [](auto& c) -> auto& { return c.inject.faults; }));
   return k;
 }
 
@@ -396,9 +468,12 @@ std::optional<Value> to_value(const toml::node& n) {
     std::vector<std::int64_t> ints;
     std::vector<std::string> strings;
     for (const auto& e : *arr) {
-      if (auto i = e.as_integer()) ints.push_back(i->get());
-      else if (auto str = e.as_string()) strings.push_back(str->get());
-      else return std::nullopt;
+      if (auto i = e.as_integer())
+        ints.push_back(i->get());
+      else if (auto str = e.as_string())
+        strings.push_back(str->get());
+      else
+        return std::nullopt;
     }
     if (!ints.empty() && !strings.empty()) return std::nullopt;
     if (!strings.empty()) return Value{strings};
@@ -444,7 +519,9 @@ struct ConfigBuilder::State {
 };
 
 ConfigBuilder::ConfigBuilder() : state_(new State) {}
-ConfigBuilder::~ConfigBuilder() { delete state_; }
+ConfigBuilder::~ConfigBuilder() {
+  delete state_;
+}
 
 void ConfigBuilder::load_text(const std::string& text, const std::string& origin) {
   toml::table table;
@@ -458,7 +535,8 @@ void ConfigBuilder::load_text(const std::string& text, const std::string& origin
 }
 
 void ConfigBuilder::load_file(const std::string& path) {
-  check_input_file(path, "config file", std::uintmax_t{16} << 20);  // 16 MiB of TOML is not a config
+  check_input_file(path, "config file",
+                   std::uintmax_t{16} << 20);  // 16 MiB of TOML is not a config
   std::ifstream in(path);
   if (!in) throw IoError(fmt::format("{}: cannot open config file", path));
   std::stringstream ss;
@@ -499,11 +577,13 @@ Config ConfigBuilder::build() const {
     bad(where("data.csv"), "data.csv", "is required when data.source = \"csv\"");
   if (c.data.corrupt_bar >= c.data.bars)
     bad(where("data.corrupt_bar"), "data.corrupt_bar",
-        fmt::format("bar {} is beyond the series (data.bars = {})", c.data.corrupt_bar, c.data.bars));
+        fmt::format("bar {} is beyond the series (data.bars = {})", c.data.corrupt_bar,
+                    c.data.bars));
   for (int s : c.sentinel.undefer)
     if (!slot_info(s).starts_deferred)
       bad(where("sentinel.undefer"), "sentinel.undefer",
-          fmt::format("slot {} is not deferred (only slot {} starts deferred)", s, deferred_slots_text()));
+          fmt::format("slot {} is not deferred (only slot {} starts deferred)", s,
+                      deferred_slots_text()));
   return c;
 }
 

@@ -8,8 +8,8 @@ namespace nanscope {
 enum class EventKind { FirstFire, HaltNan, HaltGradCollapse, Breakpoint, Manual };
 template <>
 struct EnumNames<EventKind> {
-  static constexpr std::array<std::string_view, 5> kNames = {"first_fire", "halt_nan", "halt_grad_collapse",
-                                                            "breakpoint", "manual"};
+  static constexpr std::array<std::string_view, 5> kNames = {
+      "first_fire", "halt_nan", "halt_grad_collapse", "breakpoint", "manual"};
 };
 
 }  // namespace nanscope

@@ -11,6 +11,7 @@
 namespace nanscope {
 
 // `what`: "config file", "CSV file", ... for the messages. Returns the file's size in bytes.
-std::uintmax_t check_input_file(const std::string& path, const char* what, std::uintmax_t max_bytes);
+std::uintmax_t check_input_file(const std::string& path, const char* what,
+                                std::uintmax_t max_bytes);
 
 }  // namespace nanscope

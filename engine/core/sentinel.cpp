@@ -14,11 +14,16 @@ std::vector<std::string> kind_names(std::uint8_t kinds) {
 
 const char* state_name(SlotState s) {
   switch (s) {
-    case SlotState::Clean: return "clean";
-    case SlotState::Fired: return "fired";
-    case SlotState::Absent: return "absent";
-    case SlotState::Deferred: return "deferred";
-    case SlotState::Disabled: return "disabled";
+    case SlotState::Clean:
+      return "clean";
+    case SlotState::Fired:
+      return "fired";
+    case SlotState::Absent:
+      return "absent";
+    case SlotState::Deferred:
+      return "deferred";
+    case SlotState::Disabled:
+      return "disabled";
   }
   return "?";
 }
@@ -39,8 +44,9 @@ SlotSetup slot_setup(const Config& c) {
   for (const auto& info : slot_table())
     if (info.starts_deferred) {
       s.state[info.index] = SlotState::Deferred;
-      s.reason[info.index] = "deferred until the ensemble's guards are verified; sentinel.undefer = [" +
-                             std::to_string(info.index) + "] checks it";
+      s.reason[info.index] =
+          "deferred until the ensemble's guards are verified; sentinel.undefer = [" +
+          std::to_string(info.index) + "] checks it";
     }
   for (int i : c.sentinel.undefer) {
     s.state[i] = SlotState::Clean;
@@ -73,7 +79,9 @@ ScanResult scan_nonfinite(const T* data, std::size_t count) {
 template ScanResult scan_nonfinite<float>(const float*, std::size_t);
 template ScanResult scan_nonfinite<double>(const double*, std::size_t);
 
-SentinelBank::SentinelBank(SlotSetup setup) : setup_(std::move(setup)) { begin_fold(0); }
+SentinelBank::SentinelBank(SlotSetup setup) : setup_(std::move(setup)) {
+  begin_fold(0);
+}
 
 void SentinelBank::begin_fold(int fold) {
   fold_ = fold;
@@ -108,7 +116,9 @@ bool SentinelBank::record(int slot, const ScanResult& r) {
   return false;
 }
 
-void SentinelBank::end_step() { history_.push_back(step_flags_); }
+void SentinelBank::end_step() {
+  history_.push_back(step_flags_);
+}
 
 void SentinelBank::set_checked(int slot, bool on) {
   SlotState& s = setup_.state[static_cast<std::size_t>(slot)];
@@ -129,7 +139,8 @@ void derive_entries(FoldFlags& f) {
   if (earliest >= 0) {
     int best = -1;
     for (int i = 0; i < kSlotCount; ++i)
-      if (f.slots[i].first_step == earliest && (best < 0 || slot_info(i).rank < slot_info(best).rank))
+      if (f.slots[i].first_step == earliest &&
+          (best < 0 || slot_info(i).rank < slot_info(best).rank))
         best = i;
     f.entry_slot = best;
     f.entry_step = static_cast<int>(earliest);

@@ -18,7 +18,13 @@ enum KindBits : std::uint8_t { kKindNaN = 1, kKindPosInf = 2, kKindNegInf = 4 };
 std::vector<std::string> kind_names(std::uint8_t kinds);  // {"nan", "posinf", "neginf"} subset
 
 // Slot states with their HDF5 codes.
-enum class SlotState : std::uint8_t { Clean = 0, Fired = 1, Absent = 2, Deferred = 3, Disabled = 4 };
+enum class SlotState : std::uint8_t {
+  Clean = 0,
+  Fired = 1,
+  Absent = 2,
+  Deferred = 3,
+  Disabled = 4
+};
 const char* state_name(SlotState s);
 
 // What a check of a run's slot does before anything fired: Clean means "checked".
@@ -32,7 +38,7 @@ SlotSetup slot_setup(const Config& config);
 // Result of scanning one buffer. Reads only; never writes the buffer.
 struct ScanResult {
   std::uint8_t kinds = 0;
-  std::int64_t count = 0;            // non-finite elements
+  std::int64_t count = 0;  // non-finite elements
   std::int64_t first_bad_index = -1;
 };
 template <class T>
@@ -41,10 +47,10 @@ ScanResult scan_nonfinite(const T* data, std::size_t count);
 // Per slot in a fold.
 struct SlotRecord {
   SlotState state = SlotState::Clean;
-  std::uint8_t kinds = 0;       // sticky OR of the kinds seen in the fold
-  std::int64_t first_step = -1; // step of first fire within the fold
-  std::int64_t count = 0;       // non-finite elements at first fire
-  int exec_position = -1;       // position of the check in that step's execution order
+  std::uint8_t kinds = 0;        // sticky OR of the kinds seen in the fold
+  std::int64_t first_step = -1;  // step of first fire within the fold
+  std::int64_t count = 0;        // non-finite elements at first fire
+  int exec_position = -1;        // position of the check in that step's execution order
 };
 
 // The backward stage a first firing check of bw_d_h_s2 names: "main", "aux" or "iqn" (slot 33, 34,

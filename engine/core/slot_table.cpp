@@ -6,21 +6,31 @@ namespace nanscope {
 
 std::string_view phase_name(Phase p) {
   switch (p) {
-    case Phase::Sample: return "sample";
-    case Phase::Forward: return "forward";
-    case Phase::BackwardMain: return "backward.main";
-    case Phase::BackwardAux: return "backward.aux";
-    case Phase::BackwardIqn: return "backward.iqn";
-    case Phase::BackwardEncoder: return "backward.encoder";
-    case Phase::ChecksPostBackward: return "checks.post_backward";
-    case Phase::Optimizer: return "optimizer";
+    case Phase::Sample:
+      return "sample";
+    case Phase::Forward:
+      return "forward";
+    case Phase::BackwardMain:
+      return "backward.main";
+    case Phase::BackwardAux:
+      return "backward.aux";
+    case Phase::BackwardIqn:
+      return "backward.iqn";
+    case Phase::BackwardEncoder:
+      return "backward.encoder";
+    case Phase::ChecksPostBackward:
+      return "checks.post_backward";
+    case Phase::Optimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 namespace {
 using P = Phase;
-constexpr std::uint64_t S(std::initializer_list<int> slots) { return slot_bits(slots); }
+constexpr std::uint64_t S(std::initializer_list<int> slots) {
+  return slot_bits(slots);
+}
 constexpr std::string_view kEnd = "end of backward (fire once)";
 // clang-format off
 constexpr std::array<SlotInfo, kSlotCount> kTable = {{
@@ -64,9 +74,13 @@ constexpr std::array<SlotInfo, kSlotCount> kTable = {{
 // clang-format on
 }  // namespace
 
-const std::array<SlotInfo, kSlotCount>& slot_table() { return kTable; }
+const std::array<SlotInfo, kSlotCount>& slot_table() {
+  return kTable;
+}
 
-const SlotInfo& slot_info(int index) { return kTable.at(static_cast<std::size_t>(index)); }
+const SlotInfo& slot_info(int index) {
+  return kTable.at(static_cast<std::size_t>(index));
+}
 
 std::string deferred_slots_text() {
   std::string out;
@@ -79,7 +93,8 @@ std::string slot_markdown_row(const SlotInfo& s) {
   std::string condition = s.iqn_only ? "IQN head present" : "always";
   if (s.starts_deferred) condition += "; starts deferred";
   std::string consumers;
-  for (int c : slots_of(s.consumers)) consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
+  for (int c : slots_of(s.consumers))
+    consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
   if (consumers.empty()) consumers = "none";
   std::string row = "| " + std::to_string(s.index) + " | `" + std::string(s.name) + "` | " +
                     std::string(phase_name(s.phase)) + " | " + std::string(s.call_site) + " | " +

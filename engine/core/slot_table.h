@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nanscope {
 
@@ -29,12 +29,42 @@ inline constexpr int kPhaseCount = 8;
 std::string_view phase_name(Phase p);  // "sample", "forward", "backward.main", ...
 
 enum Slot : int {
-  kBatch = 0, kHS1, kHS2, kBnZ, kValueLogits, kAdvLogits, kLogProbs, kTargetLogProbs,
-  kProjTarget, kC51Loss, kQExpected, kCqlLse, kIqnTau, kIqnPhi, kIqnQuantiles,
-  kIqnTargetQuantiles, kIqnLoss, kAuxPredNb, kAuxLoss, kEnsembleLogits, kTotalLoss,
-  kGradNorm, kAdamMoments, kParams, kDValueLogits, kDAdvLogits, kIqnTrunkM, kIqnDHS2,
-  kDBranchLogits, kCqlDValueLogits, kAuxDHS2Nb, kEnsembleDLogits, kBnDConcat,
-  kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn,
+  kBatch = 0,
+  kHS1,
+  kHS2,
+  kBnZ,
+  kValueLogits,
+  kAdvLogits,
+  kLogProbs,
+  kTargetLogProbs,
+  kProjTarget,
+  kC51Loss,
+  kQExpected,
+  kCqlLse,
+  kIqnTau,
+  kIqnPhi,
+  kIqnQuantiles,
+  kIqnTargetQuantiles,
+  kIqnLoss,
+  kAuxPredNb,
+  kAuxLoss,
+  kEnsembleLogits,
+  kTotalLoss,
+  kGradNorm,
+  kAdamMoments,
+  kParams,
+  kDValueLogits,
+  kDAdvLogits,
+  kIqnTrunkM,
+  kIqnDHS2,
+  kDBranchLogits,
+  kCqlDValueLogits,
+  kAuxDHS2Nb,
+  kEnsembleDLogits,
+  kBnDConcat,
+  kBwDHS2Main,
+  kBwDHS2Aux,
+  kBwDHS2Iqn,
 };
 
 struct SlotInfo {

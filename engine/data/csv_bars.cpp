@@ -19,7 +19,8 @@ constexpr const char* kColumns[] = {"timestamp", "open", "high", "low", "close",
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -67,13 +68,15 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
     if (!read_line(in, text, too_long)) return false;
     ++line_no;
     if (too_long)
-      throw DataError(fmt::format("{}:{}: line longer than {} bytes (not a CSV of bars?)", path, line_no,
-                                  kMaxLineBytes));
+      throw DataError(fmt::format("{}:{}: line longer than {} bytes (not a CSV of bars?)", path,
+                                  line_no, kMaxLineBytes));
     return true;
   };
   if (!next_line())
-    throw DataError(fmt::format("{}:1: empty file (expected the header "
-                                "timestamp,open,high,low,close,volume)", path));
+    throw DataError(
+        fmt::format("{}:1: empty file (expected the header "
+                    "timestamp,open,high,low,close,volume)",
+                    path));
   {
     std::string_view header = trim(text);
     if (header.substr(0, 3) == "\xEF\xBB\xBF")
@@ -81,15 +84,17 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
     std::size_t start = 0;
     for (int c = 0; c < 6; ++c) {
       std::size_t comma = header.find(',', start);
-      std::string_view name = trim(header.substr(start, comma == std::string_view::npos
-                                                            ? std::string_view::npos
-                                                            : comma - start));
+      std::string_view name = trim(header.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
       if (name != kColumns[c])
-        throw fail(line_no, c, fmt::format("header must be timestamp,open,high,low,close,volume "
-                                           "(found '{}')", name));
+        throw fail(line_no, c,
+                   fmt::format("header must be timestamp,open,high,low,close,volume "
+                               "(found '{}')",
+                               name));
       if (comma == std::string_view::npos && c < 5)
         throw fail(line_no, c + 1, "header has fewer than 6 columns");
-      if (c == 5 && comma != std::string_view::npos) throw fail(line_no, 6, "header has more than 6 columns");
+      if (c == 5 && comma != std::string_view::npos)
+        throw fail(line_no, 6, "header has more than 6 columns");
       start = comma + 1;
     }
   }
@@ -103,17 +108,18 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
       std::size_t comma = row.find(',', start);
       if (comma == std::string_view::npos && c < 5)
         throw fail(line_no, c + 1, fmt::format("missing (row has {} columns, expected 6)", c + 1));
-      std::string_view cell =
-          trim(row.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                 : comma - start));
+      std::string_view cell = trim(row.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
       if (c == 5 && comma != std::string_view::npos)
         throw fail(line_no, 6, "extra column (expected 6)");
       auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v[c]);
       if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size())
         throw fail(line_no, c, fmt::format("not a number: '{}'", cell));
       if (!std::isfinite(v[c]) && !keep_bad_rows)
-        throw fail(line_no, c, fmt::format("non-finite value '{}' (set data.keep_bad_rows = true "
-                                           "to keep it)", cell));
+        throw fail(line_no, c,
+                   fmt::format("non-finite value '{}' (set data.keep_bad_rows = true "
+                               "to keep it)",
+                               cell));
       start = comma + 1;
     }
     Bar bar{v[0], v[1], v[2], v[3], v[4], v[5]};
@@ -126,7 +132,8 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
       if (bar.volume < 0) throw fail(line_no, 5, fmt::format("negative volume ({})", bar.volume));
       // The features take log(volume): a zero volume is as bad a row as a NaN one.
       if (bar.volume == 0 && !keep_bad_rows)
-        throw fail(line_no, 5, "zero volume (its log is -inf; set data.keep_bad_rows = true to keep it)");
+        throw fail(line_no, 5,
+                   "zero volume (its log is -inf; set data.keep_bad_rows = true to keep it)");
       if (bar.high < std::max({bar.open, bar.close, bar.low}))
         throw fail(line_no, 2, "high is below open, close or low");
       if (bar.low > std::min(bar.open, bar.close))
@@ -141,13 +148,15 @@ BarSeries load_csv_bars(const std::string& path, bool keep_bad_rows) {
 }
 
 BarSeries load_bars(const Config& config) {
-  if (config.data.source == DataSource::Csv) return load_csv_bars(config.data.csv, config.data.keep_bad_rows);
+  if (config.data.source == DataSource::Csv)
+    return load_csv_bars(config.data.csv, config.data.keep_bad_rows);
   BarSeries s = generate_synthetic_bars(config.data, config.run.seed, config.data.bars);
   if (config.data.corrupt_bar >= 0) {
     if (!config.data.keep_bad_rows)
-      throw DataError(fmt::format("{}: bar {}: close is NaN (data.corrupt_bar); set "
-                                  "data.keep_bad_rows = true to keep it", s.source,
-                                  config.data.corrupt_bar));
+      throw DataError(
+          fmt::format("{}: bar {}: close is NaN (data.corrupt_bar); set "
+                      "data.keep_bad_rows = true to keep it",
+                      s.source, config.data.corrupt_bar));
     s.bars[static_cast<std::size_t>(config.data.corrupt_bar)].close =
         std::numeric_limits<double>::quiet_NaN();
     s.source += ", corrupt bar " + std::to_string(config.data.corrupt_bar);

@@ -29,14 +29,17 @@ enum class DrawStream : std::uint32_t {
 #endif
 
 // Philox4x32-10 in place on plain arrays (usable in device code).
-NANSCOPE_HD inline void philox4x32_raw(std::uint32_t ctr[4], std::uint32_t key0, std::uint32_t key1) {
+NANSCOPE_HD inline void philox4x32_raw(std::uint32_t ctr[4], std::uint32_t key0,
+                                       std::uint32_t key1) {
   constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
   constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
     const std::uint64_t p0 = static_cast<std::uint64_t>(M0) * ctr[0];
     const std::uint64_t p1 = static_cast<std::uint64_t>(M1) * ctr[2];
-    const std::uint32_t hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
-    const std::uint32_t hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+    const std::uint32_t hi0 = static_cast<std::uint32_t>(p0 >> 32),
+                        lo0 = static_cast<std::uint32_t>(p0);
+    const std::uint32_t hi1 = static_cast<std::uint32_t>(p1 >> 32),
+                        lo1 = static_cast<std::uint32_t>(p1);
     const std::uint32_t c1 = ctr[1], c3 = ctr[3];
     ctr[0] = hi1 ^ c1 ^ key0;
     ctr[1] = lo1;
@@ -57,8 +60,9 @@ inline std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr,
 NANSCOPE_HD inline std::uint32_t draw_u32(std::uint64_t seed, DrawStream stream, std::uint32_t a,
                                           std::uint32_t b, std::uint64_t i) {
   // The counter packs (index block, stream, a, b); the key is the seed.
-  std::uint32_t ctr[4] = {static_cast<std::uint32_t>(i >> 2),
-                          static_cast<std::uint32_t>(stream) | (static_cast<std::uint32_t>(i >> 34) << 8), a, b};
+  std::uint32_t ctr[4] = {
+      static_cast<std::uint32_t>(i >> 2),
+      static_cast<std::uint32_t>(stream) | (static_cast<std::uint32_t>(i >> 34) << 8), a, b};
   philox4x32_raw(ctr, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
   return ctr[i & 3u];
 }

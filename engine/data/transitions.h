@@ -33,13 +33,13 @@ struct TransitionSet {
   int fold = 0;
   int first_bar = 0;  // bar index of transition 0
   int count = 0;
-  std::vector<double> state;       // [count, kFeatureCount]
-  std::vector<double> next_state;  // [count, kFeatureCount], s_{t+n}
+  std::vector<double> state;         // [count, kFeatureCount]
+  std::vector<double> next_state;    // [count, kFeatureCount], s_{t+n}
   std::vector<std::int32_t> action;  // [count, kBranches]
-  std::vector<double> reward;      // one-step reward r_t of the behaviour action
-  std::vector<double> ret;         // n-step return R_t
-  std::vector<double> done;        // 1 when the n-step window reaches the end of the fold
-  std::vector<double> next_bar;    // [count, kNextBarTargets]
+  std::vector<double> reward;        // one-step reward r_t of the behaviour action
+  std::vector<double> ret;           // n-step return R_t
+  std::vector<double> done;          // 1 when the n-step window reaches the end of the fold
+  std::vector<double> next_bar;      // [count, kNextBarTargets]
 };
 
 // Runs the seeded behaviour policy (noisy momentum) over the window and builds its transitions.

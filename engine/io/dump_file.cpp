@@ -91,7 +91,8 @@ void write_dump(const std::string& path, const DumpData& d) {
   {
     h5::Handle ctx = h5::create_group(f, "context", path);
     h5::Handle batch = h5::create_group(ctx, "batch", path);
-    for (const NamedArray& a : d.batch) write_array(batch, a, d.context_f64, path + ":/context/batch");
+    for (const NamedArray& a : d.batch)
+      write_array(batch, a, d.context_f64, path + ":/context/batch");
     h5::Handle params = h5::create_group(ctx, "params", path);
     h5::Handle adam = h5::create_group(ctx, "adam", path);
     h5::write_attr(adam, "t", d.state.adam_t, path + ":/context/adam");
@@ -107,8 +108,10 @@ void write_dump(const std::string& path, const DumpData& d) {
       };
       const auto& name = d.param_names[p];
       const auto& shape = d.param_shapes[p];
-      write_array(params, NamedArray{name, shape, slice(d.state.params), false}, d.context_f64, path);
-      write_array(params, NamedArray{"target." + name, shape, slice(d.state.target), false}, d.context_f64, path);
+      write_array(params, NamedArray{name, shape, slice(d.state.params), false}, d.context_f64,
+                  path);
+      write_array(params, NamedArray{"target." + name, shape, slice(d.state.target), false},
+                  d.context_f64, path);
       write_array(m, NamedArray{name, shape, slice(d.state.adam_m), false}, d.context_f64, path);
       write_array(v, NamedArray{name, shape, slice(d.state.adam_v), false}, d.context_f64, path);
       k += n;
@@ -134,7 +137,8 @@ DumpData read_dump(const std::string& path) {
 
   std::vector<std::uint64_t> dims;
   auto flags = h5::read_dataset<std::uint8_t>(f, "flags", &dims, path);
-  if (flags.size() != kSlotCount) throw DataError(fmt::format("{}: /flags must hold {} values", path, kSlotCount));
+  if (flags.size() != kSlotCount)
+    throw DataError(fmt::format("{}: /flags must hold {} values", path, kSlotCount));
   std::copy(flags.begin(), flags.end(), d.flags.begin());
 
   h5::Handle slots = h5::open_group(f, "slots", path);
@@ -145,7 +149,8 @@ DumpData read_dump(const std::string& path) {
     s.index = info.index;
     s.values = h5::read_dataset<float>(slots, name, &s.shape, path + ":/slots");
     h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
-    s.scan.kinds = static_cast<std::uint8_t>(h5::read_attr_int(ds, "flags", path + ":/slots/" + name));
+    s.scan.kinds =
+        static_cast<std::uint8_t>(h5::read_attr_int(ds, "flags", path + ":/slots/" + name));
     s.scan.first_bad_index = h5::read_attr_int(ds, "first_bad_index", path + ":/slots/" + name);
     d.slots.push_back(std::move(s));
   }
@@ -171,12 +176,15 @@ DumpData read_dump(const std::string& path) {
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     char buf[256];
-    if (H5Lget_name_by_idx(params, ".", H5_INDEX_NAME, H5_ITER_INC, i, buf, sizeof buf, H5P_DEFAULT) < 0) continue;
+    if (H5Lget_name_by_idx(params, ".", H5_INDEX_NAME, H5_ITER_INC, i, buf, sizeof buf,
+                           H5P_DEFAULT) < 0)
+      continue;
     std::string n = buf;
     if (n.rfind("target.", 0) != 0) names.push_back(n);
   }
   d.param_names = names;
-  auto append = [&](hid_t g, const std::string& n, std::vector<double>& out, const std::string& where) {
+  auto append = [&](hid_t g, const std::string& n, std::vector<double>& out,
+                    const std::string& where) {
     std::vector<std::uint64_t> shape;
     auto vals = h5::read_dataset<double>(g, n, &shape, where);
     out.insert(out.end(), vals.begin(), vals.end());
@@ -188,20 +196,25 @@ DumpData read_dump(const std::string& path) {
     const auto shape = append(params, n, d.state.params, path + ":/context/params");
     d.param_shapes.push_back(shape);
     const std::pair<hid_t, std::pair<std::string, std::vector<double>*>> others[] = {
-        {params, {"target." + n, &d.state.target}}, {m, {n, &d.state.adam_m}}, {v, {n, &d.state.adam_v}}};
+        {params, {"target." + n, &d.state.target}},
+        {m, {n, &d.state.adam_m}},
+        {v, {n, &d.state.adam_v}}};
     const char* where[] = {":/context/params", ":/context/adam/m", ":/context/adam/v"};
     for (int k = 0; k < 3; ++k) {
       const auto& [g, what] = others[k];
       if (append(g, what.first, *what.second, path + where[k]) != shape)
-        throw DataError(fmt::format("{}{}/{}: shape differs from the parameter's", path, where[k], what.first));
+        throw DataError(
+            fmt::format("{}{}/{}: shape differs from the parameter's", path, where[k], what.first));
     }
   }
   if (d.entry_slot < 0 || d.entry_slot >= kSlotCount)
-    throw DataError(fmt::format("{}: entry_slot {} is not a slot (0 to {})", path, d.entry_slot, kSlotCount - 1));
+    throw DataError(fmt::format("{}: entry_slot {} is not a slot (0 to {})", path, d.entry_slot,
+                                kSlotCount - 1));
   if (d.slots.empty()) throw DataError(fmt::format("{}: /slots holds no slot buffer", path));
-  if (std::none_of(d.slots.begin(), d.slots.end(), [&](const DumpSlot& x) { return x.index == d.entry_slot; }))
-    throw DataError(fmt::format("{}: /slots has no buffer for its entry slot {} {}", path, d.entry_slot,
-                                slot_info(d.entry_slot).name));
+  if (std::none_of(d.slots.begin(), d.slots.end(),
+                   [&](const DumpSlot& x) { return x.index == d.entry_slot; }))
+    throw DataError(fmt::format("{}: /slots has no buffer for its entry slot {} {}", path,
+                                d.entry_slot, slot_info(d.entry_slot).name));
   return d;
 }
 

@@ -32,7 +32,7 @@ struct DumpData {
   BatchContext batch;
   std::vector<std::string> param_names;  // layout order, as in `state`
   std::vector<std::vector<std::uint64_t>> param_shapes;
-  StateSnapshot state;                   // before the step
+  StateSnapshot state;  // before the step
   std::array<std::uint8_t, kSlotCount> flags{};
 };
 

@@ -39,8 +39,9 @@ void validate_in_child(const std::string& path, const FileValidator& validator, 
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "ASAN_OPTIONS=", 13) != 0) env_text.emplace_back(*e);
   const char* asan = std::getenv("ASAN_OPTIONS");
-  env_text.push_back(std::string("ASAN_OPTIONS=") + (asan ? std::string(asan) + ":" : "") +
-                     "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:detect_leaks=0");
+  env_text.push_back(
+      std::string("ASAN_OPTIONS=") + (asan ? std::string(asan) + ":" : "") +
+      "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:detect_leaks=0");
   std::vector<char*> envp;
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -48,29 +49,36 @@ void validate_in_child(const std::string& path, const FileValidator& validator, 
   const int err = posix_spawn(&pid, argv[0], &io, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&io);
   if (err != 0)
-    throw InternalError(fmt::format("cannot start the file check {} ({})", validator[0], std::strerror(err)));
+    throw InternalError(
+        fmt::format("cannot start the file check {} ({})", validator[0], std::strerror(err)));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int status = 0;
   while (true) {
     const pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) throw InternalError(fmt::format("waiting for the file check failed ({})", std::strerror(errno)));
+    if (r < 0 && errno != EINTR)
+      throw InternalError(
+          fmt::format("waiting for the file check failed ({})", std::strerror(errno)));
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      throw DataError(fmt::format("{}: corrupt HDF5 file (reading it did not finish in {:.0f} s)", path, timeout_s));
+      throw DataError(fmt::format("{}: corrupt HDF5 file (reading it did not finish in {:.0f} s)",
+                                  path, timeout_s));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (WIFSIGNALED(status))
-    throw DataError(fmt::format("{}: corrupt HDF5 file (the HDF5 library crashed reading it: signal {}, {})", path,
-                                WTERMSIG(status), strsignal(WTERMSIG(status))));
+    throw DataError(
+        fmt::format("{}: corrupt HDF5 file (the HDF5 library crashed reading it: signal {}, {})",
+                    path, WTERMSIG(status), strsignal(WTERMSIG(status))));
 }
 
 int read_file_for_validation(const std::string& path) {
   try {
-    if (detect_file_kind(path) == FileKind::Dump) (void)read_dump(path);
-    else (void)read_run_file(path);
+    if (detect_file_kind(path) == FileKind::Dump)
+      (void)read_dump(path);
+    else
+      (void)read_run_file(path);
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -19,7 +19,8 @@ using FileValidator = std::vector<std::string>;
 // Runs the validator on `path`; throws DataError when the child dies of a signal or runs past
 // `timeout_s`. A child that exits with an error is not reported here: the caller's own read
 // reports the same error, with its message, without crashing.
-void validate_in_child(const std::string& path, const FileValidator& validator, double timeout_s = 60);
+void validate_in_child(const std::string& path, const FileValidator& validator,
+                       double timeout_s = 60);
 
 // The child's side: reads `path` whole as what its content says it is (run file or dump).
 // Returns the exit code (0, or the error kind's), printing the error on stderr.

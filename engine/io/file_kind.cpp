@@ -12,7 +12,8 @@ FileKind detect_file_kind(const std::string& path) {
   // A dump holds /context (the step's inputs); a run file /folds and /steps.
   if (h5::exists(file, "context") && h5::exists(file, "slots")) return FileKind::Dump;
   if (h5::exists(file, "folds") || h5::exists(file, "steps")) return FileKind::RunFile;
-  throw DataError(fmt::format("{}: not a nanscope run file or dump (no /folds, /steps or /context)", path));
+  throw DataError(
+      fmt::format("{}: not a nanscope run file or dump (no /folds, /steps or /context)", path));
 }
 
 }  // namespace nanscope

@@ -25,11 +25,26 @@ struct SilenceHdf5 {
 
 template <class T>
 hid_t native_type();
-template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
-template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
-template <> hid_t native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
-template <> hid_t native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
-template <> hid_t native_type<std::uint8_t>() { return H5T_NATIVE_UINT8; }
+template <>
+hid_t native_type<float>() {
+  return H5T_NATIVE_FLOAT;
+}
+template <>
+hid_t native_type<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
+template <>
+hid_t native_type<std::int32_t>() {
+  return H5T_NATIVE_INT32;
+}
+template <>
+hid_t native_type<std::int64_t>() {
+  return H5T_NATIVE_INT64;
+}
+template <>
+hid_t native_type<std::uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
 
 }  // namespace
 
@@ -43,7 +58,9 @@ Handle& Handle::operator=(Handle&& o) noexcept {
   return *this;
 }
 
-Handle::~Handle() { close(); }
+Handle::~Handle() {
+  close();
+}
 
 bool Handle::close() {
   if (id_ < 0) return true;
@@ -75,14 +92,16 @@ std::string hdf5_reason() {
 void check(herr_t status, const std::string& where, const std::string& what) {
   if (status < 0) {
     const std::string reason = hdf5_reason();
-    throw IoError(fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
+    throw IoError(
+        fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
   }
 }
 
 void check_read(herr_t status, const std::string& where, const std::string& what) {
   if (status < 0) {
     const std::string reason = hdf5_reason();
-    throw DataError(fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
+    throw DataError(
+        fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
   }
 }
 
@@ -90,7 +109,8 @@ AtomicFile::AtomicFile(const std::string& path, std::size_t size_hint)
     : path_(path), tmp_(path + ".tmp") {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   const std::size_t increment = std::max<std::size_t>(1 << 20, size_hint + (1 << 20));
-  check(H5Pset_fapl_core(fapl, increment, /*backing_store=*/0), path_, "setting up the in-memory file");
+  check(H5Pset_fapl_core(fapl, increment, /*backing_store=*/0), path_,
+        "setting up the in-memory file");
   hid_t f = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   check(f, path_, "creating the file");
   file_ = Handle(f, H5Fclose);
@@ -170,36 +190,43 @@ void write_dataset(hid_t loc, const std::string& name, const T* data,
   std::vector<hsize_t> d(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr), H5Sclose);
   check(space.id(), where, "creating a dataspace for " + name);
-  Handle dset(H5Dcreate2(loc, name.c_str(), native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT),
-              H5Dclose);
+  Handle dset(
+      H5Dcreate2(loc, name.c_str(), native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   check(dset.id(), where, "creating dataset " + name);
   hsize_t n = 1;
   for (auto x : d) n *= x;
-  if (n > 0) check(H5Dwrite(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where, "writing " + name);
+  if (n > 0)
+    check(H5Dwrite(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where,
+          "writing " + name);
   if (!dset.close()) check(-1, where, "closing " + name);
 }
 
-std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name, const std::string& where) {
+std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name,
+                                        const std::string& where) {
   if (!exists(loc, name)) throw DataError(fmt::format("{}: missing dataset {}", where, name));
   if (H5Oexists_by_name(loc, name.c_str(), H5P_DEFAULT) <= 0)
     throw DataError(fmt::format("{}: {} is a dangling or looping link", where, name));
   H5O_info_t info{};
-  check_read(H5Oget_info_by_name2(loc, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), where, "looking at " + name);
-  if (info.type != H5O_TYPE_DATASET) throw DataError(fmt::format("{}: {} is not a dataset", where, name));
+  check_read(H5Oget_info_by_name2(loc, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), where,
+             "looking at " + name);
+  if (info.type != H5O_TYPE_DATASET)
+    throw DataError(fmt::format("{}: {} is not a dataset", where, name));
   Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
   check_read(dset.id(), where, "opening " + name);
   Handle space(H5Dget_space(dset), H5Sclose);
   check_read(space.id(), where, "reading the shape of " + name);
   const int rank = H5Sget_simple_extent_ndims(space);
-  if (rank < 0 || rank > 8) throw DataError(fmt::format("{}: {} has an unreadable shape", where, name));
+  if (rank < 0 || rank > 8)
+    throw DataError(fmt::format("{}: {} has an unreadable shape", where, name));
   std::vector<hsize_t> d(static_cast<std::size_t>(rank));
   H5Sget_simple_extent_dims(space, d.data(), nullptr);
   return std::vector<std::uint64_t>(d.begin(), d.end());
 }
 
-std::size_t checked_count(hid_t loc, const std::string& name, const std::vector<std::uint64_t>& dims,
-                          std::size_t elem_bytes, const std::string& where) {
+std::size_t checked_count(hid_t loc, const std::string& name,
+                          const std::vector<std::uint64_t>& dims, std::size_t elem_bytes,
+                          const std::string& where) {
   // The elements a dataspace claims, refused before any allocation when they overflow or cannot
   // come from this file: even compressed (gzip of a constant buffer), a file does not hold more
   // than ~1000 times its own size.
@@ -214,10 +241,12 @@ std::size_t checked_count(hid_t loc, const std::string& name, const std::vector<
     Handle file(H5Iget_file_id(loc), H5Fclose);
     if (file.id() >= 0) H5Fget_filesize(file, &file_bytes);
   }
-  const std::uint64_t bound = 1024 * static_cast<std::uint64_t>(file_bytes) + (std::uint64_t{1} << 20);
+  const std::uint64_t bound =
+      1024 * static_cast<std::uint64_t>(file_bytes) + (std::uint64_t{1} << 20);
   if (n > bound / elem_bytes)
-    throw DataError(fmt::format("{}: {} claims {} elements ({} bytes), more than a file of {} bytes can hold", where,
-                                name, n, n * elem_bytes, file_bytes));
+    throw DataError(
+        fmt::format("{}: {} claims {} elements ({} bytes), more than a file of {} bytes can hold",
+                    where, name, n, n * elem_bytes, file_bytes));
   return static_cast<std::size_t>(n);
 }
 
@@ -228,7 +257,8 @@ std::string dataset_type_class(hid_t loc, const std::string& name) {
   const auto cls = H5Tget_class(type);
   const auto size = H5Tget_size(type);
   if (cls == H5T_FLOAT) return size == 4 ? "float32" : "float64";
-  if (cls == H5T_INTEGER) return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(8 * size);
+  if (cls == H5T_INTEGER)
+    return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(8 * size);
   return "other";
 }
 
@@ -242,7 +272,9 @@ std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std:
   check_read(dset.id(), where, "opening " + name);
   if (n > 0) {
     herr_t r = H5Dread(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data());
-    if (r < 0) throw DataError(fmt::format("{}: cannot read dataset {} (truncated or wrong type)", where, name));
+    if (r < 0)
+      throw DataError(
+          fmt::format("{}: cannot read dataset {} (truncated or wrong type)", where, name));
   }
   if (dims) *dims = d;
   return out;
@@ -269,8 +301,10 @@ void check_schema(hid_t file, const std::string& path, const std::string& kind,
                                 fmt::join(required, " or /")));
   const auto version = read_attr_int(file, "schema_version", path);
   if (version > known)
-    throw DataError(fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
-                                "upgrade nanscope to read it", path, version, known));
+    throw DataError(
+        fmt::format("{}: written by a newer nanscope (schema_version {} > {}); "
+                    "upgrade nanscope to read it",
+                    path, version, known));
 }
 
 Handle string_type(std::size_t fixed_length) {
@@ -303,13 +337,16 @@ void write_attr(hid_t loc, const std::string& name, std::int64_t v, const std::s
 void write_attr(hid_t loc, const std::string& name, double v, const std::string& where) {
   write_scalar_attr(loc, name, H5T_NATIVE_DOUBLE, &v, where);
 }
-void write_attr(hid_t loc, const std::string& name, const std::string& v, const std::string& where) {
+void write_attr(hid_t loc, const std::string& name, const std::string& v,
+                const std::string& where) {
   Handle type = string_type();
   const char* p = v.c_str();
   write_scalar_attr(loc, name, type, &p, where);
 }
 
-bool has_attr(hid_t loc, const std::string& name) { return H5Aexists(loc, name.c_str()) > 0; }
+bool has_attr(hid_t loc, const std::string& name) {
+  return H5Aexists(loc, name.c_str()) > 0;
+}
 
 std::int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where) {
   Handle a = open_attr(loc, name, where);
@@ -335,7 +372,8 @@ std::string read_attr_string(hid_t loc, const std::string& name, const std::stri
   if (H5Tis_variable_str(ftype) > 0) {
     Handle t = string_type();
     char* p = nullptr;
-    if (H5Aread(a, t, &p) < 0) throw DataError(fmt::format("{}: cannot read attribute {}", where, name));
+    if (H5Aread(a, t, &p) < 0)
+      throw DataError(fmt::format("{}: cannot read attribute {}", where, name));
     std::string s = p ? p : "";
     H5free_memory(p);
     return s;
@@ -343,7 +381,8 @@ std::string read_attr_string(hid_t loc, const std::string& name, const std::stri
   const std::size_t n = H5Tget_size(ftype);
   std::string s(n, '\0');
   Handle t = string_type(n);
-  if (H5Aread(a, t, s.data()) < 0) throw DataError(fmt::format("{}: cannot read attribute {}", where, name));
+  if (H5Aread(a, t, s.data()) < 0)
+    throw DataError(fmt::format("{}: cannot read attribute {}", where, name));
   s.resize(std::strlen(s.c_str()));
   return s;
 }

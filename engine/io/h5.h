@@ -62,8 +62,9 @@ void check(herr_t status, const std::string& where, const std::string& what);
 void check_read(herr_t status, const std::string& where, const std::string& what);
 // The elements `dims` claim, refused (DataError) when they overflow or exceed what the file of
 // `loc` can hold.
-std::size_t checked_count(hid_t loc, const std::string& name, const std::vector<std::uint64_t>& dims,
-                          std::size_t elem_bytes, const std::string& where);
+std::size_t checked_count(hid_t loc, const std::string& name,
+                          const std::vector<std::uint64_t>& dims, std::size_t elem_bytes,
+                          const std::string& where);
 
 Handle create_group(hid_t loc, const std::string& name, const std::string& where);
 Handle open_group(hid_t loc, const std::string& name, const std::string& where);
@@ -75,7 +76,8 @@ void write_dataset(hid_t loc, const std::string& name, const T* data,
 template <class T>
 std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std::uint64_t>* dims,
                             const std::string& where);
-std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name, const std::string& where);
+std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name,
+                                        const std::string& where);
 std::string dataset_type_class(hid_t loc, const std::string& name);  // "float32", "int64", ...
 
 void write_attr(hid_t loc, const std::string& name, std::int64_t v, const std::string& where);

@@ -15,7 +15,8 @@
 namespace nanscope {
 namespace {
 
-constexpr std::size_t kNameLen = 32, kPhaseLen = 32, kBufferLen = 128, kKindLen = 32, kDumpLen = 256;
+constexpr std::size_t kNameLen = 32, kPhaseLen = 32, kBufferLen = 128, kKindLen = 32,
+                      kDumpLen = 256;
 
 struct SlotRow {
   std::int32_t index;
@@ -32,7 +33,6 @@ struct EventRow {
   char dump[kDumpLen];
 };
 
-
 // dumps/fold{F:03}_step{S:08}_{slot name}.h5, and nothing else (no other directory, no "..").
 bool is_dump_name(const std::string& d) {
   static const std::regex name(R"(dumps/fold\d{3,}_step\d{8,}_[A-Za-z0-9_.]+\.h5)");
@@ -47,7 +47,8 @@ void put(char (&dst)[N], std::string_view s) {
 
 h5::Handle slot_row_type() {
   h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(SlotRow)), H5Tclose);
-  h5::Handle n = h5::string_type(kNameLen), p = h5::string_type(kPhaseLen), b = h5::string_type(kBufferLen);
+  h5::Handle n = h5::string_type(kNameLen), p = h5::string_type(kPhaseLen),
+             b = h5::string_type(kBufferLen);
   H5Tinsert(t, "index", HOFFSET(SlotRow, index), H5T_NATIVE_INT32);
   H5Tinsert(t, "name", HOFFSET(SlotRow, name), n);
   H5Tinsert(t, "phase", HOFFSET(SlotRow, phase), p);
@@ -72,9 +73,12 @@ void write_table(hid_t loc, const char* name, const h5::Handle& type, const std:
                  const std::string& where) {
   hsize_t n = rows.size();
   h5::Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  h5::Handle ds(H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  h5::Handle ds(H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Dclose);
   h5::check(ds.id(), where, std::string("creating ") + name);
-  if (n) h5::check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), where, std::string("writing ") + name);
+  if (n)
+    h5::check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), where,
+              std::string("writing ") + name);
 }
 
 }  // namespace
@@ -132,14 +136,17 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     std::vector<std::vector<double>> metrics(8);
     for (const auto& row : r.steps) {
       flags.insert(flags.end(), row.flags.begin(), row.flags.end());
-      for (int s = 0; s < kSlotCount; ++s) checked.push_back(static_cast<std::uint8_t>(row.checked >> s & 1));
+      for (int s = 0; s < kSlotCount; ++s)
+        checked.push_back(static_cast<std::uint8_t>(row.checked >> s & 1));
       fold.push_back(row.fold);
       step.push_back(row.step);
-      const double m[8] = {row.loss, row.grad_norm, row.c51, row.mse, row.cql, row.iqn, row.aux, row.ens};
+      const double m[8] = {row.loss, row.grad_norm, row.c51, row.mse,
+                           row.cql,  row.iqn,       row.aux, row.ens};
       for (int k = 0; k < 8; ++k) metrics[k].push_back(m[k]);
     }
     h5::write_dataset(g, "flags", flags.data(), {ns, static_cast<std::uint64_t>(kSlotCount)}, path);
-    h5::write_dataset(g, "checked", checked.data(), {ns, static_cast<std::uint64_t>(kSlotCount)}, path);
+    h5::write_dataset(g, "checked", checked.data(), {ns, static_cast<std::uint64_t>(kSlotCount)},
+                      path);
     h5::write_dataset(g, "fold", fold.data(), {ns}, path);
     h5::write_dataset(g, "step", step.data(), {ns}, path);
     const char* names[8] = {"loss", "grad_norm", "c51", "mse", "cql", "iqn", "aux", "ens"};
@@ -188,13 +195,16 @@ RunFileData read_run_file(const std::string& path) {
     fold.fold = static_cast<int>(k);
     for (int s = 0; s < kSlotCount; ++s) {
       const std::size_t i = k * kSlotCount + static_cast<std::size_t>(s);
-      if (state[i] > 4) throw DataError(fmt::format("{}: /folds/state holds an unknown code {}", path, state[i]));
-      fold.slots[s] = SlotRecord{static_cast<SlotState>(state[i]), flags[i], first[i], count[i], -1};
+      if (state[i] > 4)
+        throw DataError(fmt::format("{}: /folds/state holds an unknown code {}", path, state[i]));
+      fold.slots[s] =
+          SlotRecord{static_cast<SlotState>(state[i]), flags[i], first[i], count[i], -1};
     }
     derive_entries(fold);
     if (entry[k] != fold.entry_slot.value_or(-1))
-      throw DataError(fmt::format("{}: /folds/entry_slot of fold {} ({}) disagrees with the fold's flags",
-                                  path, k, entry[k]));
+      throw DataError(
+          fmt::format("{}: /folds/entry_slot of fold {} ({}) disagrees with the fold's flags", path,
+                      k, entry[k]));
     r.folds.push_back(fold);
   }
   auto sflags = h5::read_dataset<std::uint8_t>(f, "steps/flags", &dims, path);
@@ -212,27 +222,33 @@ RunFileData read_run_file(const std::string& path) {
   for (int k = 0; k < 6; ++k)
     if (h5::exists(f, std::string("steps/") + terms[k])) {
       term[k] = h5::read_dataset<double>(f, std::string("steps/") + terms[k], nullptr, path);
-      if (term[k].size() != ns) throw DataError(fmt::format("{}: /steps/{} disagrees in size", path, terms[k]));
+      if (term[k].size() != ns)
+        throw DataError(fmt::format("{}: /steps/{} disagrees in size", path, terms[k]));
     }
   std::vector<std::uint8_t> checked;
   if (h5::exists(f, "steps/checked")) {
     checked = h5::read_dataset<std::uint8_t>(f, "steps/checked", nullptr, path);
-    if (checked.size() != ns * kSlotCount) throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
+    if (checked.size() != ns * kSlotCount)
+      throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
   }
-  if (ns > 0 && nf == 0) throw DataError(fmt::format("{}: /steps holds {} steps but /folds no fold", path, ns));
+  if (ns > 0 && nf == 0)
+    throw DataError(fmt::format("{}: /steps holds {} steps but /folds no fold", path, ns));
   for (std::size_t i = 0; i < ns; ++i) {
     // Steps come fold by fold, each fold's from 0 on: the grids and the events index with them.
     const bool next_in_fold = i > 0 && sfold[i] == sfold[i - 1] && sstep[i] == sstep[i - 1] + 1;
     const bool new_fold = sstep[i] == 0 && (i == 0 || sfold[i] > sfold[i - 1]);
     if (sfold[i] < 0 || static_cast<std::size_t>(sfold[i]) >= nf || !(next_in_fold || new_fold))
-      throw DataError(fmt::format("{}: /steps row {} (fold {}, step {}) does not follow on from the row before "
-                                  "or names no fold of /folds", path, i, sfold[i], sstep[i]));
+      throw DataError(
+          fmt::format("{}: /steps row {} (fold {}, step {}) does not follow on from the row before "
+                      "or names no fold of /folds",
+                      path, i, sfold[i], sstep[i]));
   }
   for (std::size_t i = 0; i < ns; ++i) {
     RunStepRow row;
     row.fold = sfold[i];
     row.step = sstep[i];
-    std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * kSlotCount), kSlotCount, row.flags.begin());
+    std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * kSlotCount), kSlotCount,
+                row.flags.begin());
     row.loss = loss[i];
     row.grad_norm = gn[i];
     double* dst[6] = {&row.c51, &row.mse, &row.cql, &row.iqn, &row.aux, &row.ens};
@@ -241,17 +257,21 @@ RunFileData read_run_file(const std::string& path) {
     const bool known_fold = row.fold >= 0 && static_cast<std::size_t>(row.fold) < r.folds.size();
     for (int s = 0; s < kSlotCount; ++s) {
       // Without /steps/checked: a slot was checked when its fold's state is clean or fired.
-      const bool on = !checked.empty()
-                          ? checked[i * kSlotCount + static_cast<std::size_t>(s)] != 0
-                          : known_fold && (r.folds[static_cast<std::size_t>(row.fold)].slots[s].state == SlotState::Clean ||
-                                           r.folds[static_cast<std::size_t>(row.fold)].slots[s].state == SlotState::Fired);
+      const bool on =
+          !checked.empty()
+              ? checked[i * kSlotCount + static_cast<std::size_t>(s)] != 0
+              : known_fold && (r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
+                                   SlotState::Clean ||
+                               r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
+                                   SlotState::Fired);
       if (on) row.checked |= std::uint64_t{1} << s;
     }
     r.steps.push_back(row);
   }
   if (h5::exists(f, "events")) {
     const auto edims = h5::dataset_dims(f, "events", path);
-    if (edims.size() != 1) throw DataError(fmt::format("{}: /events must be one-dimensional", path));
+    if (edims.size() != 1)
+      throw DataError(fmt::format("{}: /events must be one-dimensional", path));
     const std::size_t n = h5::checked_count(f, "events", edims, sizeof(EventRow), path);
     h5::Handle ds(H5Dopen2(f, "events", H5P_DEFAULT), H5Dclose);
     h5::check_read(ds.id(), path, "opening /events");
@@ -261,7 +281,8 @@ RunFileData read_run_file(const std::string& path) {
       throw DataError(fmt::format("{}: cannot read /events (not the event table)", path));
     // The steps each fold ran, so that an event names a step that happened.
     std::vector<int> fold_steps(nf, 0);
-    for (std::size_t i = 0; i < ns; ++i) fold_steps[static_cast<std::size_t>(sfold[i])] = sstep[i] + 1;
+    for (std::size_t i = 0; i < ns; ++i)
+      fold_steps[static_cast<std::size_t>(sfold[i])] = sstep[i] + 1;
     for (std::size_t i = 0; i < n; ++i) {
       EventRow& e = rows[i];
       e.kind[kKindLen - 1] = e.dump[kDumpLen - 1] = '\0';  // whatever the file holds, a C string
@@ -271,12 +292,15 @@ RunFileData read_run_file(const std::string& path) {
       const auto kind = parse_enum<EventKind>(e.kind);
       if (!kind) throw bad(fmt::format("unknown kind '{}'", e.kind));
       const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump};
-      if (row.fold < 0 || static_cast<std::size_t>(row.fold) >= nf) throw bad(fmt::format("fold {} is not in /folds", row.fold));
+      if (row.fold < 0 || static_cast<std::size_t>(row.fold) >= nf)
+        throw bad(fmt::format("fold {} is not in /folds", row.fold));
       if (row.step < 0 || row.step >= fold_steps[static_cast<std::size_t>(row.fold)])
         throw bad(fmt::format("step {} is not a step of fold {}", row.step, row.fold));
-      if (row.entry_slot < -1 || row.entry_slot >= kSlotCount) throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
+      if (row.entry_slot < -1 || row.entry_slot >= kSlotCount)
+        throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
       if (!row.dump.empty() && !is_dump_name(row.dump))
-        throw bad(fmt::format("dump '{}' is not a dump of this run (dumps/fold..._step..._<slot>.h5)", row.dump));
+        throw bad(fmt::format(
+            "dump '{}' is not a dump of this run (dumps/fold..._step..._<slot>.h5)", row.dump));
       r.events.push_back(row);
     }
   }

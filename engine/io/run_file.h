@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/event_kind.h"
 #include <vector>
+#include "core/event_kind.h"
 
 #include "core/sentinel.h"
 

@@ -3,9 +3,9 @@
 // phases and never knows which backend it holds.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,9 +106,9 @@ class DeviceSentinel {
     std::array<std::uint8_t, kSlotCount> kinds{};
     std::array<std::int64_t, kSlotCount> first_count{};
   };
-  virtual void begin_fold() = 0;        // clears the device's flags (no copy)
+  virtual void begin_fold() = 0;  // clears the device's flags (no copy)
   virtual void begin_step(int step) = 0;
-  virtual void check(int slot) = 0;     // enqueues the check of the slot's device buffer
+  virtual void check(int slot) = 0;  // enqueues the check of the slot's device buffer
   // The OR of every check of the step so far (one status word copy).
   virtual std::uint32_t status_now() = 0;
   // The current step's record (one copy).

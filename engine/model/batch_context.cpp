@@ -19,8 +19,12 @@ struct Field {
 
 std::vector<Field> fields(const Dims& d) {
   const U B = static_cast<U>(d.B), F = static_cast<U>(d.F);
-  std::vector<Field> f = {{"obs", {B, F}}, {"next_obs", {B, F}}, {"returns", {B}}, {"done", {B}},
-                          {"next_bar", {B, static_cast<U>(d.AO)}}, {"actions", {B, static_cast<U>(d.D)}}};
+  std::vector<Field> f = {{"obs", {B, F}},
+                          {"next_obs", {B, F}},
+                          {"returns", {B}},
+                          {"done", {B}},
+                          {"next_bar", {B, static_cast<U>(d.AO)}},
+                          {"actions", {B, static_cast<U>(d.D)}}};
   if (d.iqn) {
     f.push_back({"tau", {B, static_cast<U>(d.N)}});
     f.push_back({"tau_target", {B, static_cast<U>(d.Np)}});
@@ -43,12 +47,17 @@ BatchContext to_batch_context(const Dims& d, const BatchArrays& a) {
     const std::size_t n = count(f.shape);
     const std::string name = f.name;
     std::vector<double> v;
-    if (name == "actions") v.assign(a.actions.begin(), a.actions.end());
-    else if (name == "tau") v = a.tau;
-    else if (name == "tau_target") v = a.tau_target;
-    else if (name == "tau_greedy") v = a.tau_greedy;
+    if (name == "actions")
+      v.assign(a.actions.begin(), a.actions.end());
+    else if (name == "tau")
+      v = a.tau;
+    else if (name == "tau_target")
+      v = a.tau_target;
+    else if (name == "tau_greedy")
+      v = a.tau_greedy;
     else {
-      v.assign(a.batch.begin() + static_cast<std::ptrdiff_t>(at), a.batch.begin() + static_cast<std::ptrdiff_t>(at + n));
+      v.assign(a.batch.begin() + static_cast<std::ptrdiff_t>(at),
+               a.batch.begin() + static_cast<std::ptrdiff_t>(at + n));
       at += n;
     }
     c.push_back(NamedArray{name, f.shape, std::move(v), name == "actions"});
@@ -70,10 +79,13 @@ BatchElement locate_batch_element(const Dims& d, std::size_t flat) {
 BatchArrays from_batch_context(const Dims& d, const BatchContext& c) {
   BatchArrays a;
   for (const Field& f : fields(d)) {
-    auto it = std::find_if(c.begin(), c.end(), [&](const NamedArray& x) { return x.name == f.name; });
-    if (it == c.end()) throw DataError(std::string("batch context: missing field '") + f.name + "'");
+    auto it =
+        std::find_if(c.begin(), c.end(), [&](const NamedArray& x) { return x.name == f.name; });
+    if (it == c.end())
+      throw DataError(std::string("batch context: missing field '") + f.name + "'");
     if (it->shape != f.shape || it->values.size() != count(f.shape))
-      throw DataError(std::string("batch context: field '") + f.name + "' has the wrong shape for this config");
+      throw DataError(std::string("batch context: field '") + f.name +
+                      "' has the wrong shape for this config");
     const std::string name = f.name;
     if (name == "actions") {
       // Sub-action indices: each within its branch (a model indexes buffers with them).
@@ -82,15 +94,20 @@ BatchArrays from_batch_context(const Dims& d, const BatchContext& c) {
         const double x = it->values[i];
         const int branch = static_cast<int>(i % static_cast<std::size_t>(d.D));
         if (!(x >= 0 && x < d.sub[branch]) || x != std::floor(x))
-          throw DataError(fmt::format("batch context: field 'actions' [{}, {}] is {}, not a sub-action of branch {} "
-                                      "(0 to {})", i / static_cast<std::size_t>(d.D), branch, x, branch,
-                                      d.sub[branch] - 1));
+          throw DataError(fmt::format(
+              "batch context: field 'actions' [{}, {}] is {}, not a sub-action of branch {} "
+              "(0 to {})",
+              i / static_cast<std::size_t>(d.D), branch, x, branch, d.sub[branch] - 1));
         a.actions[i] = static_cast<std::int32_t>(x);
       }
-    } else if (name == "tau") a.tau = it->values;
-    else if (name == "tau_target") a.tau_target = it->values;
-    else if (name == "tau_greedy") a.tau_greedy = it->values;
-    else a.batch.insert(a.batch.end(), it->values.begin(), it->values.end());
+    } else if (name == "tau")
+      a.tau = it->values;
+    else if (name == "tau_target")
+      a.tau_target = it->values;
+    else if (name == "tau_greedy")
+      a.tau_greedy = it->values;
+    else
+      a.batch.insert(a.batch.end(), it->values.begin(), it->values.end());
   }
   return a;
 }

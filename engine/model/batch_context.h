@@ -10,8 +10,8 @@
 namespace nanscope {
 
 struct BatchArrays {
-  std::vector<double> batch;           // the batch slot's buffer
-  std::vector<std::int32_t> actions;   // [B, D]
+  std::vector<double> batch;                        // the batch slot's buffer
+  std::vector<std::int32_t> actions;                // [B, D]
   std::vector<double> tau, tau_target, tau_greedy;  // empty without the IQN head
 };
 

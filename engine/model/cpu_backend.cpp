@@ -31,7 +31,8 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   std::string device_name() const override {
-    return fmt::format("{} ({})", cpu_model_name(), std::is_same_v<T, float> ? "float32" : "float64");
+    return fmt::format("{} ({})", cpu_model_name(),
+                       std::is_same_v<T, float> ? "float32" : "float64");
   }
   const Dims& dims() const override { return model_.d; }
   const ParamLayout& layout() const override { return model_.layout; }
@@ -40,27 +41,46 @@ class CpuBackend final : public Backend {
 
   void run_phase(Phase phase, const StepKey& key) override {
     switch (phase) {
-      case Phase::Sample: model_.sample(key); break;
-      case Phase::Forward: model_.forward(); break;
-      case Phase::BackwardMain: model_.backward_main(); break;
-      case Phase::BackwardAux: model_.backward_aux(); break;
-      case Phase::BackwardIqn: model_.backward_iqn(); break;
-      case Phase::BackwardEncoder: model_.backward_encoder(); break;
-      case Phase::ChecksPostBackward: model_.checks_post_backward(); break;
-      case Phase::Optimizer: model_.optimizer(key); break;
+      case Phase::Sample:
+        model_.sample(key);
+        break;
+      case Phase::Forward:
+        model_.forward();
+        break;
+      case Phase::BackwardMain:
+        model_.backward_main();
+        break;
+      case Phase::BackwardAux:
+        model_.backward_aux();
+        break;
+      case Phase::BackwardIqn:
+        model_.backward_iqn();
+        break;
+      case Phase::BackwardEncoder:
+        model_.backward_encoder();
+        break;
+      case Phase::ChecksPostBackward:
+        model_.checks_post_backward();
+        break;
+      case Phase::Optimizer:
+        model_.optimizer(key);
+        break;
     }
   }
 
   SlotView slot(int index) override { return model_.slot_view(index); }
-  std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element, double value) override {
+  std::vector<Overwritten> inject_slot(int index, std::optional<std::size_t> element,
+                                       double value) override {
     SlotView v = model_.slot_view(index);
     std::vector<Overwritten> old;
     auto write = [&](std::size_t i) {
       old.push_back({i, v.at(i)});
       static_cast<T*>(const_cast<void*>(v.data))[i] = static_cast<T>(value);
     };
-    if (element) write(*element);
-    else for (std::size_t i = 0; i < v.count; ++i) write(i);
+    if (element)
+      write(*element);
+    else
+      for (std::size_t i = 0; i < v.count; ++i) write(i);
     return old;
   }
   StepLosses losses() const override { return model_.losses; }
@@ -75,8 +95,8 @@ class CpuBackend final : public Backend {
   void write_param(const std::string& name, const std::vector<double>& values) override {
     const ParamEntry* e = entry(name);
     if (values.size() != e->count)
-      throw InternalError(fmt::format("parameter '{}' has {} elements, got {}", name, e->count,
-                                      values.size()));
+      throw InternalError(
+          fmt::format("parameter '{}' has {} elements, got {}", name, e->count, values.size()));
     for (std::size_t i = 0; i < e->count; ++i)
       model_.params[e->offset + i] = static_cast<T>(values[i]);
   }
@@ -108,7 +128,8 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend(const Config& config) {
   require_host_memory(config);  // before any buffer is allocated
-  if (config.model.precision == Precision::Float64) return std::make_unique<CpuBackend<double>>(config);
+  if (config.model.precision == Precision::Float64)
+    return std::make_unique<CpuBackend<double>>(config);
   return std::make_unique<CpuBackend<float>>(config);
 }
 

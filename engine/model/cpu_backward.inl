@@ -71,8 +71,8 @@ void CpuModel<T>::backward_main() {
       const T dq = lmse * T(2) * (q(b, a) - y(b, br)) * coef;
       for (int i = 0; i < NA; ++i) {
         const T p = probs(b, a * NA + i);
-        g_main(b, a * NA + i) = (p - m(b, br * NA + i)) * coef +
-                                dq * p * (static_cast<T>(d.zeta(i)) - q(b, a));
+        g_main(b, a * NA + i) =
+            (p - m(b, br * NA + i)) * coef + dq * p * (static_cast<T>(d.zeta(i)) - q(b, a));
       }
     }
   auto d_adv = slot_mat(kDAdvLogits, d.B, d.A * NA);
@@ -91,8 +91,8 @@ void CpuModel<T>::backward_main() {
         const T sm = std::exp(q(b, col) - lse(b, br));
         const T dq = alpha_b * (sm - (a == taken ? T(1) : T(0)));
         for (int i = 0; i < NA; ++i)
-          g_cql(b, col * NA + i) = dq * probs(b, col * NA + i) *
-                                   (static_cast<T>(d.zeta(i)) - q(b, col));
+          g_cql(b, col * NA + i) =
+              dq * probs(b, col * NA + i) * (static_cast<T>(d.zeta(i)) - q(b, col));
       }
     }
   auto cql_dv = slot_mat(kCqlDValueLogits, d.B, NA);
@@ -126,7 +126,8 @@ void CpuModel<T>::backward_main() {
   dz.noalias() += d_adv * param(params, kAdvW).transpose();
   auto ens_w = param(params, kEnsW);
   for (int e = 0; e < d.E; ++e)
-    dz.noalias() += lens * (d_ve.middleRows(e * d.B, d.B) * ens_w.middleRows(e * d.Z, d.Z).transpose());
+    dz.noalias() +=
+        lens * (d_ve.middleRows(e * d.B, d.B) * ens_w.middleRows(e * d.Z, d.Z).transpose());
   produced(kBnDConcat);
 
   // Head parameter gradients.
@@ -138,7 +139,8 @@ void CpuModel<T>::backward_main() {
   auto g_ens_w = param(grads, kEnsW);
   auto g_ens_b = param(grads, kEnsB);
   for (int e = 0; e < d.E; ++e) {
-    g_ens_w.middleRows(e * d.Z, d.Z).noalias() = lens * (z.transpose() * d_ve.middleRows(e * d.B, d.B));
+    g_ens_w.middleRows(e * d.Z, d.Z).noalias() =
+        lens * (z.transpose() * d_ve.middleRows(e * d.B, d.B));
     g_ens_b.row(e) = d_ve.middleRows(e * d.B, d.B).colwise().sum() * lens;
   }
   param(grads, kBnW).noalias() = slot_mat(kHS2, d.B, d.H).transpose() * dz;
@@ -209,7 +211,8 @@ void CpuModel<T>::backward_iqn() {
     }
   }
   produced(kIqnDHS2);
-  iqn_dphi_pre = iqn_phi_pre.binaryExpr(iqn_dphi_pre, [](T pre, T g) { return nan_ops::relu_backward(pre, g); });
+  iqn_dphi_pre = iqn_phi_pre.binaryExpr(iqn_dphi_pre,
+                                        [](T pre, T g) { return nan_ops::relu_backward(pre, g); });
 
   const T liqn = static_cast<T>(config.loss.lambda_iqn);
   param(grads, kIqnOutW).noalias() = liqn * (iqn_psi.transpose() * dq);

@@ -211,7 +211,8 @@ void CpuModel<T>::stage_c51_targets() {
   produced(kTargetLogProbs);
   check(kTargetLogProbs);
 
-  // m_i = sum_j clip(1 - |Tz_j - zeta_i| / dz, 0, 1) p'_j with Tz_j = clip(R + g^n (1-done) zeta_j).
+  // m_i = sum_j clip(1 - |Tz_j - zeta_i| / dz, 0, 1) p'_j with Tz_j = clip(R + g^n (1-done)
+  // zeta_j).
   auto tlp = slot_mat(kTargetLogProbs, d.B, d.A * NA);
   auto m = slot_mat(kProjTarget, d.B, d.D * NA);
   auto r = batch_ret();
@@ -269,7 +270,8 @@ void CpuModel<T>::stage_c51_losses() {
           per += static_cast<double>(mi * (std::log(mi) - logp(b, col + i)));
         }
       else
-        for (int i = 0; i < NA; ++i) per -= static_cast<double>(m(b, br * NA + i)) * logp(b, col + i);
+        for (int i = 0; i < NA; ++i)
+          per -= static_cast<double>(m(b, br * NA + i)) * logp(b, col + i);
     }
     c51(b, 0) = static_cast<T>(per / d.D);
   }
@@ -353,9 +355,8 @@ void CpuModel<T>::stage_iqn_targets() {
     for (int br = 0; br < d.D; ++br) {
       const int a = astar_iqn[static_cast<std::size_t>(b) * d.D + br];
       for (int j = 0; j < d.Np; ++j)
-        iqn_targets(b, br * d.Np + j) =
-            a < 0 ? std::numeric_limits<T>::quiet_NaN()
-                  : r(b, 0) + disc * qt(b * d.Np + j, d.off[br] + a);
+        iqn_targets(b, br * d.Np + j) = a < 0 ? std::numeric_limits<T>::quiet_NaN()
+                                              : r(b, 0) + disc * qt(b * d.Np + j, d.off[br] + a);
     }
   }
 }

@@ -101,29 +101,29 @@ class CpuModel {
   } pool;
 
   // Per-step draws and integers.
-  std::vector<std::int32_t> actions;  // [B, D] taken sub-actions
-  std::vector<std::int32_t> astar;    // [B, D] C51 greedy sub-action on s' (-1: NaN row)
+  std::vector<std::int32_t> actions;    // [B, D] taken sub-actions
+  std::vector<std::int32_t> astar;      // [B, D] C51 greedy sub-action on s' (-1: NaN row)
   std::vector<std::int32_t> astar_iqn;  // [B, D] IQN greedy sub-action on s'
-  Mat<T> tau_target, tau_greedy;      // [B, N'], [B, K]
+  Mat<T> tau_target, tau_greedy;        // [B, N'], [B, K]
 
   // Forward intermediates (online on s).
-  Mat<T> pre1, pre2, probs;                 // [B,H], [B,H], [B, A*NA]
-  Mat<T> y;                                  // [B, D] MSE targets
+  Mat<T> pre1, pre2, probs;  // [B,H], [B,H], [B, A*NA]
+  Mat<T> y;                  // [B, D] MSE targets
   // Online and target passes on s'.
   Mat<T> n_pre1, n_h1, n_pre2, n_h2, n_z, n_v, n_adv, n_logp;
   Mat<T> t_pre1, t_h1, t_pre2, t_h2, t_z, t_v, t_adv;
   // IQN.
-  Mat<T> iqn_cos, iqn_phi_pre, iqn_psi;     // [B*N, C], [B*N, H], [B*N, H]
-  Mat<T> iqn_t_cos, iqn_t_phi_pre, iqn_t_phi, iqn_t_psi;  // target on s'
+  Mat<T> iqn_cos, iqn_phi_pre, iqn_psi;                            // [B*N, C], [B*N, H], [B*N, H]
+  Mat<T> iqn_t_cos, iqn_t_phi_pre, iqn_t_phi, iqn_t_psi;           // target on s'
   Mat<T> iqn_g_cos, iqn_g_phi_pre, iqn_g_phi, iqn_g_psi, iqn_g_q;  // online greedy on s'
-  Mat<T> iqn_dpsi, iqn_dphi_pre;            // backward work, [B*N, H]
-  Mat<T> iqn_targets;                       // [B, D*N'] T
+  Mat<T> iqn_dpsi, iqn_dphi_pre;                                   // backward work, [B*N, H]
+  Mat<T> iqn_targets;                                              // [B, D*N'] T
   // Aux.
-  Mat<T> aux_pre, aux_h;                    // [B, AH]
+  Mat<T> aux_pre, aux_h;  // [B, AH]
   // Backward work buffers.
-  Mat<T> g_main, g_cql;                     // [B, A*NA]
-  Mat<T> d_value_main;                      // [B, NA]
-  Mat<T> bw_d_h_s2;                         // [B, H] the trunk-output gradient
+  Mat<T> g_main, g_cql;  // [B, A*NA]
+  Mat<T> d_value_main;   // [B, NA]
+  Mat<T> bw_d_h_s2;      // [B, H] the trunk-output gradient
   Mat<T> d_pre2, d_h1, d_pre1, d_aux_y, d_aux_h;
 
   StepLosses losses;

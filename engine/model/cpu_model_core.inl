@@ -5,8 +5,8 @@
 
 #include "core/errors.h"
 #include "data/philox.h"
-#include "model/cpu_model.h"
 #include "model/batch_context.h"
+#include "model/cpu_model.h"
 #include "model/param_init.h"
 #include "model/slot_shapes.h"
 
@@ -32,7 +32,8 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
   pre2.resize(B, H);
   probs.resize(B, A * NA);
   y.resize(B, d.D);
-  for (Mat<T>* m : {&n_pre1, &n_h1, &n_pre2, &n_h2, &t_pre1, &t_h1, &t_pre2, &t_h2}) m->resize(B, H);
+  for (Mat<T>* m : {&n_pre1, &n_h1, &n_pre2, &n_h2, &t_pre1, &t_h1, &t_pre2, &t_h2})
+    m->resize(B, H);
   for (Mat<T>* m : {&n_z, &t_z}) m->resize(B, d.Z);
   for (Mat<T>* m : {&n_v, &t_v}) m->resize(B, NA);
   for (Mat<T>* m : {&n_adv, &t_adv, &n_logp, &g_main, &g_cql}) m->resize(B, A * NA);
@@ -128,14 +129,14 @@ MatMap<T> CpuModel<T>::batch_done() {
 }
 template <class T>
 MatMap<T> CpuModel<T>::batch_next_bar() {
-  return MatMap<T>(slots[kBatch].data() + static_cast<std::size_t>(d.B) * (2 * d.F + 2), d.B,
-                   d.AO);
+  return MatMap<T>(slots[kBatch].data() + static_cast<std::size_t>(d.B) * (2 * d.F + 2), d.B, d.AO);
 }
 
 template <class T>
 void CpuModel<T>::reset_parameters() {
   const std::vector<double> init = initial_parameters(config, layout);
-  std::transform(init.begin(), init.end(), params.begin(), [](double x) { return static_cast<T>(x); });
+  std::transform(init.begin(), init.end(), params.begin(),
+                 [](double x) { return static_cast<T>(x); });
   target = params;
   std::fill(grads.begin(), grads.end(), T(0));
   std::fill(adam.begin(), adam.end(), T(0));
@@ -178,7 +179,8 @@ void CpuModel<T>::sample(const StepKey& key) {
     dn(b, 0) = pool.done[i];
     for (int k = 0; k < d.AO; ++k) nb(b, k) = pool.next_bar[static_cast<std::size_t>(i) * d.AO + k];
     for (int k = 0; k < d.D; ++k)
-      actions[static_cast<std::size_t>(b) * d.D + k] = pool.action[static_cast<std::size_t>(i) * d.D + k];
+      actions[static_cast<std::size_t>(b) * d.D + k] =
+          pool.action[static_cast<std::size_t>(i) * d.D + k];
   }
   // Every draw of the step is made before the first call site, so that whatever fires first (the
   // batch included) sees the step's own draws: a dump's context is always the step's.

@@ -56,8 +56,8 @@ void CpuModel<T>::optimizer(const StepKey& key) {
       T& v = adam[total + i];
       m = b1 * m + (T(1) - b1) * g;
       v = b2 * v + (T(1) - b2) * g * g;
-      const double step = (static_cast<double>(m) / bc1) /
-                          (std::sqrt(static_cast<double>(v) / bc2) + o.eps);
+      const double step =
+          (static_cast<double>(m) / bc1) / (std::sqrt(static_cast<double>(v) / bc2) + o.eps);
       params[i] = static_cast<T>(params[i] - lr * step);
     }
   }

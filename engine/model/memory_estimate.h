@@ -33,7 +33,8 @@ double host_memory_budget();
 
 // Throws ConfigError (exit 78) when the estimate exceeds `available` bytes, naming the largest
 // parts, their keys and the estimate. `where`: "host" or "device (NAME)".
-void require_memory(const Config& config, double estimate_bytes, double available, const std::string& where);
+void require_memory(const Config& config, double estimate_bytes, double available,
+                    const std::string& where);
 // require_memory for the host, with host_memory_budget().
 void require_host_memory(const Config& config);
 

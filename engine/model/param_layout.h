@@ -14,19 +14,38 @@
 namespace nanscope {
 
 enum ParamId : int {
-  kEncW1 = 0, kEncB1, kEncW2, kEncB2, kBnW, kBnB, kValW, kValB, kAdvW, kAdvB, kEnsW, kEnsB,
-  kIqnPhiW, kIqnPhiB, kIqnOutW, kIqnOutB, kAuxW1, kAuxB1, kAuxW2, kAuxB2, kParamIdCount
+  kEncW1 = 0,
+  kEncB1,
+  kEncW2,
+  kEncB2,
+  kBnW,
+  kBnB,
+  kValW,
+  kValB,
+  kAdvW,
+  kAdvB,
+  kEnsW,
+  kEnsB,
+  kIqnPhiW,
+  kIqnPhiB,
+  kIqnOutW,
+  kIqnOutB,
+  kAuxW1,
+  kAuxB1,
+  kAuxW2,
+  kAuxB2,
+  kParamIdCount
 };
 
 struct ParamEntry {
   ParamId id;
-  std::string name;          // "encoder.w1"
-  std::vector<int> shape;    // logical shape, row-major
-  int rows = 0, cols = 0;    // as a matrix (leading dims folded into rows)
-  int group = 0;             // index into kParamGroups
-  int fan_in = 1;            // for initialisation; 0 for biases
-  std::size_t offset = 0;    // into the flat allocation
-  std::size_t count = 0;     // rows * cols; 0 when the parameter does not exist this run
+  std::string name;        // "encoder.w1"
+  std::vector<int> shape;  // logical shape, row-major
+  int rows = 0, cols = 0;  // as a matrix (leading dims folded into rows)
+  int group = 0;           // index into kParamGroups
+  int fan_in = 1;          // for initialisation; 0 for biases
+  std::size_t offset = 0;  // into the flat allocation
+  std::size_t count = 0;   // rows * cols; 0 when the parameter does not exist this run
   bool exists() const { return count > 0; }
 };
 

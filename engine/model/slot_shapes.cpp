@@ -6,32 +6,64 @@
 namespace nanscope {
 
 std::vector<std::int64_t> slot_shape(const Dims& d, int slot, std::size_t param_total) {
-  const std::int64_t B = d.B, H = d.H, NA = d.NA, A = d.A, P = static_cast<std::int64_t>(param_total);
+  const std::int64_t B = d.B, H = d.H, NA = d.NA, A = d.A,
+                     P = static_cast<std::int64_t>(param_total);
   if (slot_info(slot).iqn_only && !d.iqn) return {};
   switch (slot) {
-    case kBatch: return {B * (2 * d.F + 2 + d.AO)};
-    case kHS1: case kHS2: return {B, H};
-    case kBnZ: return {B, d.Z};
-    case kValueLogits: return {B, NA};
-    case kAdvLogits: case kLogProbs: case kTargetLogProbs: return {B, A, NA};
-    case kProjTarget: return {B, d.D, NA};
-    case kC51Loss: case kAuxLoss: case kIqnLoss: return {B};
-    case kQExpected: return {B, A};
-    case kCqlLse: return {B, d.D};
-    case kIqnTau: return {B, d.N};
-    case kIqnPhi: return {B, d.N, H};
-    case kIqnQuantiles: case kDBranchLogits: return {B, d.N, A};
-    case kIqnTargetQuantiles: return {B, d.Np, A};
-    case kAuxPredNb: return {B, d.AO};
-    case kEnsembleLogits: case kEnsembleDLogits: return {d.E, B, NA};
-    case kTotalLoss: return {1};
-    case kGradNorm: return {1 + kGroupCount};
-    case kAdamMoments: return {2, P};
-    case kParams: return {P};
-    case kDValueLogits: case kCqlDValueLogits: return {B, NA};
-    case kDAdvLogits: return {B, A, NA};
-    case kBnDConcat: return {B, d.Z};
-    default: return {B, H};  // 26, 27, 30, 33, 34, 35
+    case kBatch:
+      return {B * (2 * d.F + 2 + d.AO)};
+    case kHS1:
+    case kHS2:
+      return {B, H};
+    case kBnZ:
+      return {B, d.Z};
+    case kValueLogits:
+      return {B, NA};
+    case kAdvLogits:
+    case kLogProbs:
+    case kTargetLogProbs:
+      return {B, A, NA};
+    case kProjTarget:
+      return {B, d.D, NA};
+    case kC51Loss:
+    case kAuxLoss:
+    case kIqnLoss:
+      return {B};
+    case kQExpected:
+      return {B, A};
+    case kCqlLse:
+      return {B, d.D};
+    case kIqnTau:
+      return {B, d.N};
+    case kIqnPhi:
+      return {B, d.N, H};
+    case kIqnQuantiles:
+    case kDBranchLogits:
+      return {B, d.N, A};
+    case kIqnTargetQuantiles:
+      return {B, d.Np, A};
+    case kAuxPredNb:
+      return {B, d.AO};
+    case kEnsembleLogits:
+    case kEnsembleDLogits:
+      return {d.E, B, NA};
+    case kTotalLoss:
+      return {1};
+    case kGradNorm:
+      return {1 + kGroupCount};
+    case kAdamMoments:
+      return {2, P};
+    case kParams:
+      return {P};
+    case kDValueLogits:
+    case kCqlDValueLogits:
+      return {B, NA};
+    case kDAdvLogits:
+      return {B, A, NA};
+    case kBnDConcat:
+      return {B, d.Z};
+    default:
+      return {B, H};  // 26, 27, 30, 33, 34, 35
   }
 }
 

@@ -10,8 +10,9 @@
 namespace nanscope {
 
 template <class T>
-void pack_state(const ParamLayout& layout, const std::vector<T>& params, const std::vector<T>& target,
-                const std::vector<T>& adam, std::int64_t adam_t, StateSnapshot& s) {
+void pack_state(const ParamLayout& layout, const std::vector<T>& params,
+                const std::vector<T>& target, const std::vector<T>& adam, std::int64_t adam_t,
+                StateSnapshot& s) {
   const auto entries = layout.existing();
   std::size_t n = 0;
   for (const ParamEntry* e : entries) n += e->count;

@@ -38,8 +38,10 @@ double Injection::value() const {
 
 Injection parse_injection(const std::string& spec) {
   auto fail = [&](const std::string& what) {
-    return UsageError(fmt::format("--inject '{}': {} (expected TARGET@FOLD:STEP[:KIND[:ELEMENT]], "
-                                  "TARGET slot:NAME, slot:INDEX or param:NAME)", spec, what));
+    return UsageError(
+        fmt::format("--inject '{}': {} (expected TARGET@FOLD:STEP[:KIND[:ELEMENT]], "
+                    "TARGET slot:NAME, slot:INDEX or param:NAME)",
+                    spec, what));
   };
   Injection inj;
   inj.spec = spec;
@@ -59,20 +61,29 @@ Injection parse_injection(const std::string& spec) {
   }
   auto parts = split(spec.substr(at + 1), ':');
   if (parts.size() < 2 || parts.size() > 4) throw fail("expected FOLD:STEP[:KIND[:ELEMENT]]");
-  if (!parse_int(parts[0], inj.fold) || inj.fold < 0) throw fail(fmt::format("bad fold '{}'", parts[0]));
-  if (!parse_int(parts[1], inj.step) || inj.step < 0) throw fail(fmt::format("bad step '{}'", parts[1]));
+  if (!parse_int(parts[0], inj.fold) || inj.fold < 0)
+    throw fail(fmt::format("bad fold '{}'", parts[0]));
+  if (!parse_int(parts[1], inj.step) || inj.step < 0)
+    throw fail(fmt::format("bad step '{}'", parts[1]));
   if (parts.size() >= 3) {
-    if (parts[2] == "nan") inj.kind = kKindNaN;
-    else if (parts[2] == "posinf") inj.kind = kKindPosInf;
-    else if (parts[2] == "neginf") inj.kind = kKindNegInf;
-    else throw fail(fmt::format("kind '{}' must be nan, posinf or neginf", parts[2]));
+    if (parts[2] == "nan")
+      inj.kind = kKindNaN;
+    else if (parts[2] == "posinf")
+      inj.kind = kKindPosInf;
+    else if (parts[2] == "neginf")
+      inj.kind = kKindNegInf;
+    else
+      throw fail(fmt::format("kind '{}' must be nan, posinf or neginf", parts[2]));
   }
   inj.element = 0;
   if (parts.size() == 4) {
     std::size_t e = 0;
-    if (parts[3] == "all") inj.element.reset();
-    else if (parse_int(parts[3], e)) inj.element = e;
-    else throw fail(fmt::format("element '{}' must be a flat index or 'all'", parts[3]));
+    if (parts[3] == "all")
+      inj.element.reset();
+    else if (parse_int(parts[3], e))
+      inj.element = e;
+    else
+      throw fail(fmt::format("element '{}' must be a flat index or 'all'", parts[3]));
   }
   return inj;
 }

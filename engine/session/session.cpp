@@ -58,7 +58,8 @@ class Session::Observer final : public SlotObserver {
 
  private:
   bool injects_now(const Injection& inj, int slot) const {
-    return inj.target == Injection::Target::Slot && inj.slot == slot && inj.fold == s_.fold_ && inj.step == s_.step_;
+    return inj.target == Injection::Target::Slot && inj.slot == slot && inj.fold == s_.fold_ &&
+           inj.step == s_.step_;
   }
 
   Session& s_;
@@ -85,14 +86,19 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
   }
   validate_injections();
   bars_ = load_bars(config_);
-  windows_ = plan_folds(static_cast<int>(bars_.bars.size()), config_.run.folds, config_.data.n_step);
+  windows_ =
+      plan_folds(static_cast<int>(bars_.bars.size()), config_.run.folds, config_.data.n_step);
   backend_->set_observer(observer_.get());
   open_recording();
 }
 
-Session::~Session() { backend_->set_observer(nullptr); }
+Session::~Session() {
+  backend_->set_observer(nullptr);
+}
 
-SlotObserver& Session::sentinel_observer() { return *observer_; }
+SlotObserver& Session::sentinel_observer() {
+  return *observer_;
+}
 
 void Session::validate_injections() {
   for (const Injection& inj : injections_) {
@@ -100,7 +106,8 @@ void Session::validate_injections() {
       return UsageError(fmt::format("--inject '{}': {}", inj.spec, what));
     };
     if (inj.fold >= config_.run.folds)
-      throw fail(fmt::format("fold {} is beyond the run (run.folds = {})", inj.fold, config_.run.folds));
+      throw fail(
+          fmt::format("fold {} is beyond the run (run.folds = {})", inj.fold, config_.run.folds));
     if (inj.step >= config_.run.steps_per_fold)
       throw fail(fmt::format("step {} is beyond the fold (run.steps_per_fold = {})", inj.step,
                              config_.run.steps_per_fold));
@@ -116,7 +123,8 @@ void Session::validate_injections() {
       count = e->count;
     }
     if (inj.element && *inj.element >= count)
-      throw fail(fmt::format("element {} is out of range (the buffer has {} elements)", *inj.element, count));
+      throw fail(fmt::format("element {} is out of range (the buffer has {} elements)",
+                             *inj.element, count));
   }
 }
 
@@ -135,8 +143,10 @@ void Session::apply_param_injections() {
   for (const Injection& inj : injections_) {
     if (inj.target != Injection::Target::Param || inj.fold != fold_ || inj.step != step_) continue;
     std::vector<double> p = backend_->read_param(inj.param);
-    if (inj.element) p[*inj.element] = inj.value();
-    else std::fill(p.begin(), p.end(), inj.value());
+    if (inj.element)
+      p[*inj.element] = inj.value();
+    else
+      std::fill(p.begin(), p.end(), inj.value());
     backend_->write_param(inj.param, p);
   }
 }
@@ -166,7 +176,8 @@ Phase Session::step_phase() {
 // Refuses work after a device error (until reset) and at the end of the run.
 void Session::require_runnable() const {
   if (!device_failure_.empty())
-    throw DeviceError("the session stopped on a device error; reset it to go on (" + device_failure_ + ")");
+    throw DeviceError("the session stopped on a device error; reset it to go on (" +
+                      device_failure_ + ")");
   if (finished()) throw UsageError("the run has finished; reset to run again");
 }
 
@@ -212,7 +223,8 @@ bool Session::read_later() const {
 
 bool Session::slot_injection_due() const {
   for (const Injection& inj : injections_)
-    if (inj.target == Injection::Target::Slot && inj.fold == fold_ && inj.step == step_) return true;
+    if (inj.target == Injection::Target::Slot && inj.fold == fold_ && inj.step == step_)
+      return true;
   return false;
 }
 
@@ -225,7 +237,8 @@ void Session::run_graphed_step(DeviceSentinel& ds) {
     // through the same phase functions.
     if (slot_injection_due()) {
       for (int p = 0; p < kPhaseCount; ++p)
-        backend_->run_phase(static_cast<Phase>(p), StepKey{config_.run.seed, fold_, step_, global_step_});
+        backend_->run_phase(static_cast<Phase>(p),
+                            StepKey{config_.run.seed, fold_, step_, global_step_});
     } else {
       std::uint64_t checked = 0;
       for (int s = 0; s < kSlotCount; ++s)
@@ -235,8 +248,10 @@ void Session::run_graphed_step(DeviceSentinel& ds) {
       if (keeps_state) checked |= DeviceSentinel::kGraphKeepsState;
       ds.run_step_graphed(StepKey{config_.run.seed, fold_, step_, global_step_}, checked);
       // A capture saw the check calls (and recorded their order); a replay makes none.
-      if (device_exec_.empty()) device_exec_ = graph_exec_order_;
-      else graph_exec_order_ = device_exec_;
+      if (device_exec_.empty())
+        device_exec_ = graph_exec_order_;
+      else
+        graph_exec_order_ = device_exec_;
       // With recording, the capture saw record_before_update keep the state before the update, so
       // every replay keeps it too: a dump read at this step's end takes that state.
       if (keeps_state) rec_->pre_update_taken = true;
@@ -285,7 +300,8 @@ void Session::finish_step() {
 
 void Session::settle_deferred() {
   if (deferred_.empty()) return;
-  const auto reads = backend_->device_sentinel()->read_steps(deferred_.front().step, deferred_.back().step);
+  const auto reads =
+      backend_->device_sentinel()->read_steps(deferred_.front().step, deferred_.back().step);
   const int step = step_;
   const std::int64_t global = global_step_;
   struct Settling {  // first-fire dumps take what the device captured while this is set
@@ -320,8 +336,13 @@ void Session::complete_step(const StepLosses& losses) {
   std::uint64_t checked = 0;
   for (int s = 0; s < kSlotCount; ++s)
     if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
-  StepRecord rec{fold_, step_, global_step_, losses, bank_.step_flags(),
-                 !(config_.guard.enabled && bank_.step_fired()), checked};
+  StepRecord rec{fold_,
+                 step_,
+                 global_step_,
+                 losses,
+                 bank_.step_flags(),
+                 !(config_.guard.enabled && bank_.step_fired()),
+                 checked};
   history_.push_back(rec);
 
   FoldSummary& f = folds_.back();
@@ -343,7 +364,8 @@ void Session::complete_step(const StepLosses& losses) {
     if (f.flags.slots[s].first_step == step_ &&
         (!first || slot_info(s).rank < slot_info(*first).rank))
       first = s;
-  if (first) events_.push_back(Event{fold_, step_, EventKind::FirstFire, *first, record_end_step(*first)});
+  if (first)
+    events_.push_back(Event{fold_, step_, EventKind::FirstFire, *first, record_end_step(*first)});
 
   const int entry = f.flags.entry_slot.value_or(-1);
   auto stop = [&](EventKind kind) {
@@ -356,13 +378,16 @@ void Session::complete_step(const StepLosses& losses) {
   bool hit_break = false;
   for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == step_;
   const bool new_fire = first.has_value() || new_loss_bad;
-  if (hit_break) stop(EventKind::Breakpoint);
-  else if (new_fire && (until_new_fire_ || (options_.breakpoints.empty() && config_.halt.on_fire == HaltOnFire::Step)))
+  if (hit_break)
+    stop(EventKind::Breakpoint);
+  else if (new_fire && (until_new_fire_ ||
+                        (options_.breakpoints.empty() && config_.halt.on_fire == HaltOnFire::Step)))
     stop(EventKind::HaltNan);
 
   // Grad collapse: the watched group's norm (slot 21 holds [global, groups...]).
   if (config_.halt.collapse_patience > 0) {
-    const double norm = rec.losses.group_norm[static_cast<std::size_t>(config_.halt.collapse_group)];
+    const double norm =
+        rec.losses.group_norm[static_cast<std::size_t>(config_.halt.collapse_group)];
     collapse_streak_ = norm < config_.halt.collapse_eps ? collapse_streak_ + 1 : 0;
     if (collapse_streak_ >= config_.halt.collapse_patience && !halt_) {
       stop(EventKind::HaltGradCollapse);
@@ -380,7 +405,9 @@ void Session::end_fold() {
       (f.flags.any_fired() || f.nonfinite_loss)) {
     std::string dump;  // the dump of the fold's entry step
     for (const auto& e : events_)
-      if (e.kind == EventKind::FirstFire && e.fold == fold_ && e.step == f.flags.entry_step.value_or(-1)) dump = e.dump;
+      if (e.kind == EventKind::FirstFire && e.fold == fold_ &&
+          e.step == f.flags.entry_step.value_or(-1))
+        dump = e.dump;
     halt_ = Event{fold_, last, EventKind::HaltNan, f.flags.entry_slot.value_or(-1), dump};
     events_.push_back(*halt_);
   }
@@ -418,9 +445,9 @@ StopReason Session::run_piece(RunUntil until, const std::function<bool()>& cance
 // writing first-fire dumps when the device cannot capture them itself. Otherwise the fold's steps
 // are read back together at its end (or when the run stops; when recording, every capture_steps_).
 bool Session::must_read_every_step(const RunUntil& until) const {
-  return !options_.breakpoints.empty() || config_.halt.on_fire == HaltOnFire::Step || config_.halt.collapse_patience > 0 ||
-         (rec_ != nullptr && capture_steps_ == 0) || until.kind == RunUntil::Kind::AnyFire ||
-         until.kind == RunUntil::Kind::SlotFires;
+  return !options_.breakpoints.empty() || config_.halt.on_fire == HaltOnFire::Step ||
+         config_.halt.collapse_patience > 0 || (rec_ != nullptr && capture_steps_ == 0) ||
+         until.kind == RunUntil::Kind::AnyFire || until.kind == RunUntil::Kind::SlotFires;
 }
 
 StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cancel,
@@ -440,16 +467,19 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
       report();
       if (halt_) return StopReason::Halted;
       switch (until.kind) {
-        case RunUntil::Kind::End: break;
+        case RunUntil::Kind::End:
+          break;
         case RunUntil::Kind::Steps:
           if (global_step_ - start >= until.steps) return StopReason::StepsDone;
           break;
         case RunUntil::Kind::FoldEnd:
           if (fold_ != fold) return StopReason::FoldEnd;
           break;
-        case RunUntil::Kind::AnyFire: break;  // a new first fire halts (complete_step)
+        case RunUntil::Kind::AnyFire:
+          break;  // a new first fire halts (complete_step)
         case RunUntil::Kind::SlotFires:
-          if (history_.back().flags[static_cast<std::size_t>(until.slot)]) return StopReason::SlotFired;
+          if (history_.back().flags[static_cast<std::size_t>(until.slot)])
+            return StopReason::SlotFired;
           break;
       }
     }

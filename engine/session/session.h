@@ -28,8 +28,8 @@ struct StepRecord {
   std::int64_t global_step = 0;
   StepLosses losses;
   std::array<std::uint8_t, kSlotCount> flags{};  // this step's own flags per slot
-  bool updated = true;                            // false when the guard skipped the update
-  std::uint64_t checked = 0;                      // bit i: slot i was checked at this step
+  bool updated = true;                           // false when the guard skipped the update
+  std::uint64_t checked = 0;                     // bit i: slot i was checked at this step
 };
 
 struct FoldSummary {
@@ -189,7 +189,7 @@ class Session {
   // of them the bank has been told about.
   std::vector<int> device_exec_;
   std::size_t device_fed_ = 0;
-  std::string device_failure_;  // a device error stopped the session; reset() clears it
+  std::string device_failure_;         // a device error stopped the session; reset() clears it
   std::vector<int> graph_exec_order_;  // the check calls a step graph makes, from its capture
   std::vector<int> last_exec_order_;   // the check calls of the last deferred step
   // Steps of the current fold that ran without their record being read (run mode).
@@ -200,7 +200,8 @@ class Session {
   std::vector<Deferred> deferred_;
   bool deferring_ = false;
   bool settling_ = false;  // settle_deferred is feeding steps read back after they ran
-  int capture_steps_ = 0;  // steps the device's first-fire capture holds between readbacks (0: none)
+  int capture_steps_ =
+      0;  // steps the device's first-fire capture holds between readbacks (0: none)
   bool until_new_fire_ = false;  // the running run() stops at a new first fire (RunUntil::AnyFire)
 };
 

@@ -32,7 +32,9 @@ void Session::open_recording() {
   rec_->created_utc = utc_now();
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(rec_->dir) / "dumps", ec);
-  if (ec) throw IoError(fmt::format("{}: cannot create the output directory ({})", rec_->dir, ec.message()));
+  if (ec)
+    throw IoError(
+        fmt::format("{}: cannot create the output directory ({})", rec_->dir, ec.message()));
   // A device that captures first fires itself lets a recording run read back every few steps
   // instead of every step.
   if (DeviceSentinel* ds = backend_->device_sentinel()) capture_steps_ = ds->enable_capture(true);
@@ -65,14 +67,17 @@ void Session::record_first_fire(int slot, const ScanResult& scan) {
   r.pending.push_back(std::move(d));
   if (!r.state_captured && captured) {
     if (!ds->captured_context(step_, r.state, r.batch))
-      throw InternalError(fmt::format("no captured context for fold {} step {}, where slot {} first fired", fold_,
-                                      step_, slot));
+      throw InternalError(
+          fmt::format("no captured context for fold {} step {}, where slot {} first fired", fold_,
+                      step_, slot));
     r.state_captured = true;  // a step with a slot injection is read at its end, never later
   } else if (!r.state_captured) {
     // Before the optimizer's update the live state is the state before the step; after it, the
     // snapshot taken just before the update is.
-    if (r.pre_update_taken) backend_->read_kept_state(r.state);
-    else backend_->read_state(r.state);
+    if (r.pre_update_taken)
+      backend_->read_kept_state(r.state);
+    else
+      backend_->read_state(r.state);
     r.state_captured = true;
     // The batch as sampled: a transient injection into it is not part of the step's context.
     r.batch = backend_->batch_context();
@@ -118,7 +123,8 @@ std::string Session::record_end_step(int entry_slot) {
   const std::string rel = "dumps/" + dump_file_name(fold_, step_, entry_slot);
   const std::string path = (std::filesystem::path(r.dir) / rel).string();
   // The training thread pays only for the copies made at the fire; the file is written by a worker.
-  r.writes.push_back(std::async(std::launch::async, [path, dump = std::move(d)] { write_dump(path, dump); }));
+  r.writes.push_back(
+      std::async(std::launch::async, [path, dump = std::move(d)] { write_dump(path, dump); }));
   r.dumps.push_back(path);
   r.pending.clear();
   return rel;
@@ -147,10 +153,11 @@ void Session::write_run_file() {
     if (f.steps > 0) r.folds.push_back(f.flags);
   for (const auto& h : history_) {
     const auto& l = h.losses;
-    r.steps.push_back(RunStepRow{h.fold, h.step, h.flags, l.total, l.grad_norm, l.c51, l.mse,
-                                 l.cql, l.iqn, l.aux, l.ens, h.checked});
+    r.steps.push_back(RunStepRow{h.fold, h.step, h.flags, l.total, l.grad_norm, l.c51, l.mse, l.cql,
+                                 l.iqn, l.aux, l.ens, h.checked});
   }
-  for (const auto& e : events_) r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
+  for (const auto& e : events_)
+    r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
   nanscope::write_run_file(run_file_path(), r);
 }
 

@@ -35,7 +35,8 @@ Options parse(int argc, char** argv) {
   QCoreApplication::setApplicationVersion(nanscope::kVersion);
   QCommandLineParser p;
   p.setApplicationDescription(
-      "nanscope: hunt NaNs in a deep-RL trainer. Without a file: a live run of the scenario (F10 steps, F5 runs\n"
+      "nanscope: hunt NaNs in a deep-RL trainer. Without a file: a live run of the scenario (F10 "
+      "steps, F5 runs\n"
       "until a slot first fires). With a run file (or a dump): that file, offline.");
   p.addHelpOption();
   p.addVersionOption();
@@ -45,16 +46,21 @@ Options parse(int argc, char** argv) {
   QCommandLineOption config("config", "TOML config file", "file");
   QCommandLineOption out("out-root", "where live runs write their files", "dir", "runs");
   QCommandLineOption shot("screenshot", "render the window to a PNG and quit", "file");
-  QCommandLineOption after("screenshot-after", "fire | steps:N | inspect (fire, then the entry's dump)", "when",
+  QCommandLineOption after("screenshot-after",
+                           "fire | steps:N | inspect (fire, then the entry's dump)", "when",
                            "steps:20");
-  QCommandLineOption state("state-json", "write what the window shows as JSON (with --screenshot, or on quit)",
-                           "file");
-  QCommandLineOption view("screenshot-view",
-                          "before the screenshot: zoom-entry (jump to the entry point, zoom onto it), all-series, "
-                          "help-menu (comma-separated)", "what");
-  QCommandLineOption simulate("screenshot-simulate", "save the screenshot as seen with deuteranopia or protanopia",
+  QCommandLineOption state(
+      "state-json", "write what the window shows as JSON (with --screenshot, or on quit)", "file");
+  QCommandLineOption view(
+      "screenshot-view",
+      "before the screenshot: zoom-entry (jump to the entry point, zoom onto it), all-series, "
+      "help-menu (comma-separated)",
+      "what");
+  QCommandLineOption simulate("screenshot-simulate",
+                              "save the screenshot as seen with deuteranopia or protanopia",
                               "vision");
-  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state, &view, &simulate}) p.addOption(*o);
+  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state, &view, &simulate})
+    p.addOption(*o);
   p.process(probe);  // --help, --version and bad options end here
   Options o;
   o.settings.scenario = p.value(scenario);
@@ -83,7 +89,8 @@ void prepare_view(MainWindow& w, const QString& what) {
   }
   if (parts.contains("help-menu"))
     for (QAction* m : w.menuBar()->actions())
-      if (m->text().remove('&') == "Help") m->menu()->popup(w.mapToGlobal(w.menuBar()->actionGeometry(m).bottomLeft()));
+      if (m->text().remove('&') == "Help")
+        m->menu()->popup(w.mapToGlobal(w.menuBar()->actionGeometry(m).bottomLeft()));
 }
 
 // The window (with an open menu drawn where it pops up), as seen with the chosen colour vision.
@@ -94,8 +101,10 @@ void save_screenshot(MainWindow& w, const Options& o) {
       QPainter p(&img);
       p.drawPixmap(w.mapFromGlobal(m->pos()), m->grab());
     }
-  if (o.simulate == "deuteranopia") img = simulate(img, ColourVision::Deuteranopia);
-  else if (o.simulate == "protanopia") img = simulate(img, ColourVision::Protanopia);
+  if (o.simulate == "deuteranopia")
+    img = simulate(img, ColourVision::Deuteranopia);
+  else if (o.simulate == "protanopia")
+    img = simulate(img, ColourVision::Protanopia);
   img.save(o.screenshot);
 }
 
@@ -122,19 +131,23 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
     const int n = steps ? o.after.mid(6).toInt() : 0;
     if (*phase == 0) {
       if (!w.offline()) {
-        if (steps) for (int i = 0; i < n; ++i) w.UI_step();
-        else w.UI_run(EngineController::UntilFire);
+        if (steps)
+          for (int i = 0; i < n; ++i) w.UI_step();
+        else
+          w.UI_run(EngineController::UntilFire);
       }
       *phase = 1;
       return;
     }
     if (*phase == 1) {
       if (!snap) return;
-      const bool done = w.offline() || (steps ? snap->global_step >= n : (!w.running() && snap->entry.has_value()));
+      const bool done = w.offline() || (steps ? snap->global_step >= n
+                                              : (!w.running() && snap->entry.has_value()));
       if (!done) return;
       if (!w.offline() && snap->entry) {
-        if (o.after != "inspect") w.UI_selectSlot(snap->entry->slot);  // the live buffer
-        else  // the buffer as its check saw it, from the dump
+        if (o.after != "inspect")
+          w.UI_selectSlot(snap->entry->slot);  // the live buffer
+        else                                   // the buffer as its check saw it, from the dump
           for (const auto& e : snap->events)
             if (e.kind == nanscope::EventKind::FirstFire && !e.dump.isEmpty()) {
               w.UI_openDump(e.dump, e.entry_slot);
@@ -157,9 +170,11 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::signal(SIGXFSZ, SIG_IGN);  // a file-size limit fails a write (reported), never kills the window
+  std::signal(SIGXFSZ,
+              SIG_IGN);  // a file-size limit fails a write (reported), never kills the window
   // The file check's child (io/file_guard.h): read the file, exit; no window system needed.
-  if (argc == 3 && std::string(argv[1]) == "--validate-file") return nanscope::read_file_for_validation(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "--validate-file")
+    return nanscope::read_file_for_validation(argv[2]);
   Options o = parse(argc, argv);
   o.settings.validator = {"/proc/self/exe", "--validate-file"};
   QApplication app(argc, argv);
@@ -169,8 +184,10 @@ int main(int argc, char** argv) {
   MainWindow w(o.settings, o.open_file);
   w.resize(1500, 950);
   w.show();
-  if (!o.screenshot.isEmpty()) screenshot_when_ready(w, o);
+  if (!o.screenshot.isEmpty())
+    screenshot_when_ready(w, o);
   else if (!o.state_json.isEmpty())
-    QObject::connect(&app, &QApplication::aboutToQuit, &w, [&w, &o] { w.writeViewState(o.state_json); });
+    QObject::connect(&app, &QApplication::aboutToQuit, &w,
+                     [&w, &o] { w.writeViewState(o.state_json); });
   return app.exec();
 }

@@ -15,20 +15,25 @@
 namespace nanscope::gui {
 
 namespace {
-constexpr auto kPieceBudget = std::chrono::milliseconds(20);    // a run piece: one step, or this long
-constexpr auto kPublishEvery = std::chrono::milliseconds(100);  // updates while running: ~10 per second
+constexpr auto kPieceBudget = std::chrono::milliseconds(20);  // a run piece: one step, or this long
+constexpr auto kPublishEvery =
+    std::chrono::milliseconds(100);  // updates while running: ~10 per second
 }  // namespace
 
 ErrorClass error_class(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::Config:
     case ErrorKind::Data:
-    case ErrorKind::Usage: return ErrorClass::Config;
+    case ErrorKind::Usage:
+      return ErrorClass::Config;
     case ErrorKind::MissingInput:
-    case ErrorKind::Io: return ErrorClass::File;
+    case ErrorKind::Io:
+      return ErrorClass::File;
     case ErrorKind::Device:
-    case ErrorKind::DeviceFault: return ErrorClass::Device;
-    case ErrorKind::Internal: return ErrorClass::Other;
+    case ErrorKind::DeviceFault:
+      return ErrorClass::Device;
+    case ErrorKind::Internal:
+      return ErrorClass::Other;
   }
   return ErrorClass::Other;
 }
@@ -73,18 +78,23 @@ void EngineController::guarded(F&& f) {
 bool EngineController::rebuild() {
   std::vector<std::string> sets;
   for (const QString& kv : settings_.sets) sets.push_back(kv.toStdString());
-  const Config config = resolve_config(settings_.scenario.toStdString(), settings_.config_file.toStdString(), sets);
+  const Config config =
+      resolve_config(settings_.scenario.toStdString(), settings_.config_file.toStdString(), sets);
   SessionOptions o;
   o.injections = injections_;
   o.breakpoints = breakpoints_;
   o.graph = settings_.graph;
-  const QString dir = QDir(settings_.out_root).filePath(
-      "gui-" + QDateTime::currentDateTimeUtc().toString("yyyyMMddTHHmmsszzz") + "Z");
+  const QString dir =
+      QDir(settings_.out_root)
+          .filePath("gui-" + QDateTime::currentDateTimeUtc().toString("yyyyMMddTHHmmsszzz") + "Z");
   o.out_dir = dir.toStdString();
   std::unique_ptr<Backend> backend;
-  if (device_failed_ || settings_.backend == "cpu") backend = make_cpu_backend(config);
-  else if (settings_.make_backend) backend = settings_.make_backend(config);
-  else backend = choose_backend("auto", config, false);
+  if (device_failed_ || settings_.backend == "cpu")
+    backend = make_cpu_backend(config);
+  else if (settings_.make_backend)
+    backend = settings_.make_backend(config);
+  else
+    backend = choose_backend("auto", config, false);
   // The new session is built (and its injections validated) before the old one is let go: a
   // refused injection leaves the running session as it was.
   auto fresh = std::make_unique<Session>(config, std::move(backend), o);
@@ -142,8 +152,9 @@ void EngineController::RT_run(int kind) {
     if (session_->mid_step()) session_->step();  // finish a phase-stepped step first
     pause_.store(false);
     until_ = RunUntil{};
-    until_.kind = kind == UntilFoldEnd ? RunUntil::Kind::FoldEnd
-                                       : (kind == UntilFire ? RunUntil::Kind::AnyFire : RunUntil::Kind::End);
+    until_.kind = kind == UntilFoldEnd
+                      ? RunUntil::Kind::FoldEnd
+                      : (kind == UntilFire ? RunUntil::Kind::AnyFire : RunUntil::Kind::End);
     running_ = true;
     Q_EMIT runStateChanged(true);
     run_start_ = last_publish_ = std::chrono::steady_clock::now();
@@ -159,8 +170,9 @@ void EngineController::RT_runPiece() {
   if (!running_ || !session_) return;
   guarded([&] {
     const auto start = std::chrono::steady_clock::now();
-    const StopReason reason = session_->run_piece(
-        until_, [&] { return pause_.load() || std::chrono::steady_clock::now() - start > kPieceBudget; });
+    const StopReason reason = session_->run_piece(until_, [&] {
+      return pause_.load() || std::chrono::steady_clock::now() - start > kPieceBudget;
+    });
     const auto now = std::chrono::steady_clock::now();
     const double secs = std::chrono::duration<double>(now - run_start_).count();
     rate_ = secs > 0 ? static_cast<double>(session_->global_step() - run_start_step_) / secs : 0;
@@ -192,8 +204,10 @@ void EngineController::RT_stop() {
 }
 
 void EngineController::RT_setBreakpoint(int slot, bool on) {
-  if (on) breakpoints_.insert(slot);
-  else breakpoints_.erase(slot);
+  if (on)
+    breakpoints_.insert(slot);
+  else
+    breakpoints_.erase(slot);
   if (session_) session_->set_breakpoints(breakpoints_);
   publish(running_);
 }
@@ -257,7 +271,8 @@ void EngineController::sendInspect() {
                                      .arg(at->fold)
                                      .arg(at->step)
                                      .arg(at->in_progress ? " (in progress)" : "");
-    BufferStats s = compute_stats(slot, v.shape, v.exists() && at ? data.data() : nullptr, v.count, origin);
+    BufferStats s =
+        compute_stats(slot, v.shape, v.exists() && at ? data.data() : nullptr, v.count, origin);
     s.source = "live";
     s.computed = at.has_value();
     s.exists = v.exists();

@@ -12,16 +12,20 @@ namespace {
 // wrote earlier in the step).
 Phase producer_phase(int slot) {
   switch (slot) {
-    case kAuxDHS2Nb: return Phase::BackwardAux;
+    case kAuxDHS2Nb:
+      return Phase::BackwardAux;
     case kIqnTrunkM:
     case kIqnDHS2:
-    case kDBranchLogits: return Phase::BackwardIqn;
+    case kDBranchLogits:
+      return Phase::BackwardIqn;
     case kDValueLogits:
     case kDAdvLogits:
     case kCqlDValueLogits:
     case kEnsembleDLogits:
-    case kBnDConcat: return Phase::BackwardMain;
-    default: return slot_info(slot).phase;
+    case kBnDConcat:
+      return Phase::BackwardMain;
+    default:
+      return slot_info(slot).phase;
   }
 }
 
@@ -29,7 +33,8 @@ Phase producer_phase(int slot) {
 
 StepRow step_row(const StepRecord& h) {
   const auto& l = h.losses;
-  StepRow r{h.fold, h.step, h.flags, h.checked, l.total, l.c51, l.mse, l.cql, l.iqn, l.aux, l.ens, l.grad_norm};
+  StepRow r{h.fold, h.step, h.flags, h.checked, l.total, l.c51,
+            l.mse,  l.cql,  l.iqn,   l.aux,     l.ens,   l.grad_norm};
   r.group_norm = l.group_norm;
   return r;
 }
@@ -87,8 +92,9 @@ UpdatePtr LiveUpdates::make(Session& s, bool running, double rate, const QString
   const std::filesystem::path dir = std::filesystem::path(s.run_file_path()).parent_path();
   for (std::size_t i = events_; i < events.size(); ++i) {
     const Event& e = events[i];
-    u->events.push_back({e.fold, e.step, e.kind, e.entry_slot,
-                         e.dump.empty() ? QString() : QString::fromStdString((dir / e.dump).string())});
+    u->events.push_back(
+        {e.fold, e.step, e.kind, e.entry_slot,
+         e.dump.empty() ? QString() : QString::fromStdString((dir / e.dump).string())});
   }
   steps_ = history.size();
   events_ = events.size();

@@ -35,11 +35,12 @@ UpdatePtr load_run_update(const QString& run_file) {
   if (!r.folds.empty())
     for (int i = 0; i < kSlotCount; ++i) {
       const SlotState st = r.folds.front().slots[i].state;
-      if (st == SlotState::Absent || st == SlotState::Deferred || st == SlotState::Disabled) h.setup[i] = st;
+      if (st == SlotState::Absent || st == SlotState::Deferred || st == SlotState::Disabled)
+        h.setup[i] = st;
     }
   for (const auto& row : r.steps)
-    u->steps.push_back(StepRow{row.fold, row.step, row.flags, row.checked, row.loss, row.c51, row.mse, row.cql,
-                               row.iqn, row.aux, row.ens, row.grad_norm});
+    u->steps.push_back(StepRow{row.fold, row.step, row.flags, row.checked, row.loss, row.c51,
+                               row.mse, row.cql, row.iqn, row.aux, row.ens, row.grad_norm});
   u->folds = r.folds;
   h.global_step = static_cast<std::int64_t>(r.steps.size());
   if (!r.steps.empty()) {
@@ -56,9 +57,11 @@ UpdatePtr load_run_update(const QString& run_file) {
   // Entry points as the session reports them: the first fold that has one.
   for (std::size_t k = 0; k < r.folds.size(); ++k) {
     const FoldFlags& f = r.folds[k];
-    if (!h.entry && f.entry_slot) h.entry = SnapshotEntry{*f.entry_slot, static_cast<int>(k), *f.entry_step};
+    if (!h.entry && f.entry_slot)
+      h.entry = SnapshotEntry{*f.entry_slot, static_cast<int>(k), *f.entry_step};
     if (!h.backward_entry && f.backward_entry)
-      h.backward_entry = SnapshotEntry{f.backward_entry->slot, static_cast<int>(k), f.backward_entry->step};
+      h.backward_entry =
+          SnapshotEntry{f.backward_entry->slot, static_cast<int>(k), f.backward_entry->step};
   }
   return u;
 }
@@ -75,7 +78,10 @@ BufferStatsPtr load_dump_stats(const QString& dump_file, int slot) {
   if (pick) {
     std::vector<std::int64_t> shape(pick->shape.begin(), pick->shape.end());
     st = compute_stats(pick->index, shape, pick->values.data(), pick->values.size(),
-                       QString("dump %1 (fold %2, step %3)").arg(QFileInfo(dump_file).fileName()).arg(d.fold).arg(d.step));
+                       QString("dump %1 (fold %2, step %3)")
+                           .arg(QFileInfo(dump_file).fileName())
+                           .arg(d.fold)
+                           .arg(d.step));
   } else {
     st.slot = slot;
     st.origin = dump_file;

@@ -6,10 +6,14 @@ namespace nanscope::gui {
 
 int cell_code(SlotState state, std::uint8_t kinds) {
   switch (state) {
-    case SlotState::Absent: return kCellAbsent;
-    case SlotState::Deferred: return kCellDeferred;
-    case SlotState::Disabled: return kCellDisabled;
-    default: break;
+    case SlotState::Absent:
+      return kCellAbsent;
+    case SlotState::Deferred:
+      return kCellDeferred;
+    case SlotState::Disabled:
+      return kCellDisabled;
+    default:
+      break;
   }
   if (kinds == 0) return kCellClean;
   if (kinds == kKindNaN) return kCellNaN;
@@ -19,7 +23,8 @@ int cell_code(SlotState state, std::uint8_t kinds) {
 }
 
 QString cell_text(int code) {
-  static const char* names[] = {"clean", "NaN", "+Inf", "-Inf", "mixed", "absent", "deferred", "disabled", "not run"};
+  static const char* names[] = {"clean",  "NaN",      "+Inf",     "-Inf",   "mixed",
+                                "absent", "deferred", "disabled", "not run"};
   return code >= 0 && code < kCellCodeCount ? names[code] : "?";
 }
 
@@ -63,7 +68,8 @@ void SlotGridModel::refresh(bool reset) {
   }
   // The fold grid's last fold keeps changing, and so may the step grid's cells' check states.
   const int from = mode_ == Folds ? std::max(0, before - 1) : std::max(0, before - 1);
-  if (columns_ > 0 && from < columns_) Q_EMIT dataChanged(index(0, from), index(kSlotCount - 1, columns_ - 1));
+  if (columns_ > 0 && from < columns_)
+    Q_EMIT dataChanged(index(0, from), index(kSlotCount - 1, columns_ - 1));
 }
 
 void SlotGridModel::setFold(int fold) {
@@ -73,11 +79,16 @@ void SlotGridModel::setFold(int fold) {
   endResetModel();
 }
 
-int SlotGridModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kSlotCount; }
-int SlotGridModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : columns_; }
+int SlotGridModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kSlotCount;
+}
+int SlotGridModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : columns_;
+}
 
 int SlotGridModel::code(int row, int column) const {
-  if (!view_ || row < 0 || row >= kSlotCount || column < 0 || column >= columns_) return kCellNotRun;
+  if (!view_ || row < 0 || row >= kSlotCount || column < 0 || column >= columns_)
+    return kCellNotRun;
   const int slot = slotOfRow(row);
   if (mode_ == Folds) {
     const SlotRecord& r = view_->folds[static_cast<std::size_t>(column)].slots[slot];
@@ -95,11 +106,16 @@ int SlotGridModel::code(int row, int column) const {
 namespace {
 std::uint8_t kinds_of_code(int code) {
   switch (code) {
-    case kCellNaN: return kKindNaN;
-    case kCellPosInf: return kKindPosInf;
-    case kCellNegInf: return kKindNegInf;
-    case kCellMixed: return kKindNaN | kKindPosInf | kKindNegInf;
-    default: return 0;
+    case kCellNaN:
+      return kKindNaN;
+    case kCellPosInf:
+      return kKindPosInf;
+    case kCellNegInf:
+      return kKindNegInf;
+    case kCellMixed:
+      return kKindNaN | kKindPosInf | kKindNegInf;
+    default:
+      return 0;
   }
 }
 }  // namespace
@@ -138,16 +154,20 @@ void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>&
       for (int c = c0; c <= c1; ++c)
         for (int r = 0; r < kSlotCount; ++r) {
           const int code = this->code(r, c);
-          clean[static_cast<std::size_t>(r)] = clean[static_cast<std::size_t>(r)] || code <= kCellMixed;
+          clean[static_cast<std::size_t>(r)] =
+              clean[static_cast<std::size_t>(r)] || code <= kCellMixed;
           kinds[static_cast<std::size_t>(r)] |= kinds_of_code(code);
         }
     }
     for (int r = 0; r < kSlotCount; ++r) {
       int& cell = out[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(r)];
       const std::uint8_t k = kinds[static_cast<std::size_t>(r)];
-      if (k) cell = cell_code(SlotState::Clean, k);
-      else if (clean[static_cast<std::size_t>(r)]) cell = kCellClean;
-      else cell = code(r, c1);
+      if (k)
+        cell = cell_code(SlotState::Clean, k);
+      else if (clean[static_cast<std::size_t>(r)])
+        cell = kCellClean;
+      else
+        cell = code(r, c1);
     }
   }
 }
@@ -160,12 +180,16 @@ QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
   if (role == SlotRole) return slot;
   if (role == Qt::DisplayRole) return cell_text(c);
   if (role == Qt::ToolTipRole) {
-    QString tip = QString("slot %1 %2\n").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
+    QString tip =
+        QString("slot %1 %2\n").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
     if (mode_ == Folds) {
       const SlotRecord& r = view_->folds[static_cast<std::size_t>(index.column())].slots[slot];
       tip += QString("fold %1: %2").arg(index.column()).arg(QString::fromUtf8(state_name(r.state)));
       if (r.first_step >= 0)
-        tip += QString("\nkinds %1\nfirst step %2\ncount %3").arg(kinds_text(r.kinds)).arg(r.first_step).arg(r.count);
+        tip += QString("\nkinds %1\nfirst step %2\ncount %3")
+                   .arg(kinds_text(r.kinds))
+                   .arg(r.first_step)
+                   .arg(r.count);
     } else {
       const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(index.column())];
       tip += QString("fold %1, step %2: %3").arg(fold_).arg(s.step).arg(cell_text(c));

@@ -22,7 +22,8 @@ class SlotGridModel : public QAbstractTableModel {
   static constexpr int CodeRole = Qt::UserRole + 1;
   static constexpr int SlotRole = Qt::UserRole + 2;
 
-  explicit SlotGridModel(Mode mode, QObject* parent = nullptr) : QAbstractTableModel(parent), mode_(mode) {}
+  explicit SlotGridModel(Mode mode, QObject* parent = nullptr)
+      : QAbstractTableModel(parent), mode_(mode) {}
 
   // The picture to show (owned by the window, outliving the model); `reset`: it was replaced.
   void setView(const Snapshot* view);

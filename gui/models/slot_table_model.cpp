@@ -31,8 +31,12 @@ QString SlotTableModel::stateOf(int slot) const {
   return s == SlotState::Clean ? QString("active") : QString::fromUtf8(state_name(s));
 }
 
-int SlotTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kSlotCount; }
-int SlotTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int SlotTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kSlotCount;
+}
+int SlotTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid()) return {};
@@ -46,13 +50,24 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::UserRole) return slot;
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {
-    case Index: return slot;
-    case Name: return QString::fromUtf8(info.name.data(), static_cast<int>(info.name.size()));
-    case Phase: return QString::fromUtf8(phase_name(info.phase).data());
-    case State: return stateOf(slot);
-    case FirstFire: return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->first_step)) : QVariant(QString("-"));
-    case Count: return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->count)) : QVariant(QString("-"));
-    case BreakOn: return role == Qt::ToolTipRole ? QVariant(QString("stop after the first step in which this slot fires (F9)")) : QVariant();
+    case Index:
+      return slot;
+    case Name:
+      return QString::fromUtf8(info.name.data(), static_cast<int>(info.name.size()));
+    case Phase:
+      return QString::fromUtf8(phase_name(info.phase).data());
+    case State:
+      return stateOf(slot);
+    case FirstFire:
+      return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->first_step))
+                                     : QVariant(QString("-"));
+    case Count:
+      return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->count))
+                                     : QVariant(QString("-"));
+    case BreakOn:
+      return role == Qt::ToolTipRole
+                 ? QVariant(QString("stop after the first step in which this slot fires (F9)"))
+                 : QVariant();
     case Check: {
       if (!view_) return {};
       const SlotState s = view_->setup[slot];
@@ -66,9 +81,12 @@ bool SlotTableModel::setData(const QModelIndex& index, const QVariant& value, in
   if (!index.isValid() || role != Qt::CheckStateRole) return false;
   const int slot = dataflow_order()[static_cast<std::size_t>(index.row())];
   const bool on = value.toInt() == Qt::Checked;
-  if (index.column() == BreakOn) Q_EMIT breakpointToggled(slot, on);
-  else if (index.column() == Check && view_ && view_->setup[slot] != SlotState::Absent) Q_EMIT checkToggled(slot, on);
-  else return false;
+  if (index.column() == BreakOn)
+    Q_EMIT breakpointToggled(slot, on);
+  else if (index.column() == Check && view_ && view_->setup[slot] != SlotState::Absent)
+    Q_EMIT checkToggled(slot, on);
+  else
+    return false;
   return true;
 }
 
@@ -84,7 +102,8 @@ Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
 
 QVariant SlotTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole || o != Qt::Horizontal) return {};
-  static const char* names[] = {"#", "name", "phase", "state", "first fire", "count", "break", "check"};
+  static const char* names[] = {"#",          "name",  "phase", "state",
+                                "first fire", "count", "break", "check"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 
@@ -108,8 +127,12 @@ void EventsModel::refresh(bool reset) {
   }
 }
 
-int EventsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : rows_; }
-int EventsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int EventsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : rows_;
+}
+int EventsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant EventsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || !view_ || index.row() >= rows_) return {};
@@ -118,11 +141,19 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const {
   if (role == SlotRole) return e.entry_slot;
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case Fold: return e.fold;
-    case Step: return e.step;
-    case Kind: return kind_text(e.kind);
-    case Entry: return e.entry_slot >= 0 ? QString("%1 %2").arg(e.entry_slot).arg(QString::fromUtf8(slot_info(e.entry_slot).name.data())) : QString("-");
-    case Dump: return e.dump.isEmpty() ? QString("-") : QFileInfo(e.dump).fileName();
+    case Fold:
+      return e.fold;
+    case Step:
+      return e.step;
+    case Kind:
+      return kind_text(e.kind);
+    case Entry:
+      return e.entry_slot >= 0 ? QString("%1 %2")
+                                     .arg(e.entry_slot)
+                                     .arg(QString::fromUtf8(slot_info(e.entry_slot).name.data()))
+                               : QString("-");
+    case Dump:
+      return e.dump.isEmpty() ? QString("-") : QFileInfo(e.dump).fileName();
   }
   return {};
 }

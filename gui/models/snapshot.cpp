@@ -9,7 +9,8 @@ const std::array<int, kSlotCount>& dataflow_order() {
   static const std::array<int, kSlotCount> order = [] {
     std::array<int, kSlotCount> o{};
     for (int i = 0; i < kSlotCount; ++i) o[i] = i;
-    std::sort(o.begin(), o.end(), [](int a, int b) { return slot_info(a).rank < slot_info(b).rank; });
+    std::sort(o.begin(), o.end(),
+              [](int a, int b) { return slot_info(a).rank < slot_info(b).rank; });
     return o;
   }();
   return order;
@@ -21,10 +22,12 @@ int row_of_slot(int slot) {
 }
 
 std::pair<std::size_t, std::size_t> Snapshot::fold_steps(int fold) const {
-  if (fold < 0 || static_cast<std::size_t>(fold) >= fold_begin.size()) return {steps.size(), steps.size()};
+  if (fold < 0 || static_cast<std::size_t>(fold) >= fold_begin.size())
+    return {steps.size(), steps.size()};
   const std::size_t begin = fold_begin[static_cast<std::size_t>(fold)];
-  const std::size_t end =
-      static_cast<std::size_t>(fold) + 1 < fold_begin.size() ? fold_begin[static_cast<std::size_t>(fold) + 1] : steps.size();
+  const std::size_t end = static_cast<std::size_t>(fold) + 1 < fold_begin.size()
+                              ? fold_begin[static_cast<std::size_t>(fold) + 1]
+                              : steps.size();
   return {begin, end};
 }
 
@@ -45,7 +48,8 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u) {
   static_cast<SnapshotHead&>(view) = u.head;
   for (const StepRow& r : u.steps) {
     // Steps of a fold are contiguous: a new fold starts where its first step lands.
-    while (static_cast<int>(view.fold_begin.size()) <= r.fold) view.fold_begin.push_back(view.steps.size());
+    while (static_cast<int>(view.fold_begin.size()) <= r.fold)
+      view.fold_begin.push_back(view.steps.size());
     view.steps.push_back(r);
   }
   view.folds.resize(u.first_fold);
@@ -74,9 +78,12 @@ BufferStats compute_stats(int slot, const std::vector<std::int64_t>& shape, cons
       sum += v;
       ++finite;
     } else {
-      if (std::isnan(v)) ++s.nan;
-      else if (v > 0) ++s.posinf;
-      else ++s.neginf;
+      if (std::isnan(v))
+        ++s.nan;
+      else if (v > 0)
+        ++s.posinf;
+      else
+        ++s.neginf;
       if (s.first_bad.size() < 32) s.first_bad.push_back(static_cast<std::int64_t>(i));
     }
   }

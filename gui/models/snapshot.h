@@ -77,9 +77,9 @@ struct SnapshotHead {
 };
 
 struct Snapshot : SnapshotHead {
-  std::vector<FoldFlags> folds;        // finished folds and the current one
-  std::vector<StepRow> steps;          // every step so far, in order (global step = index)
-  std::vector<std::size_t> fold_begin; // index in `steps` of each fold's first step
+  std::vector<FoldFlags> folds;         // finished folds and the current one
+  std::vector<StepRow> steps;           // every step so far, in order (global step = index)
+  std::vector<std::size_t> fold_begin;  // index in `steps` of each fold's first step
   std::vector<SnapshotEvent> events;
 
   // The steps of one fold: [begin, end) indices into `steps`.
@@ -109,11 +109,11 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u);
 // Buffer statistics for the inspector, reduced off the UI thread (the widget only draws).
 struct BufferStats {
   int slot = -1;
-  QString source;        // "live" or "dump"
-  QString origin;        // the header's text: "live: fold F, step S" or the dump's name and step
-  QString path;          // the dump file, for source "dump"
+  QString source;  // "live" or "dump"
+  QString origin;  // the header's text: "live: fold F, step S" or the dump's name and step
+  QString path;    // the dump file, for source "dump"
   int fold = -1, step = -1;  // the step whose buffer this is (-1: none)
-  bool computed = true;  // false: no step has written the buffer yet
+  bool computed = true;      // false: no step has written the buffer yet
   std::vector<std::int64_t> shape;
   std::int64_t count = 0, nan = 0, posinf = 0, neginf = 0;
   double finite_min = 0, finite_max = 0, finite_mean = 0;

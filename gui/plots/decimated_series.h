@@ -1,7 +1,8 @@
 // A per-step series kept for drawing at any length: while it is short every step is a point; past
 // `max_buckets` steps are grouped into buckets of 2^k steps (the size doubles when the buckets run
 // out, merging pairs), each drawn as its finite minimum and maximum, so a spike is never lost and
-// a line costs the same to draw at 100 and at 100,000 steps. A bucket with no finite value is a gap.
+// a line costs the same to draw at 100 and at 100,000 steps. A bucket with no finite value is a
+// gap.
 #pragma once
 
 #include <QVector>

@@ -16,11 +16,14 @@ constexpr double kGlyphCellPx = 11;
 // The kind glyphs, drawn over the colour map on cells large enough to hold one.
 class GridGlyphs : public QCPLayerable {
  public:
-  GridGlyphs(GridPlot* plot, SlotGridModel* model) : QCPLayerable(plot, "main"), plot_(plot), model_(model) {}
+  GridGlyphs(GridPlot* plot, SlotGridModel* model)
+      : QCPLayerable(plot, "main"), plot_(plot), model_(model) {}
   int drawn = 0;  // glyphs in the last draw (tests)
 
  protected:
-  void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(true); }
+  void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
+    painter->setAntialiasing(true);
+  }
   QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
   void draw(QCPPainter* painter) override {
     drawn = 0;
@@ -31,7 +34,8 @@ class GridGlyphs : public QCPLayerable {
     if (cw < kGlyphCellPx || ch < kGlyphCellPx - 2) return;
     const QCPRange r = x->range();
     const int first = std::max(0, static_cast<int>(std::ceil(r.lower - 0.5)));
-    const int last = std::min(model_->columnCount() - 1, static_cast<int>(std::floor(r.upper + 0.5)));
+    const int last =
+        std::min(model_->columnCount() - 1, static_cast<int>(std::floor(r.upper + 0.5)));
     QFont f = painter->font();
     f.setPixelSize(static_cast<int>(std::min(ch, cw) * 0.7));
     f.setBold(true);
@@ -43,7 +47,8 @@ class GridGlyphs : public QCPLayerable {
         if (g.isEmpty()) continue;
         const QPointF centre(x->coordToPixel(c), y->coordToPixel(row));
         painter->setPen(cell_ink(code));
-        painter->drawText(QRectF(centre.x() - cw / 2, centre.y() - ch / 2, cw, ch), Qt::AlignCenter, g);
+        painter->drawText(QRectF(centre.x() - cw / 2, centre.y() - ch / 2, cw, ch), Qt::AlignCenter,
+                          g);
         ++drawn;
       }
   }
@@ -69,7 +74,8 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < kSlotCount; ++r) {
     const int slot = SlotGridModel::slotOfRow(r);
-    ticker->addTick(r, QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data())));
+    ticker->addTick(r,
+                    QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data())));
   }
   yAxis->setTicker(ticker);
   QSharedPointer<QCPAxisTickerFixed> columns(new QCPAxisTickerFixed);
@@ -219,7 +225,8 @@ void GridPlot::rebuild() {
 void GridPlot::rebuildMap() {
   const int cols = model_->columnCount();
   const QCPRange r = xAxis->range();
-  const int first = std::clamp(static_cast<int>(std::floor(r.lower + 0.5)), 0, std::max(0, cols - 1));
+  const int first =
+      std::clamp(static_cast<int>(std::floor(r.lower + 0.5)), 0, std::max(0, cols - 1));
   const int last = std::clamp(static_cast<int>(std::ceil(r.upper - 0.5)), 0, std::max(0, cols - 1));
   const int visible = cols == 0 ? 1 : last - first + 1;
   const int pixels = std::max(1, axisRect()->width());
@@ -229,22 +236,29 @@ void GridPlot::rebuildMap() {
     const int cells = std::max(2, visible);
     model_->pooledCodes(first, cols == 0 ? -1 : last, visible, pooled_);
     map_->data()->setSize(visible == 1 ? 2 : visible, kSlotCount);
-    if (visible == 1) map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, kSlotCount - 1));
-    else map_->data()->setRange(QCPRange(first, last), QCPRange(0, kSlotCount - 1));
+    if (visible == 1)
+      map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, kSlotCount - 1));
+    else
+      map_->data()->setRange(QCPRange(first, last), QCPRange(0, kSlotCount - 1));
     for (int c = 0; c < cells && c < std::max(2, visible); ++c)
       for (int row = 0; row < kSlotCount; ++row) {
         const int bin = visible == 1 ? 0 : c;
-        map_->data()->setCell(c, row, pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)]);
+        map_->data()->setCell(
+            c, row,
+            pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)]);
       }
   } else {
     columns_per_cell_ = static_cast<double>(visible) / pixels;
     model_->pooledCodes(first, last, pixels, pooled_);
     map_->data()->setSize(pixels, kSlotCount);
     const double half = columns_per_cell_ / 2;
-    map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half), QCPRange(0, kSlotCount - 1));
+    map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half),
+                           QCPRange(0, kSlotCount - 1));
     for (int b = 0; b < pixels; ++b)
       for (int row = 0; row < kSlotCount; ++row)
-        map_->data()->setCell(b, row, pooled_[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(row)]);
+        map_->data()->setCell(
+            b, row,
+            pooled_[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(row)]);
   }
   replot(QCustomPlot::rpQueuedReplot);
 }
@@ -257,8 +271,12 @@ int GridPlot::shownCode(int slot, int column) const {
   return pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)];
 }
 
-bool GridPlot::showsEmptyState() const { return empty_->visible(); }
-int GridPlot::glyphsDrawn() const { return glyphs_->drawn; }
+bool GridPlot::showsEmptyState() const {
+  return empty_->visible();
+}
+int GridPlot::glyphsDrawn() const {
+  return glyphs_->drawn;
+}
 
 void GridPlot::placeSelection() {
   const bool on = sel_slot_ >= 0;
@@ -323,8 +341,10 @@ void GridPlot::mouseReleaseEvent(QMouseEvent* e) {
     return;
   }
   int row, column;
-  if (cellAt(e->pos(), row, column)) Q_EMIT cellClicked(SlotGridModel::slotOfRow(row), column);
-  else if (rowAt(e->pos(), row)) Q_EMIT rowClicked(SlotGridModel::slotOfRow(row));
+  if (cellAt(e->pos(), row, column))
+    Q_EMIT cellClicked(SlotGridModel::slotOfRow(row), column);
+  else if (rowAt(e->pos(), row))
+    Q_EMIT rowClicked(SlotGridModel::slotOfRow(row));
 }
 
 void GridPlot::wheelEvent(QWheelEvent* e) {
@@ -352,13 +372,26 @@ void GridPlot::keyPressEvent(QKeyEvent* e) {
   int row = sel_slot_ >= 0 ? row_of_slot(sel_slot_) : 0;
   int column = sel_column_ >= 0 ? sel_column_ : 0;
   switch (e->key()) {
-    case Qt::Key_Left: column = std::max(0, column - 1); break;
-    case Qt::Key_Right: column = std::min(cols - 1, column + 1); break;
-    case Qt::Key_Up: row = std::max(0, row - 1); break;
-    case Qt::Key_Down: row = std::min(kSlotCount - 1, row + 1); break;
-    case Qt::Key_Home: column = 0; break;
-    case Qt::Key_End: column = cols - 1; break;
-    default: return QCustomPlot::keyPressEvent(e);
+    case Qt::Key_Left:
+      column = std::max(0, column - 1);
+      break;
+    case Qt::Key_Right:
+      column = std::min(cols - 1, column + 1);
+      break;
+    case Qt::Key_Up:
+      row = std::max(0, row - 1);
+      break;
+    case Qt::Key_Down:
+      row = std::min(kSlotCount - 1, row + 1);
+      break;
+    case Qt::Key_Home:
+      column = 0;
+      break;
+    case Qt::Key_End:
+      column = cols - 1;
+      break;
+    default:
+      return QCustomPlot::keyPressEvent(e);
   }
   Q_EMIT cellClicked(SlotGridModel::slotOfRow(row), column);
   e->accept();

@@ -76,13 +76,13 @@ class GridPlot : public QCustomPlot {
   std::vector<std::pair<int, int>> entries_;
   QCPItemRect *sel_row_band_, *sel_column_band_, *sel_cell_;
   int sel_slot_ = -1, sel_column_ = -1;
-  int shown_columns_ = 0;       // the model's columns at the last rebuild
+  int shown_columns_ = 0;  // the model's columns at the last rebuild
   bool follow_ = true;
   bool fitted_ = true;          // the whole run is in view (kept so while following)
   bool setting_range_ = false;  // the range is being set by the plot itself
   double columns_per_cell_ = 1;
-  int map_first_ = 0;            // the first column the map holds
-  std::vector<int> pooled_;      // the map's codes, cell-major (kSlotCount rows each)
+  int map_first_ = 0;        // the first column the map holds
+  std::vector<int> pooled_;  // the map's codes, cell-major (kSlotCount rows each)
   bool dragging_ = false;
   int drag_x_ = 0;
 };

@@ -7,13 +7,14 @@
 namespace nanscope::gui {
 
 namespace {
-constexpr std::array<const char*, 8> kBaseSeries = {"total loss", "c51", "mse", "cql", "iqn", "aux", "ens", "grad norm"};
+constexpr std::array<const char*, 8> kBaseSeries = {"total loss", "c51", "mse", "cql",
+                                                    "iqn",        "aux", "ens", "grad norm"};
 constexpr int kGradNorm = 7;
 // Okabe-Ito colours for the loss terms (told apart with red-green colour vision deficiency), greys
 // and dashes for the norms.
-const std::array<QColor, 8> kColours = {QColor(0, 114, 178), QColor(0, 158, 115), QColor(230, 159, 0),
-                                        QColor(204, 121, 167), QColor(86, 180, 233), QColor(213, 94, 0),
-                                        QColor(0, 0, 0), QColor(120, 120, 120)};
+const std::array<QColor, 8> kColours = {
+    QColor(0, 114, 178),  QColor(0, 158, 115), QColor(230, 159, 0), QColor(204, 121, 167),
+    QColor(86, 180, 233), QColor(213, 94, 0),  QColor(0, 0, 0),     QColor(120, 120, 120)};
 QString number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
@@ -30,7 +31,9 @@ class StepMarks : public QCPLayerable {
   std::vector<std::pair<int, int>> bad;
 
  protected:
-  void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(false); }
+  void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
+    painter->setAntialiasing(false);
+  }
   QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
   void draw(QCPPainter* painter) override {
     const QRect r = parentPlot()->axisRect()->rect();
@@ -69,15 +72,24 @@ QString MetricsPlot::seriesName(int i) {
 
 double MetricsPlot::valueOf(const StepRow& r, int i) {
   switch (i) {
-    case 0: return r.loss;
-    case 1: return r.c51;
-    case 2: return r.mse;
-    case 3: return r.cql;
-    case 4: return r.iqn;
-    case 5: return r.aux;
-    case 6: return r.ens;
-    case kGradNorm: return r.grad_norm;
-    default: return r.group_norm[static_cast<std::size_t>(i - 8)];
+    case 0:
+      return r.loss;
+    case 1:
+      return r.c51;
+    case 2:
+      return r.mse;
+    case 3:
+      return r.cql;
+    case 4:
+      return r.iqn;
+    case 5:
+      return r.aux;
+    case 6:
+      return r.ens;
+    case kGradNorm:
+      return r.grad_norm;
+    default:
+      return r.group_norm[static_cast<std::size_t>(i - 8)];
   }
 }
 
@@ -85,17 +97,20 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
   for (int i = 0; i < kSeriesCount; ++i) {
     QCPGraph* g = i < kGradNorm ? addGraph() : addGraph(xAxis, yAxis2);
     g->setName(seriesName(i) + (i >= kGradNorm ? " (right)" : ""));
-    QPen pen(i <= kGradNorm ? kColours[static_cast<std::size_t>(i)] : QColor::fromHsv((i - 8) * 360 / kGroupCount, 120, 150));
+    QPen pen(i <= kGradNorm ? kColours[static_cast<std::size_t>(i)]
+                            : QColor::fromHsv((i - 8) * 360 / kGroupCount, 120, 150));
     pen.setWidthF(i < kGradNorm ? 1.5 : 1.0);
     if (i > kGradNorm) pen.setStyle(Qt::DashLine);
     g->setPen(pen);
     graphs_[static_cast<std::size_t>(i)] = g;
-    visible_[static_cast<std::size_t>(i)] = i == 0 || i == 1 || i == kGradNorm;  // as before: total, c51, norm
+    visible_[static_cast<std::size_t>(i)] =
+        i == 0 || i == 1 || i == kGradNorm;  // as before: total, c51, norm
     g->setVisible(visible_[static_cast<std::size_t>(i)]);
     if (!visible_[static_cast<std::size_t>(i)]) g->removeFromLegend();
   }
   yAxis2->setVisible(true);
-  xAxis->setLabel("global step   (red band: loss not finite, red line: first fire, grey line: fold start)");
+  xAxis->setLabel(
+      "global step   (red band: loss not finite, red line: first fire, grey line: fold start)");
   marks_ = new StepMarks(this);
   // The legend beside the plot, never on the data.
   legend->setVisible(true);
@@ -151,36 +166,47 @@ void MetricsPlot::clearAll() {
   fitted_ = true;
 }
 
-std::vector<std::pair<int, int>> MetricsPlot::nonfiniteRanges() const { return marks_->bad; }
+std::vector<std::pair<int, int>> MetricsPlot::nonfiniteRanges() const {
+  return marks_->bad;
+}
 
 std::vector<int> MetricsPlot::fireMarks() const {
   return std::vector<int>(marks_->fires.begin(), marks_->fires.end());
 }
 
-bool MetricsPlot::showsEmptyState() const { return empty_->visible(); }
+bool MetricsPlot::showsEmptyState() const {
+  return empty_->visible();
+}
 
 void MetricsPlot::setSeriesVisible(int i, bool on) {
   visible_[static_cast<std::size_t>(i)] = on;
   QCPGraph* g = graphs_[static_cast<std::size_t>(i)];
   g->setVisible(on);
-  if (on) g->addToLegend();
-  else g->removeFromLegend();
+  if (on)
+    g->addToLegend();
+  else
+    g->removeFromLegend();
   refresh(false);
 }
 
 void MetricsPlot::setLogScale(bool on) {
   for (QCPAxis* a : {yAxis, yAxis2}) {
     a->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    if (on) a->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    else a->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    if (on)
+      a->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    else
+      a->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
   }
   refresh(false);
 }
 
-bool MetricsPlot::logScale() const { return yAxis->scaleType() == QCPAxis::stLogarithmic; }
+bool MetricsPlot::logScale() const {
+  return yAxis->scaleType() == QCPAxis::stLogarithmic;
+}
 
 void MetricsPlot::refresh(bool reset) {
-  if (reset || !view_ || view_->steps.size() < shown_steps_ || view_->events.size() < shown_events_) clearAll();
+  if (reset || !view_ || view_->steps.size() < shown_steps_ || view_->events.size() < shown_events_)
+    clearAll();
   empty_->setVisible(!view_ || view_->steps.empty());
   if (!view_) {
     replot(QCustomPlot::rpQueuedReplot);
@@ -202,11 +228,14 @@ void MetricsPlot::refresh(bool reset) {
         e.any_positive = true;
       }
     }
-    if (i > 0 && r.fold != steps[i - 1].fold) marks_->fold_starts.push_back(static_cast<double>(i) - 0.5);
+    if (i > 0 && r.fold != steps[i - 1].fold)
+      marks_->fold_starts.push_back(static_cast<double>(i) - 0.5);
     if (!std::isfinite(r.loss)) {  // a run of non-finite steps is one band
       const int g = static_cast<int>(i);
-      if (!marks_->bad.empty() && marks_->bad.back().second == g - 1) marks_->bad.back().second = g;
-      else marks_->bad.emplace_back(g, g);
+      if (!marks_->bad.empty() && marks_->bad.back().second == g - 1)
+        marks_->bad.back().second = g;
+      else
+        marks_->bad.emplace_back(g, g);
     }
   }
   const bool grew = steps.size() > shown_steps_;
@@ -240,8 +269,10 @@ void MetricsPlot::refresh(bool reset) {
   // Every step is on the axis, finite or not: the range is the run's, not the finite points'.
   const double n = static_cast<double>(std::max<std::size_t>(steps.size(), 1));
   setting_range_ = true;
-  if (fitted_) xAxis->setRange(-0.5, n - 0.5);
-  else if (follow_ && grew) xAxis->setRange(n - 0.5 - xAxis->range().size(), n - 0.5);
+  if (fitted_)
+    xAxis->setRange(-0.5, n - 0.5);
+  else if (follow_ && grew)
+    xAxis->setRange(n - 0.5 - xAxis->range().size(), n - 0.5);
   setting_range_ = false;
   rescaleValues();
   replot(QCustomPlot::rpQueuedReplot);
@@ -250,7 +281,8 @@ void MetricsPlot::refresh(bool reset) {
 // Both value axes span the visible series' finite values (their positive ones on a log scale).
 void MetricsPlot::rescaleValues() {
   const bool log = logScale();
-  for (auto [axis, first, last] : {std::tuple{yAxis, 0, kGradNorm - 1}, std::tuple{yAxis2, kGradNorm, kSeriesCount - 1}}) {
+  for (auto [axis, first, last] :
+       {std::tuple{yAxis, 0, kGradNorm - 1}, std::tuple{yAxis2, kGradNorm, kSeriesCount - 1}}) {
     bool any = false;
     double lo = 0, hi = 0;
     for (int k = first; k <= last; ++k) {
@@ -261,8 +293,10 @@ void MetricsPlot::rescaleValues() {
       hi = any ? std::max(hi, e.hi) : e.hi;
       any = true;
     }
-    if (!any) axis->setRange(log ? 0.1 : 0, log ? 10 : 1);
-    else if (log) axis->setRange(lo / 1.3, hi * 1.3);
+    if (!any)
+      axis->setRange(log ? 0.1 : 0, log ? 10 : 1);
+    else if (log)
+      axis->setRange(lo / 1.3, hi * 1.3);
     else {
       const double pad = std::max(1e-9, 0.08 * (hi - lo));
       axis->setRange(axis == yAxis2 ? std::min(0.0, lo) : lo - pad, hi + pad);
@@ -304,7 +338,8 @@ QString MetricsPlot::readout(int g) const {
   const StepRow& r = view_->steps[static_cast<std::size_t>(g)];
   QString t = QString("step %1 (fold %2, step %3)").arg(g).arg(r.fold).arg(r.step);
   for (int k = 0; k < kSeriesCount; ++k)
-    if (visible_[static_cast<std::size_t>(k)]) t += QString("\n%1: %2").arg(seriesName(k), number(valueOf(r, k)));
+    if (visible_[static_cast<std::size_t>(k)])
+      t += QString("\n%1: %2").arg(seriesName(k), number(valueOf(r, k)));
   return t;
 }
 

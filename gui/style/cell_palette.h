@@ -12,8 +12,16 @@ namespace nanscope::gui {
 
 // Cell codes, one colour each in the grids.
 enum CellCode : int {
-  kCellClean = 0, kCellNaN, kCellPosInf, kCellNegInf, kCellMixed, kCellAbsent, kCellDeferred,
-  kCellDisabled, kCellNotRun, kCellCodeCount
+  kCellClean = 0,
+  kCellNaN,
+  kCellPosInf,
+  kCellNegInf,
+  kCellMixed,
+  kCellAbsent,
+  kCellDeferred,
+  kCellDisabled,
+  kCellNotRun,
+  kCellCodeCount
 };
 
 QColor cell_color(int code);

@@ -14,8 +14,9 @@ InjectionPanel::InjectionPanel(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout(this);
   target_ = new QComboBox;
   for (const auto& s : slot_table())
-    target_->addItem(QString("slot %1 %2 (transient)").arg(s.index).arg(QString::fromUtf8(s.name.data())),
-                     QString("slot:%1").arg(QString::fromUtf8(s.name.data())));
+    target_->addItem(
+        QString("slot %1 %2 (transient)").arg(s.index).arg(QString::fromUtf8(s.name.data())),
+        QString("slot:%1").arg(QString::fromUtf8(s.name.data())));
   ParamLayout layout(Dims::from(Config{}));
   for (const ParamEntry* e : layout.existing())
     target_->addItem(QString("param %1 (persistent)").arg(QString::fromStdString(e->name)),
@@ -35,8 +36,9 @@ InjectionPanel::InjectionPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("kind", kind_);
   form->addRow("element", element_);
   form->addRow(add);
-  auto* note = new QLabel("A slot fault is written right after the buffer's producer, at that step only; "
-                          "a parameter fault at the start of the step, and it stays.");
+  auto* note = new QLabel(
+      "A slot fault is written right after the buffer's producer, at that step only; "
+      "a parameter fault at the start of the step, and it stays.");
   note->setWordWrap(true);
   form->addRow(note);
   connect(add, &QPushButton::clicked, this, [this] { Q_EMIT injectRequested(spec()); });

@@ -42,10 +42,14 @@ void InspectorWidget::clear() {
 void InspectorWidget::setStats(BufferStatsPtr stats) {
   stats_ = std::move(stats);
   const BufferStats& s = *stats_;
-  const QString name = s.slot >= 0 ? QString("%1 %2").arg(s.slot).arg(QString::fromUtf8(slot_info(s.slot).name.data())) : QString("?");
+  const QString name =
+      s.slot >= 0
+          ? QString("%1 %2").arg(s.slot).arg(QString::fromUtf8(slot_info(s.slot).name.data()))
+          : QString("?");
   if (!s.exists || !s.computed) {
-    summary_->setText(!s.exists ? QString("slot %1: the buffer does not exist in this run").arg(name)
-                                : QString("<b>slot %1</b> — %2").arg(name, s.origin));
+    summary_->setText(!s.exists
+                          ? QString("slot %1: the buffer does not exist in this run").arg(name)
+                          : QString("<b>slot %1</b> — %2").arg(name, s.origin));
     bad_->clear();
     values_->setRowCount(0);
     histogram_->setStats(s);
@@ -54,23 +58,32 @@ void InspectorWidget::setStats(BufferStatsPtr stats) {
   QStringList dims;
   for (auto d : s.shape) dims << QString::number(d);
   const std::int64_t finite = s.finite();
-  summary_->setText(QString("<b>slot %1</b> — %2<br>shape [%3], %4 elements<br>"
-                            "NaN %5, +Inf %6, -Inf %7, finite %8<br>finite min %9, max %10, mean %11")
-                        .arg(name, s.origin, dims.join(", "))
-                        .arg(s.count).arg(s.nan).arg(s.posinf).arg(s.neginf).arg(finite)
-                        .arg(finite ? QString::number(s.finite_min, 'g', 6) : QString("-"))
-                        .arg(finite ? QString::number(s.finite_max, 'g', 6) : QString("-"))
-                        .arg(finite ? QString::number(s.finite_mean, 'g', 6) : QString("-")));
+  summary_->setText(
+      QString("<b>slot %1</b> — %2<br>shape [%3], %4 elements<br>"
+              "NaN %5, +Inf %6, -Inf %7, finite %8<br>finite min %9, max %10, mean %11")
+          .arg(name, s.origin, dims.join(", "))
+          .arg(s.count)
+          .arg(s.nan)
+          .arg(s.posinf)
+          .arg(s.neginf)
+          .arg(finite)
+          .arg(finite ? QString::number(s.finite_min, 'g', 6) : QString("-"))
+          .arg(finite ? QString::number(s.finite_max, 'g', 6) : QString("-"))
+          .arg(finite ? QString::number(s.finite_mean, 'g', 6) : QString("-")));
   QStringList bad;
   for (auto i : s.first_bad) bad << QString::number(i);
-  bad_->setText(bad.isEmpty() ? QString("no non-finite values") : "first bad indices: " + bad.join(", "));
+  bad_->setText(bad.isEmpty() ? QString("no non-finite values")
+                              : "first bad indices: " + bad.join(", "));
   histogram_->setStats(s);
-  const int pages = std::max<int>(1, static_cast<int>((s.values.size() + kPageSize - 1) / kPageSize));
+  const int pages =
+      std::max<int>(1, static_cast<int>((s.values.size() + kPageSize - 1) / kPageSize));
   page_->setRange(0, pages - 1);
   // Open on the page of the first bad value, where the user will look first.
   const int start = s.first_bad.empty() ? 0 : static_cast<int>(s.first_bad.front() / kPageSize);
-  if (page_->value() == start) showPage(start);
-  else page_->setValue(start);
+  if (page_->value() == start)
+    showPage(start);
+  else
+    page_->setValue(start);
 }
 
 void InspectorWidget::showPage(int page) {

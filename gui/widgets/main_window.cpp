@@ -47,23 +47,33 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   ctrl_->setFileValidator(settings_.validator);
   ctrl_->moveToThread(&engine_thread_);
   connect(&engine_thread_, &QThread::finished, ctrl_, &QObject::deleteLater);
-  connect(ctrl_, &EngineController::updateReady, this, &MainWindow::UI_applyUpdate, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::runFileLoaded, this, &MainWindow::onRunFileLoaded, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::errorOccurred, this, &MainWindow::onError, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::sessionLost, this, &MainWindow::onSessionLost, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::inspectReady, this, [this](BufferStatsPtr s) {
-    // Live statistics are for the live view only; a dump's are shown in either mode.
-    if (offline_ && s->source == "live") return;
-    if (!have_view_ && !have_live_ && s->source == "dump") {  // a dump opened on its own
-      problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
-      status_position_->setText(statusText());
-    }
-    inspector_->setStats(std::move(s));
-  }, Qt::QueuedConnection);
-  connect(ctrl_, &EngineController::runStateChanged, this, [this](bool r) {
-    running_ = r;
-    updateControls();
-  }, Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::updateReady, this, &MainWindow::UI_applyUpdate,
+          Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::runFileLoaded, this, &MainWindow::onRunFileLoaded,
+          Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::errorOccurred, this, &MainWindow::onError,
+          Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::sessionLost, this, &MainWindow::onSessionLost,
+          Qt::QueuedConnection);
+  connect(
+      ctrl_, &EngineController::inspectReady, this,
+      [this](BufferStatsPtr s) {
+        // Live statistics are for the live view only; a dump's are shown in either mode.
+        if (offline_ && s->source == "live") return;
+        if (!have_view_ && !have_live_ && s->source == "dump") {  // a dump opened on its own
+          problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
+          status_position_->setText(statusText());
+        }
+        inspector_->setStats(std::move(s));
+      },
+      Qt::QueuedConnection);
+  connect(
+      ctrl_, &EngineController::runStateChanged, this,
+      [this](bool r) {
+        running_ = r;
+        updateControls();
+      },
+      Qt::QueuedConnection);
   engine_thread_.start();
 
   // The two grids side by side share their rows: slots in dataflow order.
@@ -81,8 +91,10 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   // Colour key of the grid cells (each swatch framed, so a light one is still seen).
   QString key;
   for (int c = 0; c < kCellNotRun; ++c)
-    key += QString("<span style='background:%1; border:1px solid #555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2"
-                   "&nbsp;&nbsp;&nbsp;")
+    key += QString(
+               "<span style='background:%1; border:1px solid "
+               "#555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2"
+               "&nbsp;&nbsp;&nbsp;")
                .arg(cell_color(c).name(), cell_text(c));
   auto* legend = new QLabel(key + "&nbsp;&nbsp;black frame: entry point (each fold's)");
   auto* central = new QWidget;
@@ -93,10 +105,12 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   setCentralWidget(central);
   buildDocks();
   buildActions();
-  connect(slot_table_, &SlotTableModel::breakpointToggled, this,
-          [this](int slot, bool on) { post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); }); });
-  connect(slot_table_, &SlotTableModel::checkToggled, this,
-          [this](int slot, bool on) { post([slot, on](EngineController* c) { c->RT_setChecked(slot, on); }); });
+  connect(slot_table_, &SlotTableModel::breakpointToggled, this, [this](int slot, bool on) {
+    post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); });
+  });
+  connect(slot_table_, &SlotTableModel::checkToggled, this, [this](int slot, bool on) {
+    post([slot, on](EngineController* c) { c->RT_setChecked(slot, on); });
+  });
   connect(fold_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
     fold_chosen_ = true;
     UI_selectFold(column);
@@ -114,8 +128,10 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   restoreGeometry(qs.value("window/geometry").toByteArray());
   restoreState(qs.value("window/state").toByteArray());
   refreshViews(true);
-  if (open_file.isEmpty()) UI_configure(settings_.scenario);
-  else UI_openFile(open_file);  // offline from the start: no live session, no run folder
+  if (open_file.isEmpty())
+    UI_configure(settings_.scenario);
+  else
+    UI_openFile(open_file);  // offline from the start: no live session, no run folder
 }
 
 MainWindow::~MainWindow() {
@@ -124,10 +140,13 @@ MainWindow::~MainWindow() {
   engine_thread_.wait();
 }
 
-QAbstractItemModel* MainWindow::events() const { return events_; }
+QAbstractItemModel* MainWindow::events() const {
+  return events_;
+}
 
 void MainWindow::post(std::function<void(EngineController*)> f) {
-  QMetaObject::invokeMethod(ctrl_, [c = ctrl_, f = std::move(f)] { f(c); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      ctrl_, [c = ctrl_, f = std::move(f)] { f(c); }, Qt::QueuedConnection);
 }
 
 void MainWindow::buildDocks() {
@@ -205,7 +224,8 @@ void MainWindow::buildDocks() {
 
 void MainWindow::UI_configure(const QString& scenario) {
   // Picking the scenario already running does nothing (Stop starts it again).
-  if (have_live_ && !offline_ && scenario == settings_.scenario && view_->scenario == scenario) return;
+  if (have_live_ && !offline_ && scenario == settings_.scenario && view_->scenario == scenario)
+    return;
   ctrl_->requestPause();  // a running chain stops first; the new run replaces it
   offline_ = false;
   settings_.scenario = scenario;
@@ -238,7 +258,9 @@ void MainWindow::UI_run(EngineController::RunKind kind) {
   running_ = true;
   post([kind](EngineController* c) { c->RT_run(kind); });
 }
-void MainWindow::UI_pause() { ctrl_->requestPause(); }
+void MainWindow::UI_pause() {
+  ctrl_->requestPause();
+}
 void MainWindow::UI_stop() {
   ctrl_->requestPause();
   post([](EngineController* c) { c->RT_stop(); });
@@ -256,7 +278,9 @@ void MainWindow::UI_toggleBreakOnSelected() {
   const bool on = !view_->breakpoints.count(selected_slot_);
   const int slot = selected_slot_;
   post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); });
-  showMessage(QString("F9: breakpoint on slot %1 %2 %3").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()))
+  showMessage(QString("F9: breakpoint on slot %1 %2 %3")
+                  .arg(slot)
+                  .arg(QString::fromUtf8(slot_info(slot).name.data()))
                   .arg(on ? "set" : "cleared"));
 }
 
@@ -282,7 +306,8 @@ void MainWindow::UI_selectSlot(int slot) {
   none.exists = true;
   none.computed = false;
   none.source = "dump";
-  none.origin = QString("no dump of this slot in fold %1 (it did not fire there)").arg(selected_fold_);
+  none.origin =
+      QString("no dump of this slot in fold %1 (it did not fire there)").arg(selected_fold_);
   inspector_->setStats(std::make_shared<const BufferStats>(none));
 }
 
@@ -291,7 +316,9 @@ void MainWindow::UI_openFile(const QString& path) {
   post([path, slot](EngineController* c) { c->RT_openFile(path, slot); });
 }
 
-void MainWindow::UI_openRunFile(const QString& path) { UI_openFile(path); }
+void MainWindow::UI_openRunFile(const QString& path) {
+  UI_openFile(path);
+}
 
 void MainWindow::UI_openDump(const QString& path, int slot) {
   post([path, slot](EngineController* c) { c->RT_openDump(path, slot); });
@@ -302,8 +329,10 @@ void MainWindow::UI_goLive() {
   offline_ = false;
   fold_chosen_ = false;
   setWindowTitle("nanscope");
-  if (have_live_) post([](EngineController* c) { c->RT_resync(); });
-  else UI_configure(settings_.scenario);
+  if (have_live_)
+    post([](EngineController* c) { c->RT_resync(); });
+  else
+    UI_configure(settings_.scenario);
   updateControls();
 }
 
@@ -325,14 +354,17 @@ void MainWindow::onError(int error_class, const QString& message) {
   const auto cls = static_cast<ErrorClass>(error_class);
   if (cls == ErrorClass::Device) {
     box->setInformativeText("The CUDA device is not used again in this session.");
-    connect(box->addButton("Use the CPU backend", QMessageBox::AcceptRole), &QPushButton::clicked, this,
-            &MainWindow::UI_useCpu);
-    connect(box->addButton("Open a run file (offline)...", QMessageBox::ActionRole), &QPushButton::clicked, this, [this] {
-      const QString p = QFileDialog::getOpenFileName(this, "Open run file or dump", {}, "HDF5 (*.h5)");
-      if (!p.isEmpty()) UI_openFile(p);
-    });
+    connect(box->addButton("Use the CPU backend", QMessageBox::AcceptRole), &QPushButton::clicked,
+            this, &MainWindow::UI_useCpu);
+    connect(box->addButton("Open a run file (offline)...", QMessageBox::ActionRole),
+            &QPushButton::clicked, this, [this] {
+              const QString p =
+                  QFileDialog::getOpenFileName(this, "Open run file or dump", {}, "HDF5 (*.h5)");
+              if (!p.isEmpty()) UI_openFile(p);
+            });
   } else if (cls == ErrorClass::Config && !have_live_) {
-    box->setInformativeText("Fix the config, or run the scenario with its defaults, or pick another scenario.");
+    box->setInformativeText(
+        "Fix the config, or run the scenario with its defaults, or pick another scenario.");
     connect(box->addButton("Use defaults", QMessageBox::AcceptRole), &QPushButton::clicked, this,
             &MainWindow::UI_useDefaults);
   }

@@ -34,7 +34,8 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   // `open_file`: start offline on this run file (no live session is built); empty: live.
-  explicit MainWindow(EngineSettings settings, const QString& open_file = {}, QWidget* parent = nullptr);
+  explicit MainWindow(EngineSettings settings, const QString& open_file = {},
+                      QWidget* parent = nullptr);
   ~MainWindow() override;
 
   // UI_ side: what the user does.
@@ -60,7 +61,8 @@ class MainWindow : public QMainWindow {
   void UI_selectCell(int slot, int fold, int step);
   void UI_zoomToFit();
   void UI_setFollow(bool on);
-  // Applies an update from the engine thread (or a benchmark); while offline, live ones are ignored.
+  // Applies an update from the engine thread (or a benchmark); while offline, live ones are
+  // ignored.
   void UI_applyUpdate(UpdatePtr u);
 
   // What the window shows, for scripts and tests (docs/gui.md lists the fields).
@@ -154,7 +156,8 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* config_view_;
   QComboBox* scenario_;
   QTableView* slot_view_;
-  QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_, *status_folder_, *status_armed_;
+  QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_, *status_folder_,
+      *status_armed_;
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
   QAction* follow_action_ = nullptr;

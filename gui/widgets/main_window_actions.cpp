@@ -43,17 +43,19 @@ QString with_shortcut(const QString& tip, const QKeySequence& key) {
 
 void MainWindow::buildActions() {
   auto* file = menuBar()->addMenu("&File");
-  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "&Open run file or dump...",
-                                  QKeySequence::Open, this, [this] {
-                                    const QString p = QFileDialog::getOpenFileName(this, "Open run file or dump", {},
-                                                                                   "HDF5 (*.h5)");
+  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton),
+                                  "&Open run file or dump...", QKeySequence::Open, this, [this] {
+                                    const QString p = QFileDialog::getOpenFileName(
+                                        this, "Open run file or dump", {}, "HDF5 (*.h5)");
                                     if (!p.isEmpty()) UI_openFile(p);
                                   });
-  open->setToolTip(with_shortcut("open a run file (offline) or a dump (inspector)", open->shortcut()));
+  open->setToolTip(
+      with_shortcut("open a run file (offline) or a dump (inspector)", open->shortcut()));
   recent_menu_ = file->addMenu("Recent");
   for (const QString& r : QSettings().value("recentFiles").toStringList())
     recent_menu_->addAction(r, this, [this, r] { UI_openFile(r); });
-  live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] { UI_goLive(); });
+  live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this,
+                                 [this] { UI_goLive(); });
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -64,7 +66,8 @@ void MainWindow::buildActions() {
   scenario_ = new QComboBox;
   for (const auto& s : scenarios()) {
     scenario_->addItem(QString::fromStdString(s.name));
-    scenario_->setItemData(scenario_->count() - 1, QString::fromStdString(s.mechanism), Qt::ToolTipRole);
+    scenario_->setItemData(scenario_->count() - 1, QString::fromStdString(s.mechanism),
+                           Qt::ToolTipRole);
   }
   scenario_->setCurrentText(settings_.scenario);
   // A list that drops below the box (some styles open the list over the box, shifted to put the
@@ -79,37 +82,44 @@ void MainWindow::buildActions() {
   connect(scenario_, &QComboBox::currentTextChanged, this, describe);
   connect(scenario_, &QComboBox::textActivated, this, [this](const QString& name) {
     if (name == view_->scenario) return;
-    confirmRestart(QString("Switch to scenario %1?").arg(name), [this, name] { UI_configure(name); });
+    confirmRestart(QString("Switch to scenario %1?").arg(name),
+                   [this, name] { UI_configure(name); });
   });
   tb->addWidget(scenario_);
-  auto add = [&](QStyle::StandardPixmap icon, const QString& text, QKeySequence key, const QString& tip, auto fn) {
+  auto add = [&](QStyle::StandardPixmap icon, const QString& text, QKeySequence key,
+                 const QString& tip, auto fn) {
     QAction* a = run->addAction(style()->standardIcon(icon), text, key, this, fn);
     a->setToolTip(with_shortcut(tip, key));
     tb->addAction(a);
     live_actions_ << a;
     return a;
   };
-  add(QStyle::SP_ArrowForward, "Step phase", QKeySequence(Qt::Key_F11), "run the next phase of the step",
-      [this] { UI_stepPhase(); });
-  add(QStyle::SP_MediaSkipForward, "Step", QKeySequence(Qt::Key_F10), "run the rest of the step", [this] { UI_step(); });
-  add(QStyle::SP_MediaSeekForward, "Run to fold end", QKeySequence(Qt::SHIFT | Qt::Key_F10), "run to the end of the fold",
-      [this] { UI_run(EngineController::UntilFoldEnd); });
+  add(QStyle::SP_ArrowForward, "Step phase", QKeySequence(Qt::Key_F11),
+      "run the next phase of the step", [this] { UI_stepPhase(); });
+  add(QStyle::SP_MediaSkipForward, "Step", QKeySequence(Qt::Key_F10), "run the rest of the step",
+      [this] { UI_step(); });
+  add(QStyle::SP_MediaSeekForward, "Run to fold end", QKeySequence(Qt::SHIFT | Qt::Key_F10),
+      "run to the end of the fold", [this] { UI_run(EngineController::UntilFoldEnd); });
   add(QStyle::SP_MessageBoxWarning, "Run until fire", QKeySequence(Qt::Key_F5),
-      "run until a slot fires for the first time in its fold", [this] { UI_run(EngineController::UntilFire); });
-  add(QStyle::SP_MediaPlay, "Run", QKeySequence(Qt::CTRL | Qt::Key_F5), "run to the end (breakpoints stop it)",
-      [this] { UI_run(EngineController::UntilEnd); });
-  QAction* pause = add(QStyle::SP_MediaPause, "Pause", QKeySequence(Qt::Key_Escape), "stop after the current step",
-                       [this] { UI_pause(); });
+      "run until a slot fires for the first time in its fold",
+      [this] { UI_run(EngineController::UntilFire); });
+  add(QStyle::SP_MediaPlay, "Run", QKeySequence(Qt::CTRL | Qt::Key_F5),
+      "run to the end (breakpoints stop it)", [this] { UI_run(EngineController::UntilEnd); });
+  QAction* pause = add(QStyle::SP_MediaPause, "Pause", QKeySequence(Qt::Key_Escape),
+                       "stop after the current step", [this] { UI_pause(); });
   pause->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(Qt::Key_Pause)});
-  add(QStyle::SP_MediaStop, "Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5), "stop and start the run again from fold 0, step 0",
-      [this] { confirmRestart("Start the run again from fold 0, step 0?", [this] { UI_stop(); }); });
+  add(QStyle::SP_MediaStop, "Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5),
+      "stop and start the run again from fold 0, step 0", [this] {
+        confirmRestart("Start the run again from fold 0, step 0?", [this] { UI_stop(); });
+      });
   add(QStyle::SP_DialogApplyButton, "Break on slot", QKeySequence(Qt::Key_F9),
       "stop after the selected slot first fires in a fold", [this] { UI_toggleBreakOnSelected(); });
   run->addSeparator();
   graph_action_ = run->addAction("Graph mode (CUDA)");
   graph_action_->setCheckable(true);
   graph_action_->setChecked(false);
-  graph_action_->setToolTip("run whole steps as one captured CUDA graph; phase steps stay ungraphed");
+  graph_action_->setToolTip(
+      "run whole steps as one captured CUDA graph; phase steps stay ungraphed");
   connect(graph_action_, &QAction::triggered, this, [this](bool on) {
     settings_.graph = on;
     post([on](EngineController* c) { c->RT_setGraph(on); });
@@ -128,23 +138,26 @@ void MainWindow::buildViewMenu() {
     a->setToolTip(with_shortcut(tip, key));
     return a;
   };
-  add("Jump to entry point", QKeySequence(Qt::CTRL | Qt::Key_E), "select the run's entry point: its fold, step and slot",
-      [this] { UI_jumpToEntry(); });
-  add("Next first fire", QKeySequence(Qt::Key_F8), "select the next first fire (any fold)", [this] { UI_nextFire(true); });
+  add("Jump to entry point", QKeySequence(Qt::CTRL | Qt::Key_E),
+      "select the run's entry point: its fold, step and slot", [this] { UI_jumpToEntry(); });
+  add("Next first fire", QKeySequence(Qt::Key_F8), "select the next first fire (any fold)",
+      [this] { UI_nextFire(true); });
   add("Previous first fire", QKeySequence(Qt::SHIFT | Qt::Key_F8), "select the previous first fire",
       [this] { UI_nextFire(false); });
-  add("Zoom to fit", QKeySequence(Qt::CTRL | Qt::Key_0), "show every step of the fold and of the run",
-      [this] { UI_zoomToFit(); });
-  follow_action_ = add("Follow newest step", QKeySequence(Qt::CTRL | Qt::Key_F),
-                       "keep the newest step in view while running (off: scrub, the view stays put)",
-                       [this](bool on) { UI_setFollow(on); });
+  add("Zoom to fit", QKeySequence(Qt::CTRL | Qt::Key_0),
+      "show every step of the fold and of the run", [this] { UI_zoomToFit(); });
+  follow_action_ =
+      add("Follow newest step", QKeySequence(Qt::CTRL | Qt::Key_F),
+          "keep the newest step in view while running (off: scrub, the view stays put)",
+          [this](bool on) { UI_setFollow(on); });
   follow_action_->setCheckable(true);
   follow_action_->setChecked(true);
 }
 
 void MainWindow::buildHelpMenu() {
   auto* help = menuBar()->addMenu("&Help");
-  help->addAction("&Keyboard shortcuts", QKeySequence(Qt::Key_F1), this, [this] { showShortcuts(); });
+  help->addAction("&Keyboard shortcuts", QKeySequence(Qt::Key_F1), this,
+                  [this] { showShortcuts(); });
   help->addAction("&Documentation", this, [] {
     // Installed docs first (the .deb), then the source tree's.
     for (const QString& dir : {QString("/usr/share/doc/nanscope"), QString(NANSCOPE_DOCS_DIR)})
@@ -172,7 +185,8 @@ void MainWindow::showShortcuts() {
       table->insertRow(r);
       table->setItem(r, 0, new QTableWidgetItem(keys.join(", ")));
       table->setItem(r, 1, new QTableWidgetItem(QString(a->text()).remove('&')));
-      table->setItem(r, 2, new QTableWidgetItem(a->toolTip() == a->text() ? QString() : a->toolTip()));
+      table->setItem(r, 2,
+                     new QTableWidgetItem(a->toolTip() == a->text() ? QString() : a->toolTip()));
     }
   for (const auto& [keys, what] : std::vector<std::pair<QString, QString>>{
            {"arrows, Home, End", "move the selected cell in a grid (click a grid first)"},
@@ -193,10 +207,12 @@ void MainWindow::showShortcuts() {
 
 void MainWindow::showAbout() {
   const QString text =
-      QString("<b>nanscope %1</b><br>Hunt NaNs in a distributional deep-RL trainer.<br><br>"
-              "Qt %2<br>HDF5 %3<br>%4<br>device of this run: %5<br><br>GPL-3.0-or-later")
+      QString(
+          "<b>nanscope %1</b><br>Hunt NaNs in a distributional deep-RL trainer.<br><br>"
+          "Qt %2<br>HDF5 %3<br>%4<br>device of this run: %5<br><br>GPL-3.0-or-later")
           .arg(kVersion, qVersion(), QString::fromStdString(h5::hdf5_version()),
-               QString::fromStdString(cuda_description()), view_->device.isEmpty() ? QString("-") : view_->device);
+               QString::fromStdString(cuda_description()),
+               view_->device.isEmpty() ? QString("-") : view_->device);
   auto* box = new QMessageBox(QMessageBox::NoIcon, "About nanscope", text, QMessageBox::Ok, this);
   box->setObjectName("aboutBox");
   box->setAttribute(Qt::WA_DeleteOnClose);
@@ -214,7 +230,8 @@ QWidget* MainWindow::buildMetricsPanel() {
   tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   auto* series = new QToolButton;
   series->setText("Series");
-  series->setToolTip("pick the series to plot: every loss term, the gradient norm and each group's");
+  series->setToolTip(
+      "pick the series to plot: every loss term, the gradient norm and each group's");
   series->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(series);
   for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) {
@@ -227,18 +244,31 @@ QWidget* MainWindow::buildMetricsPanel() {
   tools->addWidget(series);
   QAction* log = tools->addAction("Log scale");
   log->setCheckable(true);
-  log->setToolTip("logarithmic value axes (non-positive values are not drawn; non-finite steps stay shaded)");
+  log->setToolTip(
+      "logarithmic value axes (non-positive values are not drawn; non-finite steps stay shaded)");
   connect(log, &QAction::toggled, metrics_, &MetricsPlot::setLogScale);
-  tools->addAction(style()->standardIcon(QStyle::SP_BrowserReload), "Fit", this, [this] { UI_zoomToFit(); })
+  tools
+      ->addAction(style()->standardIcon(QStyle::SP_BrowserReload), "Fit", this,
+                  [this] { UI_zoomToFit(); })
       ->setToolTip("show every step (Ctrl+0)");
-  tools->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "PNG...", this, [this] {
-    const QString p = QFileDialog::getSaveFileName(this, "Export the metrics view", "metrics.png", "PNG (*.png)");
-    if (!p.isEmpty() && !metrics_->savePng(p)) showMessage("could not write " + p);
-  })->setToolTip("export the metrics view as it is shown, as PNG");
-  tools->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "CSV...", this, [this] {
-    const QString p = QFileDialog::getSaveFileName(this, "Export the series", "metrics.csv", "CSV (*.csv)");
-    if (!p.isEmpty() && !metrics_->exportCsv(p)) showMessage("could not write " + p);
-  })->setToolTip("export every series of every step as CSV (non-finite values as nan, inf, -inf)");
+  tools
+      ->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "PNG...", this,
+                  [this] {
+                    const QString p = QFileDialog::getSaveFileName(this, "Export the metrics view",
+                                                                   "metrics.png", "PNG (*.png)");
+                    if (!p.isEmpty() && !metrics_->savePng(p)) showMessage("could not write " + p);
+                  })
+      ->setToolTip("export the metrics view as it is shown, as PNG");
+  tools
+      ->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "CSV...", this,
+                  [this] {
+                    const QString p = QFileDialog::getSaveFileName(this, "Export the series",
+                                                                   "metrics.csv", "CSV (*.csv)");
+                    if (!p.isEmpty() && !metrics_->exportCsv(p))
+                      showMessage("could not write " + p);
+                  })
+      ->setToolTip(
+          "export every series of every step as CSV (non-finite values as nan, inf, -inf)");
   lay->addWidget(tools);
   lay->addWidget(metrics_, 1);
   return panel;
@@ -302,15 +332,20 @@ void MainWindow::updateProgress() {
     const double left = static_cast<double>(total - s.global_step) / s.steps_per_second;
     rate = QString("%1 steps/s, about %2 left")
                .arg(s.steps_per_second, 0, 'f', 1)
-               .arg(left >= 60 ? QString("%1 min %2 s").arg(static_cast<int>(left) / 60).arg(static_cast<int>(left) % 60)
+               .arg(left >= 60 ? QString("%1 min %2 s")
+                                     .arg(static_cast<int>(left) / 60)
+                                     .arg(static_cast<int>(left) % 60)
                                : QString("%1 s").arg(static_cast<int>(std::ceil(left))));
   }
   status_rate_->setText(rate);
   status_armed_->setText(armedText());
-  const QString dir = offline_ ? (have_view_ ? QFileInfo(s.source).absolutePath() : QString())
-                               : (s.run_file.isEmpty() ? QString() : QFileInfo(s.run_file).absolutePath());
-  status_folder_->setText(dir.isEmpty() ? QString()
-                                        : QString("%1 <a href=\"%2\">open folder</a>").arg(QDir::toNativeSeparators(dir), dir));
+  const QString dir =
+      offline_ ? (have_view_ ? QFileInfo(s.source).absolutePath() : QString())
+               : (s.run_file.isEmpty() ? QString() : QFileInfo(s.run_file).absolutePath());
+  status_folder_->setText(
+      dir.isEmpty()
+          ? QString()
+          : QString("%1 <a href=\"%2\">open folder</a>").arg(QDir::toNativeSeparators(dir), dir));
 }
 
 void MainWindow::confirmRestart(const QString& what, std::function<void()> then) {
@@ -318,10 +353,12 @@ void MainWindow::confirmRestart(const QString& what, std::function<void()> then)
     then();
     return;
   }
-  auto* box = new QMessageBox(QMessageBox::Question, "nanscope",
-                              QString("%1\nThe live run's %2 steps of history are dropped (its files stay).")
-                                  .arg(what).arg(view_->global_step),
-                              QMessageBox::NoButton, this);
+  auto* box = new QMessageBox(
+      QMessageBox::Question, "nanscope",
+      QString("%1\nThe live run's %2 steps of history are dropped (its files stay).")
+          .arg(what)
+          .arg(view_->global_step),
+      QMessageBox::NoButton, this);
   box->setObjectName("restartBox");
   box->setAttribute(Qt::WA_DeleteOnClose);
   connect(box->addButton("Restart", QMessageBox::AcceptRole), &QPushButton::clicked, this, then);

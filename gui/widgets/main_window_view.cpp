@@ -63,8 +63,10 @@ void MainWindow::UI_selectFold(int fold) {
 
 void MainWindow::refreshViews(bool reset) {
   fold_grid_->refresh(reset);
-  if (step_grid_->fold() != selected_fold_) step_grid_->setFold(selected_fold_);
-  else step_grid_->refresh(reset);
+  if (step_grid_->fold() != selected_fold_)
+    step_grid_->setFold(selected_fold_);
+  else
+    step_grid_->refresh(reset);
   slot_table_->setFold(selected_fold_);
   events_->refresh(reset);
   metrics_->refresh(reset);
@@ -72,24 +74,36 @@ void MainWindow::refreshViews(bool reset) {
   updateEntries();
   const Snapshot& s = *view_;
   if (s.entry) {
-    entry_->setText(QString("entry point: slot %1 (fold %2, step %3)").arg(slot_name(s.entry->slot)).arg(s.entry->fold)
+    entry_->setText(QString("entry point: slot %1 (fold %2, step %3)")
+                        .arg(slot_name(s.entry->slot))
+                        .arg(s.entry->fold)
                         .arg(s.entry->step));
   } else {
     entry_->setText(have_view_ ? "entry point: - (nothing fired)" : "entry point: -");
   }
-  if (const auto fe = s.fold_entry(selected_fold_); fe && (!s.entry || s.entry->fold != selected_fold_))
-    entry_->setText(entry_->text() + QString("\nfold %1's entry point: slot %2 (step %3)").arg(selected_fold_)
-                                         .arg(slot_name(fe->slot)).arg(fe->step));
-  backward_->setText(s.backward_entry
-                         ? QString("backward localisation: %1 (slot %2 fired first, fold %3, step %4)")
-                               .arg(QString::fromUtf8(backward_stage_description(s.backward_entry->slot)))
-                               .arg(s.backward_entry->slot).arg(s.backward_entry->fold).arg(s.backward_entry->step)
-                         : QString("backward localisation: -"));
+  if (const auto fe = s.fold_entry(selected_fold_);
+      fe && (!s.entry || s.entry->fold != selected_fold_))
+    entry_->setText(entry_->text() + QString("\nfold %1's entry point: slot %2 (step %3)")
+                                         .arg(selected_fold_)
+                                         .arg(slot_name(fe->slot))
+                                         .arg(fe->step));
+  backward_->setText(
+      s.backward_entry
+          ? QString("backward localisation: %1 (slot %2 fired first, fold %3, step %4)")
+                .arg(QString::fromUtf8(backward_stage_description(s.backward_entry->slot)))
+                .arg(s.backward_entry->slot)
+                .arg(s.backward_entry->fold)
+                .arg(s.backward_entry->step)
+          : QString("backward localisation: -"));
   if (s.halt)
-    entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3").arg(kind_text(s.halt->kind)).arg(s.halt->fold)
+    entry_->setText(entry_->text() + QString("\nstopped: %1 at fold %2, step %3")
+                                         .arg(kind_text(s.halt->kind))
+                                         .arg(s.halt->fold)
                                          .arg(s.halt->step));
   if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
-  status_backend_->setText(have_view_ ? QString("%1 [%2]%3").arg(s.backend, s.device, s.graph ? " graph" : "") : QString());
+  status_backend_->setText(
+      have_view_ ? QString("%1 [%2]%3").arg(s.backend, s.device, s.graph ? " graph" : "")
+                 : QString());
   status_position_->setText(statusText());
   updateControls();
 }
@@ -104,31 +118,52 @@ void MainWindow::updateEntries() {
   step_plot_->setEntries(steps);
 }
 
-QString MainWindow::stepGridLabel() const { return QString("slot x step (fold %1)").arg(selected_fold_); }
+QString MainWindow::stepGridLabel() const {
+  return QString("slot x step (fold %1)").arg(selected_fold_);
+}
 
 QString MainWindow::statusText() const {
   const Snapshot& s = *view_;
   if (offline_)
-    return have_view_ ? QString("offline: %1 (%2 folds, %3 steps)").arg(s.source).arg(s.folds.size()).arg(s.steps.size())
+    return have_view_ ? QString("offline: %1 (%2 folds, %3 steps)")
+                            .arg(s.source)
+                            .arg(s.folds.size())
+                            .arg(s.steps.size())
                       : QString("offline: opening...");
   if (!have_live_) return problem_.isEmpty() ? QString("starting...") : problem_;
   QString text;
   if (s.finished) {
-    text = QString("%1: finished, %2 folds x %3 steps; %4").arg(s.scenario).arg(s.folds_total).arg(s.steps_per_fold)
-               .arg(s.entry ? "fired (entry slot " + slot_name(s.entry->slot) + ")" : QString("nothing fired"));
+    text = QString("%1: finished, %2 folds x %3 steps; %4")
+               .arg(s.scenario)
+               .arg(s.folds_total)
+               .arg(s.steps_per_fold)
+               .arg(s.entry ? "fired (entry slot " + slot_name(s.entry->slot) + ")"
+                            : QString("nothing fired"));
   } else {
-    text = QString("%1: fold %2 (of %3), step %4 (of %5), next phase %6").arg(s.scenario).arg(s.fold)
-               .arg(s.folds_total).arg(s.step).arg(s.steps_per_fold).arg(s.next_phase);
+    text = QString("%1: fold %2 (of %3), step %4 (of %5), next phase %6")
+               .arg(s.scenario)
+               .arg(s.fold)
+               .arg(s.folds_total)
+               .arg(s.step)
+               .arg(s.steps_per_fold)
+               .arg(s.next_phase);
   }
-  if (s.running) text += " — running";
-  else if (s.halt) text += QString(" — stopped: %1 at fold %2, step %3").arg(kind_text(s.halt->kind)).arg(s.halt->fold).arg(s.halt->step);
+  if (s.running)
+    text += " — running";
+  else if (s.halt)
+    text += QString(" — stopped: %1 at fold %2, step %3")
+                .arg(kind_text(s.halt->kind))
+                .arg(s.halt->fold)
+                .arg(s.halt->step);
   if (!s.injections.empty()) text += QString(" — %1 injection(s)").arg(s.injections.size());
   if (!s.breakpoints.empty()) text += QString(" — %1 breakpoint(s)").arg(s.breakpoints.size());
   if (!s.run_file.isEmpty()) text += " — files: " + QFileInfo(s.run_file).absolutePath();
   return text;
 }
 
-void MainWindow::showMessage(const QString& text) { statusBar()->showMessage(text, 6000); }
+void MainWindow::showMessage(const QString& text) {
+  statusBar()->showMessage(text, 6000);
+}
 
 void MainWindow::updateControls() {
   const bool live = !offline_ && have_live_;
@@ -136,9 +171,12 @@ void MainWindow::updateControls() {
   updateProgress();
   for (QAction* a : live_actions_) {
     const QString n = a->text();
-    if (n == "Pause") a->setEnabled(live && running_);
-    else if (n == "Stop" || n == "Break on slot") a->setEnabled(live);
-    else a->setEnabled(can_step);
+    if (n == "Pause")
+      a->setEnabled(live && running_);
+    else if (n == "Stop" || n == "Break on slot")
+      a->setEnabled(live);
+    else
+      a->setEnabled(can_step);
   }
   injection_->setEnabled(live && !running_);
   scenario_->setEnabled(!offline_);
@@ -166,7 +204,8 @@ QJsonObject MainWindow::viewState() const {
     QJsonArray slots;
     for (int slot = 0; slot < kSlotCount; ++slot) {
       const SlotRecord& r = s.folds[static_cast<std::size_t>(k)].slots[slot];
-      slots.append(QJsonObject{{"index", slot}, {"state", state_name(r.state)}, {"kinds", kinds_json(r.kinds)}});
+      slots.append(QJsonObject{
+          {"index", slot}, {"state", state_name(r.state)}, {"kinds", kinds_json(r.kinds)}});
     }
     f["slots"] = slots;
     folds.append(f);
@@ -184,21 +223,31 @@ QJsonObject MainWindow::viewState() const {
   grid["first_step"] = cols > 0 ? QJsonValue(0) : QJsonValue();
   grid["last_step"] = cols > 0 ? QJsonValue(cols - 1) : QJsonValue();
   const auto sp = step_plot_->entries();
-  grid["entry"] = sp.empty() ? QJsonValue() : QJsonValue(QJsonObject{{"slot", sp[0].first}, {"step", sp[0].second}});
+  grid["entry"] = sp.empty()
+                      ? QJsonValue()
+                      : QJsonValue(QJsonObject{{"slot", sp[0].first}, {"step", sp[0].second}});
   grid["label"] = stepGridLabel();
   o["step_grid"] = grid;
   QJsonArray events;
   for (const auto& e : s.events)
-    events.append(QJsonObject{{"kind", kind_text(e.kind)}, {"fold", e.fold}, {"step", e.step}, {"slot", e.entry_slot},
+    events.append(QJsonObject{{"kind", kind_text(e.kind)},
+                              {"fold", e.fold},
+                              {"step", e.step},
+                              {"slot", e.entry_slot},
                               {"dump", e.dump}});
   o["events"] = events;
   if (const BufferStatsPtr st = inspector_->stats()) {
-    o["inspector"] = QJsonObject{{"slot", st->slot},     {"fold", st->fold},         {"step", st->step},
-                                 {"source", st->source}, {"computed", st->computed}, {"nan", static_cast<qint64>(st->nan)},
+    o["inspector"] = QJsonObject{{"slot", st->slot},
+                                 {"fold", st->fold},
+                                 {"step", st->step},
+                                 {"source", st->source},
+                                 {"computed", st->computed},
+                                 {"nan", static_cast<qint64>(st->nan)},
                                  {"posinf", static_cast<qint64>(st->posinf)},
                                  {"neginf", static_cast<qint64>(st->neginf)},
                                  {"finite", static_cast<qint64>(st->computed ? st->finite() : 0)},
-                                 {"header", st->origin}, {"path", st->path}};
+                                 {"header", st->origin},
+                                 {"path", st->path}};
   } else {
     o["inspector"] = QJsonValue();
   }

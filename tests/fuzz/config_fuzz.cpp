@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const std::size_t nl = text.find('\n');
-  const std::string mode = text.substr(0, nl), rest = nl == std::string::npos ? "" : text.substr(nl + 1);
+  const std::string mode = text.substr(0, nl),
+                    rest = nl == std::string::npos ? "" : text.substr(nl + 1);
   try {
     nanscope::ConfigBuilder b;
     if (mode == "toml") {
@@ -18,8 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
       std::istringstream lines(rest);
       for (std::string line; std::getline(lines, line);) {
-        if (mode == "set") b.set(line);
-        else (void)nanscope::parse_injection(line);
+        if (mode == "set")
+          b.set(line);
+        else
+          (void)nanscope::parse_injection(line);
       }
     }
     (void)b.build();

@@ -1,6 +1,6 @@
-// libFuzzer harness: the dump reader and replay (`nanscope-run replay` on the CPU backend), contained
-// as the product contains libhdf5 (hdf5_fuzz.h). Replay runs only for models small enough to keep
-// the fuzzer fast.
+// libFuzzer harness: the dump reader and replay (`nanscope-run replay` on the CPU backend),
+// contained as the product contains libhdf5 (hdf5_fuzz.h). Replay runs only for models small enough
+// to keep the fuzzer fast.
 #include "fuzz_support.h"
 #include "hdf5_fuzz.h"
 #include "io/dump_file.h"

@@ -35,7 +35,8 @@ namespace nanscope::fuzz {
 // report a heap chunk an uninstrumented writer overwrote when libhdf5 frees it) lies in libhdf5.
 inline bool report_is_libhdf5s(const std::string& report) {
   static const std::regex frame(R"(^\s+#(\d+) 0x[0-9a-f]+\s+(?:in (\S+)\s+)?\(?([^\s)+]+))");
-  static const std::regex interceptor(R"(^(__interceptor_)?(malloc|calloc|realloc|free|strdup|strndup|strlen|memcpy|memmove|memset|memcmp|strcmp|strncpy|strcpy|operator)$)");
+  static const std::regex interceptor(
+      R"(^(__interceptor_)?(malloc|calloc|realloc|free|strdup|strndup|strlen|memcpy|memmove|memset|memcmp|strcmp|strncpy|strcpy|operator)$)");
   std::istringstream lines(report);
   int seen = 0;
   for (std::string line; std::getline(lines, line);) {
@@ -48,7 +49,8 @@ inline bool report_is_libhdf5s(const std::string& report) {
     const std::string fn = m[2], where = m[3];
     if (where.find("libhdf5") != std::string::npos) return true;
     if (fn.rfind("__asan", 0) == 0 || fn.rfind("__sanitizer", 0) == 0) continue;
-    if (!std::regex_match(fn, interceptor)) return false;  // a frame of nanscope's (or the C library's)
+    if (!std::regex_match(fn, interceptor))
+      return false;  // a frame of nanscope's (or the C library's)
   }
   return false;
 }
@@ -65,7 +67,8 @@ int read_contained(Read&& read) {
     // would write a crash artifact for a fault the parent then classifies.
     __sanitizer_set_death_callback(nullptr);
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM, SIGABRT}) signal(sig, SIG_DFL);
-    alarm(5);  // a read that never ends (small fuzz files read in ms) dies of SIGALRM: refused, as file_guard does
+    alarm(5);  // a read that never ends (small fuzz files read in ms) dies of SIGALRM: refused, as
+               // file_guard does
     try {
       read();
     } catch (const Error&) {
@@ -75,11 +78,13 @@ int read_contained(Read&& read) {
   close(err[1]);
   std::string report;
   char buf[4096];
-  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) report.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;)
+    report.append(buf, static_cast<std::size_t>(n));
   close(err[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) return 0;  // libhdf5 crashed or looped on it: the product refuses it (78)
+  if (WIFSIGNALED(status))
+    return 0;  // libhdf5 crashed or looped on it: the product refuses it (78)
   if (WEXITSTATUS(status) != 0) {
     if (report_is_libhdf5s(report)) return 0;  // a sanitizer caught libhdf5 itself: refused as well
     std::fputs(report.c_str(), stderr);

@@ -57,15 +57,25 @@ TEST(CudaBackend, EverySlotMatchesTheCpuBackendOverSeveralSteps) {
     }
     gpu->device_sentinel()->end_step();  // the step's scalars
     const StepLosses g = gpu->losses(), r = cpu->losses();
-    std::printf("step %d losses CUDA/CPU: total %.8g/%.8g c51 %.8g/%.8g iqn %.8g/%.8g grad_norm %.8g/%.8g\n", st,
-                g.total, r.total, g.c51, r.c51, g.iqn, r.iqn, g.grad_norm, r.grad_norm);
-    for (auto [x, y] : {std::pair{g.total, r.total}, {g.c51, r.c51}, {g.mse, r.mse}, {g.cql, r.cql}, {g.iqn, r.iqn},
-                        {g.aux, r.aux}, {g.ens, r.ens}, {g.grad_norm, r.grad_norm}})
+    std::printf(
+        "step %d losses CUDA/CPU: total %.8g/%.8g c51 %.8g/%.8g iqn %.8g/%.8g grad_norm "
+        "%.8g/%.8g\n",
+        st, g.total, r.total, g.c51, r.c51, g.iqn, r.iqn, g.grad_norm, r.grad_norm);
+    for (auto [x, y] : {std::pair{g.total, r.total},
+                        {g.c51, r.c51},
+                        {g.mse, r.mse},
+                        {g.cql, r.cql},
+                        {g.iqn, r.iqn},
+                        {g.aux, r.aux},
+                        {g.ens, r.ens},
+                        {g.grad_norm, r.grad_norm}})
       EXPECT_NEAR(x, y, 2e-5 * std::max(1.0, std::abs(y)));
     for (int gi = 0; gi < kGroupCount; ++gi)
       EXPECT_NEAR(g.group_norm[gi], r.group_norm[gi], 2e-5 * std::max(1.0, r.group_norm[gi]));
   }
-  std::printf("max norm-wise relative error CUDA vs CPU (float32) per slot over %d steps, default size:\n", kSteps);
+  std::printf(
+      "max norm-wise relative error CUDA vs CPU (float32) per slot over %d steps, default size:\n",
+      kSteps);
   for (int s = 0; s < kSlotCount; ++s) {
     std::printf("| %2d | %-22s | %.2e |\n", s, std::string(slot_info(s).name).c_str(), worst[s]);
     // float32-level: the two backends sum in different orders (cuBLAS vs Eigen) and the

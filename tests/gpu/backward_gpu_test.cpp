@@ -23,14 +23,34 @@ TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
   std::vector<float> cpu35(cpu.bw_d_h_s2.data(), cpu.bw_d_h_s2.data() + cpu.bw_d_h_s2.size());
   cpu.backward_encoder();
 
-  cuda::ForwardState st{f.s, f.next_bar, f.sampler.actions(), f.online.h1.get(), f.online.pre1.get(),
-                        f.online.pre2.get(), f.online.h2.get(), f.online.z.get(), f.online.logp.get(), fw->q.get(),
-                        fw->m.get(), fw->y.get(), fw->lse.get(), fw->ve.get(), f.sampler.tau(), fw->iqn.cos.get(),
-                        fw->iqn.phi_pre.get(), fw->iqn.phi.get(), fw->iqn.psi.get(), fw->iqn.q.get(),
-                        fw->iqn.targets.get(), fw->aux_pre.get(), fw->aux_h.get(), fw->pred.get()};
+  cuda::ForwardState st{f.s,
+                        f.next_bar,
+                        f.sampler.actions(),
+                        f.online.h1.get(),
+                        f.online.pre1.get(),
+                        f.online.pre2.get(),
+                        f.online.h2.get(),
+                        f.online.z.get(),
+                        f.online.logp.get(),
+                        fw->q.get(),
+                        fw->m.get(),
+                        fw->y.get(),
+                        fw->lse.get(),
+                        fw->ve.get(),
+                        f.sampler.tau(),
+                        fw->iqn.cos.get(),
+                        fw->iqn.phi_pre.get(),
+                        fw->iqn.phi.get(),
+                        fw->iqn.psi.get(),
+                        fw->iqn.q.get(),
+                        fw->iqn.targets.get(),
+                        fw->aux_pre.get(),
+                        fw->aux_h.get(),
+                        fw->pred.get()};
   const auto& l = f.c.loss;
-  cuda::LossWeights w{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql), static_cast<float>(l.lambda_iqn),
-                      static_cast<float>(l.lambda_aux), static_cast<float>(l.lambda_ens)};
+  cuda::LossWeights w{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql),
+                      static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
+                      static_cast<float>(l.lambda_ens)};
   cuda::BackwardBuffers b(d, cpu.params.size());
   cuda::backward_main(f.blas, d, cpu.layout, f.params.get(), st, w, b);
   auto gpu33 = b.bw.download();
@@ -70,7 +90,8 @@ TEST(DeviceOptimizer, NormsClipAndAdamMatchTheCpuBackend) {
   cpu.backward_iqn();
   cpu.backward_encoder();
   // The same gradients, parameters and Adam state on the device; a clip that bites.
-  cuda::DeviceArray<float> grads(cpu.grads.size()), params(cpu.params.size()), adam(cpu.adam.size()), norms(8);
+  cuda::DeviceArray<float> grads(cpu.grads.size()), params(cpu.params.size()),
+      adam(cpu.adam.size()), norms(8);
   grads.upload(cpu.grads);
   params.upload(cpu.params);
   adam.upload(cpu.adam);

@@ -43,23 +43,28 @@ TEST(DeviceDense, GemmMatchesEigenForEveryTransposition) {
   const int m = 37, n = 29, k = 53;
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      Mat<float> A = ta ? Mat<float>(k, m) : Mat<float>(m, k), B = tb ? Mat<float>(n, k) : Mat<float>(k, n);
+      Mat<float> A = ta ? Mat<float>(k, m) : Mat<float>(m, k),
+                 B = tb ? Mat<float>(n, k) : Mat<float>(k, n);
       for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = nd(rng);
       for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = nd(rng);
       Mat<float> C0 = Mat<float>::Constant(m, n, 0.5f);
-      Mat<float> expect = (ta ? Mat<float>(A.transpose()) : A) * (tb ? Mat<float>(B.transpose()) : B);
+      Mat<float> expect =
+          (ta ? Mat<float>(A.transpose()) : A) * (tb ? Mat<float>(B.transpose()) : B);
       expect.array() += 0.5f;  // beta = 1 accumulates into C
       auto dA = to_device(std::vector<float>(A.data(), A.data() + A.size()));
       auto dB = to_device(std::vector<float>(B.data(), B.data() + B.size()));
       auto dC = to_device(std::vector<float>(C0.data(), C0.data() + C0.size()));
       blas.gemm(ta, tb, m, n, k, 1.0f, dA.get(), dB.get(), 1.0f, dC.get());
-      EXPECT_LT(rel_error(dC.download(), std::vector<float>(expect.data(), expect.data() + expect.size())), 1e-6)
+      EXPECT_LT(rel_error(dC.download(),
+                          std::vector<float>(expect.data(), expect.data() + expect.size())),
+                1e-6)
           << "ta " << ta << " tb " << tb;
     }
 }
 
 TEST(DeviceDense, NaNTravelsThroughReluAndGemmRows) {
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
   auto x = to_device({-1.f, 0.f, 2.f, nan, inf, -inf});
   DeviceArray<float> y(6);
   cuda::relu(x.get(), y.get(), 6, nullptr);
@@ -89,7 +94,8 @@ TEST(DeviceDense, NaNTravelsThroughReluAndGemmRows) {
 TEST(DeviceDense, FusedBiasAndReluAreTheSeparateLaunchesBitForBit) {
   std::mt19937 rng(5);
   std::normal_distribution<float> nd;
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity()};
   auto values = [&](std::size_t n) {
     std::vector<float> v(n);
@@ -110,10 +116,12 @@ TEST(DeviceDense, FusedBiasAndReluAreTheSeparateLaunchesBitForBit) {
   EXPECT_TRUE(same_bits(pre_a.download(), pre_b.download()));
   EXPECT_TRUE(same_bits(out_a.download(), out_b.download()));
 
-  const auto y = values(static_cast<std::size_t>(blocks) * rows * cols), heads = values(static_cast<std::size_t>(blocks) * cols);
+  const auto y = values(static_cast<std::size_t>(blocks) * rows * cols),
+             heads = values(static_cast<std::size_t>(blocks) * cols);
   auto y_a = to_device(y), y_b = to_device(y), dheads = to_device(heads);
   for (int b = 0; b < blocks; ++b)
-    cuda::add_bias_rows(y_a.get() + static_cast<std::size_t>(b) * rows * cols, dheads.get() + b * cols, rows, cols, nullptr);
+    cuda::add_bias_rows(y_a.get() + static_cast<std::size_t>(b) * rows * cols,
+                        dheads.get() + b * cols, rows, cols, nullptr);
   cuda::add_bias_blocks(y_b.get(), dheads.get(), blocks, rows, cols, nullptr);
   EXPECT_TRUE(same_bits(y_a.download(), y_b.download()));
   EXPECT_FALSE(same_bits(y_a.download(), y));  // the biases were added
@@ -128,21 +136,25 @@ TEST(DeviceDense, TrunkMatchesTheCpuBackendOnTheSameBatchAndWeights) {
   cpu.sample(StepKey{c.run.seed, 1, 7, 407});
   cpu.stage_trunk();
 
-  cuda::DeviceSampler sampler(cuda::SamplerShape{c.model.batch, c.model.iqn_n, c.model.iqn_n_target, c.model.iqn_k, true});
+  cuda::DeviceSampler sampler(
+      cuda::SamplerShape{c.model.batch, c.model.iqn_n, c.model.iqn_n_target, c.model.iqn_k, true});
   sampler.load_fold(ts);
   sampler.sample(c.run.seed, 1, 7);
   auto params = to_device(cpu.params);  // the same flat layout on both backends
   const Dims& d = cpu.d;
   auto at = [&](ParamId id) { return params.get() + cpu.layout[id].offset; };
   cuda::Blas blas;
-  DeviceArray<float> pre1(static_cast<std::size_t>(d.B) * d.H), h1(pre1.size()), pre2(pre1.size()), h2(pre1.size());
-  blas.gemm(false, false, d.B, d.H, d.F, 1.f, sampler.batch(), at(kEncW1), 0.f, pre1.get());  // obs = batch[0:B*F]
+  DeviceArray<float> pre1(static_cast<std::size_t>(d.B) * d.H), h1(pre1.size()), pre2(pre1.size()),
+      h2(pre1.size());
+  blas.gemm(false, false, d.B, d.H, d.F, 1.f, sampler.batch(), at(kEncW1), 0.f,
+            pre1.get());  // obs = batch[0:B*F]
   cuda::add_bias_rows(pre1.get(), at(kEncB1), d.B, d.H, nullptr);
   cuda::relu(pre1.get(), h1.get(), h1.size(), nullptr);
   blas.gemm(false, false, d.B, d.H, d.H, 1.f, h1.get(), at(kEncW2), 0.f, pre2.get());
   cuda::add_bias_rows(pre2.get(), at(kEncB2), d.B, d.H, nullptr);
   cuda::relu(pre2.get(), h2.get(), h2.size(), nullptr);
-  const double e1 = rel_error(h1.download(), cpu.slots[kHS1]), e2 = rel_error(h2.download(), cpu.slots[kHS2]);
+  const double e1 = rel_error(h1.download(), cpu.slots[kHS1]),
+               e2 = rel_error(h2.download(), cpu.slots[kHS2]);
   RecordProperty("h_s1_rel_error", std::to_string(e1));
   RecordProperty("h_s2_rel_error", std::to_string(e2));
   std::printf("trunk CUDA vs CPU, norm-wise relative error: h_s1 %.3g, h_s2 %.3g\n", e1, e2);

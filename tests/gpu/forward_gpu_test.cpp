@@ -31,13 +31,20 @@ TEST(DeviceForward, LossesIqnAuxEnsembleAndTotalMatchTheCpuBackend) {
   EXPECT_EQ(iqn.astar.download(), f.cpu.astar_iqn);
 
   const auto& l = f.c.loss;
-  const double total = sc.c51 + l.lambda_mse * sc.mse + sc.cql + l.lambda_iqn * sc.iqn + l.lambda_aux * sc.aux +
-                       l.lambda_ens * sc.ens;
+  const double total = sc.c51 + l.lambda_mse * sc.mse + sc.cql + l.lambda_iqn * sc.iqn +
+                       l.lambda_aux * sc.aux + l.lambda_ens * sc.ens;
   const auto& cl = f.cpu.losses;
-  std::printf("losses CUDA vs CPU: c51 %.7g/%.7g mse %.7g/%.7g cql %.7g/%.7g iqn %.7g/%.7g aux %.7g/%.7g "
-              "ens %.7g/%.7g total %.7g/%.7g\n", sc.c51, cl.c51, sc.mse, cl.mse, sc.cql, cl.cql, sc.iqn, cl.iqn,
-              sc.aux, cl.aux, sc.ens, cl.ens, total, cl.total);
-  for (auto [g, c] : {std::pair{sc.c51, cl.c51}, {sc.mse, cl.mse}, {sc.cql, cl.cql}, {sc.iqn, cl.iqn},
-                      {sc.aux, cl.aux}, {sc.ens, cl.ens}, {total, cl.total}})
+  std::printf(
+      "losses CUDA vs CPU: c51 %.7g/%.7g mse %.7g/%.7g cql %.7g/%.7g iqn %.7g/%.7g aux %.7g/%.7g "
+      "ens %.7g/%.7g total %.7g/%.7g\n",
+      sc.c51, cl.c51, sc.mse, cl.mse, sc.cql, cl.cql, sc.iqn, cl.iqn, sc.aux, cl.aux, sc.ens,
+      cl.ens, total, cl.total);
+  for (auto [g, c] : {std::pair{sc.c51, cl.c51},
+                      {sc.mse, cl.mse},
+                      {sc.cql, cl.cql},
+                      {sc.iqn, cl.iqn},
+                      {sc.aux, cl.aux},
+                      {sc.ens, cl.ens},
+                      {total, cl.total}})
     EXPECT_NEAR(g, c, 1e-5 * std::max(1.0, std::abs(c)));
 }

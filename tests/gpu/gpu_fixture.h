@@ -3,15 +3,15 @@
 #pragma once
 
 #include <cmath>
-#include <memory>
 #include <cstdio>
+#include <memory>
 #include <string>
 
-#include "batch_sampler.h"
 #include "backward.h"
+#include "batch_sampler.h"
 #include "c51_heads.h"
-#include "forward_losses.h"
 #include "data/bars.h"
+#include "forward_losses.h"
 #include "model/cpu_model.h"
 
 namespace nanscope::test {
@@ -42,8 +42,15 @@ struct GpuFixture {
   }
 
   GpuFixture()
-      : c(config()), cpu(c), d(cpu.d), sampler(cuda::SamplerShape{d.B, d.N, d.Np, d.K, true}),
-        params(cpu.params.size()), target(cpu.target.size()), online(d), online_next(d), target_next(d) {
+      : c(config()),
+        cpu(c),
+        d(cpu.d),
+        sampler(cuda::SamplerShape{d.B, d.N, d.Np, d.K, true}),
+        params(cpu.params.size()),
+        target(cpu.target.size()),
+        online(d),
+        online_next(d),
+        target_next(d) {
     auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
     auto ts = build_transitions(bars, plan_folds(c.data.bars, c.run.folds, c.data.n_step)[0], c);
     cpu.load_fold(ts);
@@ -76,10 +83,19 @@ struct GpuFixture {
   // The whole forward of the step on the device (what forward_gpu_test checks slot by slot).
   struct Forward {
     explicit Forward(const Dims& d)
-        : q(static_cast<std::size_t>(d.B) * d.A), q_next(q.size()), astar(static_cast<std::size_t>(d.B) * d.D),
-          m(static_cast<std::size_t>(d.B) * d.D * d.NA), c51(d.B), lse(static_cast<std::size_t>(d.B) * d.D),
-          y(lse.size()), iqn(d), aux_pre(static_cast<std::size_t>(d.B) * d.AH), aux_h(aux_pre.size()),
-          pred(static_cast<std::size_t>(d.B) * d.AO), aux_loss(d.B), ve(static_cast<std::size_t>(d.E) * d.B * d.NA) {}
+        : q(static_cast<std::size_t>(d.B) * d.A),
+          q_next(q.size()),
+          astar(static_cast<std::size_t>(d.B) * d.D),
+          m(static_cast<std::size_t>(d.B) * d.D * d.NA),
+          c51(d.B),
+          lse(static_cast<std::size_t>(d.B) * d.D),
+          y(lse.size()),
+          iqn(d),
+          aux_pre(static_cast<std::size_t>(d.B) * d.AH),
+          aux_h(aux_pre.size()),
+          pred(static_cast<std::size_t>(d.B) * d.AO),
+          aux_loss(d.B),
+          ve(static_cast<std::size_t>(d.E) * d.B * d.NA) {}
     cuda::DeviceArray<float> q, q_next;
     cuda::DeviceArray<std::int32_t> astar;
     cuda::DeviceArray<float> m, c51, lse, y;
@@ -94,28 +110,33 @@ struct GpuFixture {
     cuda::expected_q(d, online.logp.get(), fw->q.get(), nullptr);
     cuda::expected_q(d, online_next.logp.get(), fw->q_next.get(), nullptr);
     cuda::greedy_actions(d, fw->q_next.get(), fw->astar.get(), nullptr);
-    cuda::c51_projection(d, target_next.logp.get(), fw->astar.get(), ret, done, fw->m.get(), nullptr);
+    cuda::c51_projection(d, target_next.logp.get(), fw->astar.get(), ret, done, fw->m.get(),
+                         nullptr);
     cuda::c51_losses(d, false, online.logp.get(), fw->m.get(), sampler.actions(), fw->q.get(),
-                     target_next.logp.get(), fw->astar.get(), ret, done, static_cast<float>(c.loss.alpha_cql),
-                     fw->c51.get(), fw->lse.get(), fw->y.get(), fw->sc, nullptr);
+                     target_next.logp.get(), fw->astar.get(), ret, done,
+                     static_cast<float>(c.loss.alpha_cql), fw->c51.get(), fw->lse.get(),
+                     fw->y.get(), fw->sc, nullptr);
     auto& iqn = fw->iqn;
-    cuda::iqn_pass(blas, d, L, params.get(), online.h2.get(), sampler.tau(), d.N, iqn.cos, iqn.phi_pre, iqn.phi,
-                   iqn.psi, iqn.q);
-    cuda::iqn_pass(blas, d, L, params.get(), online_next.h2.get(), sampler.tau_greedy(), d.K, iqn.g_cos,
-                   iqn.g_phi_pre, iqn.g_phi, iqn.g_psi, iqn.g_q);
-    cuda::iqn_pass(blas, d, L, target.get(), target_next.h2.get(), sampler.tau_target(), d.Np, iqn.t_cos,
-                   iqn.t_phi_pre, iqn.t_phi, iqn.t_psi, iqn.t_q);
-    cuda::iqn_targets_and_loss(d, iqn, sampler.tau(), sampler.actions(), ret, done, iqn, fw->sc, nullptr);
-    cuda::aux_forward(blas, d, L, params.get(), online.h2.get(), next_bar, fw->aux_pre.get(), fw->aux_h.get(),
-                      fw->pred.get(), fw->aux_loss.get(), fw->sc);
-    cuda::ensemble_forward(blas, d, L, params.get(), online.z.get(), fw->m.get(), fw->ve.get(), fw->sc);
+    cuda::iqn_pass(blas, d, L, params.get(), online.h2.get(), sampler.tau(), d.N, iqn.cos,
+                   iqn.phi_pre, iqn.phi, iqn.psi, iqn.q);
+    cuda::iqn_pass(blas, d, L, params.get(), online_next.h2.get(), sampler.tau_greedy(), d.K,
+                   iqn.g_cos, iqn.g_phi_pre, iqn.g_phi, iqn.g_psi, iqn.g_q);
+    cuda::iqn_pass(blas, d, L, target.get(), target_next.h2.get(), sampler.tau_target(), d.Np,
+                   iqn.t_cos, iqn.t_phi_pre, iqn.t_phi, iqn.t_psi, iqn.t_q);
+    cuda::iqn_targets_and_loss(d, iqn, sampler.tau(), sampler.actions(), ret, done, iqn, fw->sc,
+                               nullptr);
+    cuda::aux_forward(blas, d, L, params.get(), online.h2.get(), next_bar, fw->aux_pre.get(),
+                      fw->aux_h.get(), fw->pred.get(), fw->aux_loss.get(), fw->sc);
+    cuda::ensemble_forward(blas, d, L, params.get(), online.z.get(), fw->m.get(), fw->ve.get(),
+                           fw->sc);
     return fw;
   }
 
   bool expect_close(int slot, const std::vector<float>& gpu, double tol = 1e-5) const {
     return expect_close(slot, gpu, cpu.slots[slot].data(), tol);
   }
-  static bool expect_close(int slot, const std::vector<float>& gpu, const float* ref, double tol = 1e-5) {
+  static bool expect_close(int slot, const std::vector<float>& gpu, const float* ref,
+                           double tol = 1e-5) {
     const double e = rel_error(gpu, ref);
     std::printf("slot %2d %-20s CUDA vs CPU norm-wise relative error %.3g\n", slot,
                 std::string(slot_info(slot).name).c_str(), e);

@@ -8,13 +8,13 @@
 #include <cstring>
 #include <filesystem>
 
-#include "unit/session_checks.h"
 #include "core/config_io.h"
 #include "cuda_backend.h"
 #include "io/dump_file.h"
 #include "session/replay.h"
 #include "session/scenarios.h"
 #include "session/session.h"
+#include "unit/session_checks.h"
 
 using namespace nanscope;
 
@@ -33,8 +33,8 @@ struct Case {
   bool overflow_kinds_may_differ = false;
 };
 
-std::unique_ptr<Session> run_on(std::unique_ptr<Backend> b, const Case& k, const std::string& out = "",
-                                bool graph = false) {
+std::unique_ptr<Session> run_on(std::unique_ptr<Backend> b, const Case& k,
+                                const std::string& out = "", bool graph = false) {
   SessionOptions o;
   for (const auto& i : k.injections) o.injections.push_back(parse_injection(i));
   o.breakpoints = k.breaks;
@@ -79,15 +79,19 @@ void expect_same_sentinels(const Session& cpu, const Session& gpu, bool overflow
     for (int s = 0; s < kSlotCount; ++s) {
       const bool exact = !overflow_kinds_may_differ || before_entry || (at_entry && s == e1->slot);
       if (exact) {
-        EXPECT_EQ(g.flags[s], a.flags[s]) << "step " << i << " slot " << s << " " << slot_info(s).name;
+        EXPECT_EQ(g.flags[s], a.flags[s])
+            << "step " << i << " slot " << s << " " << slot_info(s).name;
       } else {
-        EXPECT_EQ(g.flags[s] != 0, a.flags[s] != 0) << "step " << i << " slot " << s << " " << slot_info(s).name;
+        EXPECT_EQ(g.flags[s] != 0, a.flags[s] != 0)
+            << "step " << i << " slot " << s << " " << slot_info(s).name;
       }
     }
     EXPECT_EQ(g.updated, a.updated) << i;
     EXPECT_EQ(std::isfinite(g.losses.total), std::isfinite(a.losses.total)) << i;
     if (std::isfinite(a.losses.total) && std::isfinite(g.losses.total)) {
-      EXPECT_NEAR(g.losses.total, a.losses.total, loss_tolerance * std::max(1.0, std::abs(a.losses.total))) << i;
+      EXPECT_NEAR(g.losses.total, a.losses.total,
+                  loss_tolerance * std::max(1.0, std::abs(a.losses.total)))
+          << i;
     }
   }
   ASSERT_EQ(gpu.folds().size(), cpu.folds().size());
@@ -110,8 +114,12 @@ void expect_same_sentinels(const Session& cpu, const Session& gpu, bool overflow
   }
 }
 
-Config small(const std::vector<std::string>& sets = {}) { return test::sentinel_config(sets); }
-Config scenario(const std::string& name, int steps) { return test::scenario_config(name, steps); }
+Config small(const std::vector<std::string>& sets = {}) {
+  return test::sentinel_config(sets);
+}
+Config scenario(const std::string& name, int steps) {
+  return test::scenario_config(name, steps);
+}
 
 class Parity : public ::testing::TestWithParam<Case> {};
 
@@ -123,43 +131,50 @@ TEST_P(Parity, SameSentinelsOnCudaAsOnCpu) {
   auto gpu = run_on(cuda::make_cuda_backend(k.config), k);
   std::printf("%s: entry %s, backward entry %s, halt %s, %zu steps\n", k.name.c_str(),
               cpu->entry() ? std::string(slot_info(cpu->entry()->slot).name).c_str() : "none",
-              cpu->backward_entry() ? std::string(slot_info(cpu->backward_entry()->slot).name).c_str() : "none",
-              cpu->halt() ? std::string(name_of(cpu->halt()->kind)).c_str() : "none", cpu->history().size());
+              cpu->backward_entry()
+                  ? std::string(slot_info(cpu->backward_entry()->slot).name).c_str()
+                  : "none",
+              cpu->halt() ? std::string(name_of(cpu->halt()->kind)).c_str() : "none",
+              cpu->history().size());
   expect_same_sentinels(*cpu, *gpu, k.overflow_kinds_may_differ);
   // Where kinds may differ, report where they do (bench/NOTES.md records it).
   for (std::size_t i = 0; k.overflow_kinds_may_differ && i < cpu->history().size(); ++i)
     for (int s = 0; s < kSlotCount; ++s)
       if (cpu->history()[i].flags[s] != gpu->history()[i].flags[s])
         std::printf("  kinds differ: step %zu slot %d %s: cpu %d cuda %d\n", i, s,
-                    std::string(slot_info(s).name).c_str(), cpu->history()[i].flags[s], gpu->history()[i].flags[s]);
+                    std::string(slot_info(s).name).c_str(), cpu->history()[i].flags[s],
+                    gpu->history()[i].flags[s]);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Injections, Parity,
-    ::testing::Values(Case{"aux_param", small(), {"param:aux.w2@0:2"}, {}},
-                      Case{"iqn_param", small(), {"param:iqn.out.w@0:2:posinf"}, {}},
-                      Case{"bn_d_concat", small(), {"slot:bn_d_concat@0:3"}, {}},
-                      Case{"aux_loss_sticky", small(), {"slot:aux_loss@0:1:neginf"}, {}},
-                      Case{"no_iqn", small({"loss.lambda_iqn=0"}), {"param:aux.w2@0:1"}, {}},
-                      Case{"deferred31", small(), {"slot:ensemble_d_logits@0:1"}, {}},
-                      Case{"undeferred31", small({"sentinel.undefer=[31]"}), {"slot:ensemble_d_logits@0:1"}, {}},
-                      Case{"disabled18", small({"sentinel.disabled=[18]"}), {"slot:aux_loss@0:1"}, {}},
-                      Case{"guard", small({"guard.enabled=true"}), {"slot:aux_loss@0:2"}, {}},
-                      Case{"breakpoint", small({"halt.on_fire=\"step\""}),
-                           {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"}, {kAuxDHS2Nb}},
-                      Case{"halt_step", small({"halt.on_fire=\"step\""}), {"slot:aux_loss@0:2"}, {}},
-                      Case{"halt_fold_end", small({"halt.on_fire=\"fold_end\""}), {"slot:aux_loss@0:2"}, {}},
-                      Case{"h_s1_all", small(), {"slot:h_s1@0:1:nan:all"}, {}},
-                      Case{"bw_aux_elem", small(), {"slot:bw_d_h_s2.aux@0:1:posinf:12"}, {}},
-                      Case{"batch_elem", small(), {"slot:batch@1:2:nan:3"}, {}},
-                      Case{"grad_norm", small(), {"slot:grad_norm@0:2"}, {}},
-                      Case{"q_expected", small(), {"slot:q_expected@1:2:posinf"}, {}},
-                      // Slots checked by their producer kernels on the device (iqn_phi, adam_moments,
-                      // params): fired there, and injected after the producer (checked at the site).
-                      Case{"iqn_phi_param", small(), {"param:iqn.phi.w@0:1"}, {}},
-                      Case{"params_slot", small(), {"slot:params@0:2"}, {}},
-                      Case{"moments_slot", small({"guard.enabled=true"}), {"slot:adam_moments@1:1:posinf"}, {}},
-                      Case{"iqn_phi_slot", small(), {"slot:iqn_phi@0:1:nan:5"}, {}}),
+    ::testing::Values(
+        Case{"aux_param", small(), {"param:aux.w2@0:2"}, {}},
+        Case{"iqn_param", small(), {"param:iqn.out.w@0:2:posinf"}, {}},
+        Case{"bn_d_concat", small(), {"slot:bn_d_concat@0:3"}, {}},
+        Case{"aux_loss_sticky", small(), {"slot:aux_loss@0:1:neginf"}, {}},
+        Case{"no_iqn", small({"loss.lambda_iqn=0"}), {"param:aux.w2@0:1"}, {}},
+        Case{"deferred31", small(), {"slot:ensemble_d_logits@0:1"}, {}},
+        Case{"undeferred31", small({"sentinel.undefer=[31]"}), {"slot:ensemble_d_logits@0:1"}, {}},
+        Case{"disabled18", small({"sentinel.disabled=[18]"}), {"slot:aux_loss@0:1"}, {}},
+        Case{"guard", small({"guard.enabled=true"}), {"slot:aux_loss@0:2"}, {}},
+        Case{"breakpoint",
+             small({"halt.on_fire=\"step\""}),
+             {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
+             {kAuxDHS2Nb}},
+        Case{"halt_step", small({"halt.on_fire=\"step\""}), {"slot:aux_loss@0:2"}, {}},
+        Case{"halt_fold_end", small({"halt.on_fire=\"fold_end\""}), {"slot:aux_loss@0:2"}, {}},
+        Case{"h_s1_all", small(), {"slot:h_s1@0:1:nan:all"}, {}},
+        Case{"bw_aux_elem", small(), {"slot:bw_d_h_s2.aux@0:1:posinf:12"}, {}},
+        Case{"batch_elem", small(), {"slot:batch@1:2:nan:3"}, {}},
+        Case{"grad_norm", small(), {"slot:grad_norm@0:2"}, {}},
+        Case{"q_expected", small(), {"slot:q_expected@1:2:posinf"}, {}},
+        // Slots checked by their producer kernels on the device (iqn_phi, adam_moments,
+        // params): fired there, and injected after the producer (checked at the site).
+        Case{"iqn_phi_param", small(), {"param:iqn.phi.w@0:1"}, {}},
+        Case{"params_slot", small(), {"slot:params@0:2"}, {}},
+        Case{"moments_slot", small({"guard.enabled=true"}), {"slot:adam_moments@1:1:posinf"}, {}},
+        Case{"iqn_phi_slot", small(), {"slot:iqn_phi@0:1:nan:5"}, {}}),
     [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -183,11 +198,13 @@ TEST_P(Parity, GraphModeGivesTheUngraphedSentinels) {
   double worst = 0;
   for (std::size_t i = 0; i < plain->history().size() && i < graphed->history().size(); ++i) {
     const double a = plain->history()[i].losses.total, g = graphed->history()[i].losses.total;
-    if (std::isfinite(a) && std::isfinite(g)) worst = std::max(worst, std::abs(a - g) / std::max(1.0, std::abs(a)));
+    if (std::isfinite(a) && std::isfinite(g))
+      worst = std::max(worst, std::abs(a - g) / std::max(1.0, std::abs(a)));
   }
   const int captures = graphed->backend().device_sentinel()->graph_captures();
-  std::printf("%s: graph vs ungraphed, max relative total-loss difference %.3g, %d graph captures\n",
-              k.name.c_str(), worst, captures);
+  std::printf(
+      "%s: graph vs ungraphed, max relative total-loss difference %.3g, %d graph captures\n",
+      k.name.c_str(), worst, captures);
   EXPECT_GE(captures, 1);
   EXPECT_LE(captures, k.config.run.folds);  // once per fold (the fold's data), not per step
 }
@@ -196,10 +213,12 @@ TEST_P(Parity, GraphModeGivesTheUngraphedSentinels) {
 // result as reading every step.
 TEST_P(Parity, FoldEndReadbackGivesThePerStepReadback) {
   Case k = GetParam();
-  if (k.config.halt.on_fire == HaltOnFire::Step || !k.breaks.empty() || k.name == "grad_collapse") GTEST_SKIP();
+  if (k.config.halt.on_fire == HaltOnFire::Step || !k.breaks.empty() || k.name == "grad_collapse")
+    GTEST_SKIP();
   k.config.halt.collapse_patience = 0;
   for (bool graph : {false, true}) {
-    auto per_step = run_on(cuda::make_cuda_backend(k.config), k, test::temp_dir("rb_" + k.name).string(), graph);
+    auto per_step = run_on(cuda::make_cuda_backend(k.config), k,
+                           test::temp_dir("rb_" + k.name).string(), graph);
     auto deferred = run_on(cuda::make_cuda_backend(k.config), k, "", graph);
     expect_same_sentinels(*per_step, *deferred, false, 0.0);
   }
@@ -225,8 +244,10 @@ TEST(CudaGraph, RunModeMakesNoDeviceToHostCopyPerStep) {
     n.steps = 200;
     s.run(n);  // 200 steps and the same readback
     const auto two_hundred = ds->device_to_host_copies() - a - ten;
-    std::printf("graph %d: copies for 10 steps %lld, for 200 steps %lld (the readback when run() returns)\n",
-                graph, static_cast<long long>(ten), static_cast<long long>(two_hundred));
+    std::printf(
+        "graph %d: copies for 10 steps %lld, for 200 steps %lld (the readback when run() "
+        "returns)\n",
+        graph, static_cast<long long>(ten), static_cast<long long>(two_hundred));
     EXPECT_EQ(two_hundred, ten);  // none per step
     EXPECT_LE(ten, 4);
     EXPECT_EQ(s.history().size(), 220u);
@@ -257,7 +278,8 @@ TEST(CudaGuard, SkippedUpdateLeavesParametersAdamAndTBitIdentical) {
 }
 
 TEST(CudaGuard, SkippedUpdateIsBitExactInsideAReplayedGraph) {
-  test::expect_graphed_guard_skips_bit_exact([](const Config& c) { return cuda::make_cuda_backend(c); });
+  test::expect_graphed_guard_skips_bit_exact(
+      [](const Config& c) { return cuda::make_cuda_backend(c); });
 }
 
 TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {
@@ -268,8 +290,10 @@ TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {
   const DumpData d = read_dump(gpu->dump_paths().front());
   EXPECT_EQ(d.backend, "cuda");
   ASSERT_FALSE(d.slots.empty());
-  for (const DumpSlot& s : d.slots) {  // the captured buffer is the firing one: it holds non-finite values
-    const auto first = std::find_if(s.values.begin(), s.values.end(), [](float v) { return !std::isfinite(v); });
+  for (const DumpSlot& s :
+       d.slots) {  // the captured buffer is the firing one: it holds non-finite values
+    const auto first =
+        std::find_if(s.values.begin(), s.values.end(), [](float v) { return !std::isfinite(v); });
     ASSERT_NE(first, s.values.end()) << s.index;
     EXPECT_EQ(s.scan.first_bad_index, first - s.values.begin()) << s.index;
     EXPECT_NE(s.scan.kinds, 0) << s.index;
@@ -290,8 +314,9 @@ TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {
 TEST(CudaCapture, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
   for (bool graph : {false, true}) {
     SCOPED_TRACE(graph ? "graph" : "ungraphed");
-    test::expect_captured_dumps_match_per_step([](const Config& c) { return cuda::make_cuda_backend(c); }, graph,
-                                               graph ? "cuda_capture_graph" : "cuda_capture");
+    test::expect_captured_dumps_match_per_step(
+        [](const Config& c) { return cuda::make_cuda_backend(c); }, graph,
+        graph ? "cuda_capture_graph" : "cuda_capture");
   }
   const auto dir = test::temp_dir("cuda_capture_clean");
   Config c = small();

@@ -15,7 +15,8 @@ TEST(DeviceSampler, SameBatchAndDrawsAsTheCpuBackend) {
   auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
   auto windows = plan_folds(c.data.bars, c.run.folds, c.data.n_step);
   CpuModel<float> cpu(c);
-  cuda::DeviceSampler gpu(cuda::SamplerShape{c.model.batch, c.model.iqn_n, c.model.iqn_n_target, c.model.iqn_k, true});
+  cuda::DeviceSampler gpu(
+      cuda::SamplerShape{c.model.batch, c.model.iqn_n, c.model.iqn_n_target, c.model.iqn_k, true});
   for (int fold : {0, 3}) {
     auto ts = build_transitions(bars, windows[fold], c);
     cpu.load_fold(ts);

@@ -41,7 +41,8 @@ std::vector<float> random_buffer(std::size_t n, int bad, std::mt19937& rng) {
   std::normal_distribution<float> normal;
   std::vector<float> v(n);
   for (auto& x : v) x = normal(rng);
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity()};
   for (int k = 0; k < bad && n > 0; ++k) v[rng() % n] = specials[rng() % 3];
   return v;
@@ -63,7 +64,8 @@ TEST(DeviceSentinel, MatchesTheCpuCheckAndNeverWrites) {
       bank.check(slot, d.p, n);
       expected.push_back(scan_nonfinite(h.data(), n));
       auto after = d.host();
-      ASSERT_EQ(std::memcmp(after.data(), h.data(), n * sizeof(float)), 0) << "the check wrote its buffer";
+      ASSERT_EQ(std::memcmp(after.data(), h.data(), n * sizeof(float)), 0)
+          << "the check wrote its buffer";
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       ++slot;
     }
@@ -118,7 +120,7 @@ TEST(DeviceSentinel, StickyWithinAFoldResetAtTheBoundaryHistoryPerStep) {
   bank.begin_step(2);
   bank.check(2, c.p, c.n);
   auto r = bank.readback();
-  EXPECT_EQ(r.step_status, 0u);    // the status word is per step
+  EXPECT_EQ(r.step_status, 0u);       // the status word is per step
   EXPECT_EQ(r.records[2].kinds, 1u);  // sticky
   EXPECT_EQ(r.records[2].first_step, 1);
   EXPECT_EQ(r.records[2].count, 1);
@@ -141,10 +143,12 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
   std::vector<std::unique_ptr<DeviceBuffer>> bufs;
   std::vector<DeviceBank::GroupItem> items;
   for (int slot = 0; slot < 30; ++slot) {
-    const std::size_t n = sizes[static_cast<std::size_t>(slot) % 10] + static_cast<std::size_t>(slot / 10);
+    const std::size_t n =
+        sizes[static_cast<std::size_t>(slot) % 10] + static_cast<std::size_t>(slot / 10);
     const int bad = slot % 3 == 0 ? 0 : static_cast<int>(rng() % 4);
     std::vector<float> h = random_buffer(n, bad, rng);
-    if (n > 0 && slot % 5 == 1) h.back() = slot % 2 ? -std::numeric_limits<float>::infinity() : std::nanf("");
+    if (n > 0 && slot % 5 == 1)
+      h.back() = slot % 2 ? -std::numeric_limits<float>::infinity() : std::nanf("");
     bufs.push_back(std::make_unique<DeviceBuffer>(h));
     const std::size_t offset = slot % 4 == 3 && n > 1 ? 1 : 0;  // a misaligned view
     items.push_back({slot, bufs.back()->p + offset, n - offset});
@@ -162,7 +166,8 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
   }
   const auto a = simple.readback(), b = fused.readback();
   ASSERT_EQ(a.history.size(), b.history.size());
-  for (std::size_t st = 0; st < a.history.size(); ++st) EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
+  for (std::size_t st = 0; st < a.history.size(); ++st)
+    EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
   EXPECT_EQ(a.step_status, b.step_status);
   int fired = 0;
   for (int s = 0; s < 30; ++s) {
@@ -183,8 +188,8 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
   EXPECT_GT(fired, 10);  // the planted values were there to find
 }
 
-// A producer that checks what it writes (the bias-and-relu that makes iqn_phi, here with a zero bias)
-// leaves the records the fused check of its output would: kinds, first step, count at the
+// A producer that checks what it writes (the bias-and-relu that makes iqn_phi, here with a zero
+// bias) leaves the records the fused check of its output would: kinds, first step, count at the
 // first fire, history, status and first-fire words, over lengths that leave part of the last warp
 // idle. Its capture copy, made after it at the first fire, holds the output of that step and not a
 // later one.
@@ -215,7 +220,8 @@ TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
       cudaMemcpy(in[k]->p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice);
       const int rows = static_cast<int>(sizes[k]);
       cuda::bias_relu(in[k]->p, zero_bias.p, rows, 1, out_plain[k]->p, nullptr);
-      cuda::bias_relu(in[k]->p, zero_bias.p, rows, 1, out_checked[k]->p, nullptr, producer.sink(slot));
+      cuda::bias_relu(in[k]->p, zero_bias.p, rows, 1, out_checked[k]->p, nullptr,
+                      producer.sink(slot));
       checks.push_back({slot, out_plain[k]->p, sizes[k]});
       copies.push_back({slot, out_checked[k]->p, sizes[k], area[k]->p});
     }
@@ -227,13 +233,16 @@ TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
   }
   const auto a = fused.readback(), b = producer.readback();
   ASSERT_EQ(a.history.size(), b.history.size());
-  for (std::size_t st = 0; st < a.history.size(); ++st) EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
+  for (std::size_t st = 0; st < a.history.size(); ++st)
+    EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
   EXPECT_EQ(a.step_status, b.step_status);
   int fired_later = 0;
   for (std::size_t k = 0; k < std::size(sizes); ++k) {
     const int s = static_cast<int>(k) + 1;
     const auto checked_out = out_checked[k]->host(), plain_out = out_plain[k]->host();
-    EXPECT_EQ(std::memcmp(checked_out.data(), plain_out.data(), checked_out.size() * sizeof(float)), 0) << s;
+    EXPECT_EQ(std::memcmp(checked_out.data(), plain_out.data(), checked_out.size() * sizeof(float)),
+              0)
+        << s;
     EXPECT_EQ(a.records[s].kinds, b.records[s].kinds) << s;
     EXPECT_EQ(a.records[s].first_step, b.records[s].first_step) << s;
     EXPECT_EQ(a.records[s].count, b.records[s].count) << s;
@@ -242,7 +251,9 @@ TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
     fired_later += b.records[s].first_step > 0;
     // The capture area: the first fire's output, bit for bit.
     const auto got = area[k]->host();
-    EXPECT_EQ(std::memcmp(got.data(), first_fire_output[k].data(), got.size() * sizeof(float)), 0) << s;
+    EXPECT_EQ(std::memcmp(got.data(), first_fire_output[k].data(), got.size() * sizeof(float)), 0)
+        << s;
   }
-  EXPECT_GE(fired_later, 2);  // first fires after step 0 too: the copy is the first fire's, not step 0's
+  EXPECT_GE(fired_later,
+            2);  // first fires after step 0 too: the copy is the first fire's, not step 0's
 }

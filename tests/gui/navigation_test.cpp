@@ -22,9 +22,10 @@ using namespace nanscope;
 using namespace nanscope::gui;
 
 namespace {
-const QStringList kSmall = {"data.bars=600",      "model.batch=16", "model.hidden=16", "model.bottleneck=8",
-                            "model.iqn_n=4",      "model.iqn_n_target=4", "model.iqn_k=4", "model.iqn_cos=8",
-                            "model.aux_hidden=8", "run.folds=2",          "run.steps_per_fold=20"};
+const QStringList kSmall = {"data.bars=600",      "model.batch=16",       "model.hidden=16",
+                            "model.bottleneck=8", "model.iqn_n=4",        "model.iqn_n_target=4",
+                            "model.iqn_k=4",      "model.iqn_cos=8",      "model.aux_hidden=8",
+                            "run.folds=2",        "run.steps_per_fold=20"};
 
 // One fold of `steps` clean steps with a single NaN in `slot` at step `fire`.
 Snapshot one_fire(int steps, int slot, int fire) {
@@ -42,8 +43,8 @@ Snapshot one_fire(int steps, int slot, int fire) {
 }
 
 QWheelEvent wheel(QWidget* w, QPointF at, int clicks) {
-  return QWheelEvent(at, w->mapToGlobal(at), QPoint(), QPoint(0, 120 * clicks), Qt::NoButton, Qt::NoModifier,
-                     Qt::NoScrollPhase, false);
+  return QWheelEvent(at, w->mapToGlobal(at), QPoint(), QPoint(0, 120 * clicks), Qt::NoButton,
+                     Qt::NoModifier, Qt::NoScrollPhase, false);
 }
 
 QAction* menu_action(MainWindow& w, const QString& menu, const QString& text) {
@@ -75,10 +76,13 @@ class NavigationTest : public QObject {
     // 3 folds with a fire in each: fold 0 at step 5, fold 1 at step 3, fold 2 at step 7.
     ConfigBuilder b;
     for (const auto& s : kSmall) b.set(s.toStdString());
-    for (const char* s : {"run.folds=3", "run.steps_per_fold=12", "halt.on_fire=never", "guard.enabled=true"}) b.set(s);
+    for (const char* s :
+         {"run.folds=3", "run.steps_per_fold=12", "halt.on_fire=never", "guard.enabled=true"})
+      b.set(s);
     Config c = b.build();
     SessionOptions o;
-    for (const char* f : {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
+    for (const char* f :
+         {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
       o.injections.push_back(parse_injection(f));
     o.out_dir = dir_.filePath("three").toStdString();
     Session s(c, make_cpu_backend(c), o);
@@ -104,12 +108,14 @@ class NavigationTest : public QObject {
     const int y = static_cast<int>(plot.yAxis->coordToPixel(row_of_slot(kAuxPredNb)));
     const int x = static_cast<int>(plot.xAxis->coordToPixel(fire));
     bool red = false;
-    for (int dx = -1; dx <= 1; ++dx) red = red || QColor(img.pixel(x + dx, y)) == cell_color(kCellNaN);
+    for (int dx = -1; dx <= 1; ++dx)
+      red = red || QColor(img.pixel(x + dx, y)) == cell_color(kCellNaN);
     QVERIFY2(red, "the fire's pixel column is not drawn in the NaN colour");
     // Pooling is per pixel column: a bin of one column is that column's code, for every row.
     std::vector<int> one;
     model.pooledCodes(fire, fire, 1, one);
-    for (int r = 0; r < kSlotCount; ++r) QCOMPARE(one[static_cast<std::size_t>(r)], model.code(r, fire));
+    for (int r = 0; r < kSlotCount; ++r)
+      QCOMPARE(one[static_cast<std::size_t>(r)], model.code(r, fire));
   }
 
   void theWheelZoomsTheDragPansAndFollowStops() {
@@ -202,7 +208,8 @@ class NavigationTest : public QObject {
     for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) m->setSeriesVisible(i, true);
     const QString r = m->readout(12 + 3);  // fold 1's fire step: its loss is not finite
     QVERIFY2(r.startsWith("step 15 (fold 1, step 3)"), qPrintable(r));
-    for (const char* name : {"total loss", "c51", "mse", "cql", "iqn", "aux", "ens", "grad norm", "grad norm encoder"})
+    for (const char* name :
+         {"total loss", "c51", "mse", "cql", "iqn", "aux", "ens", "grad norm", "grad norm encoder"})
       QVERIFY2(r.contains(QString("\n%1: ").arg(name)), qPrintable(name));
     QVERIFY(!m->nonfiniteRanges().empty());
     m->setLogScale(true);
@@ -228,10 +235,12 @@ class NavigationTest : public QObject {
     QVERIFY(w.stepPlot()->showsEmptyState());
     QVERIFY(w.metrics()->showsEmptyState());
     // View lists every dock; Help has the shortcuts and About with the library versions.
-    for (QDockWidget* d : w.findChildren<QDockWidget*>()) QVERIFY2(menu_action(w, "View", d->windowTitle()), qPrintable(d->windowTitle()));
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      QVERIFY2(menu_action(w, "View", d->windowTitle()), qPrintable(d->windowTitle()));
     menu_action(w, "Help", "About nanscope")->trigger();
     auto* about = w.findChild<QMessageBox*>("aboutBox");
-    QVERIFY(about && about->text().contains(QString("Qt ") + qVersion()) && about->text().contains("HDF5 1."));
+    QVERIFY(about && about->text().contains(QString("Qt ") + qVersion()) &&
+            about->text().contains("HDF5 1."));
     about->close();
     menu_action(w, "Help", "Keyboard shortcuts")->trigger();
     auto* keys = w.findChild<QDialog*>("shortcutsDialog");

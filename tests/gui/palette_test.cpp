@@ -27,7 +27,8 @@ class PaletteTest : public QObject {
   void theSimulationsKeepGreysAndMergeRedAndGreen() {
     for (auto v : {ColourVision::Deuteranopia, ColourVision::Protanopia}) {
       const QColor g = simulate(QColor(128, 128, 128), v);
-      QVERIFY(std::abs(g.red() - 128) <= 1 && std::abs(g.green() - 128) <= 1 && std::abs(g.blue() - 128) <= 1);
+      QVERIFY(std::abs(g.red() - 128) <= 1 && std::abs(g.green() - 128) <= 1 &&
+              std::abs(g.blue() - 128) <= 1);
       // The classic confusion: a red and a green of the old palette become nearly one colour.
       QVERIFY(delta_e2000(simulate(QColor(211, 47, 47), v), simulate(QColor(76, 175, 80), v)) <
               delta_e2000(QColor(211, 47, 47), QColor(76, 175, 80)) / 2);
@@ -39,8 +40,11 @@ class PaletteTest : public QObject {
       for (int a = 0; a < kCellCodeCount; ++a)
         for (int b = a + 1; b < kCellCodeCount; ++b) {
           const double d = delta_e2000(simulate(cell_color(a), v), simulate(cell_color(b), v));
-          QVERIFY2(d >= kMinDifference, qPrintable(QString("codes %1 and %2, vision %3: %4").arg(a).arg(b)
-                                                       .arg(static_cast<int>(v)).arg(d)));
+          QVERIFY2(d >= kMinDifference, qPrintable(QString("codes %1 and %2, vision %3: %4")
+                                                       .arg(a)
+                                                       .arg(b)
+                                                       .arg(static_cast<int>(v))
+                                                       .arg(d)));
         }
   }
 

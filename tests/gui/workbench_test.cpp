@@ -28,15 +28,16 @@ using namespace nanscope;
 using namespace nanscope::gui;
 
 namespace {
-const QStringList kSmall = {"data.bars=600",     "model.batch=16",     "model.hidden=16",
-                            "model.bottleneck=8", "model.iqn_n=4",      "model.iqn_n_target=4",
-                            "model.iqn_k=4",      "model.iqn_cos=8",    "model.aux_hidden=8",
+const QStringList kSmall = {"data.bars=600",      "model.batch=16",       "model.hidden=16",
+                            "model.bottleneck=8", "model.iqn_n=4",        "model.iqn_n_target=4",
+                            "model.iqn_k=4",      "model.iqn_cos=8",      "model.aux_hidden=8",
                             "run.folds=2",        "run.steps_per_fold=20"};
 
 std::vector<int> grid_codes(SlotGridModel* m) {
   std::vector<int> out;
   for (int r = 0; r < m->rowCount(); ++r)
-    for (int c = 0; c < m->columnCount(); ++c) out.push_back(m->index(r, c).data(SlotGridModel::CodeRole).toInt());
+    for (int c = 0; c < m->columnCount(); ++c)
+      out.push_back(m->index(r, c).data(SlotGridModel::CodeRole).toInt());
   return out;
 }
 
@@ -47,10 +48,12 @@ int step_code(MainWindow& w, int slot, int column) {
 // A backend that fails like a CUDA device at a given global step.
 class FailingDevice final : public test::DelegatingBackend {
  public:
-  FailingDevice(const Config& c, std::int64_t at) : DelegatingBackend(make_cpu_backend(c)), at_(at) {}
+  FailingDevice(const Config& c, std::int64_t at)
+      : DelegatingBackend(make_cpu_backend(c)), at_(at) {}
   std::string name() const override { return "cuda"; }
   void run_phase(Phase phase, const StepKey& key) override {
-    if (key.global_step == at_) throw DeviceError("CUDA error: an illegal memory access was encountered (test)");
+    if (key.global_step == at_)
+      throw DeviceError("CUDA error: an illegal memory access was encountered (test)");
     inner_->run_phase(phase, key);
   }
 
@@ -72,7 +75,8 @@ QPushButton* button(QMessageBox* box, const QString& text) {
 
 // The pixel centre of a grid cell (column, slot's row) in plot coordinates.
 QPoint cell_pixel(GridPlot* p, int column, int slot) {
-  return QPoint(static_cast<int>(p->xAxis->coordToPixel(column)), static_cast<int>(p->yAxis->coordToPixel(row_of_slot(slot))));
+  return QPoint(static_cast<int>(p->xAxis->coordToPixel(column)),
+                static_cast<int>(p->yAxis->coordToPixel(row_of_slot(slot))));
 }
 }  // namespace
 
@@ -92,7 +96,9 @@ class WorkbenchTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.snapshot() != nullptr && w.hasLiveSession(), 10000);
   }
   static void waitOffline(MainWindow& w, const QString& source) {
-    QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot() && w.snapshot()->source.endsWith(QFileInfo(source).fileName()), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.offline() && w.snapshot() && w.snapshot()->source.endsWith(QFileInfo(source).fileName()),
+        10000);
   }
 
   // The CLI's run, in process: 3 folds, a fire in each (fold 0 at step 5, 1 at 3, 2 at 7).
@@ -105,7 +111,8 @@ class WorkbenchTest : public QObject {
     b.set("guard.enabled=true");  // each fire stays in its step: the weights stay finite
     Config c = b.build();
     SessionOptions o;
-    for (const char* f : {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
+    for (const char* f :
+         {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
       o.injections.push_back(parse_injection(f));
     o.out_dir = dir_.filePath(name).toStdString();
     Session s(c, make_cpu_backend(c), o);
@@ -136,7 +143,8 @@ class WorkbenchTest : public QObject {
     QCOMPARE(w.foldGrid()->columnCount(), 1);
     QCOMPARE(w.foldGrid()->index(0, 0).data(SlotGridModel::CodeRole).toInt(), int(kCellClean));
     // Row labels: index and name, in dataflow order (slot 12 iqn_tau is finalised second).
-    QCOMPARE(w.foldGrid()->headerData(1, Qt::Vertical, Qt::DisplayRole).toString(), QString("12 iqn_tau"));
+    QCOMPARE(w.foldGrid()->headerData(1, Qt::Vertical, Qt::DisplayRole).toString(),
+             QString("12 iqn_tau"));
     QCOMPARE(w.slotTable()->stateOf(kEnsembleDLogits), QString("deferred"));
     QCOMPARE(w.stepGridLabel(), QString("slot x step (fold 0)"));
   }
@@ -164,7 +172,9 @@ class WorkbenchTest : public QObject {
     w.UI_openDump(dump, kAuxPredNb);
     QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->source == "dump");
     QCOMPARE(w.inspector()->stats()->slot, int(kAuxPredNb));
-    QVERIFY(w.inspector()->stats()->nan + w.inspector()->stats()->posinf + w.inspector()->stats()->neginf > 0);
+    QVERIFY(w.inspector()->stats()->nan + w.inspector()->stats()->posinf +
+                w.inspector()->stats()->neginf >
+            0);
 
     const auto live = grid_codes(w.foldGrid());
     const auto live_steps = grid_codes(w.stepGrid());
@@ -192,7 +202,9 @@ class WorkbenchTest : public QObject {
       QCOMPARE(w.events()->rowCount(), 3);
       QVERIFY2(w.statusText().startsWith("offline: "), qPrintable(w.statusText()));
       for (QAction* a : w.liveActions()) QVERIFY2(!a->isEnabled(), qPrintable(a->text()));
-      QVERIFY(QDir(out.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot).isEmpty());  // no runs/gui-*
+      QVERIFY(QDir(out.path())
+                  .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
+                  .isEmpty());  // no runs/gui-*
     }
     MainWindow w(settings("healthy", {"run.steps_per_fold=100000"}));
     waitReady(w);
@@ -207,7 +219,8 @@ class WorkbenchTest : public QObject {
     QCOMPARE(w.foldGrid()->columnCount(), 3);
     // Even a whole new live picture (what the engine sends after a restart) leaves the file shown.
     QSignalSpy shown(&w, &MainWindow::snapshotShown);
-    QMetaObject::invokeMethod(w.controller(), [c = w.controller()] { c->RT_resync(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w.controller(), [c = w.controller()] { c->RT_resync(); }, Qt::QueuedConnection);
     QTest::qWait(400);
     QCOMPARE(shown.count(), 0);
     QVERIFY(w.offline());
@@ -230,16 +243,20 @@ class WorkbenchTest : public QObject {
     QVERIFY(w.inspector()->summaryText().contains("not computed yet"));
     w.UI_step();
     QTRY_COMPARE(w.inspector()->stats()->step, 0);
-    QVERIFY2(w.inspector()->summaryText().contains("live: fold 0, step 0"), qPrintable(w.inspector()->summaryText()));
+    QVERIFY2(w.inspector()->summaryText().contains("live: fold 0, step 0"),
+             qPrintable(w.inspector()->summaryText()));
     QCOMPARE(w.inspector()->stats()->nan, 0);
     w.UI_run(EngineController::UntilFire);  // aux_pred_nb first fires at step 1; so does total_loss
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->entry.has_value(), 20000);
     QTRY_COMPARE(w.inspector()->stats()->step, w.snapshot()->entry->step);
     QCOMPARE(w.slotTable()->stateOf(kTotalLoss), QString("fired"));
-    QVERIFY(w.inspector()->stats()->nan + w.inspector()->stats()->posinf + w.inspector()->stats()->neginf > 0);
+    QVERIFY(w.inspector()->stats()->nan + w.inspector()->stats()->posinf +
+                w.inspector()->stats()->neginf >
+            0);
     w.UI_selectSlot(kAuxPredNb);
     QTRY_COMPARE(w.inspector()->stats()->slot, int(kAuxPredNb));
-    QVERIFY2(w.inspector()->summaryText().contains("live: fold 0, step 1"), qPrintable(w.inspector()->summaryText()));
+    QVERIFY2(w.inspector()->summaryText().contains("live: fold 0, step 1"),
+             qPrintable(w.inspector()->summaryText()));
     // Stop: a new run; the inspector shows that run's buffer (not computed yet), not the old one.
     w.UI_stop();
     QTRY_VERIFY(w.inspector()->stats() && !w.inspector()->stats()->computed);
@@ -286,7 +303,7 @@ class WorkbenchTest : public QObject {
       QVERIFY(file.steps[i].c51 > 1.0);
     }
     QCOMPARE(w.foldPlot()->entries().size(), std::size_t{3});  // each fold's entry framed
-    QCOMPARE(w.selectedFold(), 0);                              // the run's entry fold
+    QCOMPARE(w.selectedFold(), 0);                             // the run's entry fold
     w.resize(1500, 950);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -369,12 +386,14 @@ class WorkbenchTest : public QObject {
     waitOffline(w, renamed);
     QCOMPARE(w.events()->rowCount(), 3);
     const RunFileData file = read_run_file(three_fold_run_.toStdString());
-    const QString dump = QFileInfo(three_fold_run_).absolutePath() + "/" + QString::fromStdString(file.events[0].dump);
+    const QString dump = QFileInfo(three_fold_run_).absolutePath() + "/" +
+                         QString::fromStdString(file.events[0].dump);
     const QString named_like_a_run = dir_.filePath("dump_named_run.h5");
     QFile::remove(named_like_a_run);
     QVERIFY(QFile::copy(dump, named_like_a_run));
     w.UI_openFile(named_like_a_run);
-    QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->path.endsWith("dump_named_run.h5"));
+    QTRY_VERIFY(w.inspector()->stats() &&
+                w.inspector()->stats()->path.endsWith("dump_named_run.h5"));
     QCOMPARE(w.inspector()->stats()->slot, int(kBnDConcat));
   }
 
@@ -410,7 +429,8 @@ class WorkbenchTest : public QObject {
     QVERIFY(view);
     const QRect row = view->visualRect(view->model()->index(0, 2));
     QSignalSpy dbl(view, &QAbstractItemView::doubleClicked);
-    // A double click as the user makes it: a click, then the second press arrives as a double click.
+    // A double click as the user makes it: a click, then the second press arrives as a double
+    // click.
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, row.center());
     QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, row.center());
     QCOMPARE(dbl.count(), 1);
@@ -427,7 +447,8 @@ class WorkbenchTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     waitReady(w);
     w.UI_toggleBreakOnSelected();  // nothing selected yet
-    QVERIFY2(w.statusBar()->currentMessage().contains("select a slot first"), qPrintable(w.statusBar()->currentMessage()));
+    QVERIFY2(w.statusBar()->currentMessage().contains("select a slot first"),
+             qPrintable(w.statusBar()->currentMessage()));
     w.foldPlot()->replot(QCustomPlot::rpImmediateRefresh);
     QTest::mouseClick(w.foldPlot(), Qt::LeftButton, {}, cell_pixel(w.foldPlot(), 0, kAuxDHS2Nb));
     QCOMPARE(w.selectedSlot(), int(kAuxDHS2Nb));
@@ -443,8 +464,9 @@ class WorkbenchTest : public QObject {
     waitReady(w);
     for (int i = 0; i < 3; ++i) w.UI_step();
     QTRY_COMPARE(w.snapshot()->global_step, 3);
-    QVERIFY(w.slotTable()->setData(w.slotTable()->index(row_of_slot(kBwDHS2Main), SlotTableModel::Check), Qt::Unchecked,
-                                   Qt::CheckStateRole));
+    QVERIFY(w.slotTable()->setData(
+        w.slotTable()->index(row_of_slot(kBwDHS2Main), SlotTableModel::Check), Qt::Unchecked,
+        Qt::CheckStateRole));
     QTRY_COMPARE(w.slotTable()->stateOf(kBwDHS2Main), QString("disabled"));
     for (int i = 0; i < 2; ++i) w.UI_step();
     QTRY_COMPARE(w.snapshot()->global_step, 5);
@@ -464,18 +486,22 @@ class WorkbenchTest : public QObject {
     QTRY_COMPARE(w.snapshot()->global_step, 3);
     QCOMPARE(w.slotTable()->stateOf(kAuxLoss), QString("disabled"));  // not checked: not fired
     QCOMPARE(w.slotTable()->stateOf(kTotalLoss), QString("fired"));   // the fault still travels
-    QVERIFY(w.slotTable()->setData(w.slotTable()->index(row_of_slot(kEnsembleDLogits), SlotTableModel::Check), Qt::Checked,
-                                   Qt::CheckStateRole));
+    QVERIFY(w.slotTable()->setData(
+        w.slotTable()->index(row_of_slot(kEnsembleDLogits), SlotTableModel::Check), Qt::Checked,
+        Qt::CheckStateRole));
     QTRY_COMPARE(w.slotTable()->stateOf(kEnsembleDLogits), QString("clean"));
   }
 
   void breakOnSlotStopsWhereTheEngineSays() {
-    MainWindow w(settings("healthy", {"inject.faults=[\"slot:aux_loss@0:1\", \"slot:aux_dh_s2_nb@0:4\"]"}));
+    MainWindow w(
+        settings("healthy", {"inject.faults=[\"slot:aux_loss@0:1\", \"slot:aux_dh_s2_nb@0:4\"]"}));
     waitReady(w);
     const int row = row_of_slot(kAuxDHS2Nb);
-    QVERIFY(w.slotTable()->setData(w.slotTable()->index(row, SlotTableModel::BreakOn), Qt::Checked, Qt::CheckStateRole));
+    QVERIFY(w.slotTable()->setData(w.slotTable()->index(row, SlotTableModel::BreakOn), Qt::Checked,
+                                   Qt::CheckStateRole));
     QTRY_VERIFY(w.snapshot()->breakpoints.count(kAuxDHS2Nb));
-    QCOMPARE(w.slotTable()->index(row, SlotTableModel::BreakOn).data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
+    QCOMPARE(w.slotTable()->index(row, SlotTableModel::BreakOn).data(Qt::CheckStateRole).toInt(),
+             int(Qt::Checked));
     w.UI_run(EngineController::UntilEnd);
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->halt.has_value(), 20000);
     QVERIFY(w.snapshot()->halt->kind == EventKind::Breakpoint);
@@ -501,7 +527,8 @@ class WorkbenchTest : public QObject {
     w.UI_run(EngineController::UntilEnd);
     QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->running, 20000);
     w.UI_configure("log-zero");
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->scenario == "log-zero" && w.snapshot()->global_step == 0, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->scenario == "log-zero" && w.snapshot()->global_step == 0,
+                             20000);
     // Picking the scenario that is running does not restart it (bug 15).
     w.UI_step();
     QTRY_COMPARE(w.snapshot()->global_step, 1);
@@ -523,15 +550,18 @@ class WorkbenchTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->running && w.snapshot()->global_step >= 3, 30000);
     const std::int64_t asked = w.snapshot()->global_step;  // the newest step the window has seen
     w.UI_selectSlot(kTotalLoss);
-    QTRY_VERIFY_WITH_TIMEOUT(w.inspector()->stats() && w.inspector()->stats()->slot == kTotalLoss, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.inspector()->stats() && w.inspector()->stats()->slot == kTotalLoss,
+                             5000);
     const std::int64_t answered = w.inspector()->stats()->step;  // fold 0: the global step
-    QVERIFY2(answered <= asked + 2, qPrintable(QString("asked at %1, answered at %2").arg(asked).arg(answered)));
+    QVERIFY2(answered <= asked + 2,
+             qPrintable(QString("asked at %1, answered at %2").arg(asked).arg(answered)));
     const std::int64_t set_at = w.snapshot()->global_step;
-    w.slotTable()->setData(w.slotTable()->index(row_of_slot(kAuxLoss), SlotTableModel::BreakOn), Qt::Checked,
-                           Qt::CheckStateRole);
+    w.slotTable()->setData(w.slotTable()->index(row_of_slot(kAuxLoss), SlotTableModel::BreakOn),
+                           Qt::Checked, Qt::CheckStateRole);
     QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->breakpoints.count(kAuxLoss), 5000);
     QVERIFY2(w.snapshot()->global_step <= set_at + 2,
-             qPrintable(QString("set at %1, in effect at %2").arg(set_at).arg(w.snapshot()->global_step)));
+             qPrintable(
+                 QString("set at %1, in effect at %2").arg(set_at).arg(w.snapshot()->global_step)));
     QVERIFY(w.snapshot()->running);  // answered while the run goes on
     w.UI_pause();
     QTRY_VERIFY_WITH_TIMEOUT(!w.running(), 5000);
@@ -575,8 +605,9 @@ class WorkbenchTest : public QObject {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("QT_QPA_PLATFORM", "offscreen");
     p.setProcessEnvironment(env);
-    p.start(QString(NANSCOPE_GUI_BINARY), {three_fold_run_, "--screenshot", shot, "--screenshot-after", "steps:0",
-                                           "--state-json", state, "--out-root", dir_.filePath("unused")});
+    p.start(QString(NANSCOPE_GUI_BINARY),
+            {three_fold_run_, "--screenshot", shot, "--screenshot-after", "steps:0", "--state-json",
+             state, "--out-root", dir_.filePath("unused")});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     QVERIFY(QFile::exists(shot));
@@ -600,7 +631,8 @@ class WorkbenchTest : public QObject {
     QCOMPARE(grid["fold"].toInt(), 0);
     QCOMPARE(grid["last_step"].toInt(), 11);
     QVERIFY(o["status"].toString().startsWith("offline: "));
-    for (const char* key : {"fold", "inspector", "events", "step_grid"}) QVERIFY2(o.contains(key), key);
+    for (const char* key : {"fold", "inspector", "events", "step_grid"})
+      QVERIFY2(o.contains(key), key);
   }
 
   // Bug 15: `nanscope --help` works without a display.
@@ -630,7 +662,8 @@ class WorkbenchTest : public QObject {
     w.UI_run(EngineController::UntilFire);
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->entry.has_value(), 20000);
     w.UI_selectSlot(kTotalLoss);  // one element, NaN
-    QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->slot == kTotalLoss && w.inspector()->stats()->nan == 1);
+    QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->slot == kTotalLoss &&
+                w.inspector()->stats()->nan == 1);
     QVERIFY(w.inspector()->stats()->histogram.empty());
   }
 

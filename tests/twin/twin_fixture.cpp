@@ -1,8 +1,8 @@
 // twin_fixture OUT.h5 [cpu|cuda|auto] [STEPS]: runs the default config (target_sync 2, so the
-// target network differs) for STEPS steps on the chosen backend, then one more step, and writes that
-// step as a dump file: the state before it, its batch and draws, and the slot buffers 1-35 at their
-// check moments. bench/torch_twin.py recomputes the step with PyTorch autograd from the same inputs
-// and compares.
+// target network differs) for STEPS steps on the chosen backend, then one more step, and writes
+// that step as a dump file: the state before it, its batch and draws, and the slot buffers 1-35 at
+// their check moments. bench/torch_twin.py recomputes the step with PyTorch autograd from the same
+// inputs and compares.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -30,9 +30,11 @@ int main(int argc, char** argv) {
     c.optim.target_sync = 2;
     auto backend = choose_backend(choice, c, false);
     const auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
-    backend->load_fold(build_transitions(bars, plan_folds(c.data.bars, c.run.folds, c.data.n_step)[0], c));
+    backend->load_fold(
+        build_transitions(bars, plan_folds(c.data.bars, c.run.folds, c.data.n_step)[0], c));
     for (int st = 0; st < steps; ++st)
-      for (int p = 0; p < kPhaseCount; ++p) backend->run_phase(static_cast<Phase>(p), StepKey{c.run.seed, 0, st, st});
+      for (int p = 0; p < kPhaseCount; ++p)
+        backend->run_phase(static_cast<Phase>(p), StepKey{c.run.seed, 0, st, st});
 
     DumpData d;
     d.fold = 0;
@@ -54,7 +56,8 @@ int main(int argc, char** argv) {
       if (phase == Phase::Sample) d.batch = backend->batch_context();
       if (phase == Phase::Optimizer) break;
       for (int s = 1; s < kSlotCount; ++s) {  // each slot at its own check moment
-        if (slot_info(s).phase != phase || s == kGradNorm || s == kAdamMoments || s == kParams) continue;
+        if (slot_info(s).phase != phase || s == kGradNorm || s == kAdamMoments || s == kParams)
+          continue;
         const SlotView v = backend->slot(s);
         if (!v.exists()) continue;
         DumpSlot ds;
@@ -66,8 +69,8 @@ int main(int argc, char** argv) {
       }
     }
     write_dump(out, d);
-    std::fprintf(stderr, "twin_fixture: %s backend, step %d of fold 0 written to %s\n", backend->name().c_str(), steps,
-                 out.c_str());
+    std::fprintf(stderr, "twin_fixture: %s backend, step %d of fold 0 written to %s\n",
+                 backend->name().c_str(), steps, out.c_str());
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "twin_fixture: %s\n", e.what());

@@ -1,11 +1,11 @@
 // nanscope-run as a user calls it: exit codes and what it prints.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
@@ -36,8 +36,12 @@ Result run_capture(const std::string& args, bool with_stderr) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
-Result run(const std::string& args) { return run_capture(args, true); }
-Result run_stdout(const std::string& args) { return run_capture(args, false); }
+Result run(const std::string& args) {
+  return run_capture(args, true);
+}
+Result run_stdout(const std::string& args) {
+  return run_capture(args, false);
+}
 
 const std::string kSmall =
     "--folds 2 --steps-per-fold 3 --set data.bars=400 --set model.batch=8 --set model.hidden=16 "
@@ -96,7 +100,6 @@ TEST(Cli, BadCsvRowIsExit78WithItsPlace) {
   EXPECT_NE(r.out.find("close"), std::string::npos) << r.out;
 }
 
-
 TEST(Cli, JsonSummaryHasTheContractsKeysAndTypes) {
   auto r = run_stdout("--backend cpu --scenario aux-blowup --until-fire --json " + kSmall);
   ASSERT_EQ(r.code, 1) << r.out;
@@ -151,7 +154,8 @@ TEST(Cli, ListingsAndBreakOnByName) {
   auto slots = run_stdout("--list-slots");
   EXPECT_EQ(slots.code, 0);
   EXPECT_NE(slots.out.find("0 batch sample active\n"), std::string::npos) << slots.out;
-  EXPECT_NE(slots.out.find("31 ensemble_d_logits checks.post_backward deferred\n"), std::string::npos);
+  EXPECT_NE(slots.out.find("31 ensemble_d_logits checks.post_backward deferred\n"),
+            std::string::npos);
   EXPECT_NE(slots.out.find("35 bw_d_h_s2.iqn backward.iqn active\n"), std::string::npos);
   auto no_iqn = run_stdout("--list-slots --set loss.lambda_iqn=0");
   EXPECT_NE(no_iqn.out.find("14 iqn_quantiles forward absent\n"), std::string::npos) << no_iqn.out;
@@ -175,7 +179,8 @@ TEST(Cli, ListingsAndBreakOnByName) {
 TEST(Cli, OutDirectoryRunFileDumpsAndForce) {
   auto dir = nanscope::test::temp_dir("cli_out");
   const std::string out = (dir / "run").string();
-  auto r = run_stdout("--backend cpu --json --out " + out + " --inject slot:aux_loss@0:1 " + kSmall);
+  auto r =
+      run_stdout("--backend cpu --json --out " + out + " --inject slot:aux_loss@0:1 " + kSmall);
   ASSERT_EQ(r.code, 1);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["run_file"], out + "/run.h5");
@@ -217,10 +222,15 @@ TEST(Cli, ReplayVerdictsAndBadDumps) {
   EXPECT_EQ(tj["injections_replayed"], false);
   const std::string dump2 = out2 + "/dumps/fold001_step00000002_q_expected.h5";
   auto text = run("replay " + dump2);
-  EXPECT_NE(text.out.find("recorded injection slot:q_expected@1:2:posinf: transient, not in the context"),
-            std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("verdict: transient (the step is clean when re-run without its recorded slot injection"),
-            std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("recorded injection slot:q_expected@1:2:posinf: transient, not in the context"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(
+      text.out.find(
+          "verdict: transient (the step is clean when re-run without its recorded slot injection"),
+      std::string::npos)
+      << text.out;
   auto again = run_stdout("replay --with-injections --json " + dump2);
   ASSERT_EQ(again.code, 0) << again.out;
   const auto aj = nlohmann::json::parse(again.out);
@@ -245,8 +255,9 @@ TEST(Cli, AWriteThatFailsMidwayExits74AndLeavesNoFile) {
   // EFBIG, as a full disk makes them fail with ENOSPC.
   auto dir = nanscope::test::temp_dir("cli_efbig");
   const std::string out = (dir / "run").string();
-  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 100; exec " + std::string(NANSCOPE_RUN_BINARY) +
-                          " --backend cpu --out " + out + " --inject slot:aux_loss@0:1 " + kSmall + "\" 2>&1";
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 100; exec " +
+                          std::string(NANSCOPE_RUN_BINARY) + " --backend cpu --out " + out +
+                          " --inject slot:aux_loss@0:1 " + kSmall + "\" 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string text;
   std::array<char, 4096> buf{};
@@ -256,5 +267,6 @@ TEST(Cli, AWriteThatFailsMidwayExits74AndLeavesNoFile) {
   EXPECT_EQ(WEXITSTATUS(status), 74) << text;
   EXPECT_NE(text.find("fold000_step00000001_aux_loss.h5"), std::string::npos) << text;
   EXPECT_NE(text.find("File too large"), std::string::npos) << text;
-  for (const auto& e : std::filesystem::directory_iterator(out + "/dumps")) ADD_FAILURE() << "left behind: " << e.path();
+  for (const auto& e : std::filesystem::directory_iterator(out + "/dumps"))
+    ADD_FAILURE() << "left behind: " << e.path();
 }

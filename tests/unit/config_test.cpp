@@ -10,8 +10,7 @@
 using namespace nanscope;
 using nanscope::test::error_of;
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 TEST(Config, DefaultsOfTheContract) {
   ConfigBuilder b;
@@ -34,7 +33,8 @@ TEST(Config, DefaultsOfTheContract) {
 
 TEST(Config, FileAndSetOverridesInOrder) {
   auto dir = test::temp_dir("config_order");
-  auto file = test::write_file(dir / "c.toml", "[run]\nfolds = 3\nseed = 9\n[loss]\nlambda_iqn = 0\n");
+  auto file =
+      test::write_file(dir / "c.toml", "[run]\nfolds = 3\nseed = 9\n[loss]\nlambda_iqn = 0\n");
   ConfigBuilder b;
   b.load_file(file);
   b.set("run.folds=4");
@@ -70,11 +70,16 @@ TEST(Config, OutOfRangeAndWrongTypeNameTheKey) {
     const char* set;
     const char* key;
   } cases[] = {
-      {"model.atoms=1", "model.atoms"},          {"run.folds=0", "run.folds"},
-      {"model.gamma=1.5", "model.gamma"},        {"loss.lambda_aux=-1", "loss.lambda_aux"},
-      {"optim.lr=0", "optim.lr"},                {"run.folds=2.5", "run.folds"},
-      {"model.precision=half", "model.precision"}, {"data.keep_bad_rows=1", "data.keep_bad_rows"},
-      {"loss.lambda_mse=nan", "loss.lambda_mse"}, {"run.seed=-3", "run.seed"},
+      {"model.atoms=1", "model.atoms"},
+      {"run.folds=0", "run.folds"},
+      {"model.gamma=1.5", "model.gamma"},
+      {"loss.lambda_aux=-1", "loss.lambda_aux"},
+      {"optim.lr=0", "optim.lr"},
+      {"run.folds=2.5", "run.folds"},
+      {"model.precision=half", "model.precision"},
+      {"data.keep_bad_rows=1", "data.keep_bad_rows"},
+      {"loss.lambda_mse=nan", "loss.lambda_mse"},
+      {"run.seed=-3", "run.seed"},
   };
   for (const auto& c : cases) {
     std::string msg = error_of([&] {
@@ -120,7 +125,8 @@ TEST(Config, EveryKeyIsDocumented) {
   std::stringstream ss;
   ss << in.rdbuf();
   for (const auto& k : config_keys())
-    EXPECT_NE(ss.str().find("`" + k.key + "`"), std::string::npos) << k.key << " not in docs/config.md";
+    EXPECT_NE(ss.str().find("`" + k.key + "`"), std::string::npos)
+        << k.key << " not in docs/config.md";
 }
 
 TEST(Config, ShippedDefaultConfigIsTheBuiltInDefault) {

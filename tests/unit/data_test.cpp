@@ -19,7 +19,8 @@ TEST(Philox, KnownAnswerVectorsOfRandom123) {
   EXPECT_EQ(a[1], 0xe169c58du);
   EXPECT_EQ(a[2], 0xbc57ac4cu);
   EXPECT_EQ(a[3], 0x9b00dbd8u);
-  auto b = philox4x32({0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, {0xffffffffu, 0xffffffffu});
+  auto b =
+      philox4x32({0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, {0xffffffffu, 0xffffffffu});
   EXPECT_EQ(b[0], 0x408f276du);
   EXPECT_EQ(b[1], 0x41c83b0eu);
   EXPECT_EQ(b[2], 0xa20bc7c6u);
@@ -27,9 +28,12 @@ TEST(Philox, KnownAnswerVectorsOfRandom123) {
 }
 
 TEST(Philox, DrawsAreAPureFunctionOfTheirCounter) {
-  EXPECT_EQ(draw_u32(5, DrawStream::BatchIndex, 2, 9, 17), draw_u32(5, DrawStream::BatchIndex, 2, 9, 17));
-  EXPECT_NE(draw_u32(5, DrawStream::BatchIndex, 2, 9, 17), draw_u32(5, DrawStream::BatchIndex, 2, 10, 17));
-  EXPECT_NE(draw_u32(5, DrawStream::BatchIndex, 2, 9, 17), draw_u32(6, DrawStream::BatchIndex, 2, 9, 17));
+  EXPECT_EQ(draw_u32(5, DrawStream::BatchIndex, 2, 9, 17),
+            draw_u32(5, DrawStream::BatchIndex, 2, 9, 17));
+  EXPECT_NE(draw_u32(5, DrawStream::BatchIndex, 2, 9, 17),
+            draw_u32(5, DrawStream::BatchIndex, 2, 10, 17));
+  EXPECT_NE(draw_u32(5, DrawStream::BatchIndex, 2, 9, 17),
+            draw_u32(6, DrawStream::BatchIndex, 2, 9, 17));
   double lo = 1, hi = 0;
   for (std::uint32_t u : {0u, 1u, 0xffffffffu}) {
     lo = std::min(lo, u32_to_open01(u));
@@ -101,15 +105,20 @@ TEST(Transitions, NStepReturnsRewardsAndTerminals) {
     const int t = ts.first_bar + i;
     const double pos = (a[0] - 1) * sizes[a[1]], prev_pos = (prev[0] - 1) * sizes[prev[1]];
     const double ret = std::log(bars.bars[t + 1].close / bars.bars[t].close);
-    EXPECT_NEAR(ts.reward[i], cfg.data.reward_scale * (pos * ret - cfg.data.cost * std::abs(pos - prev_pos)), 1e-9);
+    EXPECT_NEAR(ts.reward[i],
+                cfg.data.reward_scale * (pos * ret - cfg.data.cost * std::abs(pos - prev_pos)),
+                1e-9);
     ++checked;
   }
   EXPECT_GT(checked, 5);
   // s' of a non-terminal transition is the state n bars later.
-  for (int f = 0; f < kFeatureCount; ++f) EXPECT_EQ(ts.next_state[f], ts.state[n * kFeatureCount + f]);
+  for (int f = 0; f < kFeatureCount; ++f)
+    EXPECT_EQ(ts.next_state[f], ts.state[n * kFeatureCount + f]);
   // Position features are a one-hot.
   for (int i = 0; i < ts.count; ++i)
-    EXPECT_EQ(ts.state[i * kFeatureCount + 20] + ts.state[i * kFeatureCount + 21] + ts.state[i * kFeatureCount + 22], 1.0);
+    EXPECT_EQ(ts.state[i * kFeatureCount + 20] + ts.state[i * kFeatureCount + 21] +
+                  ts.state[i * kFeatureCount + 22],
+              1.0);
 }
 
 TEST(BatchSampler, SameKeyGivesTheSameBatchOnEitherPrecision) {

@@ -26,8 +26,12 @@ class DelegatingBackend : public Backend {
   }
   StepLosses losses() const override { return inner_->losses(); }
   void set_observer(SlotObserver* o) override { inner_->set_observer(o); }
-  std::vector<double> read_param(const std::string& n, bool t) const override { return inner_->read_param(n, t); }
-  void write_param(const std::string& n, const std::vector<double>& v) override { inner_->write_param(n, v); }
+  std::vector<double> read_param(const std::string& n, bool t) const override {
+    return inner_->read_param(n, t);
+  }
+  void write_param(const std::string& n, const std::vector<double>& v) override {
+    inner_->write_param(n, v);
+  }
   std::int64_t adam_step() const override { return inner_->adam_step(); }
   void read_state(StateSnapshot& s) const override { inner_->read_state(s); }
   void write_state(const StateSnapshot& s) override { inner_->write_state(s); }

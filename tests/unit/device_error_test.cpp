@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
-#include "session/session.h"
 #include "delegating_backend.h"
+#include "session/session.h"
 #include "test_support.h"
 
 using namespace nanscope;

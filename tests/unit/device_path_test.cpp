@@ -37,14 +37,16 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
 
   void run_phase(Phase phase, const StepKey& key) override {
     if (key.global_step == fail_at && phase == Phase::BackwardIqn)
-      throw DeviceError("backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
-                        ErrorKind::DeviceFault);
+      throw DeviceError(
+          "backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
+          ErrorKind::DeviceFault);
     inner_->run_phase(phase, key);
     if (phase != Phase::Optimizer) return;
     records_[step_] = StepReport{status_, inner_->losses()};
     // The step's end on the device: a first fire keeps the context in the next free area.
     if (capture_ && first_fire_) {
-      if (contexts_.size() == kAreas) throw InternalError("emulated capture: more first-fire steps than areas");
+      if (contexts_.size() == kAreas)
+        throw InternalError("emulated capture: more first-fire steps than areas");
       contexts_[step_] = {before_, inner_->batch_context()};
     }
   }
@@ -197,7 +199,8 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
     d.kinds = rows_.at(step);
     for (int s = 0; s < kSlotCount; ++s) {
       auto it = first_.find(s);
-      d.first_count[static_cast<std::size_t>(s)] = it != first_.end() && it->second.first == step ? it->second.second : -1;
+      d.first_count[static_cast<std::size_t>(s)] =
+          it != first_.end() && it->second.first == step ? it->second.second : -1;
     }
     return d;
   }
@@ -212,8 +215,9 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   std::map<int, StepReport> records_;
   bool capture_ = false, first_fire_ = false;
   StateSnapshot before_;
-  std::map<int, std::pair<std::vector<float>, std::vector<std::int64_t>>> captured_;  // slot -> buffer, shape
-  std::map<int, std::pair<StateSnapshot, BatchContext>> contexts_, readable_;          // step -> context
+  std::map<int, std::pair<std::vector<float>, std::vector<std::int64_t>>>
+      captured_;  // slot -> buffer, shape
+  std::map<int, std::pair<StateSnapshot, BatchContext>> contexts_, readable_;  // step -> context
   bool captured_graph_ = false, replaying_ = false, keeps_state_ = false, saw_keep_ = false;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
@@ -239,8 +243,11 @@ std::unique_ptr<Session> run_case(const Case& r, bool device, bool graph, bool w
   for (const auto& i : r.injections) o.injections.push_back(parse_injection(i));
   o.breakpoints = r.breaks;
   o.graph = graph;
-  auto s = std::make_unique<Session>(c, device ? std::unique_ptr<Backend>(std::make_unique<EmulatedDeviceBackend>(c))
-                                               : make_cpu_backend(c), o);
+  auto s = std::make_unique<Session>(
+      c,
+      device ? std::unique_ptr<Backend>(std::make_unique<EmulatedDeviceBackend>(c))
+             : make_cpu_backend(c),
+      o);
   s->run();
   return s;
 }
@@ -251,7 +258,8 @@ void expect_same(const Session& a, const Session& b) {
     EXPECT_EQ(a.history()[i].flags, b.history()[i].flags) << "step " << i;
     EXPECT_EQ(a.history()[i].updated, b.history()[i].updated) << "step " << i;
     const double x = a.history()[i].losses.total, y = b.history()[i].losses.total;
-    EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << "step " << i << ": " << x << " vs " << y;
+    EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y)))
+        << "step " << i << ": " << x << " vs " << y;
   }
   ASSERT_EQ(a.folds().size(), b.folds().size());
   for (std::size_t f = 0; f < a.folds().size(); ++f)
@@ -281,7 +289,8 @@ TEST_P(DevicePath, SameSentinelsAsTheHostPathPerStepDeferredAndGraphed) {
   auto host = run_case(r, false, false, true);
   for (bool graph : {false, true})
     for (bool watch : {true, false}) {
-      SCOPED_TRACE(std::string(graph ? "graph" : "ungraphed") + (watch ? ", record every step" : ", fold-end readback"));
+      SCOPED_TRACE(std::string(graph ? "graph" : "ungraphed") +
+                   (watch ? ", record every step" : ", fold-end readback"));
       const bool halts_at_step = !r.sets.empty() && r.sets[0] == "halt.on_fire=\"step\"";
       if (!watch && (!r.breaks.empty() || halts_at_step)) continue;  // those read every step anyway
       auto dev = run_case(r, true, graph, watch);
@@ -292,21 +301,24 @@ TEST_P(DevicePath, SameSentinelsAsTheHostPathPerStepDeferredAndGraphed) {
 
 INSTANTIATE_TEST_SUITE_P(
     Emulated, DevicePath,
-    ::testing::Values(Case{"aux_param", {}, {"param:aux.w2@0:2"}, {}},
-                      Case{"bn_d_concat", {}, {"slot:bn_d_concat@0:3"}, {}},
-                      Case{"sticky", {}, {"slot:aux_loss@0:1:neginf"}, {}},
-                      Case{"undeferred31", {"sentinel.undefer=[31]"}, {"slot:ensemble_d_logits@0:1"}, {}},
-                      Case{"disabled18", {"sentinel.disabled=[18]"}, {"slot:aux_loss@0:1"}, {}},
-                      Case{"guard", {"guard.enabled=true"}, {"slot:aux_loss@0:2"}, {}},
-                      Case{"breakpoint", {"halt.on_fire=\"step\""}, {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
-                          {kAuxDHS2Nb}},
-                      Case{"halt_fold_end", {"halt.on_fire=\"fold_end\""}, {"slot:aux_loss@0:2"}, {}},
-                      Case{"iqn_param", {}, {"param:iqn.out.w@1:2:posinf"}, {}},
-                      // Slots their producers check on the device: an injection must reach the check.
-                      Case{"params_slot", {}, {"slot:params@0:2"}, {}},
-                      Case{"moments_slot", {"guard.enabled=true"}, {"slot:adam_moments@1:1:posinf"}, {}},
-                      Case{"iqn_phi_slot", {}, {"slot:iqn_phi@0:1:nan:5"}, {}},
-                      Case{"iqn_phi_param", {}, {"param:iqn.phi.w@0:1"}, {}}),
+    ::testing::Values(
+        Case{"aux_param", {}, {"param:aux.w2@0:2"}, {}},
+        Case{"bn_d_concat", {}, {"slot:bn_d_concat@0:3"}, {}},
+        Case{"sticky", {}, {"slot:aux_loss@0:1:neginf"}, {}},
+        Case{"undeferred31", {"sentinel.undefer=[31]"}, {"slot:ensemble_d_logits@0:1"}, {}},
+        Case{"disabled18", {"sentinel.disabled=[18]"}, {"slot:aux_loss@0:1"}, {}},
+        Case{"guard", {"guard.enabled=true"}, {"slot:aux_loss@0:2"}, {}},
+        Case{"breakpoint",
+             {"halt.on_fire=\"step\""},
+             {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
+             {kAuxDHS2Nb}},
+        Case{"halt_fold_end", {"halt.on_fire=\"fold_end\""}, {"slot:aux_loss@0:2"}, {}},
+        Case{"iqn_param", {}, {"param:iqn.out.w@1:2:posinf"}, {}},
+        // Slots their producers check on the device: an injection must reach the check.
+        Case{"params_slot", {}, {"slot:params@0:2"}, {}},
+        Case{"moments_slot", {"guard.enabled=true"}, {"slot:adam_moments@1:1:posinf"}, {}},
+        Case{"iqn_phi_slot", {}, {"slot:iqn_phi@0:1:nan:5"}, {}},
+        Case{"iqn_phi_param", {}, {"param:iqn.phi.w@0:1"}, {}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFold) {
@@ -318,7 +330,8 @@ TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFol
     Session s(c, std::make_unique<EmulatedDeviceBackend>(c), o);
     s.run();
     const auto* ds = s.backend().device_sentinel();
-    EXPECT_EQ(ds->device_to_host_copies(), 2 * c.run.folds);  // one readback per fold, whatever its length
+    EXPECT_EQ(ds->device_to_host_copies(),
+              2 * c.run.folds);  // one readback per fold, whatever its length
     EXPECT_EQ(ds->graph_captures(), graph ? c.run.folds : 0);
     EXPECT_EQ(s.history().size(), static_cast<std::size_t>(c.run.folds * c.run.steps_per_fold));
   }
@@ -330,7 +343,8 @@ TEST(DevicePath, ProducersCheckTheirSlotsUnlessAnInjectionWritesThem) {
   Config c = test::sentinel_config({"halt.collapse_patience=0"});
   c.run.folds = 1;
   c.run.steps_per_fold = 4;
-  auto producer_checks = [&](const std::vector<std::string>& injections, const std::vector<int>& disabled) {
+  auto producer_checks = [&](const std::vector<std::string>& injections,
+                             const std::vector<int>& disabled) {
     Config rc = c;
     rc.sentinel.disabled = disabled;
     SessionOptions o;
@@ -341,14 +355,15 @@ TEST(DevicePath, ProducersCheckTheirSlotsUnlessAnInjectionWritesThem) {
     s.run();
     return seen->producer_checked_;
   };
-  EXPECT_EQ(producer_checks({}, {}), 3 * 4);                        // iqn_phi, adam_moments, params
-  EXPECT_EQ(producer_checks({"slot:params@0:2"}, {}), 3 * 4 - 1);   // step 2's params at its site
+  EXPECT_EQ(producer_checks({}, {}), 3 * 4);                       // iqn_phi, adam_moments, params
+  EXPECT_EQ(producer_checks({"slot:params@0:2"}, {}), 3 * 4 - 1);  // step 2's params at its site
   EXPECT_EQ(producer_checks({"slot:iqn_phi@0:0", "slot:adam_moments@0:3"}, {}), 3 * 4 - 2);
-  EXPECT_EQ(producer_checks({}, {kParams}), 2 * 4);                 // a disabled slot: no check at all
+  EXPECT_EQ(producer_checks({}, {kParams}), 2 * 4);  // a disabled slot: no check at all
 }
 
 TEST(DevicePath, TheGuardIsTheBackendsAndBitExact) {
-  test::expect_guard_skips_bit_exact([](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
+  test::expect_guard_skips_bit_exact(
+      [](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
 }
 
 // Recording without a per-step readback: the device's first-fire capture (here two context areas,
@@ -363,13 +378,16 @@ TEST(DevicePath, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
 }
 
 TEST(DevicePath, TheGuardSkipsBitExactInsideAReplayedGraph) {
-  test::expect_graphed_guard_skips_bit_exact([](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
+  test::expect_graphed_guard_skips_bit_exact(
+      [](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); });
 }
 
 // Through the session's device path (checks enqueued, results read back after the step, whole steps
 // as graphs), one NaN injected into a slot fires the slot's closure, as on the host path.
 TEST(DevicePath, EveryInjectionFiresItsClosureGraphedAndNot) {
-  const test::MakeBackend make = [](const Config& c) { return std::make_unique<EmulatedDeviceBackend>(c); };
+  const test::MakeBackend make = [](const Config& c) {
+    return std::make_unique<EmulatedDeviceBackend>(c);
+  };
   for (bool graph : {false, true}) {
     SCOPED_TRACE(graph ? "graphed" : "ungraphed");
     test::expect_probes_fire_their_closures(test::propagation_config(true), make, graph);

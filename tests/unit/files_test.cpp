@@ -44,7 +44,6 @@ std::string replay_verdict(const std::string& dump_path) {
   return replay_dump(d, *backend).verdict;
 }
 
-
 }  // namespace
 
 TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
@@ -69,7 +68,8 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
   EXPECT_EQ(fs::path(s->dump_paths()[0]).filename(), "fold000_step00000002_aux_loss.h5");
   bool found = false;
   for (const auto& e : r.events)
-    if (e.kind == EventKind::FirstFire && e.dump == "dumps/fold000_step00000002_aux_loss.h5") found = true;
+    if (e.kind == EventKind::FirstFire && e.dump == "dumps/fold000_step00000002_aux_loss.h5")
+      found = true;
   EXPECT_TRUE(found);
   EXPECT_FALSE(fs::exists(s->run_file_path() + ".tmp"));
 }
@@ -114,7 +114,8 @@ TEST(Replay, ParameterFaultIsReproducibleSlotFaultIsTransient) {
   auto c = recorded_run(test::temp_dir("replay_batch").string(), {"slot:batch@0:1:posinf:7"});
   ASSERT_FALSE(c->dump_paths().empty());
   EXPECT_EQ(replay_verdict(c->dump_paths()[0]), "transient");  // the batch context is as sampled
-  auto d = recorded_run(test::temp_dir("replay_f64").string(), {"param:adv.b@0:1"}, Precision::Float64);
+  auto d =
+      recorded_run(test::temp_dir("replay_f64").string(), {"param:adv.b@0:1"}, Precision::Float64);
   EXPECT_EQ(replay_verdict(d->dump_paths()[0]), "reproducible");
 }
 
@@ -144,9 +145,11 @@ TEST(Files, BadFilesAreRefusedWithAClearMessage) {
   auto s = recorded_run((dir / "run").string(), {"slot:aux_loss@0:1"});
   const std::string dump = s->dump_paths().at(0);
 
-  EXPECT_NE(error_of([&] { read_dump((dir / "missing.h5").string()); }).find("not found"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_dump((dir / "missing.h5").string()); }).find("not found"),
+            std::string::npos);
   test::write_file(dir / "empty.h5", "");
-  EXPECT_NE(error_of([&] { read_dump((dir / "empty.h5").string()); }).find("not an HDF5 file"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_dump((dir / "empty.h5").string()); }).find("not an HDF5 file"),
+            std::string::npos);
   {  // truncated: the first half of a real dump
     std::ifstream in(dump, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), {});
@@ -160,8 +163,11 @@ TEST(Files, BadFilesAreRefusedWithAClearMessage) {
     h5::write_dataset(f.id(), "temperature", x, {3}, "foreign");
     f.commit();
   }
-  EXPECT_NE(error_of([&] { read_dump((dir / "foreign.h5").string()); }).find("not a nanscope dump"), std::string::npos);
-  EXPECT_NE(error_of([&] { read_run_file((dir / "foreign.h5").string()); }).find("not a nanscope run file"),
+  EXPECT_NE(error_of([&] { read_dump((dir / "foreign.h5").string()); }).find("not a nanscope dump"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              read_run_file((dir / "foreign.h5").string());
+            }).find("not a nanscope run file"),
             std::string::npos);
   {  // newer schema
     fs::copy_file(s->run_file_path(), dir / "newer.h5");

@@ -1,8 +1,8 @@
 // Finite-difference checks of the CPU backend's backward, in float64 on a tiny config: the gradient
-// of the total loss w.r.t. every parameter group, and each analytic backward buffer (slots 24-32 and
-// bw_d_h_s2 at its three moments) against central differences of the loss it is the gradient of.
-// What carries no gradient (a*, m, y, T, every tau) is frozen at the unperturbed parameters; the
-// gradients are compared before clipping.
+// of the total loss w.r.t. every parameter group, and each analytic backward buffer (slots 24-32
+// and bw_d_h_s2 at its three moments) against central differences of the loss it is the gradient
+// of. What carries no gradient (a*, m, y, T, every tau) is frozen at the unperturbed parameters;
+// the gradients are compared before clipping.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,7 +100,9 @@ std::vector<double> central_diff(double* x, std::size_t n, const std::function<v
   return g;
 }
 
-std::vector<double> copy(const double* p, std::size_t n) { return std::vector<double>(p, p + n); }
+std::vector<double> copy(const double* p, std::size_t n) {
+  return std::vector<double>(p, p + n);
+}
 
 }  // namespace
 
@@ -119,7 +121,8 @@ TEST(GradCheck, TotalLossWrtEveryParameterGroup) {
         f.m.params.data() + e->offset, e->count, [&] { f.m.forward_frozen_targets(); },
         [&] { return f.m.losses.total; });
     double err = rel_error(copy(analytic.data() + e->offset, e->count), fd);
-    EXPECT_LT(err, 1e-6) << e->name << " |g|=" << std::sqrt(std::inner_product(fd.begin(), fd.end(), fd.begin(), 0.0));
+    EXPECT_LT(err, 1e-6) << e->name << " |g|="
+                         << std::sqrt(std::inner_product(fd.begin(), fd.end(), fd.begin(), 0.0));
     worst[e->group] = std::max(worst[e->group], err);
   }
   for (int g = 0; g < kGroupCount; ++g) RecordProperty(kParamGroups[g], std::to_string(worst[g]));
@@ -141,14 +144,17 @@ TEST(GradCheck, HeadGradientBuffers) {
   // [24] d_value_logits and [25] d_adv_logits: gradients of the total loss.
   auto dv = copy(m.slots[kDValueLogits].data(), B * NA);
   EXPECT_LT(rel_error(dv, central_diff(m.slots[kValueLogits].data(), B * NA, after_value_adv,
-                                       [&] { return m.losses.total; })), 1e-6);
+                                       [&] { return m.losses.total; })),
+            1e-6);
   auto da = copy(m.slots[kDAdvLogits].data(), B * m.d.A * NA);
   EXPECT_LT(rel_error(da, central_diff(m.slots[kAdvLogits].data(), da.size(), after_value_adv,
-                                       main_loss)), 1e-6);
+                                       main_loss)),
+            1e-6);
   // [29] cql_d_value_logits: gradient of the CQL term alone.
   auto cdv = copy(m.slots[kCqlDValueLogits].data(), B * NA);
   EXPECT_LT(rel_error(cdv, central_diff(m.slots[kValueLogits].data(), B * NA, after_value_adv,
-                                        [&] { return m.losses.cql; })), 1e-6);
+                                        [&] { return m.losses.cql; })),
+            1e-6);
   // [31] ensemble_d_logits: gradient of the unweighted ensemble loss w.r.t. its logits.
   auto dve = copy(m.slots[kEnsembleDLogits].data(), m.slots[kEnsembleDLogits].size());
   {
@@ -162,18 +168,21 @@ TEST(GradCheck, HeadGradientBuffers) {
         for (int b = 0; b < B; ++b) {
           nan_ops::log_softmax(&m.slots[kEnsembleLogits][(e * B + b) * NA], lsm.data(), NA);
           for (int br = 0; br < m.d.D; ++br)
-            for (int i = 0; i < NA; ++i) total -= m.slots[kProjTarget][(b * m.d.D + br) * NA + i] * lsm[i];
+            for (int i = 0; i < NA; ++i)
+              total -= m.slots[kProjTarget][(b * m.d.D + br) * NA + i] * lsm[i];
         }
       return total / (m.d.E * B * m.d.D);
     };
     EXPECT_NEAR(ens_loss(), m.losses.ens, 1e-12);
-    fd = central_diff(m.slots[kEnsembleLogits].data(), dve.size(), [] {}, ens_loss);
+    fd = central_diff(
+        m.slots[kEnsembleLogits].data(), dve.size(), [] {}, ens_loss);
     EXPECT_LT(rel_error(dve, fd), 1e-6);
   }
   // [28] d_branch_logits: gradient of the unweighted IQN loss w.r.t. the quantiles.
   auto dq = copy(m.slots[kDBranchLogits].data(), m.slots[kDBranchLogits].size());
-  EXPECT_LT(rel_error(dq, central_diff(m.slots[kIqnQuantiles].data(), dq.size(),
-                                       [&] { m.stage_iqn_loss(); }, [&] { return m.losses.iqn; })),
+  EXPECT_LT(rel_error(dq, central_diff(
+                              m.slots[kIqnQuantiles].data(), dq.size(), [&] { m.stage_iqn_loss(); },
+                              [&] { return m.losses.iqn; })),
             1e-6);
 }
 
@@ -222,14 +231,18 @@ TEST(GradCheck, TrunkGradientAtEachMoment) {
   };
   // [32] bn_d_concat = d total / d z.
   EXPECT_LT(rel_error(dz, central_diff(m.slots[kBnZ].data(), B * Z, from_z,
-                                       [&] { return m.losses.total; })), 1e-6);
+                                       [&] { return m.losses.total; })),
+            1e-6);
   // [33] the main chain only; [34] plus lambda_aux * aux; [35] and [26]: the whole loss.
   EXPECT_LT(rel_error(at33, central_diff(h2, B * H, from_h2, main_loss)), 1e-6);
-  EXPECT_LT(rel_error(aux_dh, central_diff(h2, B * H, from_h2, [&] { return m.losses.aux; })), 1e-6);
-  EXPECT_LT(rel_error(at34, central_diff(h2, B * H, from_h2,
-                                         [&] { return main_loss() + l.lambda_aux * m.losses.aux; })),
+  EXPECT_LT(rel_error(aux_dh, central_diff(h2, B * H, from_h2, [&] { return m.losses.aux; })),
             1e-6);
-  EXPECT_LT(rel_error(iqn_dh, central_diff(h2, B * H, from_h2, [&] { return m.losses.iqn; })), 1e-6);
+  EXPECT_LT(
+      rel_error(at34, central_diff(h2, B * H, from_h2,
+                                   [&] { return main_loss() + l.lambda_aux * m.losses.aux; })),
+      1e-6);
+  EXPECT_LT(rel_error(iqn_dh, central_diff(h2, B * H, from_h2, [&] { return m.losses.iqn; })),
+            1e-6);
   auto total = central_diff(h2, B * H, from_h2, [&] { return m.losses.total; });
   EXPECT_LT(rel_error(at35, total), 1e-6);
   EXPECT_EQ(at35, trunk_m);  // the device-to-device overwrite copies iqn_trunk_m exactly

@@ -14,6 +14,7 @@
 
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "delegating_backend.h"
 #include "io/dump_file.h"
 #include "io/file_guard.h"
 #include "io/h5.h"
@@ -21,7 +22,6 @@
 #include "model/memory_estimate.h"
 #include "session/replay.h"
 #include "session/session.h"
-#include "delegating_backend.h"
 #include "session_checks.h"
 #include "test_support.h"
 
@@ -95,7 +95,8 @@ std::string replay_error(const std::string& path) {
 }
 
 int run_cli(const std::string& args) {
-  const int status = std::system((std::string(NANSCOPE_RUN_BINARY) + " " + args + " >/dev/null 2>&1").c_str());
+  const int status =
+      std::system((std::string(NANSCOPE_RUN_BINARY) + " " + args + " >/dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -103,7 +104,8 @@ int run_cli(const std::string& args) {
 
 // B1: actions out of their branch (far out, just out, INT_MIN, NaN) are refused, not indexed.
 TEST(HostileInput, B1_ActionsOutsideTheirBranchAreRefused) {
-  const double values[] = {1e6, -1e6, -2147483648.0, std::numeric_limits<double>::quiet_NaN(), 2, -1, 0.5};
+  const double values[] = {1e6, -1e6, -2147483648.0, std::numeric_limits<double>::quiet_NaN(), 2,
+                           -1,  0.5};
   for (double bad : values) {
     SCOPED_TRACE(bad);
     const std::string path = copy_of(recorded().dump, "b1");
@@ -136,8 +138,10 @@ TEST(HostileInput, B3_EventFieldsAreValidated) {
     int value;
     const char* says;
   };
-  for (const Case& k : {Case{"entry_slot", 99, "entry_slot 99 is not a slot"}, Case{"fold", 99, "fold 99 is not in /folds"},
-                        Case{"step", 1000, "step 1000 is not a step"}, Case{"fold", -3, "fold -3"}}) {
+  for (const Case& k :
+       {Case{"entry_slot", 99, "entry_slot 99 is not a slot"},
+        Case{"fold", 99, "fold 99 is not in /folds"}, Case{"step", 1000, "step 1000 is not a step"},
+        Case{"fold", -3, "fold -3"}}) {
     SCOPED_TRACE(k.field);
     const std::string path = copy_of(recorded().run_file, "b3");
     edit(path, [&](hid_t f) {
@@ -162,7 +166,8 @@ TEST(HostileInput, B3_EventFieldsAreValidated) {
 TEST(HostileInput, B4_ZeroFoldsWithStepsAreRefused) {
   const std::string path = copy_of(recorded().run_file, "b4");
   edit(path, [](hid_t f) {
-    for (const char* k : {"folds/flags", "folds/state", "folds/first_step", "folds/count"}) reshape(f, k, {0, 36});
+    for (const char* k : {"folds/flags", "folds/state", "folds/first_step", "folds/count"})
+      reshape(f, k, {0, 36});
     reshape(f, "folds/entry_slot", {0});
   });
   const std::string msg = error_of([&] { read_run_file(path); });
@@ -173,12 +178,19 @@ TEST(HostileInput, B4_ZeroFoldsWithStepsAreRefused) {
 // stand-in for a corrupt HDF5 file here is a validator that dies of a signal (the byte-flip
 // mutants that crash libhdf5 are in tests/fuzz/regressions and io.mutants).
 TEST(HostileInput, B5_ACrashWhileReadingIsARefusal) {
-  const std::string msg = error_of([&] { validate_in_child(recorded().run_file, {"/bin/sh", "-c", "kill -SEGV $$", "sh"}); });
-  EXPECT_NE(msg.find("corrupt HDF5 file (the HDF5 library crashed reading it: signal 11"), std::string::npos) << msg;
-  const std::string hang = error_of([&] { validate_in_child(recorded().run_file, {"/bin/sh", "-c", "sleep 10", "sh"}, 0.3); });
+  const std::string msg = error_of([&] {
+    validate_in_child(recorded().run_file, {"/bin/sh", "-c", "kill -SEGV $$", "sh"});
+  });
+  EXPECT_NE(msg.find("corrupt HDF5 file (the HDF5 library crashed reading it: signal 11"),
+            std::string::npos)
+      << msg;
+  const std::string hang = error_of([&] {
+    validate_in_child(recorded().run_file, {"/bin/sh", "-c", "sleep 10", "sh"}, 0.3);
+  });
   EXPECT_NE(hang.find("did not finish"), std::string::npos) << hang;
   EXPECT_EQ(error_of([&] { validate_in_child(recorded().run_file, {"/bin/true"}); }), "");
-  for (const auto& entry : fs::directory_iterator(std::string(NANSCOPE_SOURCE_DIR) + "/tests/fuzz/regressions/hdf5")) {
+  for (const auto& entry :
+       fs::directory_iterator(std::string(NANSCOPE_SOURCE_DIR) + "/tests/fuzz/regressions/hdf5")) {
     SCOPED_TRACE(entry.path().string());
     EXPECT_EQ(run_cli("replay " + entry.path().string() + " --backend cpu"), 78);
   }
@@ -188,8 +200,8 @@ TEST(HostileInput, B5_ACrashWhileReadingIsARefusal) {
 TEST(HostileInput, B6_AFileSizeLimitIsExit74NotASignal) {
   const auto dir = test::temp_dir("hostile_b6");
   const std::string cmd = "bash -c 'ulimit -f 100; exec " + std::string(NANSCOPE_RUN_BINARY) +
-                          " --backend cpu --folds 1 --steps-per-fold 3 --inject slot:0@0:1 --out " + (dir / "out").string() +
-                          "' >/dev/null 2>&1";
+                          " --backend cpu --folds 1 --steps-per-fold 3 --inject slot:0@0:1 --out " +
+                          (dir / "out").string() + "' >/dev/null 2>&1";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 74);
@@ -199,7 +211,8 @@ TEST(HostileInput, B6_AFileSizeLimitIsExit74NotASignal) {
 
 // The smaller findings of the report.
 TEST(HostileInput, DumpStateShapedLikeItsParametersAndEntryBufferPresent) {
-  for (const char* name : {"context/params/target.encoder.w1", "context/adam/m/encoder.w1", "context/adam/v/encoder.w1"}) {
+  for (const char* name : {"context/params/target.encoder.w1", "context/adam/m/encoder.w1",
+                           "context/adam/v/encoder.w1"}) {
     SCOPED_TRACE(name);
     const std::string path = copy_of(recorded().dump, "state");
     edit(path, [&](hid_t f) { reshape(f, name, {3}); });
@@ -214,7 +227,8 @@ TEST(HostileInput, DumpStateShapedLikeItsParametersAndEntryBufferPresent) {
   EXPECT_NE(msg.find("has no buffer for its entry slot"), std::string::npos) << msg;
   path = copy_of(recorded().dump, "noslots");
   edit(path, [&](hid_t f) {
-    for (const DumpSlot& s : d.slots) H5Ldelete(f, ("slots/" + std::string(slot_info(s.index).name)).c_str(), H5P_DEFAULT);
+    for (const DumpSlot& s : d.slots)
+      H5Ldelete(f, ("slots/" + std::string(slot_info(s.index).name)).c_str(), H5P_DEFAULT);
   });
   msg = error_of([&] { read_dump(path); });
   EXPECT_NE(msg.find("/slots holds no slot buffer"), std::string::npos) << msg;
@@ -263,8 +277,9 @@ TEST(HostileInput, InputFilesThatAreNotRegularFilesAreRefusedAtOnce) {
   const std::string loop = (dir / "loop_a").string();
   for (const std::string& p : {fifo, loop, std::string("/dev/zero"), dir.string()}) {
     SCOPED_TRACE(p);
-    for (auto read : std::vector<std::function<void()>>{
-             [&] { load_csv_bars(p, false); }, [&] { ConfigBuilder().load_file(p); }, [&] { read_dump(p); }}) {
+    for (auto read : std::vector<std::function<void()>>{[&] { load_csv_bars(p, false); },
+                                                        [&] { ConfigBuilder().load_file(p); },
+                                                        [&] { read_dump(p); }}) {
       try {
         read();
         ADD_FAILURE() << "accepted";
@@ -285,19 +300,31 @@ TEST(HostileInput, InputFilesThatAreNotRegularFilesAreRefusedAtOnce) {
 TEST(HostileInput, CsvZeroVolumeLongLinesBomAndSevenColumnHeaders) {
   const auto dir = test::temp_dir("hostile_csv");
   const std::string header = "timestamp,open,high,low,close,volume\n";
-  auto csv = [&](const std::string& name, const std::string& text) { return test::write_file(dir / name, text); };
+  auto csv = [&](const std::string& name, const std::string& text) {
+    return test::write_file(dir / name, text);
+  };
   std::string rows;
   for (int i = 0; i < 5; ++i) rows += std::to_string(i) + ",1,1.1,0.9,1,100\n";
-  EXPECT_NE(error_of([&] { load_csv_bars(csv("zero.csv", header + rows + "5,1,1.1,0.9,1,0\n"), false); }).find("zero volume"),
+  EXPECT_NE(error_of([&] {
+              load_csv_bars(csv("zero.csv", header + rows + "5,1,1.1,0.9,1,0\n"), false);
+            }).find("zero volume"),
             std::string::npos);
-  EXPECT_EQ(error_of([&] { load_csv_bars(csv("zero_kept.csv", header + rows + "5,1,1.1,0.9,1,0\n"), true); }), "");
-  EXPECT_NE(error_of([&] { load_csv_bars(csv("long.csv", header + std::string(100000, '7') + "\n"), false); })
-                .find("line longer than"),
+  EXPECT_EQ(error_of([&] {
+              load_csv_bars(csv("zero_kept.csv", header + rows + "5,1,1.1,0.9,1,0\n"), true);
+            }),
+            "");
+  EXPECT_NE(error_of([&] {
+              load_csv_bars(csv("long.csv", header + std::string(100000, '7') + "\n"), false);
+            }).find("line longer than"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { load_csv_bars(csv("bom.csv", "\xEF\xBB\xBF" + header + rows), false); }).find("byte-order mark"),
+  EXPECT_NE(error_of([&] {
+              load_csv_bars(csv("bom.csv", "\xEF\xBB\xBF" + header + rows), false);
+            }).find("byte-order mark"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { load_csv_bars(csv("seven.csv", "timestamp,open,high,low,close,volume,x\n" + rows), false); })
-                .find("more than 6 columns"),
+  EXPECT_NE(error_of([&] {
+              load_csv_bars(csv("seven.csv", "timestamp,open,high,low,close,volume,x\n" + rows),
+                            false);
+            }).find("more than 6 columns"),
             std::string::npos);
 }
 
@@ -338,8 +365,9 @@ TEST(HostileInput, ADeviceFaultMidRunLeavesReadableFiles) {
     std::string name() const override { return "cuda"; }
     void run_phase(Phase p, const StepKey& k) override {
       if (k.global_step == at && p == Phase::BackwardIqn)
-        throw DeviceError("backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
-                          ErrorKind::DeviceFault);
+        throw DeviceError(
+            "backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
+            ErrorKind::DeviceFault);
       inner_->run_phase(p, k);
     }
   };
@@ -352,5 +380,6 @@ TEST(HostileInput, ADeviceFaultMidRunLeavesReadableFiles) {
   o.injections = {parse_injection("slot:batch@0:1"), parse_injection("slot:h_s1@1:0")};
   o.out_dir = test::temp_dir("hostile_fault").string();
   Session s(c, std::make_unique<Failing>(c, 6), o);
-  test::expect_device_fault_keeps_files(s, "cublasSgemm(iqn_dpsi)", 6, 6, 2);  // every step that finished
+  test::expect_device_fault_keeps_files(s, "cublasSgemm(iqn_dpsi)", 6, 6,
+                                        2);  // every step that finished
 }

@@ -38,8 +38,8 @@ TEST(C51Projection, ExactAtomLandingKeepsAllMass) {
   test::LoadedModel<> t;
   auto& m = t.m;
   const auto& d = m.d;
-  // R = 0 with done = 1 puts every Tz_j exactly on the atom zeta = 0 (odd atoms, symmetric support):
-  // the floor/ceil form loses this mass, the triangular-kernel form must not.
+  // R = 0 with done = 1 puts every Tz_j exactly on the atom zeta = 0 (odd atoms, symmetric
+  // support): the floor/ceil form loses this mass, the triangular-kernel form must not.
   ASSERT_EQ(d.NA % 2, 1);
   m.batch_ret().setZero();
   m.batch_done().setOnes();
@@ -82,7 +82,8 @@ TEST(DuelingAggregation, PerBranchLogSoftmaxAndAdvantageShiftInvariance) {
     for (int i = 0; i < d.NA; ++i)
       for (int a = 0; a < d.sub[1]; ++a) adv(b, (d.off[1] + a) * d.NA + i) += 0.37 * (i + 1);
   m.stage_aggregate();
-  for (std::size_t k = 0; k < before.size(); ++k) EXPECT_NEAR(m.slots[kLogProbs][k], before[k], 1e-12);
+  for (std::size_t k = 0; k < before.size(); ++k)
+    EXPECT_NEAR(m.slots[kLogProbs][k], before[k], 1e-12);
 }
 
 TEST(Cql, GradientIsAlphaTimesSoftmaxMinusOnehotOverB) {
@@ -122,7 +123,7 @@ TEST(QuantileHuber, LossMatchesTheSpecFormulaPerSample) {
         for (int j = 0; j < d.Np; ++j) {
           const double delta = m.iqn_targets(b, br * d.Np + j) - q(b * d.N + i, a);
           const double l = std::abs(delta) <= d.kappa ? 0.5 * delta * delta
-                                                       : d.kappa * (std::abs(delta) - 0.5 * d.kappa);
+                                                      : d.kappa * (std::abs(delta) - 0.5 * d.kappa);
           mean_j += std::abs(tau(b, i) - (delta < 0 ? 1.0 : 0.0)) * l / d.kappa;
         }
         per += mean_j / d.Np;

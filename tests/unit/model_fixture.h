@@ -17,7 +17,8 @@ struct LoadedModel {
 
   explicit LoadedModel(Config c = tiny_config()) : cfg(c), m(c), key{c.run.seed, 0, 0, 0} {
     auto bars = generate_synthetic_bars(cfg.data, cfg.run.seed, cfg.data.bars);
-    m.load_fold(build_transitions(bars, plan_folds(cfg.data.bars, cfg.run.folds, cfg.data.n_step)[0], cfg));
+    m.load_fold(
+        build_transitions(bars, plan_folds(cfg.data.bars, cfg.run.folds, cfg.data.n_step)[0], cfg));
     m.sample(key);
     m.forward();
   }

@@ -17,9 +17,9 @@ namespace {
 
 struct Expect {
   const char* scenario;
-  int entry;            // -1: none; -2: any
-  int backward;         // -1: none; -2: any (33, 34 or 35)
-  const char* halt;     // nullptr: finishes normally
+  int entry;         // -1: none; -2: any
+  int backward;      // -1: none; -2: any (33, 34 or 35)
+  const char* halt;  // nullptr: finishes normally
   int steps = 8;
 };
 
@@ -53,11 +53,13 @@ TEST_P(TruthTable, EntryBackwardEntryAndHalt) {
     EXPECT_EQ(bw->slot, x.backward);
     // The stages before it were clean at the firing step.
     const auto& flags = s.history()[static_cast<std::size_t>(bw->step)].flags;
-    for (int earlier = kBwDHS2Main; earlier < x.backward; ++earlier) EXPECT_EQ(flags[earlier], 0) << earlier;
+    for (int earlier = kBwDHS2Main; earlier < x.backward; ++earlier)
+      EXPECT_EQ(flags[earlier], 0) << earlier;
   }
   if (x.halt) {
     ASSERT_TRUE(s.halt());
-    EXPECT_EQ(name_of(s.halt()->kind), x.halt);  // the truth table spells kinds as the contract does
+    EXPECT_EQ(name_of(s.halt()->kind),
+              x.halt);  // the truth table spells kinds as the contract does
     EXPECT_EQ(s.halt()->fold, 0);
   } else {
     EXPECT_FALSE(s.halt());
@@ -66,7 +68,8 @@ TEST_P(TruthTable, EntryBackwardEntryAndHalt) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cpu, TruthTable,
-    ::testing::Values(Expect{"healthy", -1, -1, nullptr}, Expect{"corrupt-bar", kBatch, -2, "halt_nan"},
+    ::testing::Values(Expect{"healthy", -1, -1, nullptr},
+                      Expect{"corrupt-bar", kBatch, -2, "halt_nan"},
                       Expect{"log-zero", kC51Loss, -1, "halt_nan"},
                       Expect{"aux-blowup", kAuxPredNb, kBwDHS2Aux, "halt_nan"},
                       Expect{"iqn-blowup", kIqnQuantiles, kBwDHS2Iqn, "halt_nan"},
@@ -110,7 +113,8 @@ TEST(SlotDocs, TheTableInDocsIsTheCodesTable) {
   std::stringstream ss;
   ss << in.rdbuf();
   for (const auto& s : slot_table())
-    EXPECT_NE(ss.str().find(slot_markdown_row(s) + "\n"), std::string::npos) << s.index << " " << s.name;
+    EXPECT_NE(ss.str().find(slot_markdown_row(s) + "\n"), std::string::npos)
+        << s.index << " " << s.name;
   // Ranks are a permutation: every buffer has its own place in the dataflow.
   std::vector<int> ranks;
   for (const auto& s : slot_table()) ranks.push_back(s.rank);

@@ -14,7 +14,9 @@ using namespace nanscope;
 
 namespace {
 
-Config small(const std::vector<std::string>& sets = {}) { return test::sentinel_config(sets); }
+Config small(const std::vector<std::string>& sets = {}) {
+  return test::sentinel_config(sets);
+}
 
 std::unique_ptr<Session> run_with(const Config& c, std::vector<std::string> injections,
                                   std::set<int> breaks = {}) {
@@ -91,7 +93,8 @@ TEST(Flags, StickyWithinAFoldAndResetAtTheBoundary) {
 TEST(States, AbsentSlotsWithoutIqnAreNeverClean) {
   auto s = run_with(small({"loss.lambda_iqn=0"}), {"param:aux.w2@0:1"});
   for (int slot : {12, 13, 14, 15, 16, 26, 27, 28, 35})
-    for (const auto& f : s->folds()) EXPECT_EQ(f.flags.slots[slot].state, SlotState::Absent) << slot;
+    for (const auto& f : s->folds())
+      EXPECT_EQ(f.flags.slots[slot].state, SlotState::Absent) << slot;
   EXPECT_THROW(run_with(small({"loss.lambda_iqn=0"}), {"slot:iqn_quantiles@0:1"}), UsageError);
 }
 
@@ -108,7 +111,8 @@ TEST(States, Slot31DeferredUntilUndeferred) {
 TEST(States, DisabledSlotIsNotChecked) {
   auto s = run_with(small({"sentinel.disabled=[18]"}), {"slot:aux_loss@0:1"});
   EXPECT_EQ(s->folds()[0].flags.slots[kAuxLoss].state, SlotState::Disabled);
-  EXPECT_EQ(s->folds()[0].flags.slots[kTotalLoss].state, SlotState::Fired);  // the NaN still travels
+  EXPECT_EQ(s->folds()[0].flags.slots[kTotalLoss].state,
+            SlotState::Fired);  // the NaN still travels
   EXPECT_EQ(s->entry()->slot, kTotalLoss);
 }
 
@@ -117,8 +121,8 @@ TEST(Guard, SkippedUpdateLeavesParametersAndAdamBitIdentical) {
 }
 
 TEST(Breakpoints, StopAtTheFirstStepWhereTheSlotFiresWhateverFiredBefore) {
-  auto s = run_with(small({"halt.on_fire=\"step\""}), {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"},
-                    {kAuxDHS2Nb});
+  auto s = run_with(small({"halt.on_fire=\"step\""}),
+                    {"slot:aux_loss@0:1", "slot:aux_dh_s2_nb@1:2"}, {kAuxDHS2Nb});
   ASSERT_TRUE(s->halt());
   EXPECT_EQ(s->halt()->kind, EventKind::Breakpoint);
   EXPECT_EQ(s->halt()->fold, 1);

@@ -44,7 +44,8 @@ inline Config scenario_config(const std::string& name, int steps) {
 
 // The guard: a step in which a slot fires leaves parameters, Adam's moments and t bit-identical;
 // the run's step still advances, and the next clean step updates again.
-inline void expect_guard_skips_bit_exact(const std::function<std::unique_ptr<Backend>(const Config&)>& make) {
+inline void expect_guard_skips_bit_exact(
+    const std::function<std::unique_ptr<Backend>(const Config&)>& make) {
   Config c = sentinel_config({"guard.enabled=true"});
   SessionOptions o;
   o.injections.push_back(parse_injection("slot:aux_loss@0:2"));
@@ -73,8 +74,9 @@ inline void expect_guard_skips_bit_exact(const std::function<std::unique_ptr<Bac
 // A recording run that stops on a device fault: the error is exit 70 and names the failing call,
 // the run file holds between `min_steps` and `max_steps` steps (those read back), and every dump
 // written so far reads.
-inline void expect_device_fault_keeps_files(Session& s, const std::string& call, std::size_t min_steps,
-                                            std::size_t max_steps, std::size_t dumps) {
+inline void expect_device_fault_keeps_files(Session& s, const std::string& call,
+                                            std::size_t min_steps, std::size_t max_steps,
+                                            std::size_t dumps) {
   try {
     s.run();
     ADD_FAILURE() << "no error";
@@ -102,14 +104,16 @@ template <class T>
 bool same_values(const std::vector<T>& a, const std::vector<T>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (!(std::isnan(a[i]) && std::isnan(b[i])) && std::memcmp(&a[i], &b[i], sizeof(T)) != 0) return false;
+    if (!(std::isnan(a[i]) && std::isnan(b[i])) && std::memcmp(&a[i], &b[i], sizeof(T)) != 0)
+      return false;
   return true;
 }
 
 // The guard inside a replayed step graph (a parameter fault, a host write before the step, leaves
 // the step graphed): the skipped update leaves every parameter but the faulted one, Adam's moments
 // and t bit-identical, with no recapture.
-inline void expect_graphed_guard_skips_bit_exact(const std::function<std::unique_ptr<Backend>(const Config&)>& make) {
+inline void expect_graphed_guard_skips_bit_exact(
+    const std::function<std::unique_ptr<Backend>(const Config&)>& make) {
   Config c = sentinel_config({"guard.enabled=true"});
   SessionOptions o;
   o.graph = true;
@@ -119,7 +123,8 @@ inline void expect_graphed_guard_skips_bit_exact(const std::function<std::unique
   s.step();
   auto floats = [&](int slot) {
     SlotView v = s.backend().slot(slot);
-    return std::vector<float>(static_cast<const float*>(v.data), static_cast<const float*>(v.data) + v.count);
+    return std::vector<float>(static_cast<const float*>(v.data),
+                              static_cast<const float*>(v.data) + v.count);
   };
   const std::vector<float> params = floats(kParams);
   const auto adam = floats(kAdamMoments);
@@ -134,9 +139,9 @@ inline void expect_graphed_guard_skips_bit_exact(const std::function<std::unique
   EXPECT_TRUE(same_bits(floats(kAdamMoments), adam));
   EXPECT_EQ(s.backend().adam_step(), t);
   EXPECT_FALSE(s.history().back().updated);
-  EXPECT_EQ(s.backend().device_sentinel()->graph_captures(), 1);  // every step a replay of one capture
+  EXPECT_EQ(s.backend().device_sentinel()->graph_captures(),
+            1);  // every step a replay of one capture
 }
-
 
 // First-fire capture on the device: a recording run that reads back only every few steps (the
 // device copies each slot's buffer at its first fire and keeps the step's context) writes the same
@@ -144,18 +149,20 @@ inline void expect_graphed_guard_skips_bit_exact(const std::function<std::unique
 // fire; so does a run read every step in the same graph mode. Faults in both folds make slots first
 // fire at several steps, after which their buffers keep changing (a capture taken a step late would
 // differ; the check makes sure they do change).
-inline void expect_captured_dumps_match_per_step(const std::function<std::unique_ptr<Backend>(const Config&)>& make,
-                                                 bool graph, const std::string& name) {
+inline void expect_captured_dumps_match_per_step(
+    const std::function<std::unique_ptr<Backend>(const Config&)>& make, bool graph,
+    const std::string& name) {
   Config c = sentinel_config();
   c.run.steps_per_fold = 8;
   auto run = [&](bool per_step, bool graphed, const std::string& dir) {
     Config rc = c;
-    rc.halt.collapse_patience = per_step ? 1000 : 0;  // a collapse watch reads every step (and never halts here)
+    rc.halt.collapse_patience =
+        per_step ? 1000 : 0;  // a collapse watch reads every step (and never halts here)
     SessionOptions o;
     o.graph = graphed;
     o.out_dir = dir;
-    for (const char* f : {"param:aux.w2@0:2:posinf", "slot:bn_d_concat@0:4", "param:iqn.out.w@1:3:posinf",
-                          "param:encoder.w1@1:5"})
+    for (const char* f : {"param:aux.w2@0:2:posinf", "slot:bn_d_concat@0:4",
+                          "param:iqn.out.w@1:3:posinf", "param:encoder.w1@1:5"})
       o.injections.push_back(parse_injection(f));
     auto s = std::make_unique<Session>(rc, make(rc), o);
     s->run();
@@ -170,7 +177,8 @@ inline void expect_captured_dumps_match_per_step(const std::function<std::unique
   std::set<int> dumped;
   for (const auto& path : ref)
     for (const DumpSlot& slot : read_dump(path).slots) dumped.insert(slot.index);
-  for (int slot : {kIqnPhi, kAdamMoments, kParams}) EXPECT_TRUE(dumped.count(slot)) << "slot " << slot;
+  for (int slot : {kIqnPhi, kAdamMoments, kParams})
+    EXPECT_TRUE(dumped.count(slot)) << "slot " << slot;
   auto compare = [&](Session& s) {
     const auto& got = s.dump_paths();
     ASSERT_EQ(got.size(), ref.size());
@@ -187,13 +195,15 @@ inline void expect_captured_dumps_match_per_step(const std::function<std::unique
       for (std::size_t k = 0; k < x.slots.size(); ++k) {
         EXPECT_EQ(x.slots[k].index, y.slots[k].index);
         EXPECT_EQ(x.slots[k].shape, y.slots[k].shape);
-        EXPECT_TRUE(same_values(x.slots[k].values, y.slots[k].values)) << "slot " << x.slots[k].index;
+        EXPECT_TRUE(same_values(x.slots[k].values, y.slots[k].values))
+            << "slot " << x.slots[k].index;
         EXPECT_EQ(x.slots[k].scan.kinds, y.slots[k].scan.kinds);
         EXPECT_EQ(x.slots[k].scan.count, y.slots[k].scan.count);
         EXPECT_EQ(x.slots[k].scan.first_bad_index, y.slots[k].scan.first_bad_index);
         // The run's last buffer of the slot: for the sensitivity of the comparison above.
         SlotView v = s.backend().slot(x.slots[k].index);
-        std::vector<float> now(static_cast<const float*>(v.data), static_cast<const float*>(v.data) + v.count);
+        std::vector<float> now(static_cast<const float*>(v.data),
+                               static_cast<const float*>(v.data) + v.count);
         later_buffer_differs = later_buffer_differs || !same_bits(now, x.slots[k].values);
       }
       EXPECT_TRUE(same_bits(x.state.params, y.state.params));

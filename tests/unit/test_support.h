@@ -1,10 +1,10 @@
 // Shared helpers for the unit tests: small configs and file helpers.
 #pragma once
 
-#include <filesystem>
-#include <functional>
-#include <fstream>
 #include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
 
 #include "core/config.h"

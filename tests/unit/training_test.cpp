@@ -93,8 +93,9 @@ TEST(Training, Float32AgreesWithFloat64) {
 TEST(Training, PhasesRunInTheSpecOrderAndStepsAdvance) {
   Config c = test::tiny_config(Precision::Float32);
   Session s(c, make_cpu_backend(c));
-  const char* expected[] = {"sample", "forward", "backward.main", "backward.aux", "backward.iqn",
-                            "backward.encoder", "checks.post_backward", "optimizer"};
+  const char* expected[] = {
+      "sample",       "forward",          "backward.main",        "backward.aux",
+      "backward.iqn", "backward.encoder", "checks.post_backward", "optimizer"};
   for (const char* name : expected) {
     EXPECT_EQ(s.history().size(), 0u);
     EXPECT_EQ(phase_name(s.step_phase()), name);

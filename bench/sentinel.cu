@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "block_reduce.cuh"
 #include "core/config.h"
 #include "core/sentinel.h"
 #include "cuda_backend.h"
@@ -40,7 +41,6 @@ __global__ void empty_kernel() {}
 // The ceiling: read every element once (float4, four loads in flight per thread, as the fused check
 // does), add into a per-thread sum, reduce per block, write one value per block.
 __global__ void read_pass(const float* __restrict__ x, size_t n, float* __restrict__ out) {
-  __shared__ float sh[256];
   float acc = 0.f;
   const float4* x4 = reinterpret_cast<const float4*>(x);
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -56,13 +56,9 @@ __global__ void read_pass(const float* __restrict__ x, size_t n, float* __restri
     const float4 v = __ldg(x4 + i);
     acc += v.x + v.y + v.z + v.w;
   }
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
+  const float sum =
+      nanscope::cuda::block_reduce<256>(acc, [](float& a, const float& b) { a += b; });
+  if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
 template <class F>

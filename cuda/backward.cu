@@ -34,8 +34,6 @@ unsigned grid(std::size_t n, int block = 128) {
 cudaStream_t st(Blas& b) {
   return static_cast<cudaStream_t>(b.stream());
 }
-#define CHECK_LAUNCH() NANSCOPE_CUDA_CHECK(cudaGetLastError())
-
 // c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta
 // - Q).
 __global__ void c51_grad(BD bd, float lmse, const float* logp, const float* m, const float* q,
@@ -210,10 +208,10 @@ void bias_grad(const float* g, int rows, int cols, float scale, float* out,
     throw InternalError("bias_grad: scratch too small");
   col_sum_chunks<<<dim3((cols + 31) / 32, chunks), dim3(32, 8), 0, s>>>(g, rows, cols, scale,
                                                                         chunks, scratch.get(), out);
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   if (chunks == 1) return;
   col_sum_fold<<<grid(cols), 128, 0, s>>>(scratch.get(), chunks, cols, scale, out);
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -252,24 +250,24 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
   c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(
       bd, w.lambda_mse, f.logp, f.m, f.q, f.y, f.actions, b.g_main.get());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
       bd, b.g_main.get(), b.d_value_main.get(), b.d_adv.get(), false);
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   cql_grad<<<grid(b.g_cql.size()), 128, 0, s>>>(bd, w.alpha_cql / static_cast<float>(d.B), f.logp,
                                                 f.q, f.cql_lse, f.actions, b.g_cql.get());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
       bd, b.g_cql.get(), b.cql_dv.get(), b.d_adv.get(), true);
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kCqlDValueLogits);
   add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(), b.d_value.get(),
                                              b.d_value.size());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kDValueLogits);
   at_slot(hook, kDAdvLogits);
   ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, s>>>(bd, f.ve, f.m, b.d_ve.get());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kEnsembleDLogits);
   // Branch concat: value, advantage and lambda_ens * ensemble heads into dz.
   auto at = [&](ParamId id) { return p + L[id].offset; };
@@ -308,11 +306,11 @@ void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   aux_dy<<<grid(b.d_aux_y.size()), 128, 0, s>>>(f.aux_pred, f.next_bar,
                                                 2.f / static_cast<float>(d.B * d.AO),
                                                 b.d_aux_y.get(), b.d_aux_y.size());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, true, d.B, d.AH, d.AO, 1.f, b.d_aux_y.get(), at(kAuxW2), 0.f, b.d_aux_h.get());
   relu_backward<<<grid(b.d_aux_h.size()), 128, 0, s>>>(f.aux_pre, b.d_aux_h.get(), b.d_aux_h.get(),
                                                        b.d_aux_h.size());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
   at_slot(hook, kAuxDHS2Nb);
   blas.gemm(true, false, d.AH, d.AO, d.B, w.lambda_aux, f.aux_h, b.d_aux_y.get(), 0.f, gat(kAuxW2));
@@ -321,7 +319,7 @@ void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), b.col_scratch, s);
   axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(),
                                          b.bw.size());  // the aux SAXPY
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kBwDHS2Aux);
 }
 
@@ -336,13 +334,13 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
   iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(
       bd, f.iqn_q, f.tau, f.iqn_targets, f.actions, b.iqn_dq.get());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kDBranchLogits);
   blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f,
             b.iqn_dpsi.get());
   iqn_dh<<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(
       bd, b.iqn_dpsi.get(), f.iqn_phi, f.iqn_phi_pre, f.h2, b.iqn_dh.get(), b.iqn_dphi_pre.get());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kIqnDHS2);
   blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f,
             gat(kIqnOutW));
@@ -355,7 +353,7 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
                                       cudaMemcpyDeviceToDevice, s));
   axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(),
                                               b.trunk_m.size());
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kIqnTrunkM);
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float),
                                       cudaMemcpyDeviceToDevice, s));
@@ -369,12 +367,12 @@ void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const flo
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
   const size_t n = b.bw.size();
   relu_backward<<<grid(n), 128, 0, s>>>(f.pre2, b.bw.get(), b.d_pre2.get(), n);
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   blas.gemm(true, false, d.H, d.H, d.B, 1.f, f.h1, b.d_pre2.get(), 0.f, gat(kEncW2));
   bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), b.col_scratch, s);
   blas.gemm(false, true, d.B, d.H, d.H, 1.f, b.d_pre2.get(), at(kEncW2), 0.f, b.d_h1.get());
   relu_backward<<<grid(n), 128, 0, s>>>(f.pre1, b.d_h1.get(), b.d_pre1.get(), n);
-  CHECK_LAUNCH();
+  NANSCOPE_LAUNCH_CHECK();
   blas.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
   bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch, s);
 }

@@ -101,7 +101,7 @@ void DeviceSampler::sample(std::uint64_t seed, int fold, int step) {
 void DeviceSampler::set_key(int fold, int step) {
   set_key_kernel<<<1, 1, 0, impl_->stream>>>(impl_->key.get(), static_cast<std::uint32_t>(fold),
                                              static_cast<std::uint32_t>(step));
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void DeviceSampler::draw(std::uint64_t seed) {
@@ -110,13 +110,13 @@ void DeviceSampler::draw(std::uint64_t seed) {
   gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(
       seed, m.key.get(), B, m.pool, m.state.get(), m.next_state.get(), m.ret.get(), m.done.get(),
       m.next_bar.get(), m.action.get(), m.batch.get(), m.actions.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
   if (!m.shape.iqn) return;
   auto taus = [&](DrawStream stream, DeviceArray<float>& out) {
     const std::uint64_t n = out.size();
     draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(
         seed, stream, m.key.get(), n, out.get());
-    NANSCOPE_CUDA_CHECK(cudaGetLastError());
+    NANSCOPE_LAUNCH_CHECK();
   };
   taus(DrawStream::Tau, m.tau);
   taus(DrawStream::TauTarget, m.tau_target);

@@ -159,7 +159,7 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
   at_slot(kAdvLogits);
   aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), static_cast<cudaStream_t>(s)>>>(
       branch_dims(d), o.v.get(), o.adv.get(), o.logp.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(kLogProbs);
 }
 
@@ -167,14 +167,14 @@ void expected_q(const Dims& d, const float* logp, float* q, void* stream) {
   const int rows = d.B * d.A;
   expected_q_kernel<<<(rows + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(
       branch_dims(d), d.v_min, d.dz, rows, logp, q);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, void* stream) {
   const int n = d.B * d.D;
   greedy_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.B,
                                                                                 q, astar);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void c51_projection(const Dims& d, const float* tlp, const std::int32_t* astar, const float* ret,
@@ -183,7 +183,7 @@ void c51_projection(const Dims& d, const float* tlp, const std::int32_t* astar, 
   projection_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(
       branch_dims(d), d.B, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
       static_cast<float>(d.gamma_n), tlp, astar, ret, done, m);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 }  // namespace nanscope::cuda

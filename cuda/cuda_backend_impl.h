@@ -239,7 +239,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   std::vector<DeviceBank::GroupItem> late_captures_;  // the capture copies of those slots
   StepCheckPlan* launch_log_ = nullptr;  // when set (step_check_plan), the checks are noted here
   std::unique_ptr<Capture> cap_;         // first-fire capture, when on
-  cudaGraphExec_t graph_exec_ = nullptr;
+  GraphExec graph_exec_;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
   const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr,

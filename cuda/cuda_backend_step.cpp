@@ -10,6 +10,7 @@ void CudaBackend::run_phase(Phase phase, const StepKey& key) {
 }
 
 void CudaBackend::phase_body(Phase phase) {
+  const NvtxRange range(phase_name(phase).data());  // the names are literals: null-terminated
   switch (phase) {
     case Phase::Sample:
       sample();
@@ -52,15 +53,19 @@ void CudaBackend::set_step_keys(const StepKey& key) {
 }
 
 void CudaBackend::drop_graph() {
-  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
-  graph_exec_ = nullptr;
+  graph_exec_.reset();
 }
 
 void CudaBackend::capture() {
   drop_graph();
   NANSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
   cudaGraph_t graph = nullptr;
+  struct Capturing {  // launches are recorded, not run: no debug synchronisation meanwhile
+    Capturing() { capturing_graph = true; }
+    ~Capturing() { capturing_graph = false; }
+  };
   try {
+    const Capturing capturing;
     for (int p = 0; p < kPhaseCount; ++p) phase_body(static_cast<Phase>(p));
   } catch (...) {
     pending_checks_.clear();
@@ -71,9 +76,11 @@ void CudaBackend::capture() {
     throw;
   }
   NANSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_.s, &graph));
-  const cudaError_t e = cudaGraphInstantiate(&graph_exec_, graph, 0);
-  cudaGraphDestroy(graph);
-  NANSCOPE_CUDA_CHECK(e);
+  struct GraphOwner {  // the captured graph, freed once instantiated (or not)
+    cudaGraph_t g;
+    ~GraphOwner() { cudaGraphDestroy(g); }
+  } owner{graph};
+  graph_exec_.instantiate(graph);
   ++captures_;
 }
 
@@ -83,7 +90,7 @@ void CudaBackend::run_step_graphed(const StepKey& key, std::uint64_t checked) {
     capture();
     captured_checked_ = checked;
   }
-  NANSCOPE_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_.s));
+  NANSCOPE_CUDA_CHECK(cudaGraphLaunch(graph_exec_.get(), stream_.s));
 }
 
 void CudaBackend::sample() {

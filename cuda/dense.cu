@@ -66,7 +66,7 @@ void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::
   else
     bias_relu_kernel<kBias, false>
         <<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 // y[b, r, c] += bias[b, c]: each block of rows its own bias row (the ensemble's heads).
@@ -108,7 +108,7 @@ void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream
   const unsigned n = checked_count(count);
   bias_rows_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
       y, bias, n, static_cast<unsigned>(cols));
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void relu(const float* x, float* out, std::size_t n, void* stream) {
@@ -127,7 +127,7 @@ void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols
   const unsigned n = checked_count(count);
   bias_blocks_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
       y, bias, static_cast<unsigned>(rows), static_cast<unsigned>(cols), n);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 }  // namespace nanscope::cuda

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,57 @@ inline void check(cudaError_t e, const char* what, const char* file, int line) {
       gone ? ErrorKind::Device : ErrorKind::DeviceFault);
 }
 #define NANSCOPE_CUDA_CHECK(call) ::nanscope::cuda::check((call), #call, __FILE__, __LINE__)
+
+// The debug switch NANSCOPE_SYNC_LAUNCHES=1 (environment): every kernel launch is followed by a
+// device synchronisation, so an asynchronous fault is reported at the launch that made it, not at
+// a later copy. Not while a step graph is being captured (launches are recorded, not run, then).
+inline bool sync_launches() {
+  static const bool on = [] {
+    const char* v = std::getenv("NANSCOPE_SYNC_LAUNCHES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+inline thread_local bool capturing_graph = false;
+inline void check_launch(const char* file, int line) {
+  check(cudaGetLastError(), "kernel launch", file, line);
+  if (sync_launches() && !capturing_graph)
+    check(cudaDeviceSynchronize(), "kernel (NANSCOPE_SYNC_LAUNCHES)", file, line);
+}
+// After every kernel launch.
+#define NANSCOPE_LAUNCH_CHECK() ::nanscope::cuda::check_launch(__FILE__, __LINE__)
+
+// An instantiated CUDA graph, destroyed with its owner (or when replaced).
+class GraphExec {
+ public:
+  GraphExec() = default;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec() { reset(); }
+  void reset() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+  // Instantiates `graph` in place of the current one.
+  void instantiate(cudaGraph_t graph) {
+    reset();
+    NANSCOPE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
+  }
+  explicit operator bool() const { return exec_ != nullptr; }
+  cudaGraphExec_t get() const { return exec_; }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// A named range for Nsight Systems around a phase of the step (free when no tool listens).
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
 
 template <class T>
 class DeviceArray {

@@ -74,9 +74,9 @@ void ContextCapture::capture_if_fired(const std::uint32_t* first_fire, const int
   copy_context<<<blocks_, 256, 0, s>>>(first_fire, table_.get(), areas_,
                                        static_cast<int>(sources_.size()), src_ptrs_.get(),
                                        dst_ptrs_.get(), words_.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
   note_context<<<1, 1, 0, s>>>(first_fire, table_.get(), areas_, step);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 std::vector<int> ContextCapture::take_table() {

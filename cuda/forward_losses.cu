@@ -1,3 +1,4 @@
+#include "block_reduce.cuh"
 #include "forward_losses.h"
 #include "warp_rows.cuh"
 
@@ -138,19 +139,13 @@ __global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* 
 __global__ void cql_mean_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ lse,
                                 const std::int32_t* __restrict__ actions, double alpha,
                                 double* __restrict__ out) {
-  __shared__ double sh[256];
   double acc = 0;
   for (int b = threadIdx.x; b < bd.B; b += blockDim.x)
     for (int br = 0; br < bd.D; ++br)
       acc += static_cast<double>(lse[b * bd.D + br]) -
              q[static_cast<size_t>(b) * bd.A + bd.off[br] + actions[b * bd.D + br]];
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *out = alpha * (sh[0] / bd.B);
+  const double sum = block_sum<256>(acc);
+  if (threadIdx.x == 0) *out = alpha * (sum / bd.B);
 }
 
 __global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq,
@@ -257,23 +252,17 @@ __global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve,
 
 __global__ void mean_kernel(const float* __restrict__ x, int n, double scale,
                             double* __restrict__ out) {
-  __shared__ double sh[256];
   double acc = 0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *out = scale * (sh[0] / n);
+  const double sum = block_sum<256>(acc);
+  if (threadIdx.x == 0) *out = scale * (sum / n);
 }
 
 }  // namespace
 
 void mean_into(const float* x, int n, double scale, double* out, void* stream) {
   mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, n, scale, out);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 double device_mean(const float* x, int n, void* stream) {
@@ -310,7 +299,7 @@ void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float*
     throw InternalError("iqn_embedding: more cosine features than the kernel holds");
   cos_features<<<grid(rows, kCosRows), 128, 0, static_cast<cudaStream_t>(s)>>>(tau, rows, d.C,
                                                                                cos.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
             phi_pre.get());
   bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
@@ -326,7 +315,7 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
   psi_kernel<<<grid(psi.size(), 256), 256, 0, static_cast<cudaStream_t>(s)>>>(
       h2, phi.get(), static_cast<unsigned>(d.B), static_cast<unsigned>(n),
       static_cast<unsigned>(d.H), psi.get());
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
@@ -345,7 +334,7 @@ void c51_loss(const Dims& d, bool kl, const float* logp, const float* m,
               const std::int32_t* actions, float* c51, void* stream) {
   c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0,
                     static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar,
@@ -354,34 +343,34 @@ void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::i
   mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0,
                    static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done, actions,
                                                         lse, y, mse_part);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void cql_mean(const Dims& d, const float* q, const float* lse, const std::int32_t* actions,
               double alpha_cql, double* out, void* stream) {
   cql_mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, lse, actions,
                                                                     alpha_cql, out);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream) {
   iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), g_q,
                                                                                     astar);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
                  const float* done, float* T, void* stream) {
   iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0,
                        static_cast<cudaStream_t>(stream)>>>(bd_of(d), t_q, astar, ret, done, T);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T,
               const std::int32_t* actions, float* loss, void* stream) {
   iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, static_cast<cudaStream_t>(stream)>>>(
       bd_of(d), q, tau, T, actions, loss);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
@@ -396,7 +385,7 @@ void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream) {
   aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(d.B, d.AO, pred,
                                                                             next_bar, loss);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
@@ -413,7 +402,7 @@ void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float
 void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream) {
   ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0,
                   static_cast<cudaStream_t>(stream)>>>(bd_of(d), d.E, ve, m, part);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 // ---- The same stages composed, with the scalars read back (the GPU tests' entry points) ----

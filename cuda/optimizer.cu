@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "block_reduce.cuh"
 #include "optimizer.h"
 #include "slot_note.cuh"
 
@@ -25,7 +26,6 @@ namespace {
 // how the blocks run.
 __global__ void sumsq(const float* __restrict__ grads, EntryTable t,
                       double* __restrict__ chunk_sq) {
-  __shared__ double sh[256];
   int e = 0;
   while (static_cast<int>(blockIdx.x) >= t.first_chunk[e + 1]) ++e;
   const size_t begin = static_cast<size_t>(blockIdx.x - t.first_chunk[e]) * kChunk;
@@ -34,13 +34,8 @@ __global__ void sumsq(const float* __restrict__ grads, EntryTable t,
   double* out = chunk_sq + blockIdx.x;
   double acc = 0;
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) acc += static_cast<double>(g[i]) * g[i];
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *out = sh[0];
+  const double sum = block_sum<256>(acc);
+  if (threadIdx.x == 0) *out = sum;
 }
 
 // Group sums in the layout's order, then the global norm (as the CPU: sqrt of the summed squares).
@@ -172,7 +167,7 @@ void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
   const EntryTable& t = *table_;
   sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
   group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, norms);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
@@ -189,7 +184,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
                                 const AdamShadow& shadow, const AdamChecks& checks) {
   auto s = static_cast<cudaStream_t>(stream_);
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
   const std::size_t total = layout_.total();
   const EntryTable& table = *table_;
   const dim3 grid(static_cast<unsigned>((table.largest + 255) / 256),
@@ -199,7 +194,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
                                    static_cast<float>(optim_.beta2), t, optim_.beta1, optim_.beta2,
                                    optim_.eps, skip_if, shadow.params, shadow.adam,
                                    shadow.adam ? shadow.adam + total : nullptr, checks);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 }  // namespace nanscope::cuda

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "block_reduce.cuh"
 #include "device_array.h"
 #include "sentinel_check.h"
 #include "slot_note.cuh"
@@ -25,14 +26,8 @@ __device__ __forceinline__ void combine(Partial& a, const Partial& b) {
 }
 
 __device__ __forceinline__ void block_reduce(Partial& p) {
-  __shared__ Partial sh[kThreads];
-  sh[threadIdx.x] = p;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) combine(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  p = sh[0];
+  p = ::nanscope::cuda::block_reduce<kThreads>(p,
+                                               [](Partial& a, const Partial& b) { combine(a, b); });
 }
 
 // Pass 1: each block scans a grid-stride share of the buffer (float4 loads when aligned).
@@ -244,14 +239,18 @@ __global__ void clear_records(DeviceSlotRecord* rec) {
 
 }  // namespace
 
+// The bank's device memory, each array freed by its own destructor (also when a later allocation
+// in the constructor fails).
 struct DeviceBank::Impl {
   int max_steps;
-  DeviceSlotRecord* records = nullptr;
-  unsigned char* history = nullptr;  // [max_steps, 36]
-  unsigned int* status = nullptr;
-  int* step = nullptr;          // the current step, for the checks' history row
-  Partial* partials = nullptr;  // scratch for pass 1, kMaxBlocks entries
-  int blocks_per_item = 0;      // the most blocks one item gets in a fused check
+  DeviceArray<DeviceSlotRecord> records{kBankSlots};
+  DeviceArray<unsigned char> history;         // [max_steps, kBankSlots]
+  DeviceArray<unsigned int> status{2};        // the status word, the first-fire word
+  DeviceArray<int> step{1};                   // the current step, for the checks' history row
+  DeviceArray<Partial> partials{kMaxBlocks};  // scratch for pass 1
+  int blocks_per_item = 0;                    // the most blocks one item gets in a fused check
+  explicit Impl(int steps)
+      : max_steps(steps), history(static_cast<std::size_t>(steps) * kBankSlots) {}
 };
 
 int device_sm_count() {
@@ -261,25 +260,14 @@ int device_sm_count() {
   return sms;
 }
 
-DeviceBank::DeviceBank(int max_steps, void* stream) : impl_(new Impl), stream_(stream) {
-  impl_->max_steps = max_steps;
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->records, sizeof(DeviceSlotRecord) * kBankSlots));
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->history, static_cast<size_t>(max_steps) * kBankSlots));
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->status, 2 * sizeof(unsigned int)));  // status, first fire
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->step, sizeof(int)));
-  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step, 0, sizeof(int)));
-  NANSCOPE_CUDA_CHECK(cudaMalloc(&impl_->partials, sizeof(Partial) * kMaxBlocks));
+DeviceBank::DeviceBank(int max_steps, void* stream)
+    : impl_(std::make_unique<Impl>(max_steps)), stream_(stream) {
+  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step.get(), 0, sizeof(int)));
   impl_->blocks_per_item = 4 * device_sm_count();
   reset_fold();
 }
 
-DeviceBank::~DeviceBank() {
-  cudaFree(impl_->records);
-  cudaFree(impl_->history);
-  cudaFree(impl_->status);
-  cudaFree(impl_->step);
-  cudaFree(impl_->partials);
-}
+DeviceBank::~DeviceBank() = default;
 
 void DeviceBank::check_group(const std::vector<GroupItem>& items) {
   if (items.empty()) return;
@@ -320,17 +308,17 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
   }
   t.block_start[t.count] = blocks;
   check_group_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
-      t, impl_->records, impl_->history, impl_->status, impl_->step);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+      t, impl_->records.get(), impl_->history.get(), impl_->status.get(), impl_->step.get());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void DeviceBank::reset_fold() {
   auto s = static_cast<cudaStream_t>(stream_);
-  clear_records<<<1, 64, 0, s>>>(impl_->records);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  NANSCOPE_CUDA_CHECK(
-      cudaMemsetAsync(impl_->history, 0, static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status, 0, 2 * sizeof(unsigned int), s));
+  clear_records<<<1, 64, 0, s>>>(impl_->records.get());
+  NANSCOPE_LAUNCH_CHECK();
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0,
+                                      static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status.get(), 0, 2 * sizeof(unsigned int), s));
   step_ = 0;
 }
 
@@ -339,9 +327,9 @@ void DeviceBank::begin_step(int step) {
     throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  begin_step_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream_)>>>(step, impl_->step,
-                                                                     impl_->status);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  begin_step_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream_)>>>(step, impl_->step.get(),
+                                                                     impl_->status.get());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
@@ -353,23 +341,24 @@ void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
         std::min<size_t>(std::max<size_t>(want, 1), 4 * static_cast<size_t>(device_sm_count())));
   }
   blocks = std::min(blocks, kMaxBlocks);
-  scan_partials<<<blocks, kThreads, 0, s>>>(data, n, impl_->partials);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
-  finish_check<<<1, kThreads, 0, s>>>(impl_->partials, blocks, impl_->records, impl_->history,
-                                      impl_->status, slot, impl_->step, exec_++);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+  scan_partials<<<blocks, kThreads, 0, s>>>(data, n, impl_->partials.get());
+  NANSCOPE_LAUNCH_CHECK();
+  finish_check<<<1, kThreads, 0, s>>>(impl_->partials.get(), blocks, impl_->records.get(),
+                                      impl_->history.get(), impl_->status.get(), slot,
+                                      impl_->step.get(), exec_++);
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 BankReadback DeviceBank::readback() {
   auto s = static_cast<cudaStream_t>(stream_);
   BankReadback r;
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records,
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
                                       sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
                                       s));
   r.history.resize(static_cast<size_t>(step_) + 1);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history,
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history.get(),
                                       r.history.size() * kBankSlots, cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int),
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status.get(), sizeof(unsigned int),
                                       cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
@@ -378,14 +367,14 @@ BankReadback DeviceBank::readback() {
 BankReadback DeviceBank::readback_step() {
   auto s = static_cast<cudaStream_t>(stream_);
   BankReadback r;
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records,
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
                                       sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
                                       s));
   r.history.resize(1);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history[0].data(),
-                                      impl_->history + static_cast<size_t>(step_) * kBankSlots,
-                                      kBankSlots, cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status, sizeof(unsigned int),
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+      r.history[0].data(), impl_->history.get() + static_cast<size_t>(step_) * kBankSlots,
+      kBankSlots, cudaMemcpyDeviceToHost, s));
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status.get(), sizeof(unsigned int),
                                       cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
@@ -393,7 +382,12 @@ BankReadback DeviceBank::readback_step() {
 
 SlotSink DeviceBank::sink(int slot) {
   if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
-  return SlotSink{impl_->records, impl_->history, impl_->status, impl_->step, slot, exec_++};
+  return SlotSink{impl_->records.get(),
+                  impl_->history.get(),
+                  impl_->status.get(),
+                  impl_->step.get(),
+                  slot,
+                  exec_++};
 }
 
 void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
@@ -411,19 +405,19 @@ void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
   }
   // Two blocks per SM: the copy runs only in a step with a first fire.
   copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0,
-                            static_cast<cudaStream_t>(stream_)>>>(c, impl_->records, impl_->status,
-                                                                  impl_->step);
-  NANSCOPE_CUDA_CHECK(cudaGetLastError());
+                            static_cast<cudaStream_t>(stream_)>>>(
+      c, impl_->records.get(), impl_->status.get(), impl_->step.get());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 const std::uint32_t* DeviceBank::status_word() const {
-  return impl_->status;
+  return impl_->status.get();
 }
 const std::uint32_t* DeviceBank::first_fire_word() const {
-  return impl_->status + 1;
+  return impl_->status.get() + 1;
 }
 const int* DeviceBank::step_word() const {
-  return impl_->step;
+  return impl_->step.get();
 }
 
 }  // namespace nanscope::cuda

@@ -32,7 +32,7 @@ unsigned grid(std::size_t n, int block = 128) {
   return static_cast<unsigned>((n + block - 1) / block);
 }
 cudaStream_t st(Blas& b) {
-  return static_cast<cudaStream_t>(b.stream());
+  return b.stream();
 }
 // c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta
 // - Q).

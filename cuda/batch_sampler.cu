@@ -63,9 +63,9 @@ struct DeviceSampler::Impl {
   DeviceArray<std::uint32_t> key{2};  // (fold, step) of the draws
 };
 
-DeviceSampler::DeviceSampler(const SamplerShape& s, void* stream) : impl_(new Impl) {
+DeviceSampler::DeviceSampler(const SamplerShape& s, cudaStream_t stream) : impl_(new Impl) {
   impl_->shape = s;
-  impl_->stream = static_cast<cudaStream_t>(stream);
+  impl_->stream = stream;
   impl_->batch = DeviceArray<float>(static_cast<size_t>(s.B) * (2 * F + 2 + AO));
   impl_->actions = DeviceArray<std::int32_t>(static_cast<size_t>(s.B) * D);
   if (s.iqn) {

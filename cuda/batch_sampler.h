@@ -1,7 +1,10 @@
 // The fold's transitions resident on the device and the counter-based sampler of a step's batch
 // and draws: the same batch indices and tau samples as the CPU backend for the same
-// (seed, fold, step), from the same Philox functions (engine/data/philox.h). No CUDA types here.
+// (seed, fold, step), from the same Philox functions (engine/data/philox.h). Streams are
+// cudaStream_t (the public cuda_backend.h stays CUDA-free).
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
@@ -18,7 +21,7 @@ struct SamplerShape {
 
 class DeviceSampler {
  public:
-  DeviceSampler(const SamplerShape& shape, void* stream = nullptr);
+  DeviceSampler(const SamplerShape& shape, cudaStream_t stream = nullptr);
   ~DeviceSampler();
   DeviceSampler(const DeviceSampler&) = delete;
   DeviceSampler& operator=(const DeviceSampler&) = delete;

@@ -137,7 +137,7 @@ NetBuffers::NetBuffers(const Dims& d)
 
 void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* x,
                  NetBuffers& o, const SlotHook& hook) {
-  void* s = blas.stream();
+  cudaStream_t s = blas.stream();
   auto at_slot = [&](int slot) {
     if (hook) hook(slot);
   };
@@ -157,30 +157,29 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
   blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
   add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
   at_slot(kAdvLogits);
-  aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), static_cast<cudaStream_t>(s)>>>(
-      branch_dims(d), o.v.get(), o.adv.get(), o.logp.get());
+  aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), s>>>(branch_dims(d), o.v.get(),
+                                                                     o.adv.get(), o.logp.get());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(kLogProbs);
 }
 
-void expected_q(const Dims& d, const float* logp, float* q, void* stream) {
+void expected_q(const Dims& d, const float* logp, float* q, cudaStream_t stream) {
   const int rows = d.B * d.A;
-  expected_q_kernel<<<(rows + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(
-      branch_dims(d), d.v_min, d.dz, rows, logp, q);
+  expected_q_kernel<<<(rows + 127) / 128, 128, 0, stream>>>(branch_dims(d), d.v_min, d.dz, rows,
+                                                            logp, q);
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, void* stream) {
+void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, cudaStream_t stream) {
   const int n = d.B * d.D;
-  greedy_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(branch_dims(d), d.B,
-                                                                                q, astar);
+  greedy_kernel<<<(n + 127) / 128, 128, 0, stream>>>(branch_dims(d), d.B, q, astar);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void c51_projection(const Dims& d, const float* tlp, const std::int32_t* astar, const float* ret,
-                    const float* done, float* m, void* stream) {
+                    const float* done, float* m, cudaStream_t stream) {
   const int n = d.B * d.D * d.NA;
-  projection_kernel<<<(n + 127) / 128, 128, 0, static_cast<cudaStream_t>(stream)>>>(
+  projection_kernel<<<(n + 127) / 128, 128, 0, stream>>>(
       branch_dims(d), d.B, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
       static_cast<float>(d.gamma_n), tlp, astar, ret, done, m);
   NANSCOPE_LAUNCH_CHECK();

@@ -1,7 +1,8 @@
 // The C51 part of the forward pass on the device: the network up to the aggregated log-probs
 // (trunk, bottleneck, value and advantage heads, branching dueling aggregation + log_softmax),
 // expected Q and the greedy sub-action per branch, and the C51 projection of the target
-// distribution. Same maths and NaN rules as engine/model/cpu_forward.inl. No CUDA types here.
+// distribution. Same maths and NaN rules as engine/model/cpu_forward.inl. Streams are cudaStream_t
+// (the public cuda_backend.h stays CUDA-free).
 #pragma once
 
 #include <cstdint>
@@ -32,12 +33,12 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& layout, const flo
 
 // Q[b, a] = sum_i zeta_i exp(logp[b, a, i]); astar[b, d] = argmax over the branch (ties low;
 // -1 when the row holds a NaN).
-void expected_q(const Dims& d, const float* logp, float* q, void* stream);
-void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, void* stream);
+void expected_q(const Dims& d, const float* logp, float* q, cudaStream_t stream);
+void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, cudaStream_t stream);
 
 // m[b, d, i] from the target log-probs of astar[b, d], returns R and done (the batch layout's
 // fields); NaN rows where astar is -1.
 void c51_projection(const Dims& d, const float* target_logp, const std::int32_t* astar,
-                    const float* ret, const float* done, float* m, void* stream);
+                    const float* ret, const float* done, float* m, cudaStream_t stream);
 
 }  // namespace nanscope::cuda

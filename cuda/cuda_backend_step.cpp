@@ -100,7 +100,7 @@ void CudaBackend::sample() {
 }
 
 void CudaBackend::forward() {
-  void* s = stream_.s;
+  cudaStream_t s = stream_.s;
   const bool kl = c_.loss.c51_form == C51Form::KlUnmasked;
   net_forward(blas_, d_, L_, params_.get(), s_, online_, [this](int slot) { site(slot); });
   // Targets (no gradient): double-DQN greedy sub-actions, the target distribution, its projection.

@@ -55,11 +55,11 @@ unsigned checked_count(std::size_t n) {
 
 template <bool kBias>
 void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t count,
-                      void* stream, const SlotSink& sink) {
+                      cudaStream_t stream, const SlotSink& sink) {
   if (!count) return;
   const unsigned n = checked_count(count);
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
-  auto s = static_cast<cudaStream_t>(stream);
+  auto s = stream;
   if (sink.on())
     bias_relu_kernel<kBias, true>
         <<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
@@ -79,11 +79,11 @@ __global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restric
 
 }  // namespace
 
-Blas::Blas(void* stream) : stream_(stream) {
+Blas::Blas(cudaStream_t stream) : stream_(stream) {
   cublasHandle_t h = nullptr;
   NANSCOPE_CUBLAS_CHECK(cublasCreate(&h));
   handle_ = h;
-  NANSCOPE_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  NANSCOPE_CUBLAS_CHECK(cublasSetStream(h, stream));
   NANSCOPE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
   NANSCOPE_CUBLAS_CHECK(cublasSetAtomicsMode(h, CUBLAS_ATOMICS_NOT_ALLOWED));  // deterministic
 }
@@ -102,31 +102,31 @@ void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n));
 }
 
-void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream) {
+void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream) {
   const size_t count = static_cast<size_t>(rows) * cols;
   if (!count) return;
   const unsigned n = checked_count(count);
-  bias_rows_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      y, bias, n, static_cast<unsigned>(cols));
+  bias_rows_kernel<<<(n + 255) / 256, 256, 0, stream>>>(y, bias, n, static_cast<unsigned>(cols));
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void relu(const float* x, float* out, std::size_t n, void* stream) {
+void relu(const float* x, float* out, std::size_t n, cudaStream_t stream) {
   // Without a bias the kernel only reads x.
   launch_bias_relu<false>(const_cast<float*>(x), nullptr, 1, out, n, stream, SlotSink{});
 }
 
-void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, void* stream,
+void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, cudaStream_t stream,
                const SlotSink& sink) {
   launch_bias_relu<true>(pre, bias, cols, out, static_cast<std::size_t>(rows) * cols, stream, sink);
 }
 
-void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols, void* stream) {
+void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols,
+                     cudaStream_t stream) {
   const size_t count = static_cast<size_t>(blocks) * rows * cols;
   if (!count) return;
   const unsigned n = checked_count(count);
-  bias_blocks_kernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      y, bias, static_cast<unsigned>(rows), static_cast<unsigned>(cols), n);
+  bias_blocks_kernel<<<(n + 255) / 256, 256, 0, stream>>>(y, bias, static_cast<unsigned>(rows),
+                                                          static_cast<unsigned>(cols), n);
   NANSCOPE_LAUNCH_CHECK();
 }
 

@@ -1,7 +1,9 @@
 // Dense layers on the device: row-major GEMMs through cuBLAS in full fp32 (pedantic math: no TF32,
-// no reduced-precision reductions), bias broadcast and NaN-preserving relu. No CUDA types here;
-// pointers are device pointers, `stream` a cudaStream_t.
+// no reduced-precision reductions), bias broadcast and NaN-preserving relu. Streams are
+// cudaStream_t; pointers are device pointers, `stream` a cudaStream_t.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <memory>
@@ -12,7 +14,7 @@ namespace nanscope::cuda {
 
 class Blas {
  public:
-  explicit Blas(void* stream = nullptr);
+  explicit Blas(cudaStream_t stream = nullptr);
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;
@@ -21,24 +23,25 @@ class Blas {
   // beta = 1 accumulates into C (never alpha = 0 to skip work).
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
             const float* b, float beta, float* c);
-  void* stream() const { return stream_; }
+  cudaStream_t stream() const { return stream_; }
 
  private:
   void* handle_ = nullptr;
-  void* stream_;
+  cudaStream_t stream_;
 };
 
 // y[rows, cols] += bias[cols] (row broadcast).
-void add_bias_rows(float* y, const float* bias, int rows, int cols, void* stream);
+void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream);
 // out = x < 0 ? 0 : x, elementwise (NaN passes).
-void relu(const float* x, float* out, std::size_t n, void* stream);
+void relu(const float* x, float* out, std::size_t n, cudaStream_t stream);
 // A layer's bias and activation in one launch: pre[rows, cols] += bias[cols], then out = relu(pre)
 // (the same arithmetic as add_bias_rows then relu). With a sink that is on, the kernel also adds
 // the non-finite values it writes into that slot's record (the check of `out`, without reading it
 // again).
-void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, void* stream,
+void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, cudaStream_t stream,
                const SlotSink& sink = {});
 // y[blocks, rows, cols] += bias[blocks, cols]: one launch for several heads' biases.
-void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols, void* stream);
+void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols,
+                     cudaStream_t stream);
 
 }  // namespace nanscope::cuda

@@ -38,7 +38,7 @@ __global__ void note_context(const std::uint32_t* first_fire, int* table, int ar
 
 }  // namespace
 
-ContextCapture::ContextCapture(const std::vector<Source>& sources, int areas, void* stream)
+ContextCapture::ContextCapture(const std::vector<Source>& sources, int areas, cudaStream_t stream)
     : sources_(sources),
       areas_(areas),
       stream_(stream),
@@ -65,12 +65,11 @@ ContextCapture::ContextCapture(const std::vector<Source>& sources, int areas, vo
 }
 
 void ContextCapture::clear() {
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(table_.get(), 0, table_.size() * sizeof(int),
-                                      static_cast<cudaStream_t>(stream_)));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(table_.get(), 0, table_.size() * sizeof(int), stream_));
 }
 
 void ContextCapture::capture_if_fired(const std::uint32_t* first_fire, const int* step) {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   copy_context<<<blocks_, 256, 0, s>>>(first_fire, table_.get(), areas_,
                                        static_cast<int>(sources_.size()), src_ptrs_.get(),
                                        dst_ptrs_.get(), words_.get());
@@ -80,7 +79,7 @@ void ContextCapture::capture_if_fired(const std::uint32_t* first_fire, const int
 }
 
 std::vector<int> ContextCapture::take_table() {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   std::vector<int> t(table_.size());
   NANSCOPE_CUDA_CHECK(
       cudaMemcpyAsync(t.data(), table_.get(), t.size() * sizeof(int), cudaMemcpyDeviceToHost, s));

@@ -1,4 +1,5 @@
-// First-fire capture of a step's replay context on the device (no CUDA types in this header).
+// First-fire capture of a step's replay context on the device (streams are cudaStream_t; the public
+// cuda_backend.h stays CUDA-free).
 //
 // A slot's buffer at its first fire in a fold is copied by the fused check itself (DeviceBank);
 // what lives here is the rest of a dump: the state before the step (parameters and Adam state from
@@ -24,7 +25,7 @@ class ContextCapture {
     const void* src;
     std::size_t bytes;
   };
-  ContextCapture(const std::vector<Source>& sources, int areas, void* stream);
+  ContextCapture(const std::vector<Source>& sources, int areas, cudaStream_t stream);
 
   int areas() const { return areas_; }
   // Enqueues the capture: if *first_fire (the bank's word for this step) is set, copies every
@@ -40,7 +41,7 @@ class ContextCapture {
  private:
   std::vector<Source> sources_;
   int areas_;
-  void* stream_;
+  cudaStream_t stream_;
   int blocks_;                                     // the copy's grid
   std::vector<DeviceArray<unsigned char>> store_;  // per source: areas x bytes
   DeviceArray<int> table_;                         // [used, step of area 0.., overflowed]

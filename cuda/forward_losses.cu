@@ -260,12 +260,12 @@ __global__ void mean_kernel(const float* __restrict__ x, int n, double scale,
 
 }  // namespace
 
-void mean_into(const float* x, int n, double scale, double* out, void* stream) {
-  mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, n, scale, out);
+void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream) {
+  mean_kernel<<<1, 256, 0, stream>>>(x, n, scale, out);
   NANSCOPE_LAUNCH_CHECK();
 }
 
-double device_mean(const float* x, int n, void* stream) {
+double device_mean(const float* x, int n, cudaStream_t stream) {
   DeviceArray<double> out(1);
   mean_into(x, n, 1.0, out.get(), stream);
   return out.download()[0];
@@ -294,11 +294,10 @@ IqnBuffers::IqnBuffers(const Dims& d)
 void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
                    const float* tau, int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
                    DeviceArray<float>& phi, const SlotSink& phi_sink) {
-  void* s = blas.stream();
+  cudaStream_t s = blas.stream();
   if (d.C > kCosMaxC)
     throw InternalError("iqn_embedding: more cosine features than the kernel holds");
-  cos_features<<<grid(rows, kCosRows), 128, 0, static_cast<cudaStream_t>(s)>>>(tau, rows, d.C,
-                                                                               cos.get());
+  cos_features<<<grid(rows, kCosRows), 128, 0, s>>>(tau, rows, d.C, cos.get());
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
             phi_pre.get());
@@ -308,13 +307,13 @@ void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float*
 void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
                         const float* h2, int n, const DeviceArray<float>& phi,
                         DeviceArray<float>& psi, DeviceArray<float>& q) {
-  void* s = blas.stream();
+  cudaStream_t s = blas.stream();
   const int rows = d.B * n;
   if (psi.size() >= (std::size_t{1} << 31))
     throw InternalError("iqn_quantile_layer: more IQN samples than the kernel indexes");
-  psi_kernel<<<grid(psi.size(), 256), 256, 0, static_cast<cudaStream_t>(s)>>>(
-      h2, phi.get(), static_cast<unsigned>(d.B), static_cast<unsigned>(n),
-      static_cast<unsigned>(d.H), psi.get());
+  psi_kernel<<<grid(psi.size(), 256), 256, 0, s>>>(h2, phi.get(), static_cast<unsigned>(d.B),
+                                                   static_cast<unsigned>(n),
+                                                   static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
@@ -331,66 +330,63 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
 // ---- The forward's stages, each enqueued on the stream with no host copy ----
 
 void c51_loss(const Dims& d, bool kl, const float* logp, const float* m,
-              const std::int32_t* actions, float* c51, void* stream) {
-  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0,
-                    static_cast<cudaStream_t>(stream)>>>(bd_of(d), kl, logp, m, actions, c51);
+              const std::int32_t* actions, float* c51, cudaStream_t stream) {
+  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, stream>>>(bd_of(d), kl, logp, m,
+                                                                           actions, c51);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::int32_t* astar,
                    const float* ret, const float* done, const std::int32_t* actions, float* lse,
-                   float* y, float* mse_part, void* stream) {
-  mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0,
-                   static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, tlp, astar, ret, done, actions,
-                                                        lse, y, mse_part);
+                   float* y, float* mse_part, cudaStream_t stream) {
+  mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, stream>>>(
+      bd_of(d), q, tlp, astar, ret, done, actions, lse, y, mse_part);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void cql_mean(const Dims& d, const float* q, const float* lse, const std::int32_t* actions,
-              double alpha_cql, double* out, void* stream) {
-  cql_mean_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), q, lse, actions,
-                                                                    alpha_cql, out);
+              double alpha_cql, double* out, cudaStream_t stream) {
+  cql_mean_kernel<<<1, 256, 0, stream>>>(bd_of(d), q, lse, actions, alpha_cql, out);
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream) {
-  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, static_cast<cudaStream_t>(stream)>>>(bd_of(d), g_q,
-                                                                                    astar);
+void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, cudaStream_t stream) {
+  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, stream>>>(bd_of(d), g_q, astar);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
-                 const float* done, float* T, void* stream) {
-  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0,
-                       static_cast<cudaStream_t>(stream)>>>(bd_of(d), t_q, astar, ret, done, T);
+                 const float* done, float* T, cudaStream_t stream) {
+  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, stream>>>(
+      bd_of(d), t_q, astar, ret, done, T);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T,
-              const std::int32_t* actions, float* loss, void* stream) {
-  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, static_cast<cudaStream_t>(stream)>>>(
-      bd_of(d), q, tau, T, actions, loss);
+              const std::int32_t* actions, float* loss, cudaStream_t stream) {
+  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, stream>>>(bd_of(d), q, tau, T, actions,
+                                                                    loss);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
               float* pre, float* h, float* pred) {
-  void* s = blas.stream();
+  cudaStream_t s = blas.stream();
   blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
   bias_relu(pre, p + L[kAuxB1].offset, d.B, d.AH, h, s);
   blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
   add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
 }
 
-void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream) {
-  aux_loss_kernel<<<grid(d.B), 128, 0, static_cast<cudaStream_t>(stream)>>>(d.B, d.AO, pred,
-                                                                            next_bar, loss);
+void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss,
+              cudaStream_t stream) {
+  aux_loss_kernel<<<grid(d.B), 128, 0, stream>>>(d.B, d.AO, pred, next_bar, loss);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
                     float* ve) {
-  void* s = blas.stream();
+  cudaStream_t s = blas.stream();
   for (int e = 0; e < d.E; ++e) {
     float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
     blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z,
@@ -399,9 +395,9 @@ void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float
   add_bias_blocks(ve, p + L[kEnsB].offset, d.E, d.B, d.NA, s);  // ens.b is [E, atoms]
 }
 
-void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream) {
-  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0,
-                  static_cast<cudaStream_t>(stream)>>>(bd_of(d), d.E, ve, m, part);
+void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, cudaStream_t stream) {
+  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, stream>>>(bd_of(d), d.E, ve, m,
+                                                                               part);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -410,7 +406,7 @@ void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, vo
 void c51_losses(const Dims& d, bool kl, const float* logp, const float* m,
                 const std::int32_t* actions, const float* q, const float* tlp,
                 const std::int32_t* astar, const float* ret, const float* done, float alpha_cql,
-                float* c51, float* lse, float* y, ForwardScalars& out, void* stream) {
+                float* c51, float* lse, float* y, ForwardScalars& out, cudaStream_t stream) {
   DeviceArray<float> mse_part(d.B);
   DeviceArray<double> cql(1);
   c51_loss(d, kl, logp, m, actions, c51, stream);
@@ -423,7 +419,7 @@ void c51_losses(const Dims& d, bool kl, const float* logp, const float* m,
 
 void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau,
                           const std::int32_t* actions, const float* ret, const float* done,
-                          IqnBuffers& out, ForwardScalars& sc, void* stream) {
+                          IqnBuffers& out, ForwardScalars& sc, cudaStream_t stream) {
   iqn_greedy(d, in.g_q.get(), out.astar.get(), stream);
   iqn_targets(d, in.t_q.get(), out.astar.get(), ret, done, out.targets.get(), stream);
   iqn_loss(d, in.q.get(), tau, out.targets.get(), actions, out.loss.get(), stream);

@@ -4,6 +4,8 @@
 // engine/model/cpu_forward.inl; per-sample buffers, then deterministic single-block means.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 
 #include "c51_heads.h"
@@ -49,13 +51,14 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* para
 void c51_losses(const Dims& d, bool kl_unmasked, const float* logp, const float* m,
                 const std::int32_t* actions, const float* q, const float* target_logp,
                 const std::int32_t* astar, const float* ret, const float* done, float alpha_cql,
-                float* c51_per_sample, float* cql_lse, float* y, ForwardScalars& out, void* stream);
+                float* c51_per_sample, float* cql_lse, float* y, ForwardScalars& out,
+                cudaStream_t stream);
 
 // IQN greedy actions (mean over K samples of the online IQN on s'), targets and the quantile
 // Huber loss per sample.
 void iqn_targets_and_loss(const Dims& d, const IqnBuffers& b, const float* tau,
                           const std::int32_t* actions, const float* ret, const float* done,
-                          IqnBuffers& out, ForwardScalars& scalars, void* stream);
+                          IqnBuffers& out, ForwardScalars& scalars, cudaStream_t stream);
 
 // Aux head: pre = h2 W1 + b1, h = relu(pre), pred = h W2 + b2 (slot 17); loss per sample (slot 18).
 void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
@@ -67,34 +70,35 @@ void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const flo
                       const float* z, const float* m, float* ve, ForwardScalars& scalars);
 
 // Mean of n floats in a fixed order on the device, returned to the host (tests).
-double device_mean(const float* x, int n, void* stream);
+double device_mean(const float* x, int n, cudaStream_t stream);
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
-void mean_into(const float* x, int n, double scale, double* out, void* stream);
+void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);
 
 // The forward's stages one by one, for a backend that runs each slot's call site between them.
 // Each only enqueues work on `stream` (or the Blas's stream).
 void c51_loss(const Dims& d, bool kl_unmasked, const float* logp, const float* m,
-              const std::int32_t* actions, float* c51_per_sample, void* stream);
+              const std::int32_t* actions, float* c51_per_sample, cudaStream_t stream);
 // CQL logsumexp [B, D] (slot 11), the MSE target y [B, D] and the per-sample MSE sums, from Q.
 void mse_lse_terms(const Dims& d, const float* q, const float* target_logp,
                    const std::int32_t* astar, const float* ret, const float* done,
                    const std::int32_t* actions, float* cql_lse, float* y, float* mse_part,
-                   void* stream);
+                   cudaStream_t stream);
 // The CQL term alpha / B * sum (lse - Q of the taken sub-action) from the logsumexp buffer, after
 // its call site; left on the device.
 void cql_mean(const Dims& d, const float* q, const float* cql_lse, const std::int32_t* actions,
-              double alpha_cql, double* out, void* stream);
-void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, void* stream);
+              double alpha_cql, double* out, cudaStream_t stream);
+void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, cudaStream_t stream);
 void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
-                 const float* done, float* targets, void* stream);
+                 const float* done, float* targets, cudaStream_t stream);
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* targets,
-              const std::int32_t* actions, float* loss, void* stream);
+              const std::int32_t* actions, float* loss, cudaStream_t stream);
 void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
               float* pre, float* h, float* pred);
-void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss, void* stream);
+void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss,
+              cudaStream_t stream);
 void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
                     const float* z, float* ve);
 // Per (head, sample) cross-entropy of the ensemble logits to every branch's projection [E*B].
-void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, void* stream);
+void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, cudaStream_t stream);
 
 }  // namespace nanscope::cuda

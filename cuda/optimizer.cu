@@ -153,7 +153,8 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
 }
 }  // namespace
 
-DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream)
+DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim,
+                                 cudaStream_t stream)
     : layout_(layout),
       optim_(optim),
       stream_(stream),
@@ -163,7 +164,7 @@ DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& o
 DeviceOptimizer::~DeviceOptimizer() = default;
 
 void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   const EntryTable& t = *table_;
   sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
   group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, norms);
@@ -175,14 +176,13 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
   DeviceArray<std::int64_t> t_dev(1);
   t_dev.upload({t - 1});
   adam_step(grads, params, adam, norms, t_dev.get(), nullptr);
-  NANSCOPE_CUDA_CHECK(
-      cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));  // t_dev goes away
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // t_dev goes away
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
                                 std::int64_t* t, const std::uint32_t* skip_if,
                                 const AdamShadow& shadow, const AdamChecks& checks) {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_LAUNCH_CHECK();
   const std::size_t total = layout_.total();

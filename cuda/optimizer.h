@@ -1,6 +1,7 @@
 // The optimizer phase on the device: per-group and global gradient norms (slot 21), clipping (a
 // NaN norm gives a NaN scale), Adam with bias correction, target sync. Same arithmetic as
-// engine/model/cpu_optimizer.inl; deterministic reductions. No CUDA types here.
+// engine/model/cpu_optimizer.inl; deterministic reductions. Streams are cudaStream_t (the public
+// cuda_backend.h stays CUDA-free).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,8 @@ struct EntryTable;  // the entries' offsets, sizes, groups, learning rates and c
 
 class DeviceOptimizer {
  public:
-  DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim, void* stream = nullptr);
+  DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim,
+                  cudaStream_t stream = nullptr);
   ~DeviceOptimizer();
   // norms = [global, encoder, bottleneck, value, adv, ens, iqn, aux] (slot 21 layout).
   void grad_norms(const float* grads, float* norms);
@@ -53,7 +55,7 @@ class DeviceOptimizer {
  private:
   const ParamLayout& layout_;
   OptimConfig optim_;
-  void* stream_;
+  cudaStream_t stream_;
   std::unique_ptr<EntryTable> table_;  // built once: the kernels take it by value
   DeviceArray<double> entry_sq_;       // one per chunk of a parameter entry (sums of squares)
 };

@@ -260,7 +260,7 @@ int device_sm_count() {
   return sms;
 }
 
-DeviceBank::DeviceBank(int max_steps, void* stream)
+DeviceBank::DeviceBank(int max_steps, cudaStream_t stream)
     : impl_(std::make_unique<Impl>(max_steps)), stream_(stream) {
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step.get(), 0, sizeof(int)));
   impl_->blocks_per_item = 4 * device_sm_count();
@@ -307,13 +307,13 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
     blocks += static_cast<int>(want);
   }
   t.block_start[t.count] = blocks;
-  check_group_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(
+  check_group_kernel<<<blocks, kThreads, 0, stream_>>>(
       t, impl_->records.get(), impl_->history.get(), impl_->status.get(), impl_->step.get());
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void DeviceBank::reset_fold() {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   clear_records<<<1, 64, 0, s>>>(impl_->records.get());
   NANSCOPE_LAUNCH_CHECK();
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0,
@@ -327,14 +327,13 @@ void DeviceBank::begin_step(int step) {
     throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  begin_step_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream_)>>>(step, impl_->step.get(),
-                                                                     impl_->status.get());
+  begin_step_kernel<<<1, 1, 0, stream_>>>(step, impl_->step.get(), impl_->status.get());
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
   if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   if (blocks <= 0) {
     const size_t want = (n / 4 + kThreads - 1) / kThreads;
     blocks = static_cast<int>(
@@ -350,7 +349,7 @@ void DeviceBank::check(int slot, const float* data, std::size_t n, int blocks) {
 }
 
 BankReadback DeviceBank::readback() {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   BankReadback r;
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
                                       sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
@@ -365,7 +364,7 @@ BankReadback DeviceBank::readback() {
 }
 
 BankReadback DeviceBank::readback_step() {
-  auto s = static_cast<cudaStream_t>(stream_);
+  auto s = stream_;
   BankReadback r;
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
                                       sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
@@ -404,8 +403,7 @@ void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
     c.n[k] = it.count;
   }
   // Two blocks per SM: the copy runs only in a step with a first fire.
-  copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0,
-                            static_cast<cudaStream_t>(stream_)>>>(
+  copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0, stream_>>>(
       c, impl_->records.get(), impl_->status.get(), impl_->step.get());
   NANSCOPE_LAUNCH_CHECK();
 }

@@ -1,11 +1,14 @@
-// Device-side sentinel checks (no CUDA types in this header): "any non-finite?" over a float
-// buffer, accumulated into a device-resident bank of per-slot records and a per-step history, read
-// back only when asked (fold boundary, halt, interactive step). Deterministic, with no float
-// atomics: the flags are bitwise ORs, the counts integer sums and the first bad index a minimum
-// (integer atomics only: ORs, a compare-and-swap and sums, whose order cannot change a result),
-// so any launch configuration gives bit-identical results. The check only reads its buffer (and,
-// at a first fire, copies it into a capture area when given one).
+// Device-side sentinel checks (streams are cudaStream_t; the public cuda_backend.h stays
+// CUDA-free): "any non-finite?" over a float buffer, accumulated into a device-resident bank of
+// per-slot records and a per-step history, read back only when asked (fold boundary, halt,
+// interactive step). Deterministic, with no float atomics: the flags are bitwise ORs, the counts
+// integer sums and the first bad index a minimum (integer atomics only: ORs, a compare-and-swap and
+// sums, whose order cannot change a result), so any launch configuration gives bit-identical
+// results. The check only reads its buffer (and, at a first fire, copies it into a capture area
+// when given one).
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <array>
 #include <cstddef>
@@ -44,8 +47,8 @@ struct BankReadback {
 
 class DeviceBank {
  public:
-  // `max_steps`: history rows (one byte per slot per step of a fold). `stream`: a cudaStream_t.
-  DeviceBank(int max_steps, void* stream = nullptr);
+  // `max_steps`: history rows (one byte per slot per step of a fold).
+  DeviceBank(int max_steps, cudaStream_t stream = nullptr);
   ~DeviceBank();
   DeviceBank(const DeviceBank&) = delete;
   DeviceBank& operator=(const DeviceBank&) = delete;
@@ -86,12 +89,12 @@ class DeviceBank {
   const int* step_word() const;
   // Non-zero once a slot has fired for the first time in the fold during the current step.
   const std::uint32_t* first_fire_word() const;
-  void* stream() const { return stream_; }
+  cudaStream_t stream() const { return stream_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  void* stream_;
+  cudaStream_t stream_;
   int step_ = 0, exec_ = 0;
 };
 

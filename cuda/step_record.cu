@@ -36,28 +36,26 @@ __global__ void sync_target_kernel(const std::int64_t* gstep, int every,
 
 }  // namespace
 
-void total_loss(const double* scalars, const LossWeightsD& w, float* total, void* stream) {
-  total_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(scalars, w, total);
+void total_loss(const double* scalars, const LossWeightsD& w, float* total, cudaStream_t stream) {
+  total_kernel<<<1, 1, 0, stream>>>(scalars, w, total);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
                       const float* norms, const int* step, StepStatusRecord* records,
-                      void* stream) {
-  pack_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(status, scalars, total, norms, step,
-                                                              records);
+                      cudaStream_t stream) {
+  pack_kernel<<<1, 1, 0, stream>>>(status, scalars, total, norms, step, records);
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void set_global_step(std::int64_t* dst, std::int64_t value, void* stream) {
-  set_i64<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(dst, value);
+void set_global_step(std::int64_t* dst, std::int64_t value, cudaStream_t stream) {
+  set_i64<<<1, 1, 0, stream>>>(dst, value);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void sync_target_if_due(const std::int64_t* global_step, int every, const float* params,
-                        float* target, std::size_t n, void* stream) {
-  sync_target_kernel<<<264, 256, 0, static_cast<cudaStream_t>(stream)>>>(global_step, every, params,
-                                                                         target, n);
+                        float* target, std::size_t n, cudaStream_t stream) {
+  sync_target_kernel<<<264, 256, 0, stream>>>(global_step, every, params, target, n);
   NANSCOPE_LAUNCH_CHECK();
 }
 

@@ -1,8 +1,11 @@
 // Step-level device state: the loss scalars, the per-step status record (the sentinel status
 // word, the loss terms, the total loss as its slot holds it, the gradient norms) kept for every
 // step of the fold, the global step counter and the target sync. All of it reads the step from
-// device memory, so a captured step graph does the right thing at every replay. No CUDA types here.
+// device memory, so a captured step graph does the right thing at every replay. Streams are
+// cudaStream_t (the public cuda_backend.h stays CUDA-free).
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -36,13 +39,14 @@ static_assert(offsetof(StepStatusRecord, scalars) == 8 &&
 
 // total[0] = c51 + lmse mse + cql + laux aux + lens ens (+ liqn iqn), rounded to float like the
 // CPU backend's total_loss slot.
-void total_loss(const double* scalars, const LossWeightsD& w, float* total, void* stream);
+void total_loss(const double* scalars, const LossWeightsD& w, float* total, cudaStream_t stream);
 // records[*step] = the step's record.
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* norms, const int* step, StepStatusRecord* records, void* stream);
-void set_global_step(std::int64_t* dst, std::int64_t value, void* stream);
+                      const float* norms, const int* step, StepStatusRecord* records,
+                      cudaStream_t stream);
+void set_global_step(std::int64_t* dst, std::int64_t value, cudaStream_t stream);
 // target = params when (*global_step + 1) % every == 0.
 void sync_target_if_due(const std::int64_t* global_step, int every, const float* params,
-                        float* target, std::size_t n, void* stream);
+                        float* target, std::size_t n, cudaStream_t stream);
 
 }  // namespace nanscope::cuda

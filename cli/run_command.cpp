@@ -12,6 +12,7 @@
 #include "backend_choice.h"
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "core/utc_time.h"
 #include "core/version.h"
 #include "run_summary.h"
 #include "session/scenarios.h"
@@ -43,15 +44,11 @@ std::string prepare_out_dir(const RunOptions& o) {
   namespace fs = std::filesystem;
   std::string dir = o.out_dir;
   if (dir.empty()) {
-    const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-    dir = std::string("runs/") + buf;
+    const std::string stamp = utc_now(kUtcCompact);
+    dir = "runs/" + stamp;
     // Runs started within the same second get their own directories.
     std::error_code ec;
-    for (int n = 2; fs::exists(dir, ec); ++n) dir = fmt::format("runs/{}-{}", buf, n);
+    for (int n = 2; fs::exists(dir, ec); ++n) dir = fmt::format("runs/{}-{}", stamp, n);
     return dir;
   }
   std::error_code ec;

@@ -1,5 +1,6 @@
 #include "core/sentinel.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace nanscope {
@@ -77,6 +78,26 @@ ScanResult scan_nonfinite(const T* data, std::size_t count) {
   return r;
 }
 template ScanResult scan_nonfinite<float>(const float*, std::size_t);
+
+Census census(const float* data, std::size_t count, std::size_t keep_bad) {
+  Census c;
+  for (std::size_t i = 0; i < count; ++i) {
+    const float v = data[i];
+    if (std::isfinite(v)) {
+      const double x = v;
+      c.finite_min = c.finite ? std::min(c.finite_min, x) : x;
+      c.finite_max = c.finite ? std::max(c.finite_max, x) : x;
+      c.finite_sum += x;
+      ++c.finite;
+      continue;
+    }
+    const std::uint8_t k = std::isnan(v) ? kKindNaN : (v > 0 ? kKindPosInf : kKindNegInf);
+    c.kinds |= k;
+    (k == kKindNaN ? c.nan : (k == kKindPosInf ? c.posinf : c.neginf)) += 1;
+    if (c.first_bad.size() < keep_bad) c.first_bad.push_back(static_cast<std::int64_t>(i));
+  }
+  return c;
+}
 template ScanResult scan_nonfinite<double>(const double*, std::size_t);
 
 SentinelBank::SentinelBank(SlotSetup setup) : setup_(std::move(setup)) {
@@ -129,6 +150,32 @@ void SentinelBank::set_checked(int slot, bool on) {
   if (rec.first_step < 0) rec.state = s;
 }
 
+std::optional<int> first_by_rank(const std::array<SlotRecord, kSlotCount>& slots,
+                                 std::int64_t step) {
+  std::optional<int> best;
+  for (int i = 0; i < kSlotCount; ++i)
+    if (slots[static_cast<std::size_t>(i)].first_step == step &&
+        (!best || slot_info(i).rank < slot_info(*best).rank))
+      best = i;
+  return best;
+}
+
+std::optional<RunEntry> run_entry(std::size_t folds,
+                                  const std::function<const FoldFlags&(std::size_t)>& flags) {
+  for (std::size_t k = 0; k < folds; ++k)
+    if (const FoldFlags& f = flags(k); f.entry_slot)
+      return RunEntry{*f.entry_slot, static_cast<int>(k), *f.entry_step};
+  return std::nullopt;
+}
+
+std::optional<RunEntry> run_backward_entry(
+    std::size_t folds, const std::function<const FoldFlags&(std::size_t)>& flags) {
+  for (std::size_t k = 0; k < folds; ++k)
+    if (const FoldFlags& f = flags(k); f.backward_entry)
+      return RunEntry{f.backward_entry->slot, static_cast<int>(k), f.backward_entry->step};
+  return std::nullopt;
+}
+
 void derive_entries(FoldFlags& f) {
   f.entry_slot.reset();
   f.entry_step.reset();
@@ -137,12 +184,7 @@ void derive_entries(FoldFlags& f) {
   for (const auto& s : f.slots)
     if (s.first_step >= 0 && (earliest < 0 || s.first_step < earliest)) earliest = s.first_step;
   if (earliest >= 0) {
-    int best = -1;
-    for (int i = 0; i < kSlotCount; ++i)
-      if (f.slots[i].first_step == earliest &&
-          (best < 0 || slot_info(i).rank < slot_info(best).rank))
-        best = i;
-    f.entry_slot = best;
+    f.entry_slot = first_by_rank(f.slots, earliest);
     f.entry_step = static_cast<int>(earliest);
   }
   for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) {

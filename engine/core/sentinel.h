@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,18 @@ struct ScanResult {
 template <class T>
 ScanResult scan_nonfinite(const T* data, std::size_t count);
 
+// A buffer's values by kind, with the finite range and sum and the first bad indices: the one
+// census the dump writer's attributes and the inspector's statistics read (the checks themselves
+// only need scan_nonfinite).
+struct Census {
+  std::uint8_t kinds = 0;
+  std::int64_t nan = 0, posinf = 0, neginf = 0, finite = 0;
+  double finite_min = 0, finite_max = 0, finite_sum = 0;  // meaningful when finite > 0
+  std::vector<std::int64_t> first_bad;                    // up to `keep_bad` flat indices
+  std::int64_t nonfinite() const { return nan + posinf + neginf; }
+};
+Census census(const float* data, std::size_t count, std::size_t keep_bad = 1);
+
 // Per slot in a fold.
 struct SlotRecord {
   SlotState state = SlotState::Clean;
@@ -75,9 +88,22 @@ struct FoldFlags {
   bool any_fired() const { return entry_slot.has_value(); }
 };
 
-// Fills a fold's entry point (earliest firing step, lowest dataflow rank) and backward entry (first
-// of 33/34/35) from its slot records. The one place these rules live.
+// The entry-point rules, in one place. Among the slots whose first fire in the fold was `step`,
+// the one that names the entry point: the lowest dataflow rank.
+std::optional<int> first_by_rank(const std::array<SlotRecord, kSlotCount>& slots,
+                                 std::int64_t step);
+// Fills a fold's entry point (its earliest firing step, first_by_rank there) and backward entry
+// (the first of 33/34/35 to fire) from its slot records.
 void derive_entries(FoldFlags& fold);
+// A run's entry point: the first fold (folds are chronological) that has one; likewise its backward
+// entry. `flags(k)` is fold k's readback, k < `folds`.
+struct RunEntry {
+  int slot = -1, fold = 0, step = 0;
+};
+std::optional<RunEntry> run_entry(std::size_t folds,
+                                  const std::function<const FoldFlags&(std::size_t)>& flags);
+std::optional<RunEntry> run_backward_entry(
+    std::size_t folds, const std::function<const FoldFlags&(std::size_t)>& flags);
 
 // Flags of one fold, accumulated step by step: sticky within the fold, reset at its boundary,
 // with a one-byte-per-slot history of every step's own flags.

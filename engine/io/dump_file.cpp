@@ -66,25 +66,16 @@ void write_dump(const std::string& path, const DumpData& d) {
       h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
       const std::string where = path + ":/slots/" + name;
       // Finite range over the finite values; NaN when there is none.
-      float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-      std::int64_t nan = 0, pos = 0, neg = 0;
-      for (float v : s.values) {
-        const bool finite = std::isfinite(v);
-        nan += std::isnan(v);
-        pos += v == std::numeric_limits<float>::infinity();
-        neg += v == -std::numeric_limits<float>::infinity();
-        lo = finite && v < lo ? v : lo;
-        hi = finite && v > hi ? v : hi;
-      }
-      if (nan + pos + neg == static_cast<std::int64_t>(s.values.size()))
-        lo = hi = std::numeric_limits<float>::quiet_NaN();
+      const Census c = census(s.values.data(), s.values.size());
+      const double none = std::numeric_limits<double>::quiet_NaN();
+      const double lo = c.finite ? c.finite_min : none, hi = c.finite ? c.finite_max : none;
       h5::write_attr(ds, "index", static_cast<std::int64_t>(s.index), where);
       h5::write_attr(ds, "flags", static_cast<std::int64_t>(s.scan.kinds), where);
-      h5::write_attr(ds, "nan_count", nan, where);
-      h5::write_attr(ds, "posinf_count", pos, where);
-      h5::write_attr(ds, "neginf_count", neg, where);
-      h5::write_attr(ds, "finite_min", static_cast<double>(lo), where);
-      h5::write_attr(ds, "finite_max", static_cast<double>(hi), where);
+      h5::write_attr(ds, "nan_count", c.nan, where);
+      h5::write_attr(ds, "posinf_count", c.posinf, where);
+      h5::write_attr(ds, "neginf_count", c.neginf, where);
+      h5::write_attr(ds, "finite_min", lo, where);
+      h5::write_attr(ds, "finite_max", hi, where);
       h5::write_attr(ds, "first_bad_index", s.scan.first_bad_index, where);
     }
   }

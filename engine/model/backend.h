@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/sentinel.h"
 #include "core/slot_table.h"
 #include "data/transitions.h"
 #include "model/dims.h"
@@ -31,6 +32,12 @@ struct SlotView {
     return is_f64 ? static_cast<const double*>(data)[i] : static_cast<const float*>(data)[i];
   }
 };
+
+// The checks' scan of a slot's buffer, in its storage type.
+inline ScanResult scan_view(const SlotView& v) {
+  return v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
+                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
+}
 
 struct StepKey {
   std::uint64_t seed = 1;

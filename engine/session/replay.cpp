@@ -15,11 +15,6 @@
 namespace nanscope {
 namespace {
 
-ScanResult scan_view(const SlotView& v) {
-  return v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
-                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
-}
-
 std::vector<float> floats_of(const SlotView& v) {
   std::vector<float> out(v.count);
   for (std::size_t i = 0; i < v.count; ++i) out[i] = static_cast<float>(v.at(i));

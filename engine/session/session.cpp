@@ -42,9 +42,7 @@ class Session::Observer final : public SlotObserver {
       s_.bank_.record(slot, ScanResult{});  // keeps the execution order honest
       return;
     }
-    SlotView v = s_.backend_->slot(slot);
-    const ScanResult r = v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
-                                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
+    const ScanResult r = scan_view(s_.backend_->slot(slot));
     // First-fire capture: a copy is made only when a slot fires for the first time in its fold.
     if (s_.bank_.record(slot, r)) s_.record_first_fire(slot, r);
   }
@@ -359,11 +357,7 @@ void Session::complete_step(const StepLosses& losses) {
   f.flags = bank_.readback();
 
   // A first fire in this fold: the entry point at this step.
-  std::optional<int> first;
-  for (int s = 0; s < kSlotCount; ++s)
-    if (f.flags.slots[s].first_step == step_ &&
-        (!first || slot_info(s).rank < slot_info(*first).rank))
-      first = s;
+  const std::optional<int> first = first_by_rank(f.flags.slots, step_);
   if (first)
     events_.push_back(Event{fold_, step_, EventKind::FirstFire, *first, record_end_step(*first)});
 
@@ -530,16 +524,13 @@ void Session::set_checked(int slot, bool on) {
 }
 
 std::optional<Session::Entry> Session::entry() const {
-  for (const auto& f : folds_)
-    if (f.flags.entry_slot) return Entry{*f.flags.entry_slot, f.fold, *f.flags.entry_step};
-  return std::nullopt;
+  return run_entry(folds_.size(),
+                   [&](std::size_t k) -> const FoldFlags& { return folds_[k].flags; });
 }
 
 std::optional<Session::Entry> Session::backward_entry() const {
-  for (const auto& f : folds_)
-    if (f.flags.backward_entry)
-      return Entry{f.flags.backward_entry->slot, f.fold, f.flags.backward_entry->step};
-  return std::nullopt;
+  return run_backward_entry(folds_.size(),
+                            [&](std::size_t k) -> const FoldFlags& { return folds_[k].flags; });
 }
 
 }  // namespace nanscope

@@ -126,9 +126,7 @@ class Session {
   const std::optional<Event>& halt() const { return halt_; }
 
   // The run's entry point: the first fold with one (folds are chronological).
-  struct Entry {
-    int slot, fold, step;
-  };
+  using Entry = RunEntry;
   std::optional<Entry> entry() const;
   std::optional<Entry> backward_entry() const;
 

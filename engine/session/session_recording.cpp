@@ -6,6 +6,7 @@
 
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "core/utc_time.h"
 #include "core/version.h"
 #include "io/dump_file.h"
 #include "io/run_file.h"
@@ -14,22 +15,11 @@
 
 namespace nanscope {
 
-namespace {
-std::string utc_now() {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-}  // namespace
-
 void Session::open_recording() {
   if (options_.out_dir.empty()) return;
   rec_ = std::make_unique<Recording>();
   rec_->dir = options_.out_dir;
-  rec_->created_utc = utc_now();
+  rec_->created_utc = utc_now(kUtcIso);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(rec_->dir) / "dumps", ec);
   if (ec)

@@ -1,12 +1,12 @@
 #include "controller/engine_controller.h"
 
-#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 
 #include "backend_choice.h"
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "core/utc_time.h"
 #include "io/file_guard.h"
 #include "io/file_kind.h"
 #include "models/offline.h"
@@ -84,9 +84,8 @@ bool EngineController::rebuild() {
   o.injections = injections_;
   o.breakpoints = breakpoints_;
   o.graph = settings_.graph;
-  const QString dir =
-      QDir(settings_.out_root)
-          .filePath("gui-" + QDateTime::currentDateTimeUtc().toString("yyyyMMddTHHmmsszzz") + "Z");
+  const QString dir = QDir(settings_.out_root)
+                          .filePath("gui-" + QString::fromStdString(utc_now(kUtcCompact, true)));
   o.out_dir = dir.toStdString();
   std::unique_ptr<Backend> backend;
   if (device_failed_ || settings_.backend == "cpu")

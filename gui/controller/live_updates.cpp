@@ -61,8 +61,8 @@ SnapshotHead live_head(Session& s, bool running, double rate, const QString& sce
   h.setup = s.bank().setup().state;
   if (const auto& e = s.halt())
     h.halt = SnapshotEvent{e->fold, e->step, e->kind, e->entry_slot, {}};
-  if (auto e = s.entry()) h.entry = SnapshotEntry{e->slot, e->fold, e->step};
-  if (auto b = s.backward_entry()) h.backward_entry = SnapshotEntry{b->slot, b->fold, b->step};
+  h.entry = s.entry();
+  h.backward_entry = s.backward_entry();
   h.breakpoints = s.breakpoints();
   h.injections = c.inject.faults;
   h.run_file = QString::fromStdString(s.run_file_path());

@@ -54,15 +54,10 @@ UpdatePtr load_run_update(const QString& run_file) {
     u->events.push_back(ev);
     if (e.kind != EventKind::FirstFire) h.halt = ev;
   }
-  // Entry points as the session reports them: the first fold that has one.
-  for (std::size_t k = 0; k < r.folds.size(); ++k) {
-    const FoldFlags& f = r.folds[k];
-    if (!h.entry && f.entry_slot)
-      h.entry = SnapshotEntry{*f.entry_slot, static_cast<int>(k), *f.entry_step};
-    if (!h.backward_entry && f.backward_entry)
-      h.backward_entry =
-          SnapshotEntry{f.backward_entry->slot, static_cast<int>(k), f.backward_entry->step};
-  }
+  // Entry points as the session reports them (the first fold that has one).
+  auto fold = [&](std::size_t k) -> const FoldFlags& { return r.folds[k]; };
+  h.entry = run_entry(r.folds.size(), fold);
+  h.backward_entry = run_backward_entry(r.folds.size(), fold);
   return u;
 }
 

@@ -68,29 +68,16 @@ BufferStats compute_stats(int slot, const std::vector<std::int64_t>& shape, cons
   if (!data) return s;
   s.count = static_cast<std::int64_t>(count);
   s.values.assign(data, data + count);
-  double lo = INFINITY, hi = -INFINITY, sum = 0;
-  std::int64_t finite = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const float v = data[i];
-    if (std::isfinite(v)) {
-      lo = std::min(lo, static_cast<double>(v));
-      hi = std::max(hi, static_cast<double>(v));
-      sum += v;
-      ++finite;
-    } else {
-      if (std::isnan(v))
-        ++s.nan;
-      else if (v > 0)
-        ++s.posinf;
-      else
-        ++s.neginf;
-      if (s.first_bad.size() < 32) s.first_bad.push_back(static_cast<std::int64_t>(i));
-    }
-  }
-  if (finite == 0) return s;
+  const Census c = census(data, count, 32);
+  s.nan = c.nan;
+  s.posinf = c.posinf;
+  s.neginf = c.neginf;
+  s.first_bad = c.first_bad;
+  if (c.finite == 0) return s;
+  const double lo = c.finite_min, hi = c.finite_max;
   s.finite_min = lo;
   s.finite_max = hi;
-  s.finite_mean = sum / static_cast<double>(finite);
+  s.finite_mean = c.finite_sum / static_cast<double>(c.finite);
   const int bins = 40;
   const double width = hi > lo ? (hi - lo) / bins : 1.0;
   s.histogram.assign(bins, 0);

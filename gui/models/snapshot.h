@@ -36,9 +36,7 @@ struct SnapshotEvent {
   QString dump;  // absolute path, empty when none
 };
 
-struct SnapshotEntry {
-  int slot = -1, fold = 0, step = 0;
-};
+using SnapshotEntry = RunEntry;
 
 // One step of the run: its own flags, the slots checked at it, the loss terms and the norm.
 struct StepRow {

@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include "core/config_io.h"
+#include "gui/gui_fixture.h"
 #include "plots/grid_plot.h"
 #include "plots/metrics_plot.h"
 #include "session/session.h"
@@ -20,13 +21,9 @@
 
 using namespace nanscope;
 using namespace nanscope::gui;
+using namespace nanscope::gui_test;
 
 namespace {
-const QStringList kSmall = {"data.bars=600",      "model.batch=16",       "model.hidden=16",
-                            "model.bottleneck=8", "model.iqn_n=4",        "model.iqn_n_target=4",
-                            "model.iqn_k=4",      "model.iqn_cos=8",      "model.aux_hidden=8",
-                            "run.folds=2",        "run.steps_per_fold=20"};
-
 // One fold of `steps` clean steps with a single NaN in `slot` at step `fire`.
 Snapshot one_fire(int steps, int slot, int fire) {
   Snapshot s;
@@ -56,39 +53,11 @@ QAction* menu_action(MainWindow& w, const QString& menu, const QString& text) {
 }
 }  // namespace
 
-class NavigationTest : public QObject {
+class NavigationTest : public QObject, public GuiFixture {
   Q_OBJECT
-  QTemporaryDir dir_;
-  QString three_fold_run_;
-
-  EngineSettings settings() {
-    EngineSettings s;
-    s.scenario = "healthy";
-    s.sets = kSmall;
-    s.out_root = dir_.path();
-    return s;
-  }
 
  private Q_SLOTS:
-  void initTestCase() {
-    QCoreApplication::setOrganizationName("nanscope-tests");
-    QSettings().clear();
-    // 3 folds with a fire in each: fold 0 at step 5, fold 1 at step 3, fold 2 at step 7.
-    ConfigBuilder b;
-    for (const auto& s : kSmall) b.set(s.toStdString());
-    for (const char* s :
-         {"run.folds=3", "run.steps_per_fold=12", "halt.on_fire=never", "guard.enabled=true"})
-      b.set(s);
-    Config c = b.build();
-    SessionOptions o;
-    for (const char* f :
-         {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
-      o.injections.push_back(parse_injection(f));
-    o.out_dir = dir_.filePath("three").toStdString();
-    Session s(c, make_cpu_backend(c), o);
-    s.run();
-    three_fold_run_ = QString::fromStdString(s.run_file_path());
-  }
+  void initTestCase() { setUpCase(); }
 
   // 100,000 steps in an 800-pixel grid: a single NaN still colours its pixel column (pooled, not
   // sampled), on screen as well as in the map.
@@ -155,7 +124,7 @@ class NavigationTest : public QObject {
   }
 
   void jumpToEntryAndFiresMoveTheSelection() {
-    MainWindow w(settings(), three_fold_run_);
+    MainWindow w(settings("healthy"), three_fold_run_);
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
     menu_action(w, "View", "Jump to entry point")->trigger();
@@ -182,7 +151,7 @@ class NavigationTest : public QObject {
   }
 
   void theStepGridAndTheMetricsZoomTogether() {
-    MainWindow w(settings(), three_fold_run_);
+    MainWindow w(settings("healthy"), three_fold_run_);
     w.resize(1500, 950);
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
@@ -200,7 +169,7 @@ class NavigationTest : public QObject {
   }
 
   void everySeriesCanBePickedReadAndExported() {
-    MainWindow w(settings(), three_fold_run_);
+    MainWindow w(settings("healthy"), three_fold_run_);
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
     MetricsPlot* m = w.metrics();
@@ -229,7 +198,7 @@ class NavigationTest : public QObject {
   }
 
   void menusProgressAndTheRestartQuestion() {
-    MainWindow w(settings());
+    MainWindow w(settings("healthy"));
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.snapshot() && w.hasLiveSession(), 10000);
     QVERIFY(w.stepPlot()->showsEmptyState());

@@ -1,132 +1,19 @@
-// Qt Test (offscreen) of the real window: stepping, running until a fire, breakpoints, pause,
-// offline files, bad files, and QAbstractItemModelTester on every model. The walkthrough's
-// findings (../shared/reviews/workbench-walkthrough.md, bugs 1-15) each have a test here, named
-// after what the window must do; they drive the window and assert what it shows.
-#include <QAbstractItemModelTester>
-#include <QApplication>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QMessageBox>
-#include <QProcess>
-#include <QPushButton>
-#include <QSignalSpy>
-#include <QStatusBar>
-#include <QTableView>
-#include <QTemporaryDir>
-#include <QtTest>
-
-#include "core/config_io.h"
-#include "io/run_file.h"
-#include "plots/grid_plot.h"
-#include "plots/metrics_plot.h"
-#include "session/session.h"
-#include "unit/delegating_backend.h"
-#include "widgets/inspector_widget.h"
-#include "widgets/main_window.h"
+// Qt Test (offscreen) of the real window, what it shows: stepping, the grids live and offline,
+// the inspector, injections, files opened by content, events, the state file and bad files. The
+// walkthrough's findings (../shared/reviews/workbench-walkthrough.md, bugs 1-15) each have a test
+// here or in workbench_run_test.cpp, named after what the window must do; they drive the window
+// and assert what it shows.
+#include "gui/gui_fixture.h"
 
 using namespace nanscope;
 using namespace nanscope::gui;
+using namespace nanscope::gui_test;
 
-namespace {
-const QStringList kSmall = {"data.bars=600",      "model.batch=16",       "model.hidden=16",
-                            "model.bottleneck=8", "model.iqn_n=4",        "model.iqn_n_target=4",
-                            "model.iqn_k=4",      "model.iqn_cos=8",      "model.aux_hidden=8",
-                            "run.folds=2",        "run.steps_per_fold=20"};
-
-std::vector<int> grid_codes(SlotGridModel* m) {
-  std::vector<int> out;
-  for (int r = 0; r < m->rowCount(); ++r)
-    for (int c = 0; c < m->columnCount(); ++c)
-      out.push_back(m->index(r, c).data(SlotGridModel::CodeRole).toInt());
-  return out;
-}
-
-int step_code(MainWindow& w, int slot, int column) {
-  return w.stepGrid()->index(row_of_slot(slot), column).data(SlotGridModel::CodeRole).toInt();
-}
-
-// A backend that fails like a CUDA device at a given global step.
-class FailingDevice final : public test::DelegatingBackend {
- public:
-  FailingDevice(const Config& c, std::int64_t at)
-      : DelegatingBackend(make_cpu_backend(c)), at_(at) {}
-  std::string name() const override { return "cuda"; }
-  void run_phase(Phase phase, const StepKey& key) override {
-    if (key.global_step == at_)
-      throw DeviceError("CUDA error: an illegal memory access was encountered (test)");
-    inner_->run_phase(phase, key);
-  }
-
- private:
-  std::int64_t at_;
-};
-
-QMessageBox* error_box(MainWindow& w) {
-  for (auto* b : w.findChildren<QMessageBox*>("errorBox"))
-    if (b->isVisible()) return b;
-  return nullptr;
-}
-
-QPushButton* button(QMessageBox* box, const QString& text) {
-  for (auto* b : box->buttons())
-    if (b->text() == text) return qobject_cast<QPushButton*>(b);
-  return nullptr;
-}
-
-// The pixel centre of a grid cell (column, slot's row) in plot coordinates.
-QPoint cell_pixel(GridPlot* p, int column, int slot) {
-  return QPoint(static_cast<int>(p->xAxis->coordToPixel(column)),
-                static_cast<int>(p->yAxis->coordToPixel(row_of_slot(slot))));
-}
-}  // namespace
-
-class WorkbenchTest : public QObject {
+class WorkbenchTest : public QObject, public GuiFixture {
   Q_OBJECT
-  QTemporaryDir dir_;
-  QString three_fold_run_;  // a run file with a fire in each of its 3 folds
-
-  EngineSettings settings(const QString& scenario, QStringList extra = {}) {
-    EngineSettings s;
-    s.scenario = scenario;
-    s.sets = kSmall + extra;
-    s.out_root = dir_.path();
-    return s;
-  }
-  static void waitReady(MainWindow& w) {
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot() != nullptr && w.hasLiveSession(), 10000);
-  }
-  static void waitOffline(MainWindow& w, const QString& source) {
-    QTRY_VERIFY_WITH_TIMEOUT(
-        w.offline() && w.snapshot() && w.snapshot()->source.endsWith(QFileInfo(source).fileName()),
-        10000);
-  }
-
-  // The CLI's run, in process: 3 folds, a fire in each (fold 0 at step 5, 1 at 3, 2 at 7).
-  QString makeThreeFoldRun(const QString& name) {
-    ConfigBuilder b;
-    for (const auto& s : kSmall) b.set(s.toStdString());
-    b.set("run.folds=3");
-    b.set("run.steps_per_fold=12");
-    b.set("halt.on_fire=never");
-    b.set("guard.enabled=true");  // each fire stays in its step: the weights stay finite
-    Config c = b.build();
-    SessionOptions o;
-    for (const char* f :
-         {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
-      o.injections.push_back(parse_injection(f));
-    o.out_dir = dir_.filePath(name).toStdString();
-    Session s(c, make_cpu_backend(c), o);
-    s.run();
-    return QString::fromStdString(s.run_file_path());
-  }
 
  private Q_SLOTS:
-  void initTestCase() {
-    // The tests' window layout and recent files, apart from the user's.
-    QCoreApplication::setOrganizationName("nanscope-tests");
-    QSettings().clear();
-    three_fold_run_ = makeThreeFoldRun("three");
-  }
+  void initTestCase() { setUpCase(); }
 
   void steppingAdvancesTheStepAndTheGrid() {
     MainWindow w(settings("healthy"));
@@ -188,6 +75,7 @@ class WorkbenchTest : public QObject {
 
   // Bug 1: a run file on the command line opens offline, with no live session and no run folder;
   // File > Open during a live run is not overwritten by the run's last live update.
+
   void aRunFileOpensOfflineAndNoLiveUpdateTouchesIt() {
     QTemporaryDir out;
     EngineSettings s = settings("healthy");
@@ -234,6 +122,7 @@ class WorkbenchTest : public QObject {
 
   // Bugs 2 and 7: the inspector follows the selected slot at every step and names the step whose
   // buffer it shows (0-based, as the entry point, tooltips and dumps); never another run's buffer.
+
   void theInspectorFollowsTheSelectedSlotAndNamesItsStep() {
     MainWindow w(settings("aux-blowup"));
     waitReady(w);
@@ -268,6 +157,7 @@ class WorkbenchTest : public QObject {
 
   // Bug 3: an invalid injection is refused before anything is rebuilt: the session stays, the
   // spec stays out, and a valid one afterwards works.
+
   void anInvalidInjectionKeepsTheSessionAndStaysOut() {
     MainWindow w(settings("healthy"));
     waitReady(w);
@@ -293,6 +183,7 @@ class WorkbenchTest : public QObject {
 
   // Bugs 4, 5: offline, the C51 loss is the file's; clicking a fold's cell shows that fold in the
   // step grid (label, entry frame) and the slot table; every fold's entry is framed.
+
   void offlineShowsTheSelectedFoldAndTheFilesLosses() {
     MainWindow w(settings("healthy"), three_fold_run_);
     waitOffline(w, three_fold_run_);
@@ -324,6 +215,7 @@ class WorkbenchTest : public QObject {
   }
 
   // Bug 6: steps whose loss is not finite are shaded, the axis holds every step, fires are marked.
+
   void theMetricsShowNonFiniteStepsAndFireMarks() {
     MainWindow w(settings("aux-blowup"));
     waitReady(w);
@@ -340,42 +232,7 @@ class WorkbenchTest : public QObject {
   }
 
   // Bug 8: Run until fire stops at a new first fire; a breakpoint stops once per slot and fold.
-  void runUntilFireAndBreakpointsStopOncePerNewFire() {
-    // c51_loss fires at every step, from step 0; no fold-end halt (the config's policy)
-    MainWindow w(settings("log-zero", {"halt.on_fire=never"}));
-    waitReady(w);
-    w.UI_run(EngineController::UntilFire);
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->halt.has_value(), 20000);
-    QCOMPARE(w.snapshot()->global_step, 1);
-    w.UI_run(EngineController::UntilFire);  // nothing new in fold 0: on to fold 1's first fire
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step > 1, 20000);
-    QCOMPARE(w.snapshot()->halt->fold, 1);
-    QCOMPARE(w.snapshot()->halt->step, 0);
-    QCOMPARE(w.snapshot()->global_step, 21);
 
-    w.UI_stop();
-    QTRY_COMPARE(w.snapshot()->global_step, 0);
-    w.UI_selectSlot(kC51Loss);
-    w.UI_toggleBreakOnSelected();
-    QTRY_VERIFY(w.snapshot()->breakpoints.count(kC51Loss));
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 1, 20000);
-    QVERIFY(w.snapshot()->halt->kind == EventKind::Breakpoint);
-    w.UI_run(EngineController::UntilEnd);  // Continue: once per slot and fold, so on to fold 1
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 21, 20000);
-    QCOMPARE(w.snapshot()->halt->fold, 1);
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->finished, 20000);
-    int breaks = 0;
-    for (const auto& e : w.snapshot()->events) breaks += e.kind == EventKind::Breakpoint;
-    QCOMPARE(breaks, 2);
-    // A finished run says so, and the controls that cannot act are off (bug 15).
-    QVERIFY2(w.statusText().contains("finished"), qPrintable(w.statusText()));
-    for (QAction* a : w.liveActions())
-      QCOMPARE(a->isEnabled(), a->text() == "Stop" || a->text() == "Break on slot");
-  }
-
-  // Bug 9: File > Open tells a run file from a dump by content, whatever the names.
   void fileOpenDecidesByContent() {
     MainWindow w(settings("healthy"));
     waitReady(w);
@@ -398,24 +255,7 @@ class WorkbenchTest : public QObject {
   }
 
   // Bug 10: a bad config says what is wrong, no control pretends to work, and defaults recover.
-  void aBadConfigSaysWhatAndOffersDefaults() {
-    MainWindow w(settings("healthy", {"run.folds=abc"}));
-    QTRY_VERIFY_WITH_TIMEOUT(error_box(w) != nullptr, 10000);
-    QMessageBox* box = error_box(w);
-    QVERIFY2(box->text().contains("run.folds"), qPrintable(box->text()));
-    QTRY_VERIFY(!w.hasLiveSession());
-    for (QAction* a : w.liveActions()) QVERIFY2(!a->isEnabled(), qPrintable(a->text()));
-    QVERIFY2(w.statusText().contains("no run"), qPrintable(w.statusText()));
-    QPushButton* defaults = button(box, "Use defaults");
-    QVERIFY(defaults);
-    defaults->click();
-    waitReady(w);
-    w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, 1);
-    QCOMPARE(w.snapshot()->steps_per_fold, 400);  // the defaults, without the --set overrides
-  }
 
-  // Bug 11: double-clicking an event opens that event's slot in its dump.
   void doubleClickingAnEventOpensItsSlotInItsDump() {
     MainWindow w(settings("aux-blowup"));
     w.resize(1500, 950);
@@ -440,6 +280,7 @@ class WorkbenchTest : public QObject {
   }
 
   // Bug 12: clicking an empty grid selects the row; F9 says what it did.
+
   void clickingAnEmptyGridSelectsTheRowAndF9SaysWhatItDid() {
     MainWindow w(settings("healthy"));
     w.resize(1500, 950);
@@ -459,146 +300,7 @@ class WorkbenchTest : public QObject {
   }
 
   // Bug 13: unticking a check changes the steps from the next one on, never the history.
-  void uncheckingASlotChangesOnlyLaterSteps() {
-    MainWindow w(settings("healthy"));
-    waitReady(w);
-    for (int i = 0; i < 3; ++i) w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, 3);
-    QVERIFY(w.slotTable()->setData(
-        w.slotTable()->index(row_of_slot(kBwDHS2Main), SlotTableModel::Check), Qt::Unchecked,
-        Qt::CheckStateRole));
-    QTRY_COMPARE(w.slotTable()->stateOf(kBwDHS2Main), QString("disabled"));
-    for (int i = 0; i < 2; ++i) w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, 5);
-    for (int s = 0; s < 3; ++s) QCOMPARE(step_code(w, kBwDHS2Main, s), int(kCellClean));
-    for (int s = 3; s < 5; ++s) QCOMPARE(step_code(w, kBwDHS2Main, s), int(kCellDisabled));
-  }
 
-  void checkToggleTurnsASlotOffAndOn() {
-    MainWindow w(settings("healthy", {"inject.faults=[\"slot:aux_loss@0:2\"]"}));
-    waitReady(w);
-    const QModelIndex check = w.slotTable()->index(row_of_slot(kAuxLoss), SlotTableModel::Check);
-    QCOMPARE(check.data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
-    QVERIFY(w.slotTable()->setData(check, Qt::Unchecked, Qt::CheckStateRole));
-    QTRY_COMPARE(w.slotTable()->stateOf(kAuxLoss), QString("disabled"));
-    QVERIFY(w.snapshot()->config_toml.contains("disabled = [ 18 ]"));
-    for (int i = 0; i < 3; ++i) w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, 3);
-    QCOMPARE(w.slotTable()->stateOf(kAuxLoss), QString("disabled"));  // not checked: not fired
-    QCOMPARE(w.slotTable()->stateOf(kTotalLoss), QString("fired"));   // the fault still travels
-    QVERIFY(w.slotTable()->setData(
-        w.slotTable()->index(row_of_slot(kEnsembleDLogits), SlotTableModel::Check), Qt::Checked,
-        Qt::CheckStateRole));
-    QTRY_COMPARE(w.slotTable()->stateOf(kEnsembleDLogits), QString("clean"));
-  }
-
-  void breakOnSlotStopsWhereTheEngineSays() {
-    MainWindow w(
-        settings("healthy", {"inject.faults=[\"slot:aux_loss@0:1\", \"slot:aux_dh_s2_nb@0:4\"]"}));
-    waitReady(w);
-    const int row = row_of_slot(kAuxDHS2Nb);
-    QVERIFY(w.slotTable()->setData(w.slotTable()->index(row, SlotTableModel::BreakOn), Qt::Checked,
-                                   Qt::CheckStateRole));
-    QTRY_VERIFY(w.snapshot()->breakpoints.count(kAuxDHS2Nb));
-    QCOMPARE(w.slotTable()->index(row, SlotTableModel::BreakOn).data(Qt::CheckStateRole).toInt(),
-             int(Qt::Checked));
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->halt.has_value(), 20000);
-    QVERIFY(w.snapshot()->halt->kind == EventKind::Breakpoint);
-    QCOMPARE(w.snapshot()->halt->fold, 0);
-    QCOMPARE(w.snapshot()->halt->step, 4);  // aux_loss fired at step 1 and did not stop the run
-    QCOMPARE(w.snapshot()->global_step, 5);
-    QVERIFY(w.entryText().contains("aux_loss"));
-  }
-
-  void pauseTakesEffectWhileRunning() {
-    MainWindow w(settings("healthy", {"run.steps_per_fold=100000"}));
-    waitReady(w);
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->running && w.snapshot()->global_step > 3, 20000);
-    w.UI_pause();
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running() && !w.snapshot()->running, 5000);
-    const auto at = w.snapshot()->global_step;
-    QTest::qWait(300);
-    QCOMPARE(w.snapshot()->global_step, at);  // it stays paused
-    w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, at + 1);
-    // Picking another scenario while running stops the run and starts the new one at step 0.
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->running, 20000);
-    w.UI_configure("log-zero");
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->scenario == "log-zero" && w.snapshot()->global_step == 0,
-                             20000);
-    // Picking the scenario that is running does not restart it (bug 15).
-    w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, 1);
-    w.UI_configure("log-zero");
-    QTest::qWait(300);
-    QCOMPARE(w.snapshot()->global_step, 1);
-  }
-
-  // What to build 2: during a run of the default config on the CPU backend (~75 ms a step), a
-  // breakpoint takes effect and an inspect is answered within one step of the request (plus the
-  // step in flight), measured in steps.
-  void theEngineAnswersWithinAStepDuringARun() {
-    EngineSettings s;
-    s.scenario = "healthy";
-    s.out_root = dir_.path();
-    MainWindow w(s);
-    waitReady(w);
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->running && w.snapshot()->global_step >= 3, 30000);
-    const std::int64_t asked = w.snapshot()->global_step;  // the newest step the window has seen
-    w.UI_selectSlot(kTotalLoss);
-    QTRY_VERIFY_WITH_TIMEOUT(w.inspector()->stats() && w.inspector()->stats()->slot == kTotalLoss,
-                             5000);
-    const std::int64_t answered = w.inspector()->stats()->step;  // fold 0: the global step
-    QVERIFY2(answered <= asked + 2,
-             qPrintable(QString("asked at %1, answered at %2").arg(asked).arg(answered)));
-    const std::int64_t set_at = w.snapshot()->global_step;
-    w.slotTable()->setData(w.slotTable()->index(row_of_slot(kAuxLoss), SlotTableModel::BreakOn),
-                           Qt::Checked, Qt::CheckStateRole);
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->breakpoints.count(kAuxLoss), 5000);
-    QVERIFY2(w.snapshot()->global_step <= set_at + 2,
-             qPrintable(
-                 QString("set at %1, in effect at %2").arg(set_at).arg(w.snapshot()->global_step)));
-    QVERIFY(w.snapshot()->running);  // answered while the run goes on
-    w.UI_pause();
-    QTRY_VERIFY_WITH_TIMEOUT(!w.running(), 5000);
-  }
-
-  // What to build 4: after a device error the window offers the CPU backend, and the device is
-  // not used again.
-  void aDeviceErrorOffersTheCpuBackend() {
-    EngineSettings s = settings("healthy");
-    auto made = std::make_shared<int>(0);
-    s.make_backend = [made](const Config& c) {
-      ++*made;
-      return std::unique_ptr<Backend>(std::make_unique<FailingDevice>(c, 2));
-    };
-    MainWindow w(s);
-    waitReady(w);
-    QCOMPARE(w.snapshot()->backend, QString("cuda"));
-    w.UI_run(EngineController::UntilEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(error_box(w) != nullptr, 20000);
-    QMessageBox* box = error_box(w);
-    QVERIFY2(box->text().contains("illegal memory access"), qPrintable(box->text()));
-    QTRY_VERIFY(!w.hasLiveSession());
-    for (QAction* a : w.liveActions()) QVERIFY(!a->isEnabled());
-    QVERIFY(button(box, "Open a run file (offline)..."));
-    QPushButton* cpu = button(box, "Use the CPU backend");
-    QVERIFY(cpu);
-    cpu->click();
-    waitReady(w);
-    QCOMPARE(w.snapshot()->backend, QString("cpu"));
-    for (int i = 0; i < 4; ++i) w.UI_step();
-    QTRY_COMPARE(w.snapshot()->global_step, 4);
-    QCOMPARE(*made, 1);  // the failing device was built once, never again
-  }
-
-  // What to build 5 and Done when 2: the window says what it shows; on the command line with a
-  // 3-fold run file, a screenshot and the state file show offline mode, every event and each
-  // fold's entry framed.
   void theStateFileSaysWhatTheWindowShows() {
     const QString shot = dir_.filePath("s.png"), state = dir_.filePath("s.json");
     QProcess p;
@@ -636,22 +338,7 @@ class WorkbenchTest : public QObject {
   }
 
   // Bug 15: `nanscope --help` works without a display.
-  void helpWorksWithoutADisplay() {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.remove("DISPLAY");
-    env.remove("WAYLAND_DISPLAY");
-    env.remove("QT_QPA_PLATFORM");
-    p.setProcessEnvironment(env);
-    p.start(QString(NANSCOPE_GUI_BINARY), {"--help"});
-    QVERIFY(p.waitForFinished(30000));
-    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
-    QCOMPARE(p.exitCode(), 0);
-    QVERIFY(p.readAllStandardOutput().contains("--state-json"));
-  }
 
-  // Bug 15 (details): the absent swatch is seen; Graph mode is not ticked where it cannot act; a
-  // buffer with no finite value draws its own empty histogram.
   void smallDetailsTellTheTruth() {
     QVERIFY(cell_color(kCellAbsent) != cell_color(kCellNotRun));
     QVERIFY(cell_color(kCellAbsent).lightness() < 220);

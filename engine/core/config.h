@@ -1,4 +1,4 @@
-// The resolved run configuration. Every field has a key in the TOML schema (config_io.cpp),
+// The resolved run configuration. Every field has a key in the TOML schema (config_schema.cpp),
 // a default here, and a line in docs/config.md (a test keeps the three in step).
 #pragma once
 

@@ -24,7 +24,7 @@ std::string match_text(const BufferMatch& m) {
 }
 
 std::string verdict_text(const ReplayResult& r) {
-  if (r.verdict == "reproducible") return " (a bug in the maths, the data or the weights)";
+  if (r.verdict == Verdict::Reproducible) return " (a bug in the maths, the data or the weights)";
   if (r.slot_injection_recorded() && !r.injections_replayed)
     return " (the step is clean when re-run without its recorded slot injection: the fault was "
            "injected)";
@@ -55,13 +55,13 @@ int replay_command(const ReplayOptions& o) {
     fmt::print(stderr, "  slot {} {}: dumped [{}], replayed [{}]; buffer {}\n", s.index,
                slot_info(s.index).name, fmt::join(kind_names(s.dumped_kinds), ","),
                fmt::join(kind_names(s.replayed_kinds), ","), match_text(s.match));
-  fmt::print(stderr, "verdict: {}{}\n", r.verdict, verdict_text(r));
+  fmt::print(stderr, "verdict: {}{}\n", name_of(r.verdict), verdict_text(r));
   if (o.json) {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
     j["dump"] = o.dump;
     j["backend"] = backend->name();
-    j["verdict"] = r.verdict;
+    j["verdict"] = std::string(name_of(r.verdict));
     j["slots"] = nlohmann::ordered_json::array();
     for (const auto& s : r.slots)
       j["slots"].push_back({{"index", s.index},

@@ -189,7 +189,7 @@ ReplayResult replay_dump(const DumpData& d, Backend& backend, ReplayOptions opti
     if (rs.dumped_kinds && !rs.replayed_kinds) all_back = false;
     r.slots.push_back(std::move(rs));
   }
-  r.verdict = all_back ? "reproducible" : "transient";
+  r.verdict = all_back ? Verdict::Reproducible : Verdict::Transient;
   return r;
 }
 

@@ -8,6 +8,8 @@
 // the dumped ones).
 #pragma once
 
+#include "core/enum_names.h"
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -20,6 +22,14 @@
 #include "session/injection.h"
 
 namespace nanscope {
+
+// Reproducible: the step fires again from its recorded state and batch (a bug in the maths, the
+// data or the weights); transient: it does not (a device fault, a race, a one-off injection).
+enum class Verdict { Reproducible, Transient };
+template <>
+struct EnumNames<Verdict> {
+  static constexpr std::array<std::string_view, 2> kNames = {"reproducible", "transient"};
+};
 
 // How a replayed slot buffer compares with the dumped one.
 struct BufferMatch {
@@ -39,7 +49,7 @@ struct ReplaySlot {
 };
 
 struct ReplayResult {
-  std::string verdict;  // "reproducible" or "transient"
+  Verdict verdict = Verdict::Transient;
   std::vector<ReplaySlot> slots;
   std::array<std::uint8_t, kSlotCount> replayed_flags{};
   // The injections recorded for the dumped step (its fold and step), and whether the replay made

@@ -125,7 +125,7 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
     auto snap = w.snapshot();
     // A dump given on the command line shows in the inspector alone: settle and grab.
     const auto stats = w.inspector()->stats();
-    if (!snap && stats && stats->source == "dump" && *phase < 2) *phase = 2;
+    if (!snap && stats && stats->source == BufferStats::Source::Dump && *phase < 2) *phase = 2;
     if (!snap && *phase < 2) return;
     const bool steps = o.after.startsWith("steps:");
     const int n = steps ? o.after.mid(6).toInt() : 0;

@@ -272,7 +272,7 @@ void EngineController::sendInspect() {
                                      .arg(at->in_progress ? " (in progress)" : "");
     BufferStats s =
         compute_stats(slot, v.shape, v.exists() && at ? data.data() : nullptr, v.count, origin);
-    s.source = "live";
+    s.source = BufferStats::Source::Live;
     s.computed = at.has_value();
     s.exists = v.exists();
     if (at) {

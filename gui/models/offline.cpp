@@ -81,7 +81,7 @@ BufferStatsPtr load_dump_stats(const QString& dump_file, int slot) {
     st.slot = slot;
     st.origin = dump_file;
   }
-  st.source = "dump";
+  st.source = BufferStats::Source::Dump;
   st.path = QFileInfo(dump_file).absoluteFilePath();
   st.fold = d.fold;
   st.step = d.step;

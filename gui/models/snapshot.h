@@ -107,9 +107,9 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u);
 // Buffer statistics for the inspector, reduced off the UI thread (the widget only draws).
 struct BufferStats {
   int slot = -1;
-  QString source;  // "live" or "dump"
+  enum class Source { Live, Dump } source = Source::Live;
   QString origin;  // the header's text: "live: fold F, step S" or the dump's name and step
-  QString path;    // the dump file, for source "dump"
+  QString path;    // the dump file, for source Dump
   int fold = -1, step = -1;  // the step whose buffer this is (-1: none)
   bool computed = true;      // false: no step has written the buffer yet
   std::vector<std::int64_t> shape;

@@ -59,8 +59,9 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
       ctrl_, &EngineController::inspectReady, this,
       [this](BufferStatsPtr s) {
         // Live statistics are for the live view only; a dump's are shown in either mode.
-        if (offline_ && s->source == "live") return;
-        if (!have_view_ && !have_live_ && s->source == "dump") {  // a dump opened on its own
+        if (offline_ && s->source == BufferStats::Source::Live) return;
+        if (!have_view_ && !have_live_ &&
+            s->source == BufferStats::Source::Dump) {  // a dump opened on its own
           problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
           status_position_->setText(statusText());
         }
@@ -305,7 +306,7 @@ void MainWindow::UI_selectSlot(int slot) {
   none.slot = slot;
   none.exists = true;
   none.computed = false;
-  none.source = "dump";
+  none.source = BufferStats::Source::Dump;
   none.origin =
       QString("no dump of this slot in fold %1 (it did not fire there)").arg(selected_fold_);
   inspector_->setStats(std::make_shared<const BufferStats>(none));

@@ -237,17 +237,18 @@ QJsonObject MainWindow::viewState() const {
                               {"dump", e.dump}});
   o["events"] = events;
   if (const BufferStatsPtr st = inspector_->stats()) {
-    o["inspector"] = QJsonObject{{"slot", st->slot},
-                                 {"fold", st->fold},
-                                 {"step", st->step},
-                                 {"source", st->source},
-                                 {"computed", st->computed},
-                                 {"nan", static_cast<qint64>(st->nan)},
-                                 {"posinf", static_cast<qint64>(st->posinf)},
-                                 {"neginf", static_cast<qint64>(st->neginf)},
-                                 {"finite", static_cast<qint64>(st->computed ? st->finite() : 0)},
-                                 {"header", st->origin},
-                                 {"path", st->path}};
+    o["inspector"] =
+        QJsonObject{{"slot", st->slot},
+                    {"fold", st->fold},
+                    {"step", st->step},
+                    {"source", st->source == BufferStats::Source::Live ? "live" : "dump"},
+                    {"computed", st->computed},
+                    {"nan", static_cast<qint64>(st->nan)},
+                    {"posinf", static_cast<qint64>(st->posinf)},
+                    {"neginf", static_cast<qint64>(st->neginf)},
+                    {"finite", static_cast<qint64>(st->computed ? st->finite() : 0)},
+                    {"header", st->origin},
+                    {"path", st->path}};
   } else {
     o["inspector"] = QJsonValue();
   }

@@ -302,8 +302,8 @@ TEST(CudaDumps, AFirstFireDumpHoldsTheBufferAndReplaysOnBothBackends) {
   auto on_cpu = make_cpu_backend(rc);
   auto on_gpu = cuda::make_cuda_backend(rc);
   const ReplayResult a = replay_dump(d, *on_cpu), b = replay_dump(d, *on_gpu);
-  EXPECT_EQ(a.verdict, "reproducible");
-  EXPECT_EQ(b.verdict, "reproducible");
+  EXPECT_EQ(a.verdict, Verdict::Reproducible);
+  EXPECT_EQ(b.verdict, Verdict::Reproducible);
   EXPECT_EQ(a.replayed_flags, b.replayed_flags);
   std::filesystem::remove_all(dir);
 }

@@ -57,7 +57,8 @@ class WorkbenchTest : public QObject, public GuiFixture {
     const QString dump = w.events()->index(0, 0).data(EventsModel::DumpPathRole).toString();
     QVERIFY(QFile::exists(dump));
     w.UI_openDump(dump, kAuxPredNb);
-    QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->source == "dump");
+    QTRY_VERIFY(w.inspector()->stats() &&
+                w.inspector()->stats()->source == BufferStats::Source::Dump);
     QCOMPARE(w.inspector()->stats()->slot, int(kAuxPredNb));
     QVERIFY(w.inspector()->stats()->nan + w.inspector()->stats()->posinf +
                 w.inspector()->stats()->neginf >
@@ -209,7 +210,8 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QCOMPARE(frame[0], std::make_pair(int(kAuxPredNb), 3));
     QCOMPARE(w.slotTable()->stateOf(kAuxPredNb), QString("fired"));
     QCOMPARE(w.slotTable()->stateOf(kBnDConcat), QString("clean"));  // fold 0's fire, not fold 1's
-    QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->source == "dump");
+    QTRY_VERIFY(w.inspector()->stats() &&
+                w.inspector()->stats()->source == BufferStats::Source::Dump);
     QCOMPARE(w.inspector()->stats()->fold, 1);
     QCOMPARE(w.inspector()->stats()->slot, int(kAuxPredNb));
   }
@@ -274,7 +276,8 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, row.center());
     QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, row.center());
     QCOMPARE(dbl.count(), 1);
-    QTRY_VERIFY(w.inspector()->stats() && w.inspector()->stats()->source == "dump");
+    QTRY_VERIFY(w.inspector()->stats() &&
+                w.inspector()->stats()->source == BufferStats::Source::Dump);
     QCOMPARE(w.inspector()->stats()->slot, int(kAuxPredNb));
     QCOMPARE(w.selectedSlot(), int(kAuxPredNb));
   }

@@ -38,7 +38,7 @@ std::unique_ptr<Session> recorded_run(const std::string& dir, std::vector<std::s
   return s;
 }
 
-std::string replay_verdict(const std::string& dump_path) {
+Verdict replay_verdict(const std::string& dump_path) {
   DumpData d = read_dump(dump_path);
   auto backend = make_cpu_backend(dump_config(d));
   return replay_dump(d, *backend).verdict;
@@ -107,16 +107,17 @@ TEST(Files, DumpHoldsTheBufferAndTheStateBeforeTheStep) {
 TEST(Replay, ParameterFaultIsReproducibleSlotFaultIsTransient) {
   auto a = recorded_run(test::temp_dir("replay_param").string(), {"param:encoder.w2@0:2"});
   ASSERT_FALSE(a->dump_paths().empty());
-  EXPECT_EQ(replay_verdict(a->dump_paths()[0]), "reproducible");
+  EXPECT_EQ(replay_verdict(a->dump_paths()[0]), Verdict::Reproducible);
   auto b = recorded_run(test::temp_dir("replay_slot").string(), {"slot:bn_z@1:3:nan:all"});
   ASSERT_FALSE(b->dump_paths().empty());  // the first: the injected step itself
-  EXPECT_EQ(replay_verdict(b->dump_paths()[0]), "transient");
+  EXPECT_EQ(replay_verdict(b->dump_paths()[0]), Verdict::Transient);
   auto c = recorded_run(test::temp_dir("replay_batch").string(), {"slot:batch@0:1:posinf:7"});
   ASSERT_FALSE(c->dump_paths().empty());
-  EXPECT_EQ(replay_verdict(c->dump_paths()[0]), "transient");  // the batch context is as sampled
+  EXPECT_EQ(replay_verdict(c->dump_paths()[0]),
+            Verdict::Transient);  // the batch context is as sampled
   auto d =
       recorded_run(test::temp_dir("replay_f64").string(), {"param:adv.b@0:1"}, Precision::Float64);
-  EXPECT_EQ(replay_verdict(d->dump_paths()[0]), "reproducible");
+  EXPECT_EQ(replay_verdict(d->dump_paths()[0]), Verdict::Reproducible);
 }
 
 TEST(Replay, AScenarioDumpReplaysToTheSameFlags) {
@@ -136,7 +137,7 @@ TEST(Replay, AScenarioDumpReplaysToTheSameFlags) {
   DumpData d = read_dump(s.dump_paths()[0]);
   auto backend = make_cpu_backend(dump_config(d));
   ReplayResult r = replay_dump(d, *backend);
-  EXPECT_EQ(r.verdict, "reproducible");
+  EXPECT_EQ(r.verdict, Verdict::Reproducible);
   EXPECT_EQ(r.replayed_flags, s.history()[0].flags);  // bit for bit the same step
 }
 

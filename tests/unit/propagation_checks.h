@@ -184,7 +184,7 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
       auto backend = make(dc);
       const ReplayResult again = replay_dump(dump, *backend, ReplayOptions{true});
       EXPECT_TRUE(again.injections_replayed);
-      EXPECT_EQ(again.verdict, "reproducible");
+      EXPECT_EQ(again.verdict, Verdict::Reproducible);
       EXPECT_EQ(again.slots.size(), dump.slots.size());
       for (const ReplaySlot& r : again.slots) {
         SCOPED_TRACE("replayed slot " + std::string(slot_info(r.index).name));
@@ -203,7 +203,7 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
       const ReplayResult plain = replay_dump(dump, *backend);
       EXPECT_FALSE(plain.injections_replayed);
       EXPECT_TRUE(plain.slot_injection_recorded());
-      EXPECT_EQ(plain.verdict, "transient");
+      EXPECT_EQ(plain.verdict, Verdict::Transient);
       EXPECT_EQ(plain.replayed_flags, (std::array<std::uint8_t, kSlotCount>{}));
     }
   }

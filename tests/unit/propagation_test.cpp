@@ -124,7 +124,7 @@ TEST(Replay, ABatchFireDumpsTheStepsOwnDrawsAndReplaysIt) {
 
   auto backend = make_cpu_backend(dump_config(dump));
   const ReplayResult r = replay_dump(dump, *backend);
-  EXPECT_EQ(r.verdict, "reproducible");
+  EXPECT_EQ(r.verdict, Verdict::Reproducible);
   EXPECT_TRUE(r.injections.empty());
   EXPECT_EQ(r.replayed_flags, s.history().back().flags);
   for (const ReplaySlot& rs : r.slots) EXPECT_TRUE(rs.match.equal) << slot_info(rs.index).name;

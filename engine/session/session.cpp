@@ -171,12 +171,15 @@ Phase Session::step_phase() {
   return phase;
 }
 
-// Refuses work after a device error (until reset) and at the end of the run.
+// Refuses work after a device error (for good: a new session goes on) and at the end of the run.
 void Session::require_runnable() const {
   if (!device_failure_.empty())
-    throw DeviceError("the session stopped on a device error; reset it to go on (" +
-                      device_failure_ + ")");
-  if (finished()) throw UsageError("the run has finished; reset to run again");
+    throw DeviceError(
+        "the session stopped on a device error; a new session (the CPU backend, or the device once "
+        "it has recovered) goes on (" +
+        device_failure_ + ")");
+  if (finished())
+    throw UsageError("the run has finished; start it again (Stop in the workbench) to run again");
 }
 
 // Runs `work`; a device error it raises stops the session (recorded, then passed on).
@@ -493,22 +496,6 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
   deferring_ = until_new_fire_ = false;
   report();
   return reason;
-}
-
-void Session::reset() {
-  backend_->reset_parameters();
-  bank_ = SentinelBank(slot_setup(config_));
-  fold_ = step_ = next_phase_ = 0;
-  global_step_ = 0;
-  fold_loaded_ = false;
-  collapse_streak_ = 0;
-  history_.clear();
-  folds_.clear();
-  events_.clear();
-  halt_.reset();
-  device_failure_.clear();
-  deferred_.clear();
-  deferring_ = false;
 }
 
 void Session::set_checked(int slot, bool on) {

@@ -107,8 +107,6 @@ class Session {
   // caller that runs in short pieces (the workbench's engine thread) and writes it when it stops.
   StopReason run_piece(RunUntil until, const std::function<bool()>& cancel,
                        const std::function<void(const StepRecord&)>& after_step = {});
-  // Back to fold 0, step 0 with freshly initialised parameters; history and events cleared.
-  void reset();
 
   void set_breakpoints(std::set<int> slots) { options_.breakpoints = std::move(slots); }
   // Whole steps as one CUDA graph from the next step on (device backends; ignored otherwise).
@@ -187,7 +185,7 @@ class Session {
   // of them the bank has been told about.
   std::vector<int> device_exec_;
   std::size_t device_fed_ = 0;
-  std::string device_failure_;         // a device error stopped the session; reset() clears it
+  std::string device_failure_;         // a device error stopped the session for good
   std::vector<int> graph_exec_order_;  // the check calls a step graph makes, from its capture
   std::vector<int> last_exec_order_;   // the check calls of the last deferred step
   // Steps of the current fold that ran without their record being read (run mode).

@@ -23,7 +23,9 @@
 #include "cuda_backend.h"
 #include "dense.h"
 #include "model/dims.h"
+#include "reference/reference_check.h"
 #include "sentinel_check.h"
+#include "step_check_plan.h"
 
 using namespace nanscope;
 using nanscope::bench::median;
@@ -100,9 +102,10 @@ int main(int argc, char** argv) {
   cudaMalloc(&partial, 4096 * sizeof(float));
   fill<<<4 * sms, 256, 0, s>>>(big, n);
   cuda::DeviceBank bank(1, s);
+  cuda::ReferenceCheck reference;  // the two-pass check (cuda/reference)
   bank.begin_step(0);
   const int blocks = 4 * sms;
-  const double check_ms = time_ms([&] { bank.check(0, big, n, blocks); }, 20, s);
+  const double check_ms = time_ms([&] { reference(bank, 0, big, n, blocks); }, 20, s);
   const double pass_ms = time_ms([&] { read_pass<<<blocks, 256, 0, s>>>(big, n, partial); }, 20, s);
   // The fused check as the step's checks run (DeviceBank::check_group, one item).
   const double fused_big_ms = time_ms([&] { bank.check_group({{1, big, n}}); }, 20, s);
@@ -119,12 +122,12 @@ int main(int argc, char** argv) {
   cudaFree(big);
 
   // --- sentinel_set: the check launches one step of the CUDA backend enqueues under the default
-  // config (noted by the backend as it runs a real step, cuda::step_check_plan), over buffers of
+  // config (noted by the backend as it runs a real step, bench/step_check_plan.h), over buffers of
   // the same lengths. Slots their producer kernels check as they write them (the bias-and-relu that
   // makes iqn_phi, Adam for adam_moments and params) are not in these launches; what those checks
   // add to their producers is timed below (iqn_phi's) and within sentinel_overhead (the step).
   Config config;
-  const cuda::StepCheckPlan plan = cuda::step_check_plan(config);
+  const cuda::StepCheckPlan plan = bench::step_check_plan(config);
   // Every checked slot of the step, launched or checked by its producer (slots 33-35 check the same
   // buffer at three moments: three items over one allocation here).
   std::vector<std::pair<int, size_t>> slots;
@@ -178,13 +181,13 @@ int main(int argc, char** argv) {
   set_bank.begin_step(0);
   cudaGraphExec_t per_slot = graph_of([&] {
     for (size_t k = 0; k < slots.size(); ++k)
-      set_bank.check(slots[k].first, bufs[k], slots[k].second);
+      reference(set_bank, slots[k].first, bufs[k], slots[k].second);
   });
   const double set_ms = time_ms([&] { cudaGraphLaunch(per_slot, s); }, 200, s);
   const double eager_ms = time_ms(
       [&] {
         for (size_t k = 0; k < slots.size(); ++k)
-          set_bank.check(slots[k].first, bufs[k], slots[k].second);
+          reference(set_bank, slots[k].first, bufs[k], slots[k].second);
       },
       50, s);
   auto r = set_bank.readback();

@@ -15,10 +15,9 @@ namespace nanscope::cuda {
 // (the CUDA backend is float32).
 std::unique_ptr<Backend> make_cuda_backend(const Config& config);
 
-// The sentinel checks that one step of the CUDA backend enqueues under `config` (an ordinary step,
-// the second of a session's run): each fused check launch with its slots and buffer lengths, in
-// order, and the slots that their producer kernels check in place. For bench/sentinel, whose
-// sentinel_set graph is exactly these launches.
+// The sentinel checks a CUDA backend enqueues while a log is attached: each fused check launch with
+// its slots and buffer lengths, in order, and the slots that their producer kernels check in place.
+// bench/sentinel attaches one for an ordinary step and builds its sentinel_set graph from it.
 struct StepCheckPlan {
   struct Item {
     int slot;
@@ -27,6 +26,8 @@ struct StepCheckPlan {
   std::vector<std::vector<Item>> launches;
   std::vector<Item> in_producers;
 };
-StepCheckPlan step_check_plan(const Config& config);
+// Attaches `log` to `backend` (a CUDA backend; nullptr detaches): its check launches are noted
+// there.
+void log_check_launches(Backend& backend, StepCheckPlan* log);
 
 }  // namespace nanscope::cuda

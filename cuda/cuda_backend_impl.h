@@ -2,7 +2,7 @@
 // cuda_backend.cpp (construction, state, parameters, batch, slot buffers, transfers),
 // cuda_backend_step.cpp (the phases, their slot call sites, graph capture and replay),
 // cuda_backend_sentinel.cpp (the DeviceSentinel side: the bank's step, checks, producers' checks,
-// readbacks), cuda_backend_capture.cpp (first-fire capture) and step_check_plan.cpp (one step's
+// readbacks), cuda_backend_capture.cpp (first-fire capture) and check_launch_log.cpp (the
 // check launches, noted for bench/sentinel).
 //
 // The verified device pieces (sampler, dense layers, heads, losses, backward, optimizer, sentinel
@@ -136,7 +136,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   // The capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes
   // those buffers after their producer within the step.
   SlotSink producer_sink(int slot);
-  friend StepCheckPlan step_check_plan(const Config& config);  // reads launch_log_
+  friend void log_check_launches(Backend& backend, StepCheckPlan* log);  // sets launch_log_
   void site(int slot) {
     produced(slot);
     check_site(slot);
@@ -237,7 +237,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   std::uint64_t in_producer_ =
       0;  // slots whose producer took this step's check (see producer_sink)
   std::vector<DeviceBank::GroupItem> late_captures_;  // the capture copies of those slots
-  StepCheckPlan* launch_log_ = nullptr;  // when set (step_check_plan), the checks are noted here
+  StepCheckPlan* launch_log_ = nullptr;  // when set (log_check_launches), the checks are noted here
   std::unique_ptr<Capture> cap_;         // first-fire capture, when on
   GraphExec graph_exec_;
   std::uint64_t captured_checked_ = 0;

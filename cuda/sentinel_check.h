@@ -55,9 +55,6 @@ class DeviceBank {
 
   void reset_fold();          // device-side clear (no host copy)
   void begin_step(int step);  // host-side counters only; clears the status word on device
-  // Enqueues the check of `n` floats at `data` (device memory) for `slot` on the bank's stream.
-  // `blocks` 0 picks a grid from the size; any value gives the same result.
-  void check(int slot, const float* data, std::size_t n, int blocks = 0);
   // The fused check: every item in one launch (large buffers spread over the whole GPU; a warp that
   // finds non-finite values adds them into the slot's record with integer atomics, a clean warp
   // writes nothing). Same records as checking the items one by one in this order. An item with a

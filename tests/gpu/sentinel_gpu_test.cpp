@@ -15,10 +15,17 @@
 
 #include "core/sentinel.h"
 #include "dense.h"
+#include "reference/reference_check.h"
 #include "sentinel_check.h"
 
 using namespace nanscope;
 using nanscope::cuda::DeviceBank;
+
+// The two-pass reference check (cuda/reference), the simple path the fused check is held to.
+void reference_check(DeviceBank& bank, int slot, const float* data, std::size_t n, int blocks = 0) {
+  static nanscope::cuda::ReferenceCheck check;
+  check(bank, slot, data, n, blocks);
+}
 
 namespace {
 
@@ -61,7 +68,7 @@ TEST(DeviceSentinel, MatchesTheCpuCheckAndNeverWrites) {
     for (int bad : {0, 1, 17}) {
       auto h = random_buffer(n, bad, rng);
       DeviceBuffer d(h);
-      bank.check(slot, d.p, n);
+      reference_check(bank, slot, d.p, n);
       expected.push_back(scan_nonfinite(h.data(), n));
       auto after = d.host();
       ASSERT_EQ(std::memcmp(after.data(), h.data(), n * sizeof(float)), 0)
@@ -91,7 +98,7 @@ TEST(DeviceSentinel, AnyLaunchConfigurationGivesTheSameFlags) {
   for (int blocks : {1, 7, 132, 1024}) {
     DeviceBank bank(1);
     bank.begin_step(0);
-    bank.check(5, d.p, d.n, blocks);
+    reference_check(bank, 5, d.p, d.n, blocks);
     seen.push_back(bank.readback().records[5]);
   }
   for (const auto& r : seen) {
@@ -102,7 +109,7 @@ TEST(DeviceSentinel, AnyLaunchConfigurationGivesTheSameFlags) {
   // Misaligned start (the float4 path falls back): the same answer for the shifted view.
   DeviceBank bank(1);
   bank.begin_step(0);
-  bank.check(6, d.p + 1, d.n - 1);
+  reference_check(bank, 6, d.p + 1, d.n - 1);
   EXPECT_EQ(bank.readback().records[6].count, scan_nonfinite(h.data() + 1, h.size() - 1).count);
 }
 
@@ -112,13 +119,13 @@ TEST(DeviceSentinel, StickyWithinAFoldResetAtTheBoundaryHistoryPerStep) {
   DeviceBuffer c(clean), b(bad);
   DeviceBank bank(3);
   bank.begin_step(0);
-  bank.check(2, c.p, c.n);
+  reference_check(bank, 2, c.p, c.n);
   bank.begin_step(1);
-  bank.check(2, b.p, b.n);
+  reference_check(bank, 2, b.p, b.n);
   auto mid = bank.readback();
   EXPECT_EQ(mid.step_status, 1u);  // this step fired
   bank.begin_step(2);
-  bank.check(2, c.p, c.n);
+  reference_check(bank, 2, c.p, c.n);
   auto r = bank.readback();
   EXPECT_EQ(r.step_status, 0u);       // the status word is per step
   EXPECT_EQ(r.records[2].kinds, 1u);  // sticky
@@ -161,7 +168,7 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
     std::vector<DeviceBank::GroupItem> due;
     for (const auto& it : items)
       if ((it.slot + step) % 3 != 0) due.push_back(it);
-    for (const auto& it : due) simple.check(it.slot, it.data, it.count);
+    for (const auto& it : due) reference_check(simple, it.slot, it.data, it.count);
     fused.check_group(due);
   }
   const auto a = simple.readback(), b = fused.readback();

@@ -163,6 +163,8 @@ class MainWindow : public QMainWindow {
   QAction* follow_action_ = nullptr;
   QList<QAction*> live_actions_;
   QAction* graph_action_ = nullptr;
+  QAction* pause_action_ = nullptr;
+  QList<QAction*> live_anytime_;  // step controls enabled while a run goes on (Stop, Break on slot)
   QAction* live_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
 };

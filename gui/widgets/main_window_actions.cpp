@@ -105,15 +105,18 @@ void MainWindow::buildActions() {
       [this] { UI_run(EngineController::UntilFire); });
   add(QStyle::SP_MediaPlay, "Run", QKeySequence(Qt::CTRL | Qt::Key_F5),
       "run to the end (breakpoints stop it)", [this] { UI_run(EngineController::UntilEnd); });
-  QAction* pause = add(QStyle::SP_MediaPause, "Pause", QKeySequence(Qt::Key_Escape),
-                       "stop after the current step", [this] { UI_pause(); });
-  pause->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(Qt::Key_Pause)});
-  add(QStyle::SP_MediaStop, "Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5),
-      "stop and start the run again from fold 0, step 0", [this] {
-        confirmRestart("Start the run again from fold 0, step 0?", [this] { UI_stop(); });
-      });
-  add(QStyle::SP_DialogApplyButton, "Break on slot", QKeySequence(Qt::Key_F9),
-      "stop after the selected slot first fires in a fold", [this] { UI_toggleBreakOnSelected(); });
+  pause_action_ = add(QStyle::SP_MediaPause, "Pause", QKeySequence(Qt::Key_Escape),
+                      "stop after the current step", [this] { UI_pause(); });
+  pause_action_->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(Qt::Key_Pause)});
+  QAction* stop =
+      add(QStyle::SP_MediaStop, "Stop", QKeySequence(Qt::SHIFT | Qt::Key_F5),
+          "stop and start the run again from fold 0, step 0", [this] {
+            confirmRestart("Start the run again from fold 0, step 0?", [this] { UI_stop(); });
+          });
+  QAction* brk = add(QStyle::SP_DialogApplyButton, "Break on slot", QKeySequence(Qt::Key_F9),
+                     "stop after the selected slot first fires in a fold",
+                     [this] { UI_toggleBreakOnSelected(); });
+  live_anytime_ = {stop, brk};  // usable while running, too
   run->addSeparator();
   graph_action_ = run->addAction("Graph mode (CUDA)");
   graph_action_->setCheckable(true);

@@ -170,10 +170,9 @@ void MainWindow::updateControls() {
   const bool can_step = live && !running_ && !view_->finished;
   updateProgress();
   for (QAction* a : live_actions_) {
-    const QString n = a->text();
-    if (n == "Pause")
+    if (a == pause_action_)
       a->setEnabled(live && running_);
-    else if (n == "Stop" || n == "Break on slot")
+    else if (live_anytime_.contains(a))
       a->setEnabled(live);
     else
       a->setEnabled(can_step);

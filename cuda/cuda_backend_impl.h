@@ -48,7 +48,7 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   ~CudaBackend() override;
 
   // ---- Backend ----
-  std::string name() const override { return "cuda"; }
+  BackendKind kind() const override { return BackendKind::Cuda; }
   std::string device_name() const override { return device_name_ + " (float32)"; }
   const Dims& dims() const override { return d_; }
   const ParamLayout& layout() const override { return L_; }

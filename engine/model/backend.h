@@ -159,11 +159,18 @@ class DeviceSentinel {
   }
 };
 
+enum class BackendKind { Cpu, Cuda };
+template <>
+struct EnumNames<BackendKind> {
+  static constexpr std::array<std::string_view, 2> kNames = {"cpu", "cuda"};
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;         // "cpu" or "cuda"
-  virtual std::string device_name() const = 0;  // CPU model or GPU name
+  virtual BackendKind kind() const = 0;
+  std::string name() const { return std::string(name_of(kind())); }  // as files and JSON spell it
+  virtual std::string device_name() const = 0;                       // CPU model or GPU name
   virtual const Dims& dims() const = 0;
   virtual const ParamLayout& layout() const = 0;
 

@@ -29,7 +29,7 @@ class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const Config& c) : model_(c) {}
 
-  std::string name() const override { return "cpu"; }
+  BackendKind kind() const override { return BackendKind::Cpu; }
   std::string device_name() const override {
     return fmt::format("{} ({})", cpu_model_name(),
                        std::is_same_v<T, float> ? "float32" : "float64");

@@ -101,7 +101,8 @@ std::string Session::record_end_step(int entry_slot) {
   d.nanscope_version = kVersion;
   d.run_file = "../run.h5";
   d.seed = config_.run.seed;
-  d.context_f64 = config_.model.precision == Precision::Float64 && backend_->name() == "cpu";
+  d.context_f64 =
+      config_.model.precision == Precision::Float64 && backend_->kind() == BackendKind::Cpu;
   d.slots = std::move(r.pending);
   d.batch = r.batch;
   for (const ParamEntry* e : backend_->layout().existing()) {

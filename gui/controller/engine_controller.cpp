@@ -88,7 +88,7 @@ bool EngineController::rebuild() {
                           .filePath("gui-" + QString::fromStdString(utc_now(kUtcCompact, true)));
   o.out_dir = dir.toStdString();
   std::unique_ptr<Backend> backend;
-  if (device_failed_ || settings_.backend == "cpu")
+  if (device_failed_ || settings_.cpu_only)
     backend = make_cpu_backend(config);
   else if (settings_.make_backend)
     backend = settings_.make_backend(config);

@@ -29,7 +29,7 @@ struct EngineSettings {
   QString config_file;        // optional TOML
   QString out_root = "runs";  // each configured run writes runs/gui-<timestamp>
   bool graph = true;  // whole steps as one CUDA graph (CUDA backend; phase steps stay ungraphed)
-  QString backend = "auto";  // auto | cpu (the window switches to cpu after a device error)
+  bool cpu_only = false;  // the CPU backend whatever the machine has (after a device error)
   // Builds the backend instead of choose_backend (tests: a backend that fails like a device).
   std::function<std::unique_ptr<Backend>(const Config&)> make_backend;
   // Reads an opened file in a child process first (io/file_guard.h); empty: read it directly.

@@ -44,6 +44,7 @@ SnapshotHead live_head(Session& s, bool running, double rate, const QString& sce
   const Config& c = s.config();
   h.source = "live";
   h.backend = QString::fromStdString(s.backend().name());
+  h.backend_kind = s.backend().kind();
   h.device = QString::fromStdString(s.backend().device_name());
   h.graph = s.graph();
   h.scenario = scenario;

@@ -18,6 +18,7 @@ UpdatePtr load_run_update(const QString& run_file) {
   h.source = QFileInfo(run_file).absoluteFilePath();
   h.run_file = h.source;
   h.backend = QString::fromStdString(r.backend);
+  h.backend_kind = parse_enum<BackendKind>(r.backend).value_or(BackendKind::Cpu);
   h.device = QString::fromStdString(r.device_name);
   h.config_toml = QString::fromStdString(r.config_toml);
   h.finished = true;

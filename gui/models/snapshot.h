@@ -20,6 +20,7 @@
 #include "core/event_kind.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"
+#include "model/backend.h"
 
 namespace nanscope::gui {
 
@@ -59,6 +60,7 @@ struct SnapshotHead {
   bool offline = false;
   QString source;  // "live" or the run file path
   QString backend, device, scenario, config_toml;
+  BackendKind backend_kind = BackendKind::Cpu;
   bool graph = false;  // whole steps run as one CUDA graph
   double steps_per_second = 0;
   bool running = false, finished = false;

@@ -244,7 +244,7 @@ void MainWindow::UI_useDefaults() {
 }
 
 void MainWindow::UI_useCpu() {
-  settings_.backend = "cpu";
+  settings_.cpu_only = true;
   have_live_ = false;
   UI_configure(settings_.scenario);
 }

@@ -180,7 +180,7 @@ void MainWindow::updateControls() {
   injection_->setEnabled(live && !running_);
   scenario_->setEnabled(!offline_);
   live_action_->setEnabled(offline_ || !have_live_);
-  const bool cuda = live && view_->backend == "cuda";
+  const bool cuda = live && view_->backend_kind == BackendKind::Cuda;
   graph_action_->setEnabled(cuda);
   graph_action_->setChecked(cuda && view_->graph);
 }

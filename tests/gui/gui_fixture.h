@@ -51,7 +51,7 @@ class FailingDevice final : public test::DelegatingBackend {
  public:
   FailingDevice(const Config& c, std::int64_t at)
       : DelegatingBackend(make_cpu_backend(c)), at_(at) {}
-  std::string name() const override { return "cuda"; }
+  BackendKind kind() const override { return BackendKind::Cuda; }
   void run_phase(Phase phase, const StepKey& key) override {
     if (key.global_step == at_)
       throw DeviceError("CUDA error: an illegal memory access was encountered (test)");

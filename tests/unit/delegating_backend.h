@@ -13,7 +13,7 @@ namespace nanscope::test {
 class DelegatingBackend : public Backend {
  public:
   explicit DelegatingBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
-  std::string name() const override { return inner_->name(); }
+  BackendKind kind() const override { return inner_->kind(); }
   std::string device_name() const override { return inner_->device_name(); }
   const Dims& dims() const override { return inner_->dims(); }
   const ParamLayout& layout() const override { return inner_->layout(); }

@@ -26,7 +26,7 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
   ~EmulatedDeviceBackend() override { inner_->set_observer(nullptr); }
 
   // ---- Backend: the CPU backend's, with the observer and the records kept here ----
-  std::string name() const override { return "emulated-device"; }
+  BackendKind kind() const override { return BackendKind::Cuda; }  // a device, emulated
   std::string device_name() const override { return "host"; }
   void load_fold(const TransitionSet& t) override {
     inner_->load_fold(t);

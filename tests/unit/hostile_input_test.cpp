@@ -362,7 +362,7 @@ TEST(HostileInput, ADeviceFaultMidRunLeavesReadableFiles) {
   struct Failing final : test::DelegatingBackend {
     Failing(const Config& c, int at) : DelegatingBackend(make_cpu_backend(c)), at(at) {}
     int at;
-    std::string name() const override { return "cuda"; }
+    BackendKind kind() const override { return BackendKind::Cuda; }
     void run_phase(Phase p, const StepKey& k) override {
       if (k.global_step == at && p == Phase::BackwardIqn)
         throw DeviceError(

@@ -1,4 +1,5 @@
 #include "plots/grid_plot.h"
+#include "plots/step_zoom.h"
 
 #include <QKeyEvent>
 #include <QToolTip>
@@ -348,12 +349,9 @@ void GridPlot::mouseReleaseEvent(QMouseEvent* e) {
 }
 
 void GridPlot::wheelEvent(QWheelEvent* e) {
-  const double steps = e->angleDelta().y() / 120.0;
-  if (steps == 0) return;
-  const double at = xAxis->pixelToCoord(e->position().x());
-  const double factor = std::pow(0.8, steps);  // wheel up zooms in
-  const QCPRange r = xAxis->range();
-  setColumnRange(at - (at - r.lower) * factor, at + (r.upper - at) * factor);
+  if (e->angleDelta().y() == 0) return;
+  const QCPRange r = wheel_zoomed(xAxis->range(), *xAxis, *e);
+  setColumnRange(r.lower, r.upper);
   userMovedView();
   e->accept();
 }

@@ -1,4 +1,5 @@
 #include "plots/metrics_plot.h"
+#include "plots/step_zoom.h"
 
 #include <QFile>
 #include <QTextStream>
@@ -377,12 +378,8 @@ void MetricsPlot::mouseReleaseEvent(QMouseEvent* e) {
 }
 
 void MetricsPlot::wheelEvent(QWheelEvent* e) {
-  const double steps = e->angleDelta().y() / 120.0;
-  if (steps == 0) return;
-  const double at = xAxis->pixelToCoord(e->position().x());
-  const double factor = std::pow(0.8, steps);  // wheel up zooms in
-  const QCPRange r = xAxis->range();
-  xAxis->setRange(at - (at - r.lower) * factor, at + (r.upper - at) * factor);
+  if (e->angleDelta().y() == 0) return;
+  xAxis->setRange(wheel_zoomed(xAxis->range(), *xAxis, *e));
   userMovedView();
   replot(QCustomPlot::rpQueuedReplot);
   e->accept();

@@ -87,20 +87,19 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   yAxis->grid()->setVisible(false);
   xAxis->grid()->setVisible(false);
   yAxis->setRange(-0.5, kSlotCount - 0.5);
-  // The selection: a light band on its row and column, a frame on the cell.
-  auto band = [this](QColor fill) {
+  // The selection: its row and column outlined (thin, so the cells keep the colours of the key),
+  // the cell framed.
+  auto outline = [this](const QPen& pen) {
     auto* r = new QCPItemRect(this);
-    r->setPen(Qt::NoPen);
-    r->setBrush(fill);
+    r->setPen(pen);
+    r->setBrush(Qt::NoBrush);
     r->setVisible(false);
     r->setClipToAxisRect(true);
     return r;
   };
-  sel_row_band_ = band(QColor(255, 255, 255, 70));
-  sel_column_band_ = band(QColor(255, 255, 255, 70));
-  sel_cell_ = band(QColor());
-  sel_cell_->setBrush(Qt::NoBrush);
-  sel_cell_->setPen(QPen(QColor(20, 20, 20), 2, Qt::DashLine));
+  sel_row_band_ = outline(QPen(QColor(20, 20, 20, 150), 1));
+  sel_column_band_ = outline(QPen(QColor(20, 20, 20, 150), 1));
+  sel_cell_ = outline(QPen(QColor(20, 20, 20), 2, Qt::DashLine));
   empty_ = new QCPItemText(this);
   empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
   empty_->position->setCoords(0.5, 0.5);

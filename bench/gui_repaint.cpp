@@ -126,6 +126,21 @@ double update_cost(MainWindow& w, std::size_t history, int reps, quint64& seq) {
   return median(ms);
 }
 
+// One fold of `steps` checked steps, a NaN in slot (step mod 36) every `every` steps.
+Snapshot one_fold_grid(std::size_t steps, std::size_t every) {
+  Snapshot s;
+  for (std::size_t g = 0; g < steps; ++g) {
+    StepRow r;
+    r.step = static_cast<int>(g);
+    r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+    r.flags[g % kSlotCount] = (g % every == 0) ? kKindNaN : 0;
+    s.steps.push_back(r);
+  }
+  s.fold_begin = {0};
+  s.folds.resize(1);
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,16 +168,7 @@ int main(int argc, char** argv) {
   const double large = update_cost(w, 100'000, reps, seq);
 
   // A 36 x 10,000 slot x step grid in one fold.
-  Snapshot big;
-  for (std::size_t g = 0; g < 10000; ++g) {
-    StepRow r;
-    r.step = static_cast<int>(g);
-    r.checked = (std::uint64_t{1} << kSlotCount) - 1;
-    r.flags[g % kSlotCount] = (g % 7 == 0) ? kKindNaN : 0;
-    big.steps.push_back(r);
-  }
-  big.fold_begin = {0};
-  big.folds.resize(1);
+  Snapshot big = one_fold_grid(10'000, 7);
   SlotGridModel model(SlotGridModel::Steps);
   model.setView(&big);
   GridPlot plot(&model);
@@ -179,16 +185,7 @@ int main(int argc, char** argv) {
   }
   // A 36 x 100,000 slot x step grid (one fold): every column pooled into the plot's pixels, then
   // zoomed onto 200 columns around a fire and panned (each pan rebuilds the visible cells).
-  Snapshot huge;
-  for (std::size_t g = 0; g < 100'000; ++g) {
-    StepRow r;
-    r.step = static_cast<int>(g);
-    r.checked = (std::uint64_t{1} << kSlotCount) - 1;
-    r.flags[g % kSlotCount] = (g % 97 == 0) ? kKindNaN : 0;
-    huge.steps.push_back(r);
-  }
-  huge.fold_begin = {0};
-  huge.folds.resize(1);
+  Snapshot huge = one_fold_grid(100'000, 97);
   SlotGridModel huge_model(SlotGridModel::Steps);
   huge_model.setView(&huge);
   GridPlot huge_plot(&huge_model);

@@ -17,8 +17,7 @@ constexpr double kGlyphCellPx = 11;
 // The kind glyphs, drawn over the colour map on cells large enough to hold one.
 class GridGlyphs : public QCPLayerable {
  public:
-  GridGlyphs(GridPlot* plot, SlotGridModel* model)
-      : QCPLayerable(plot, "main"), plot_(plot), model_(model) {}
+  GridGlyphs(GridPlot* plot, SlotGridModel* model) : QCPLayerable(plot, "main"), model_(model) {}
   int drawn = 0;  // glyphs in the last draw (tests)
 
  protected:
@@ -55,7 +54,6 @@ class GridGlyphs : public QCPLayerable {
   }
 
  private:
-  GridPlot* plot_;
   SlotGridModel* model_;
 };
 
@@ -233,14 +231,15 @@ void GridPlot::rebuildMap() {
   map_first_ = first;
   if (cols == 0 || visible <= pixels) {
     columns_per_cell_ = 1;
+    // A single column is two map cells (so that it has a width), both that column's code.
     const int cells = std::max(2, visible);
     model_->pooledCodes(first, cols == 0 ? -1 : last, visible, pooled_);
-    map_->data()->setSize(visible == 1 ? 2 : visible, kSlotCount);
+    map_->data()->setSize(cells, kSlotCount);
     if (visible == 1)
       map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, kSlotCount - 1));
     else
       map_->data()->setRange(QCPRange(first, last), QCPRange(0, kSlotCount - 1));
-    for (int c = 0; c < cells && c < std::max(2, visible); ++c)
+    for (int c = 0; c < cells; ++c)
       for (int row = 0; row < kSlotCount; ++row) {
         const int bin = visible == 1 ? 0 : c;
         map_->data()->setCell(

@@ -224,6 +224,16 @@ std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name,
   return std::vector<std::uint64_t>(d.begin(), d.end());
 }
 
+namespace {
+// The size of the file that holds loc: the bound on what its metadata may claim.
+std::uint64_t file_size_of(hid_t loc) {
+  hsize_t bytes = 0;
+  Handle file(H5Iget_file_id(loc), H5Fclose);
+  if (file.id() >= 0) H5Fget_filesize(file, &bytes);
+  return bytes;
+}
+}  // namespace
+
 std::size_t checked_count(hid_t loc, const std::string& name,
                           const std::vector<std::uint64_t>& dims, std::size_t elem_bytes,
                           const std::string& where) {
@@ -236,11 +246,7 @@ std::size_t checked_count(hid_t loc, const std::string& name,
       throw DataError(fmt::format("{}: {} claims more elements than can be counted", where, name));
     n *= x;
   }
-  hsize_t file_bytes = 0;
-  {
-    Handle file(H5Iget_file_id(loc), H5Fclose);
-    if (file.id() >= 0) H5Fget_filesize(file, &file_bytes);
-  }
+  const std::uint64_t file_bytes = file_size_of(loc);
   const std::uint64_t bound =
       1024 * static_cast<std::uint64_t>(file_bytes) + (std::uint64_t{1} << 20);
   if (n > bound / elem_bytes)
@@ -324,10 +330,19 @@ void write_scalar_attr(hid_t loc, const std::string& name, hid_t type, const voi
   check(H5Awrite(attr, type, v), where, "writing attribute " + name);
 }
 
+// An attribute nanscope reads as one value. H5Aread writes every element the attribute's
+// dataspace holds, so one of a hostile file's attributes with more than one would overrun the
+// single value it is read into: refused before reading.
 Handle open_attr(hid_t loc, const std::string& name, const std::string& where) {
   if (H5Aexists(loc, name.c_str()) <= 0)
     throw DataError(fmt::format("{}: missing attribute {}", where, name));
-  return Handle(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle a(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
+  check_read(a.id(), where, "opening attribute " + name);
+  Handle space(H5Aget_space(a), H5Sclose);
+  check_read(space.id(), where, "reading the shape of attribute " + name);
+  if (H5Sget_simple_extent_npoints(space) != 1)
+    throw DataError(fmt::format("{}: attribute {} is not a single value", where, name));
+  return a;
 }
 }  // namespace
 
@@ -378,7 +393,10 @@ std::string read_attr_string(hid_t loc, const std::string& name, const std::stri
     H5free_memory(p);
     return s;
   }
+  // A fixed-length string's bytes are stored whole in the file: a size beyond it is hostile.
   const std::size_t n = H5Tget_size(ftype);
+  if (n == 0 || n > file_size_of(loc))
+    throw DataError(fmt::format("{}: attribute {} claims a string of {} bytes", where, name, n));
   std::string s(n, '\0');
   Handle t = string_type(n);
   if (H5Aread(a, t, s.data()) < 0)

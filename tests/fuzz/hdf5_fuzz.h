@@ -16,11 +16,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
-#include <sstream>
 #include <string>
 
 #include "core/errors.h"
+#include "libhdf5_report.h"
 
 // The memcpy interceptor would report libhdf5's overlapping copies; leaks on libhdf5's error paths
 // are not nanscope's; libhdf5 asks malloc for sizes read from corrupt metadata and handles NULL.
@@ -29,31 +28,6 @@ extern "C" const char* __asan_default_options() {
 }
 
 namespace nanscope::fuzz {
-
-// Whether a sanitizer report's first stack is libhdf5's: its first frame outside the sanitizer's
-// runtime (its interceptors, malloc, strdup, memcpy, ..., and its own checks, __asan::..., which
-// report a heap chunk an uninstrumented writer overwrote when libhdf5 frees it) lies in libhdf5.
-inline bool report_is_libhdf5s(const std::string& report) {
-  static const std::regex frame(R"(^\s+#(\d+) 0x[0-9a-f]+\s+(?:in (\S+)\s+)?\(?([^\s)+]+))");
-  static const std::regex interceptor(
-      R"(^(__interceptor_)?(malloc|calloc|realloc|free|strdup|strndup|strlen|memcpy|memmove|memset|memcmp|strcmp|strncpy|strcpy|operator)$)");
-  std::istringstream lines(report);
-  int seen = 0;
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_search(line, m, frame)) {
-      if (seen > 0) break;  // the end of the first stack
-      continue;
-    }
-    ++seen;
-    const std::string fn = m[2], where = m[3];
-    if (where.find("libhdf5") != std::string::npos) return true;
-    if (fn.rfind("__asan", 0) == 0 || fn.rfind("__sanitizer", 0) == 0) continue;
-    if (!std::regex_match(fn, interceptor))
-      return false;  // a frame of nanscope's (or the C library's)
-  }
-  return false;
-}
 
 template <class Read>
 int read_contained(Read&& read) {

@@ -383,3 +383,31 @@ TEST(HostileInput, ADeviceFaultMidRunLeavesReadableFiles) {
   test::expect_device_fault_keeps_files(s, "cublasSgemm(iqn_dpsi)", 6, 6,
                                         2);  // every step that finished
 }
+
+// An attribute nanscope reads as one value but stored with many (H5Aread would write them all
+// into the one), and a fixed-length string attribute claiming more bytes than the file holds.
+TEST(HostileInput, AttributesThatAreNotOneValueAreRefusedBeforeReading) {
+  const auto replace_attr = [](hid_t f, const char* name, hid_t type, hsize_t count) {
+    H5Adelete(f, name);
+    hid_t space = count == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr);
+    hid_t a = H5Acreate2(f, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    std::vector<char> zeros(H5Tget_size(type) * std::max<hsize_t>(count, 1), '\0');
+    H5Awrite(a, type, zeros.data());
+    H5Aclose(a);
+    H5Sclose(space);
+  };
+  std::string path = copy_of(recorded().dump, "attr_array");
+  edit(path, [&](hid_t f) { replace_attr(f, "schema_version", H5T_NATIVE_INT64, 4096); });
+  std::string msg = error_of([&] { read_dump(path); });
+  EXPECT_NE(msg.find("attribute schema_version is not a single value"), std::string::npos) << msg;
+
+  path = copy_of(recorded().run_file, "attr_string");
+  edit(path, [&](hid_t f) {
+    hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 8);
+    replace_attr(f, "config", type, 64);
+    H5Tclose(type);
+  });
+  msg = error_of([&] { read_run_file(path); });
+  EXPECT_NE(msg.find("attribute config is not a single value"), std::string::npos) << msg;
+}

@@ -1,0 +1,54 @@
+// The fuzz harnesses' classifier (tests/fuzz/libhdf5_report.h) on report texts shaped as clang 14's
+// ASan and libFuzzer print them: libhdf5's faults are refusals, nanscope's own are crashes.
+#include <gtest/gtest.h>
+
+#include "../fuzz/libhdf5_report.h"
+
+using nanscope::fuzz::report_is_libhdf5s;
+
+namespace {
+// libFuzzer's malloc hook in the contained child: the allocation, through ASan, asked by `caller`.
+std::string oom_report(const std::string& caller) {
+  return "==31028== ERROR: libFuzzer: out-of-memory (malloc(4398046511104))\n"
+         "   To change the out-of-memory limit use -rss_limit_mb=<N>\n\n"
+         "    #0 0x55a553eba381 in __sanitizer_print_stack_trace (/b/fuzz_dump+0x28f381)\n"
+         "    #1 0x55a553e2ccd8 in fuzzer::PrintStackTrace() (/b/fuzz_dump+0x201cd8)\n"
+         "    #2 0x55a553e125a3 in fuzzer::MallocHook(void const volatile*, unsigned long) "
+         "(/b/fuzz_dump+0x1e75a3)\n"
+         "    #3 0x55a553e9a1b2 in __sanitizer::RunMallocHooks(void*, unsigned long) "
+         "(/b/fuzz_dump+0x26f1b2)\n"
+         "    #4 0x55a553e01a10 in __asan::Allocator::Allocate(unsigned long, unsigned long, "
+         "__sanitizer::BufferedStackTrace*, __asan::AllocType, bool) (/b/fuzz_dump+0x1d6a10)\n"
+         "    #5 0x55a553e0f0c2 in malloc (/b/fuzz_dump+0x1e40c2)\n" +
+         caller +
+         "    #9 0x55a553eed76e in LLVMFuzzerTestOneInput /b/tests/fuzz/dump_fuzz.cpp:13:10\n\n"
+         "SUMMARY: libFuzzer: out-of-memory\n";
+}
+}  // namespace
+
+TEST(FuzzReport, AnAllocationLibhdf5AskedIsLibhdf5s) {
+  EXPECT_TRUE(report_is_libhdf5s(oom_report(
+      "    #6 0x7fa5ec1a2b3c in H5FL_blk_malloc "
+      "(/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x12b3c)\n"
+      "    #7 0x7fa5ec1a2000  (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x12000)\n")));
+}
+
+TEST(FuzzReport, AnAllocationNanscopeAskedIsNanscopes) {
+  EXPECT_FALSE(report_is_libhdf5s(oom_report(
+      "    #6 0x55a553f0a1c0 in operator new(unsigned long) (/b/fuzz_dump+0x2df1c0)\n"
+      "    #7 0x55a553f1b2d0 in nanscope::h5::read_attr_string(long, std::string const&, "
+      "std::string const&) /b/engine/io/h5.cpp:384:15\n")));
+}
+
+TEST(FuzzReport, AnOverflowInNanscopesCodeIsNanscopes) {
+  EXPECT_FALSE(report_is_libhdf5s(
+      "==77==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6020000000f4\n"
+      "READ of size 4 at 0x6020000000f4 thread T0\n"
+      "    #0 0x55d0c1 in nanscope::read_dump(std::string const&) /b/engine/io/dump_file.cpp:130:7\n"
+      "    #1 0x55d0c2 in main /b/cli/main.cpp:10:3\n"));
+  EXPECT_TRUE(report_is_libhdf5s(
+      "==78==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6020000000f4\n"
+      "WRITE of size 8 at 0x6020000000f4 thread T0\n"
+      "    #0 0x4a1b2c in __asan_memcpy (/b/fuzz_dump+0x4a1b2c)\n"
+      "    #1 0x7f00aa in H5T__conv_s_s (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x2f00aa)\n"));
+}

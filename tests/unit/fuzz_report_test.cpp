@@ -44,7 +44,8 @@ TEST(FuzzReport, AnOverflowInNanscopesCodeIsNanscopes) {
   EXPECT_FALSE(report_is_libhdf5s(
       "==77==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6020000000f4\n"
       "READ of size 4 at 0x6020000000f4 thread T0\n"
-      "    #0 0x55d0c1 in nanscope::read_dump(std::string const&) /b/engine/io/dump_file.cpp:130:7\n"
+      "    #0 0x55d0c1 in nanscope::read_dump(std::string const&) "
+      "/b/engine/io/dump_file.cpp:130:7\n"
       "    #1 0x55d0c2 in main /b/cli/main.cpp:10:3\n"));
   EXPECT_TRUE(report_is_libhdf5s(
       "==78==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6020000000f4\n"

@@ -84,11 +84,10 @@ std::unique_ptr<Session> warm_session(const Variant& v) {
 double time_variant(const Variant& v, int blocks, double* copies_per_step) {
   auto session = warm_session(v);
   Session& s = *session;
-  const auto d2h0 = s.backend().device_sentinel()->device_to_host_copies();
+  const auto d2h0 = s.backend().device_to_host_copies();
   const double ms = ms_per_step(s, blocks, 100);
   *copies_per_step =
-      static_cast<double>(s.backend().device_sentinel()->device_to_host_copies() - d2h0) /
-      (blocks * 100.0);
+      static_cast<double>(s.backend().device_to_host_copies() - d2h0) / (blocks * 100.0);
   return ms;
 }
 

@@ -1,7 +1,7 @@
 // CudaBackend: first-fire capture. The fused check copies a slot's buffer into its area at the
 // slot's first fire in the fold; the optimizer leaves the state it started from in a shadow; at the
 // step's end a first fire sends that state, the target network, the batch and the draws into a
-// context area. The session reads all of it with the fold's records (read_steps).
+// context area. The bank reads all of it with the fold's records (hand_over).
 #include <algorithm>
 
 #include "cuda_backend_impl.h"

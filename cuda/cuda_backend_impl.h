@@ -1,18 +1,19 @@
 // CudaBackend's declaration, private to the CUDA library. Its definitions are split by concern:
 // cuda_backend.cpp (construction, state, parameters, batch, slot buffers, transfers),
 // cuda_backend_step.cpp (the phases, their slot call sites, graph capture and replay),
-// cuda_backend_sentinel.cpp (the DeviceSentinel side: the bank's step, checks, producers' checks,
-// readbacks), cuda_backend_capture.cpp (first-fire capture) and check_launch_log.cpp (the
-// check launches, noted for bench/sentinel).
+// cuda_backend_sentinel.cpp (the backend's CheckBank: the bank's step, checks, producers' checks,
+// readbacks into step outcomes), cuda_backend_capture.cpp (first-fire capture) and
+// check_launch_log.cpp (the check launches, noted for bench/sentinel).
 //
 // The verified device pieces (sampler, dense layers, heads, losses, backward, optimizer, sentinel
 // bank) run phase by phase on one stream, or as one captured CUDA graph of the same phase
 // functions. The slot call sites are the CPU backend's, in the same order: the observer's
-// `produced` (fault injection) right after each producer, then its `check`, which the session
-// turns into a device check. Everything that changes from step to step (fold and step of the
-// draws, the bank's step, the global step, Adam's t) is read from device memory, set by tiny
-// kernels before the step, so a replayed graph is the same step as an ungraphed one. A step makes
-// no device-to-host copy unless the session reads its record.
+// `produced` (fault injection) right after each producer, then the site's device check (every site
+// takes an execution position, checked or not) and the observer's `check`. Everything that changes
+// from step to step (fold and step of the draws, the bank's step, the global step, Adam's t) is
+// read from device memory, set by tiny kernels before the step, so a replayed graph is the same
+// step as an ungraphed one. A step makes no device-to-host copy unless the session reads its
+// record.
 #pragma once
 
 #include <array>
@@ -27,6 +28,7 @@
 #include "first_fire_capture.h"
 #include "forward_losses.h"
 #include "model/backend.h"
+#include "model/check_bank.h"
 #include "optimizer.h"
 #include "sentinel_check.h"
 #include "step_record.h"
@@ -42,7 +44,7 @@ struct Stream {
   Stream& operator=(const Stream&) = delete;
 };
 
-class CudaBackend final : public Backend, public DeviceSentinel {
+class CudaBackend final : public Backend, public CheckBank {
  public:
   CudaBackend(const Config& c, std::string device_name);
   ~CudaBackend() override;
@@ -71,26 +73,22 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   void read_kept_state(StateSnapshot& s) const override;
   BatchContext batch_context() const override;
   void set_batch(const BatchContext& b) override;
-  DeviceSentinel* device_sentinel() override { return this; }
-
-  // ---- DeviceSentinel ----
-  void begin_fold() override {
-    flush_checks();
-    bank_.reset_fold();
-    clear_contexts();
-  }
-  void begin_step(int step) override;
-  void check(int slot) override;
-  std::uint32_t status_now() override;
-  StepReport end_step() override;
-  StepDetail step_detail() override;
-  std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) override;
-  void run_step_graphed(const StepKey& key, std::uint64_t checked) override;
-  int graph_captures() const override { return captures_; }
+  CheckBank& checks() override { return *this; }
+  void run_step(const StepKey& key) override;
+  bool supports_step_graph() const override { return true; }
+  void set_step_graph(bool on) override { graph_on_ = on; }
+  int step_graph_captures() const override { return captures_; }
   std::int64_t device_to_host_copies() const override { return d2h_; }
-  int enable_capture(bool on) override;
-  SlotView captured_slot(int slot) override;
-  bool captured_context(int step, StateSnapshot& state, BatchContext& batch) override;
+
+  // ---- CheckBank (cuda_backend_sentinel.cpp) ----
+  void begin_fold(const SlotSetup& setup) override;
+  void set_checked(int slot, bool on) override;
+  void set_capture(bool on) override;
+  void set_report_each_step(bool on) override { report_each_ = on; }
+  void begin_step(const StepKey& key) override;
+  std::vector<StepOutcome> end_step() override;
+  std::vector<StepOutcome> take_held() override;
+  void check_now(int slot) override { check_site(slot); }
 
  private:
   // ---- The step (cuda_backend_step.cpp) ----
@@ -107,9 +105,9 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   void produced(int slot) {
     if (observer_) observer_->produced(slot);
   }
-  void check_site(int slot) {
-    if (observer_) observer_->check(slot);
-  }
+  // A check site: the device check of a checked slot, enqueued (see flush_checks) unless its
+  // producer took it; every site takes an execution position. Then the observer's `check`.
+  void check_site(int slot);
   // The session's checks are collected and enqueued as one fused launch (DeviceBank::check_group)
   // where the step needs their result: before the update (the guard reads the status word) and at
   // the step's end; and before anything that reads the bank or writes a slot buffer from the host.
@@ -142,6 +140,16 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     check_site(slot);
   }
 
+  // ---- Step outcomes (cuda_backend_sentinel.cpp) ----
+  // The held steps' outcomes: the one step just ended from its record (one copy while clean), or
+  // several from the fold's records and history (a few copies for all of them).
+  std::vector<StepOutcome> hand_over();
+  StepOutcome outcome_of(const StepKey& key, const StepStatusRecord& h) const;
+  // A step's kinds, first fires and (with capture) captured buffers and context, from a readback
+  // whose history row `row` is the step's.
+  void fill_fires(StepOutcome& o, const BankReadback& r, int row);
+  std::uint64_t checked_mask() const;
+
   // ---- First-fire capture (cuda_backend_capture.cpp); each is a no-op without capture ----
   using OptimizerShadow = AdamShadow;
   struct Capture {
@@ -149,17 +157,16 @@ class CudaBackend final : public Backend, public DeviceSentinel {
     DeviceArray<float> shadow_params, shadow_adam;     // the state the update started from
     DeviceArray<std::int64_t> shadow_t{1};
     std::unique_ptr<ContextCapture> contexts;
-    std::vector<int> steps;  // the step each context area holds, from the last read_steps
+    std::vector<int> steps;  // the step each context area holds, from the last readback
   };
+  int enable_capture(bool on);       // the context areas it has (0: off)
+  SlotView captured_slot(int slot);  // a host view of the slot's capture area
+  bool captured_context(int step, StateSnapshot& state, BatchContext& batch);
   float* capture_area(int slot);       // where a slot's buffer goes at its first fire
   OptimizerShadow optimizer_shadow();  // where the update leaves the state it started from
   void capture_context();              // enqueued at the step's end
-  void take_context_table();           // with read_steps
+  void take_context_table();           // with a readback of held steps
   void clear_contexts();               // a new fold
-
-  // ---- Readbacks (cuda_backend_sentinel.cpp) ----
-  StepReport report_of(const StepStatusRecord& h) const;
-  static StepDetail detail_of(const BankReadback& r, int row, int step);
 
   // ---- Slot buffers ----
   // A slot's device buffer, its length taken from the buffer object itself.
@@ -242,6 +249,14 @@ class CudaBackend final : public Backend, public DeviceSentinel {
   GraphExec graph_exec_;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
+  bool graph_on_ = false;
+  // The bank: which slots are checked, whether the session needs each step's outcome at its end,
+  // the steps run but not handed over yet (this fold's), the context areas of the capture.
+  SlotSetup setup_;
+  bool report_each_ = true;
+  std::vector<StepKey> held_;
+  StepKey step_key_;
+  int capture_areas_ = 0;
   const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr,
               *next_bar_ = nullptr;
   ForwardState fwd_{};

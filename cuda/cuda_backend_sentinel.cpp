@@ -1,28 +1,61 @@
-// CudaBackend as the session's DeviceSentinel: the bank's step, the checks enqueued at the call
-// sites, and the readbacks (the status word, a step's record, its per-slot detail, a fold's steps).
+// CudaBackend as its own CheckBank: the device bank's fold and step, the checks enqueued at the
+// call sites (and the producers' own checks), and the readbacks that turn held steps into step
+// outcomes: one status record per step while clean when the session needs each step, a fold's
+// records and history at once otherwise (at its end, or every capture_areas_ steps when
+// recording), the captured first-fire buffers and contexts with them.
 #include "cuda_backend_impl.h"
 
 namespace nanscope::cuda {
 
-void CudaBackend::begin_step(int step) {
+void CudaBackend::begin_fold(const SlotSetup& setup) {
   flush_checks();
-  bank_.begin_step(step);
-  bank_step_ = step;
+  bank_.reset_fold();
+  clear_contexts();
+  held_.clear();
+  setup_ = setup;
+}
+
+// As SentinelBank::set_checked; a graph captured with the other checked set is not replayed.
+void CudaBackend::set_checked(int slot, bool on) {
+  SlotState& st = setup_.state[static_cast<std::size_t>(slot)];
+  if (st == SlotState::Absent) return;
+  st = on ? SlotState::Clean : SlotState::Disabled;
+}
+
+std::uint64_t CudaBackend::checked_mask() const {
+  std::uint64_t m = 0;
+  for (int s = 0; s < kSlotCount; ++s)
+    if (setup_.checked(s)) m |= std::uint64_t{1} << s;
+  return m;
+}
+
+void CudaBackend::set_capture(bool on) {
+  capture_areas_ = enable_capture(on);
+}
+
+void CudaBackend::begin_step(const StepKey& key) {
+  flush_checks();
+  bank_.begin_step(key.step);
+  bank_step_ = key.step;
+  step_key_ = key;
   in_producer_ = 0;
 }
 
-void CudaBackend::check(int slot) {
+void CudaBackend::check_site(int slot) {
   const std::uint64_t bit = std::uint64_t{1} << slot;
-  if (in_producer_ & bit) {  // its producer checked it
+  if (in_producer_ & bit) {  // its producer checked it (and took its execution position)
     in_producer_ &= ~bit;
-    return;
+  } else if (setup_.checked(slot)) {
+    const DevBuf b = read_buf(slot);
+    pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), bank_.take_exec()});
+  } else {
+    bank_.take_exec();
   }
-  const DevBuf b = read_buf(slot);
-  pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), bank_.take_exec()});
+  if (observer_) observer_->check(slot);
 }
 
 SlotSink CudaBackend::producer_sink(int slot) {
-  if (!observer_ || !observer_->producer_checks(slot)) return {};
+  if (!setup_.checked(slot) || (observer_ && observer_->overwrites(slot))) return {};
   in_producer_ |= std::uint64_t{1} << slot;
   const DevBuf b = read_buf(slot);
   if (float* area = capture_area(slot)) late_captures_.push_back({slot, b.p, b.n, area});
@@ -30,51 +63,57 @@ SlotSink CudaBackend::producer_sink(int slot) {
   return bank_.sink(slot);
 }
 
-std::uint32_t CudaBackend::status_now() {
+std::vector<StepOutcome> CudaBackend::end_step() {
   flush_checks();
-  std::uint32_t s = 0;
-  download(&s, bank_.status_word(), 1);
-  return s;
+  held_.push_back(step_key_);
+  // With capture on, the context areas bound how many steps may wait.
+  if (report_each_ || (capture_areas_ > 0 && static_cast<int>(held_.size()) >= capture_areas_))
+    return hand_over();
+  return {};
 }
 
-DeviceSentinel::StepReport CudaBackend::end_step() {
-  flush_checks();
-  StepStatusRecord h{};
-  download(reinterpret_cast<unsigned char*>(&h),
-           records_.get() + static_cast<std::size_t>(bank_step_) * sizeof h, sizeof h);
-  losses_ = report_of(h).losses;
-  return report_of(h);
+std::vector<StepOutcome> CudaBackend::take_held() {
+  return hand_over();
 }
 
-DeviceSentinel::StepDetail CudaBackend::step_detail() {
+std::vector<StepOutcome> CudaBackend::hand_over() {
   flush_checks();
-  const BankReadback r = bank_.readback_step();
-  d2h_ += 3;
-  return detail_of(r, 0, bank_step_);
-}
-
-std::vector<std::pair<DeviceSentinel::StepReport, DeviceSentinel::StepDetail>>
-CudaBackend::read_steps(int first, int last) {
-  flush_checks();
-  const std::size_t n = static_cast<std::size_t>(last - first + 1);
+  std::vector<StepOutcome> out;
+  if (held_.empty()) return out;
+  const int first = held_.front().step;
+  const std::size_t n = held_.size();
   std::vector<StepStatusRecord> recs(n);
   download(reinterpret_cast<unsigned char*>(recs.data()),
            records_.get() + static_cast<std::size_t>(first) * sizeof(StepStatusRecord),
            n * sizeof(StepStatusRecord));
-  const BankReadback r = bank_.readback();  // records and history rows 0..last
-  d2h_ += 3;
-  take_context_table();
-  std::vector<std::pair<StepReport, StepDetail>> out;
-  for (int st = first; st <= last; ++st)
-    out.emplace_back(report_of(recs[static_cast<std::size_t>(st - first)]), detail_of(r, st, st));
-  if (!out.empty()) losses_ = out.back().first.losses;
+  if (n == 1 && held_.front().step == bank_step_) {
+    // The step just ended: its record says whether anything fired; only then its detail.
+    out.push_back(outcome_of(held_.front(), recs[0]));
+    if (recs[0].status != 0) {
+      const BankReadback r = bank_.readback_step();
+      d2h_ += 3;
+      take_context_table();
+      fill_fires(out.back(), r, 0);
+    }
+  } else {
+    const BankReadback r = bank_.readback();  // records and history rows 0..last
+    d2h_ += 3;
+    take_context_table();
+    for (std::size_t i = 0; i < n; ++i) {
+      out.push_back(outcome_of(held_[i], recs[i]));
+      fill_fires(out.back(), r, held_[i].step);
+    }
+  }
+  held_.clear();
+  losses_ = out.back().losses;
   return out;
 }
 
-DeviceSentinel::StepReport CudaBackend::report_of(const StepStatusRecord& h) const {
-  StepReport r;
-  r.status = h.status;
-  StepLosses& l = r.losses;
+StepOutcome CudaBackend::outcome_of(const StepKey& key, const StepStatusRecord& h) const {
+  StepOutcome o;
+  o.step = key.step;
+  o.global_step = key.global_step;
+  StepLosses& l = o.losses;
   l.c51 = h.scalars[kScC51];
   l.mse = h.scalars[kScMse];
   l.cql = h.scalars[kScCql];
@@ -84,18 +123,35 @@ DeviceSentinel::StepReport CudaBackend::report_of(const StepStatusRecord& h) con
   l.total = h.total;
   l.grad_norm = h.grad_norm;
   for (int g = 0; g < kGroupCount; ++g) l.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
-  return r;
+  // The optimizer applied the same rule on the device, from the status word before the update.
+  o.updated = guard_allows_update(c_, h.status != 0);
+  return o;
 }
 
-DeviceSentinel::StepDetail CudaBackend::detail_of(const BankReadback& r, int row, int step) {
-  StepDetail d;
+void CudaBackend::fill_fires(StepOutcome& o, const BankReadback& r, int row) {
+  bool first_fire = false;
   for (int s = 0; s < kSlotCount; ++s) {
-    d.kinds[static_cast<std::size_t>(s)] =
-        r.history[static_cast<std::size_t>(row)][static_cast<std::size_t>(s)];
-    const auto& rec = r.records[static_cast<std::size_t>(s)];
-    d.first_count[static_cast<std::size_t>(s)] = rec.first_step == step ? rec.count : -1;
+    const auto i = static_cast<std::size_t>(s);
+    o.kinds[i] = r.history[static_cast<std::size_t>(row)][i];
+    const DeviceSlotRecord& rec = r.records[i];
+    if (rec.first_step != o.step || !o.kinds[i]) continue;
+    o.first_count[i] = rec.count;
+    o.first_exec[i] = rec.exec_position;
+    first_fire = true;
   }
-  return d;
+  if (!cap_ || !first_fire) return;
+  // The buffers the fused checks (or the producers) copied at the fires, and the step's context
+  // (its area found in the table the readback took).
+  for (int s = 0; s < kSlotCount; ++s) {
+    if (o.first_count[static_cast<std::size_t>(s)] < 0) continue;
+    const SlotView v = captured_slot(s);
+    const auto* p = static_cast<const float*>(v.data);
+    CapturedSlot c{s, v.shape, std::vector<float>(p, p + v.count), {}};
+    c.scan = scan_nonfinite(c.values.data(), c.values.size());
+    o.captured.push_back(std::move(c));
+  }
+  StepContext ctx;
+  if (captured_context(o.step, ctx.state, ctx.batch)) o.context = std::move(ctx);
 }
 
 }  // namespace nanscope::cuda

@@ -84,8 +84,17 @@ void CudaBackend::capture() {
   ++captures_;
 }
 
-void CudaBackend::run_step_graphed(const StepKey& key, std::uint64_t checked) {
+// With the step graph on, the step is one graph launch: captured when there is none yet (the fold's
+// data and the capture's work are part of it) or when the checked slots differ from the captured
+// set; during a capture the observer sees exactly the calls of an ungraphed step, a replay makes
+// none. A step whose observer writes from the host between two kernels runs phase by phase.
+void CudaBackend::run_step(const StepKey& key) {
+  if (!graph_on_ || (observer_ && observer_->writes_this_step())) {
+    Backend::run_step(key);
+    return;
+  }
   set_step_keys(key);
+  const std::uint64_t checked = checked_mask();
   if (!graph_exec_ || checked != captured_checked_) {
     capture();
     captured_checked_ = checked;
@@ -165,9 +174,9 @@ void CudaBackend::optimizer() {
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.
   site(kGradNorm);
-  // The observer keeps the state before the update (for dumps); the guard is decided on the
-  // device from the step's status word, so parameters, moments and t stay untouched there.
-  if (observer_) observer_->allow_update();
+  // The guard (guard_allows_update) is decided on the device from the step's status word, so
+  // parameters, moments and t stay untouched there; with capture on, the update leaves the state
+  // it started from in the optimizer's shadow (for dumps).
   flush_checks();  // every check before the update: the guard reads their status word
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), norms_.get(), adam_t_dev_.get(),

@@ -6,8 +6,9 @@
 // the optimizer's shadow, the target network, Adam's t), the batch and the IQN draws. At the end of
 // a step, if any slot fired for the first time in it, the context goes into the next free area and
 // the step is noted in a small table; while clean, the two kernels read one word and return. The
-// session reads the table with the fold's records (read_steps), so a recording run needs no
-// per-step readback; it reads back at least every `areas()` steps, so the areas never run out.
+// backend reads the table with the fold's records (CudaBackend::hand_over), so a recording run
+// needs no per-step readback; it reads back at least every `areas()` steps, so the areas never run
+// out.
 #pragma once
 
 #include <cstddef>

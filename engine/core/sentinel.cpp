@@ -120,7 +120,10 @@ void SentinelBank::begin_step(int step) {
 }
 
 bool SentinelBank::record(int slot, const ScanResult& r) {
-  const int position = exec_++;
+  return record_at(slot, r, exec_++);
+}
+
+bool SentinelBank::record_at(int slot, const ScanResult& r, int position) {
   if (!setup_.checked(slot) || r.kinds == 0) return false;
   step_flags_[slot] |= r.kinds;
   step_fired_ = true;

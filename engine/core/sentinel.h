@@ -105,6 +105,13 @@ std::optional<RunEntry> run_entry(std::size_t folds,
 std::optional<RunEntry> run_backward_entry(
     std::size_t folds, const std::function<const FoldFlags&(std::size_t)>& flags);
 
+// The guard's rule, in one place: with `guard.enabled`, a step in which a check fired makes no
+// update (parameters, moments and Adam's t stay bit-identical). The CUDA optimizer applies it on
+// the device from the step's status word; StepOutcome::updated reports it for both backends.
+inline bool guard_allows_update(const Config& config, bool step_fired) {
+  return !(config.guard.enabled && step_fired);
+}
+
 // Flags of one fold, accumulated step by step: sticky within the fold, reset at its boundary,
 // with a one-byte-per-slot history of every step's own flags.
 class SentinelBank {
@@ -117,6 +124,9 @@ class SentinelBank {
   // Records a check's result at the slot's call site (checked slots only). Returns true when this
   // is the slot's first fire in the fold.
   bool record(int slot, const ScanResult& r);
+  // The same with the check's execution position given: a bank that counted the call sites itself
+  // (a device's) hands its results over in any order.
+  bool record_at(int slot, const ScanResult& r, int exec_position);
   void end_step();
   // Turns a slot's check on (clean; also takes a deferred slot out of deferral) or off (disabled)
   // from now on. Absent slots stay absent. A slot that already fired in the fold keeps its record.
@@ -125,6 +135,7 @@ class SentinelBank {
   std::uint8_t step_flags(int slot) const { return step_flags_[static_cast<std::size_t>(slot)]; }
   const std::array<std::uint8_t, kSlotCount>& step_flags() const { return step_flags_; }
   bool step_fired() const { return step_fired_; }
+  const SlotRecord& slot_record(int slot) const { return slots_[static_cast<std::size_t>(slot)]; }
   // Every completed step of the fold: its own flags per slot.
   const std::vector<std::array<std::uint8_t, kSlotCount>>& history() const { return history_; }
   FoldFlags readback() const;

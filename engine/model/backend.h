@@ -1,6 +1,7 @@
 // The interface every trainer backend implements (CPU here, CUDA in cuda/). Both run the same
-// phases in the same order and pass the same slots at the same call sites; the session drives
-// phases and never knows which backend it holds.
+// phases in the same order and pass the same slots at the same call sites, where each checks them
+// with its own bank (model/check_bank.h); the session drives phases and steps and never knows
+// which backend it holds.
 #pragma once
 
 #include <array>
@@ -19,6 +20,8 @@
 #include "model/param_layout.h"
 
 namespace nanscope {
+
+class CheckBank;
 
 // A read-only window on a slot's buffer. `count` is the buffer's own element count, including any
 // zero padding. Empty (data == nullptr) when the slot does not exist this run.
@@ -70,93 +73,29 @@ struct NamedArray {
 };
 using BatchContext = std::vector<NamedArray>;
 
-// Called by a backend at the slot call sites of the spec: `produced` right after the producer
-// wrote a slot's buffer (before any consumer reads it), `check` at the slot's check call site.
+// The session's hook at the slot call sites of the spec (fault injection, and watching): a backend
+// calls `produced` right after the producer wrote a slot's buffer (before any consumer reads it)
+// and `check` at the slot's check site, after its own bank checked the slot there.
 class SlotObserver {
  public:
   virtual ~SlotObserver() = default;
   virtual void produced(int slot) { (void)slot; }
   virtual void check(int slot) { (void)slot; }
-  // Asked by a device backend before a kernel that can check its own output runs: may it check
-  // `slot` in place instead of the check site? Yes only when the slot is checked at this step and
-  // nothing writes the buffer between its producer and its check site (no slot injection), so
-  // the producer sees what the check site would. The check site is still called.
-  virtual bool producer_checks(int slot) {
+  // Whether `produced(slot)` writes the slot's buffer at the current step. A producer kernel may
+  // check its own output in place of the check site only when nothing writes the buffer between.
+  virtual bool overwrites(int slot) {
     (void)slot;
     return false;
   }
-  // Asked by the optimizer phase after the gradient norms are checked, before the update.
-  virtual bool allow_update() { return true; }
+  // Whether `produced` writes some buffer at the current step: such a step runs live, phase by
+  // phase, never as replayed recorded work.
+  virtual bool writes_this_step() { return false; }
 };
 
 // A value a fault injection overwrote (element index in the slot's buffer, old value).
 struct Overwritten {
   std::size_t index;
   double value;
-};
-
-// Implemented by backends whose checks run on the device (CUDA). The session enqueues checks
-// through it at the call sites; flags, per-step history and per-step status records (status word,
-// losses, norms) accumulate on the device. The session reads a step's record when it must act on
-// it within the step (halts, breakpoints, dumps), the step's per-slot detail only when something
-// fired, and otherwise every step of the fold at once at its end. The guard runs on the device.
-class DeviceSentinel {
- public:
-  virtual ~DeviceSentinel() = default;
-  struct StepReport {
-    std::uint32_t status = 0;  // OR of the step's check kinds
-    StepLosses losses;
-  };
-  // A step's own kinds per slot and, for slots whose first fire in the fold is that step, the
-  // non-finite count at that fire (-1 otherwise).
-  struct StepDetail {
-    std::array<std::uint8_t, kSlotCount> kinds{};
-    std::array<std::int64_t, kSlotCount> first_count{};
-  };
-  virtual void begin_fold() = 0;  // clears the device's flags (no copy)
-  virtual void begin_step(int step) = 0;
-  virtual void check(int slot) = 0;  // enqueues the check of the slot's device buffer
-  // The OR of every check of the step so far (one status word copy).
-  virtual std::uint32_t status_now() = 0;
-  // The current step's record (one copy).
-  virtual StepReport end_step() = 0;
-  virtual StepDetail step_detail() = 0;  // the current step, checks so far
-  // Steps first..last of the current fold, which ran without being read: their records, kinds
-  // and first-fire counts (a few copies for all of them).
-  virtual std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) = 0;
-  // Runs the whole step as one CUDA graph. The graph is captured when there is none yet, when the
-  // fold's data changed, or when `checked` (bit i set: slot i is checked) differs from the captured
-  // set; during a capture the observer sees exactly the calls of an ungraphed step, and a replay
-  // makes none.
-  virtual void run_step_graphed(const StepKey& key, std::uint64_t checked) = 0;
-  // A bit of `checked` beyond the slots: set when the step keeps the state before the update
-  // (recording, read at the step's end), so a graph captured without that work is not replayed
-  // for a step that needs it, nor the other way round.
-  static constexpr std::uint64_t kGraphKeepsState = std::uint64_t{1} << 63;
-  virtual int graph_captures() const = 0;
-  // Device-to-host copies made so far (every readback, slot view, state or parameter read).
-  virtual std::int64_t device_to_host_copies() const = 0;
-
-  // ---- First-fire capture, for recording without a per-step readback ----
-  // With capture on, device code copies a slot's buffer at its first fire in the fold (as its check
-  // saw it), and keeps the replay context of every step with a first fire (the state before the
-  // step, its batch and draws), doing nothing while clean. Returns how many steps may run between
-  // two read_steps calls (the context areas it holds); 0: no capture here (read every step).
-  virtual int enable_capture(bool on) {
-    (void)on;
-    return 0;
-  }
-  // After read_steps: the buffer captured at the slot's first fire in the current fold.
-  virtual SlotView captured_slot(int slot) {
-    (void)slot;
-    return {};
-  }
-  // After read_steps, until the next step runs: the context of `step` if the read range held a
-  // first fire there (false otherwise).
-  virtual bool captured_context(int step, StateSnapshot& state, BatchContext& batch) {
-    (void)step, (void)state, (void)batch;
-    return false;
-  }
 };
 
 enum class BackendKind { Cpu, Cuda };
@@ -204,8 +143,20 @@ class Backend {
   virtual BatchContext batch_context() const = 0;
   // Installs a batch instead of sampling one (replay); run the phases after Sample next.
   virtual void set_batch(const BatchContext& batch) = 0;
-  // Non-null when the slot checks run on the device.
-  virtual DeviceSentinel* device_sentinel() { return nullptr; }
+
+  // The backend's checks: its bank (model/check_bank.h).
+  virtual CheckBank& checks() = 0;
+  // Runs a whole step, its phases in order. With the step graph on (a backend that supports one),
+  // the backend may record a step's work once and replay it for the next steps.
+  virtual void run_step(const StepKey& key) {
+    for (int p = 0; p < kPhaseCount; ++p) run_phase(static_cast<Phase>(p), key);
+  }
+  virtual bool supports_step_graph() const { return false; }
+  virtual void set_step_graph(bool on) { (void)on; }
+  // Diagnostics for tests and benches: copies from the device to the host so far, and how many
+  // times the step's work was recorded.
+  virtual std::int64_t device_to_host_copies() const { return 0; }
+  virtual int step_graph_captures() const { return 0; }
 };
 
 // The CPU reference backend, float32 or float64 storage per config.model.precision.

@@ -27,7 +27,9 @@ std::string cpu_model_name() {
 template <class T>
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const Config& c) : model_(c) {}
+  explicit CpuBackend(const Config& c) : model_(c), bank_(*this, model_.config) {
+    model_.sites = &bank_;
+  }
 
   BackendKind kind() const override { return BackendKind::Cpu; }
   std::string device_name() const override {
@@ -84,7 +86,8 @@ class CpuBackend final : public Backend {
     return old;
   }
   StepLosses losses() const override { return model_.losses; }
-  void set_observer(SlotObserver* o) override { model_.observer = o; }
+  void set_observer(SlotObserver* o) override { bank_.set_observer(o); }
+  CheckBank& checks() override { return bank_; }
 
   std::vector<double> read_param(const std::string& name, bool target) const override {
     const ParamEntry* e = entry(name);
@@ -121,6 +124,7 @@ class CpuBackend final : public Backend {
     return e;
   }
   CpuModel<T> model_;
+  CpuCheckBank bank_;
   StateSnapshot kept_;
 };
 

@@ -118,8 +118,8 @@ void CpuModel<T>::forward() {
 
 template <class T>
 void CpuModel<T>::forward_frozen_targets() {
-  SlotObserver* saved = observer;
-  observer = nullptr;
+  CpuCallSites* saved = sites;
+  sites = nullptr;
   stage_trunk();
   stage_bottleneck();
   stage_value_adv();
@@ -130,7 +130,7 @@ void CpuModel<T>::forward_frozen_targets() {
   stage_aux();
   stage_ensemble();
   stage_total();
-  observer = saved;
+  sites = saved;
 }
 
 template <class T>

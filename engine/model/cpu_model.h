@@ -13,6 +13,7 @@
 #include "core/slot_table.h"
 #include "data/transitions.h"
 #include "model/backend.h"
+#include "model/cpu_check_bank.h"
 #include "model/dims.h"
 #include "model/param_layout.h"
 
@@ -83,7 +84,7 @@ class CpuModel {
   Config config;
   Dims d;
   ParamLayout layout;
-  SlotObserver* observer = nullptr;
+  CpuCallSites* sites = nullptr;  // the backend's bank (cpu_check_bank.h)
 
   // Parameters, gradients and Adam state share the layout; adam = [m | v].
   std::vector<T> params, target, grads, adam;
@@ -130,10 +131,10 @@ class CpuModel {
 
  private:
   void check(int slot) {
-    if (observer) observer->check(slot);
+    if (sites) sites->check(slot);
   }
   void produced(int slot) {
-    if (observer) observer->produced(slot);
+    if (sites) sites->produced(slot);
   }
   using In = Eigen::Ref<const Mat<T>>;
   using Out = Eigen::Ref<Mat<T>>;

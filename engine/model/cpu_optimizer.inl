@@ -36,8 +36,8 @@ void CpuModel<T>::optimizer(const StepKey& key) {
   }
 
   // The guard skips the whole update (parameters, moments and t stay bit-identical) when the
-  // observer says a slot fired in this step.
-  if (observer && !observer->allow_update()) {
+  // bank says so (guard_allows_update).
+  if (sites && !sites->allow_update()) {
     check(kAdamMoments);
     check(kParams);
     if ((key.global_step + 1) % o.target_sync == 0) sync_target();

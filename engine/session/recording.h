@@ -15,12 +15,6 @@ struct Session::Recording {
   std::string dir;
   std::string created_utc;
   std::vector<std::string> dumps;
-  // Per step: the slots captured at their first fire, the state before the step, the batch.
-  std::vector<DumpSlot> pending;
-  bool state_captured = false;
-  bool pre_update_taken = false;
-  StateSnapshot state;  // the state before the step (kept by the backend before the update)
-  BatchContext batch;
   struct Original {
     int slot;
     std::size_t index;
@@ -44,11 +38,7 @@ struct Session::Recording {
     if (first) std::rethrow_exception(first);
   }
 
-  void begin_step() {
-    pending.clear();
-    state_captured = pre_update_taken = false;
-    injected.clear();
-  }
+  void begin_step() { injected.clear(); }
 };
 
 }  // namespace nanscope

@@ -11,6 +11,7 @@
 #include "core/config_io.h"
 #include "core/errors.h"
 #include "core/sentinel.h"
+#include "model/check_bank.h"
 
 namespace nanscope {
 namespace {
@@ -21,17 +22,13 @@ std::vector<float> floats_of(const SlotView& v) {
   return out;
 }
 
-// Records every checked slot's kinds during the replayed step, keeps the dumped slots' buffers as
-// their checks see them, makes the recorded slot injections again when asked, and applies the
-// guard as the dumped run did.
+// Makes the recorded slot injections again and keeps the dumped slots' buffers as their call sites
+// see them; the checks, their flags and the guard are the backend bank's, set up as the dumped
+// run's config says.
 class ReplayObserver final : public SlotObserver {
  public:
-  ReplayObserver(Backend& b, const Config& config, const DumpData& dump,
-                 std::vector<Injection> inject)
-      : backend_(b),
-        setup_(slot_setup(config)),
-        guard_(config.guard.enabled),
-        inject_(std::move(inject)) {
+  ReplayObserver(Backend& b, const DumpData& dump, std::vector<Injection> inject)
+      : backend_(b), inject_(std::move(inject)) {
     for (const DumpSlot& s : dump.slots) kept_[static_cast<std::size_t>(s.index)].emplace();
   }
 
@@ -40,26 +37,22 @@ class ReplayObserver final : public SlotObserver {
       if (inj.slot == slot) backend_.inject_slot(slot, inj.element, inj.value());
   }
 
+  bool overwrites(int slot) override {
+    return std::any_of(inject_.begin(), inject_.end(),
+                       [&](const Injection& inj) { return inj.slot == slot; });
+  }
+
+  bool writes_this_step() override { return !inject_.empty(); }
+
   void check(int slot) override {
     const auto i = static_cast<std::size_t>(slot);
-    if (!setup_.checked(slot) && !kept_[i]) return;
-    SlotView v = backend_.slot(slot);
-    if (setup_.checked(slot)) flags[i] |= scan_view(v).kinds;
-    if (kept_[i]) *kept_[i] = floats_of(v);
+    if (kept_[i]) *kept_[i] = floats_of(backend_.slot(slot));
   }
 
-  bool allow_update() override {
-    return !(guard_ &&
-             std::any_of(flags.begin(), flags.end(), [](std::uint8_t f) { return f != 0; }));
-  }
-
-  std::array<std::uint8_t, kSlotCount> flags{};
   std::array<std::optional<std::vector<float>>, kSlotCount> kept_;
 
  private:
   Backend& backend_;
-  SlotSetup setup_;
-  bool guard_;
   std::vector<Injection> inject_;
 };
 
@@ -162,28 +155,35 @@ ReplayResult replay_dump(const DumpData& d, Backend& backend, ReplayOptions opti
 
   backend.write_state(state_for_layout(d, backend.layout()));
   backend.set_batch(d.batch);
-  ReplayObserver obs(backend, config, d, slot_faults);
-  backend.set_observer(&obs);
-  // The batch and the taus are installed, not sampled: their injections (made right after the
-  // sample phase's gather and draws) and the batch's check happen here, on the installed values.
-  obs.produced(kBatch);
-  if (backend.dims().iqn) obs.produced(kIqnTau);
-  obs.check(kBatch);
+  ReplayObserver obs(backend, d, slot_faults);
+  CheckBank& checks = backend.checks();
   const StepKey key{config.run.seed, d.fold, d.step, d.global_step};
+  backend.set_observer(&obs);
+  StepOutcome outcome;
   try {
+    checks.begin_fold(slot_setup(config));
+    checks.set_capture(false);
+    checks.set_report_each_step(true);
+    checks.begin_step(key);
+    // The batch and the taus are installed, not sampled: their injections (made right after the
+    // sample phase's gather and draws) and the batch's check happen here, on the installed values.
+    obs.produced(kBatch);
+    if (backend.dims().iqn) obs.produced(kIqnTau);
+    checks.check_now(kBatch);
     for (int p = static_cast<int>(Phase::Forward); p < kPhaseCount; ++p)
       backend.run_phase(static_cast<Phase>(p), key);
+    outcome = std::move(checks.end_step().back());
   } catch (...) {
     backend.set_observer(nullptr);
     throw;
   }
   backend.set_observer(nullptr);
 
-  r.replayed_flags = obs.flags;
+  r.replayed_flags = outcome.kinds;
   bool all_back = true;
   for (const DumpSlot& s : d.slots) {
     const auto i = static_cast<std::size_t>(s.index);
-    ReplaySlot rs{s.index, s.scan.kinds, obs.flags[i], {}, {}};
+    ReplaySlot rs{s.index, s.scan.kinds, outcome.kinds[i], {}, {}};
     if (obs.kept_[i]) rs.replayed = std::move(*obs.kept_[i]);
     rs.match = compare_buffers(s.values, rs.replayed);
     if (rs.dumped_kinds && !rs.replayed_kinds) all_back = false;

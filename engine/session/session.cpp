@@ -10,8 +10,8 @@
 
 namespace nanscope {
 
-// The session's eyes in the backend: checks slots at their call sites (read only), writes slot
-// injections right after a producer, and tells the optimizer whether the guard lets it update.
+// The session's hands in the backend: slot injections right after a producer. The checks are the
+// backend's own (its bank); the session receives their outcomes.
 class Session::Observer final : public SlotObserver {
  public:
   explicit Observer(Session& s) : s_(s) {}
@@ -24,35 +24,12 @@ class Session::Observer final : public SlotObserver {
     }
   }
 
-  // A device producer may check its own output unless an injection will overwrite it first.
-  bool producer_checks(int slot) override {
-    if (!s_.backend_->device_sentinel() || !s_.bank_.setup().checked(slot)) return false;
-    return std::none_of(s_.injections_.begin(), s_.injections_.end(),
-                        [&](const Injection& inj) { return injects_now(inj, slot); });
+  bool overwrites(int slot) override {
+    return std::any_of(s_.injections_.begin(), s_.injections_.end(),
+                       [&](const Injection& inj) { return injects_now(inj, slot); });
   }
 
-  void check(int slot) override {
-    // Device checks: enqueued here, their results fed to the bank in execution order later.
-    if (DeviceSentinel* ds = s_.backend_->device_sentinel()) {
-      s_.device_exec_.push_back(slot);
-      if (s_.bank_.setup().checked(slot)) ds->check(slot);
-      return;
-    }
-    if (!s_.bank_.setup().checked(slot)) {
-      s_.bank_.record(slot, ScanResult{});  // keeps the execution order honest
-      return;
-    }
-    const ScanResult r = scan_view(s_.backend_->slot(slot));
-    // First-fire capture: a copy is made only when a slot fires for the first time in its fold.
-    if (s_.bank_.record(slot, r)) s_.record_first_fire(slot, r);
-  }
-
-  // A device backend decides the guard itself from its status word (no host round trip).
-  bool allow_update() override {
-    s_.record_before_update();
-    if (s_.backend_->device_sentinel()) return true;
-    return !(s_.config_.guard.enabled && s_.bank_.step_fired());
-  }
+  bool writes_this_step() override { return s_.slot_injection_due(); }
 
  private:
   bool injects_now(const Injection& inj, int slot) const {
@@ -87,6 +64,7 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
   windows_ =
       plan_folds(static_cast<int>(bars_.bars.size()), config_.run.folds, config_.data.n_step);
   backend_->set_observer(observer_.get());
+  backend_->set_step_graph(options_.graph);
   open_recording();
 }
 
@@ -130,7 +108,7 @@ void Session::begin_fold() {
   if (fold_ > 0 && config_.run.reinit_per_fold) backend_->reset_parameters();
   backend_->load_fold(build_transitions(bars_, windows_[static_cast<std::size_t>(fold_)], config_));
   bank_.begin_fold(fold_);
-  if (DeviceSentinel* ds = backend_->device_sentinel()) ds->begin_fold();
+  backend_->checks().begin_fold(bank_.setup());
   FoldSummary f;
   f.fold = fold_;
   folds_.push_back(f);
@@ -150,25 +128,22 @@ void Session::apply_param_injections() {
 }
 
 void Session::begin_step() {
-  // A step read at its own end (see read_later) comes after the steps still waiting to be read:
-  // those are read back first.
-  if (!deferred_.empty() && !read_later()) settle_deferred();
-  bank_.begin_step(step_);
-  if (DeviceSentinel* ds = backend_->device_sentinel()) {
-    ds->begin_step(step_);
-    device_exec_.clear();
-    device_fed_ = 0;
-  }
+  CheckBank& checks = backend_->checks();
+  checks.set_report_each_step(must_report_each_step());
+  checks.begin_step(StepKey{config_.run.seed, fold_, step_, global_step_});
   if (rec_) rec_->begin_step();
   apply_param_injections();
 }
 
+// Whether the step about to run must hand its outcome over at its end: outside a run() that can
+// wait (see run_steps), and at a step with a slot injection when recording (its dump needs the
+// values the injection overwrote, which the session holds for the current step only).
+bool Session::must_report_each_step() const {
+  return !outcomes_may_wait_ || (rec_ && slot_injection_due());
+}
+
 Phase Session::step_phase() {
-  const Phase phase = run_next_phase();
-  // Stepping phase by phase: the device's results so far are read back after each phase.
-  if (DeviceSentinel* ds = backend_->device_sentinel(); ds && next_phase_ != 0)
-    feed_device_checks(ds->status_now() != 0);
-  return phase;
+  return run_next_phase();
 }
 
 // Refuses work after a device error (for good: a new session goes on) and at the end of the run.
@@ -206,20 +181,19 @@ Phase Session::run_next_phase() {
 }
 
 void Session::step() {
-  DeviceSentinel* ds = backend_->device_sentinel();
-  if (options_.graph && ds && next_phase_ == 0) {
-    run_graphed_step(*ds);
+  if (next_phase_ != 0) {  // the rest of a step stepped phase by phase
+    do {
+      run_next_phase();
+    } while (next_phase_ != 0);
     return;
   }
-  do {
-    run_next_phase();
-  } while (next_phase_ != 0);
-}
-
-// Whether the step now running is read back after it ends (with others) rather than at its end. A
-// step with a slot injection is read at its end when recording (its dump needs what it overwrote).
-bool Session::read_later() const {
-  return deferring_ && backend_->device_sentinel() && !(rec_ && slot_injection_due());
+  require_runnable();
+  stopping_on_device_error([&] {
+    if (!fold_loaded_) begin_fold();
+    begin_step();
+    backend_->run_step(StepKey{config_.run.seed, fold_, step_, global_step_});
+    finish_step();
+  });
 }
 
 bool Session::slot_injection_due() const {
@@ -229,100 +203,10 @@ bool Session::slot_injection_due() const {
   return false;
 }
 
-void Session::run_graphed_step(DeviceSentinel& ds) {
-  require_runnable();
-  stopping_on_device_error([&] {
-    if (!fold_loaded_) begin_fold();
-    begin_step();
-    // A step with a slot injection writes from the host between two kernels: it runs ungraphed,
-    // through the same phase functions.
-    if (slot_injection_due()) {
-      for (int p = 0; p < kPhaseCount; ++p)
-        backend_->run_phase(static_cast<Phase>(p),
-                            StepKey{config_.run.seed, fold_, step_, global_step_});
-    } else {
-      std::uint64_t checked = 0;
-      for (int s = 0; s < kSlotCount; ++s)
-        if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
-      // Whether the step keeps the state before the update is part of what a capture saw.
-      const bool keeps_state = rec_ && !read_later();
-      if (keeps_state) checked |= DeviceSentinel::kGraphKeepsState;
-      ds.run_step_graphed(StepKey{config_.run.seed, fold_, step_, global_step_}, checked);
-      // A capture saw the check calls (and recorded their order); a replay makes none.
-      if (device_exec_.empty())
-        device_exec_ = graph_exec_order_;
-      else
-        graph_exec_order_ = device_exec_;
-      // With recording, the capture saw record_before_update keep the state before the update, so
-      // every replay keeps it too: a dump read at this step's end takes that state.
-      if (keeps_state) rec_->pre_update_taken = true;
-    }
-    next_phase_ = kPhaseCount;
-    finish_step();
-  });
-}
-
-void Session::feed_device_checks(bool any_fired) {
-  DeviceSentinel::StepDetail detail;
-  if (any_fired) detail = backend_->device_sentinel()->step_detail();
-  feed_device_detail(detail);
-}
-
-void Session::feed_device_detail(const DeviceSentinel::StepDetail& detail) {
-  for (; device_fed_ < device_exec_.size(); ++device_fed_) {
-    const int slot = device_exec_[device_fed_];
-    ScanResult r;
-    r.kinds = detail.kinds[static_cast<std::size_t>(slot)];
-    r.count = std::max<std::int64_t>(0, detail.first_count[static_cast<std::size_t>(slot)]);
-    if (bank_.record(slot, r)) record_first_fire(slot, r);
-  }
-}
-
 void Session::finish_step() {
   next_phase_ = 0;
-  DeviceSentinel* ds = backend_->device_sentinel();
-  if (ds && read_later()) {  // read back with the rest of the fold's steps
-    deferred_.push_back(Deferred{step_, global_step_});
-    last_exec_order_ = device_exec_;
-    // Recording: the device holds the contexts of this many steps with a first fire.
-    if (rec_ && static_cast<int>(deferred_.size()) >= capture_steps_) settle_deferred();
-    advance_step();
-    return;
-  }
-  StepLosses losses = backend_->losses();
-  if (ds) {
-    const DeviceSentinel::StepReport r = ds->end_step();
-    losses = r.losses;
-    feed_device_checks(r.status != 0);
-  }
-  complete_step(losses);
+  complete_steps(backend_->checks().end_step());
   advance_step();
-}
-
-void Session::settle_deferred() {
-  if (deferred_.empty()) return;
-  const auto reads =
-      backend_->device_sentinel()->read_steps(deferred_.front().step, deferred_.back().step);
-  const int step = step_;
-  const std::int64_t global = global_step_;
-  struct Settling {  // first-fire dumps take what the device captured while this is set
-    bool& flag;
-    explicit Settling(bool& f) : flag(f) { flag = true; }
-    ~Settling() { flag = false; }
-  } settling(settling_);
-  for (std::size_t i = 0; i < deferred_.size(); ++i) {
-    step_ = deferred_[i].step;
-    global_step_ = deferred_[i].global_step;
-    bank_.begin_step(step_);
-    if (rec_) rec_->begin_step();
-    device_exec_ = last_exec_order_;
-    device_fed_ = 0;
-    feed_device_detail(reads[i].second);
-    complete_step(reads[i].first.losses);
-  }
-  step_ = step;
-  global_step_ = global;
-  deferred_.clear();
 }
 
 void Session::advance_step() {
@@ -330,20 +214,25 @@ void Session::advance_step() {
   if (++step_ == config_.run.steps_per_fold) end_fold();
 }
 
-// The host's bookkeeping of a step whose checks the bank has been told: history, fold summary,
-// first-fire events and dumps, halts and breakpoints.
-void Session::complete_step(const StepLosses& losses) {
+void Session::complete_steps(std::vector<StepOutcome> outcomes) {
+  for (StepOutcome& o : outcomes) complete_step(o);
+}
+
+// The host's bookkeeping of a step the backend's bank has finished: the fold's records, history,
+// fold summary, first-fire events and dumps, halts and breakpoints.
+void Session::complete_step(StepOutcome& o) {
+  bank_.begin_step(o.step);
+  for (int s = 0; s < kSlotCount; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    if (o.kinds[i])
+      bank_.record_at(s, ScanResult{o.kinds[i], std::max<std::int64_t>(0, o.first_count[i]), -1},
+                      o.first_exec[i]);
+  }
   bank_.end_step();
   std::uint64_t checked = 0;
   for (int s = 0; s < kSlotCount; ++s)
     if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
-  StepRecord rec{fold_,
-                 step_,
-                 global_step_,
-                 losses,
-                 bank_.step_flags(),
-                 !(config_.guard.enabled && bank_.step_fired()),
-                 checked};
+  StepRecord rec{fold_, o.step, o.global_step, o.losses, bank_.step_flags(), o.updated, checked};
   history_.push_back(rec);
 
   FoldSummary& f = folds_.back();
@@ -360,20 +249,20 @@ void Session::complete_step(const StepLosses& losses) {
   f.flags = bank_.readback();
 
   // A first fire in this fold: the entry point at this step.
-  const std::optional<int> first = first_by_rank(f.flags.slots, step_);
+  const std::optional<int> first = first_by_rank(f.flags.slots, o.step);
   if (first)
-    events_.push_back(Event{fold_, step_, EventKind::FirstFire, *first, record_end_step(*first)});
+    events_.push_back(Event{fold_, o.step, EventKind::FirstFire, *first, record_dump(o, *first)});
 
   const int entry = f.flags.entry_slot.value_or(-1);
   auto stop = [&](EventKind kind) {
-    halt_ = Event{fold_, step_, kind, entry, first ? events_.back().dump : std::string()};
+    halt_ = Event{fold_, o.step, kind, entry, first ? events_.back().dump : std::string()};
     events_.push_back(*halt_);
   };
   // A breakpoint stops once per slot and fold: after the step in which its slot first fired in
   // the fold; halting at a fire stops at a new first fire (or the fold's first non-finite loss),
   // so that running on after a stop goes to the next new thing, not the same fire again.
   bool hit_break = false;
-  for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == step_;
+  for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == o.step;
   const bool new_fire = first.has_value() || new_loss_bad;
   if (hit_break)
     stop(EventKind::Breakpoint);
@@ -394,7 +283,7 @@ void Session::complete_step(const StepLosses& losses) {
 }
 
 void Session::end_fold() {
-  settle_deferred();
+  complete_steps(backend_->checks().take_held());
   FoldSummary& f = folds_.back();
   f.flags = bank_.readback();
   const int last = step_ - 1;
@@ -437,14 +326,13 @@ StopReason Session::run_piece(RunUntil until, const std::function<bool()>& cance
   return run_steps(until, cancel, after_step);
 }
 
-// With a device backend, a run reads each step's record only when it must act on it within the
-// step: halting or breaking at a step, watching for a gradient collapse, stopping at a fire, or
-// writing first-fire dumps when the device cannot capture them itself. Otherwise the fold's steps
-// are read back together at its end (or when the run stops; when recording, every capture_steps_).
-bool Session::must_read_every_step(const RunUntil& until) const {
-  return !options_.breakpoints.empty() || config_.halt.on_fire == HaltOnFire::Step ||
-         config_.halt.collapse_patience > 0 || (rec_ != nullptr && capture_steps_ == 0) ||
-         until.kind == RunUntil::Kind::AnyFire || until.kind == RunUntil::Kind::SlotFires;
+// A run lets the backend's bank hand steps over later (a device reads a fold's records back at
+// its end, or every few steps when recording) unless it must act on a step within the step:
+// halting or breaking at it, watching for a gradient collapse, or stopping at a fire.
+static bool outcomes_may_wait(const Config& c, const SessionOptions& o, const RunUntil& until) {
+  return o.breakpoints.empty() && c.halt.on_fire != HaltOnFire::Step &&
+         c.halt.collapse_patience <= 0 && until.kind != RunUntil::Kind::AnyFire &&
+         until.kind != RunUntil::Kind::SlotFires;
 }
 
 StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cancel,
@@ -482,24 +370,24 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
     }
     return StopReason::Finished;
   };
-  deferring_ = backend_->device_sentinel() && !must_read_every_step(until);
+  outcomes_may_wait_ = outcomes_may_wait(config_, options_, until);
   until_new_fire_ = until.kind == RunUntil::Kind::AnyFire;
   StopReason reason;
   try {
     reason = loop();
   } catch (...) {
-    deferring_ = until_new_fire_ = false;
-    deferred_.clear();
+    outcomes_may_wait_ = until_new_fire_ = false;
     throw;
   }
-  settle_deferred();
-  deferring_ = until_new_fire_ = false;
+  outcomes_may_wait_ = until_new_fire_ = false;
+  stopping_on_device_error([&] { complete_steps(backend_->checks().take_held()); });
   report();
   return reason;
 }
 
 void Session::set_checked(int slot, bool on) {
   bank_.set_checked(slot, on);
+  backend_->checks().set_checked(slot, on);
   if (fold_loaded_ && !folds_.empty()) folds_.back().flags = bank_.readback();
   auto& disabled = config_.sentinel.disabled;
   auto& undefer = config_.sentinel.undefer;

@@ -18,6 +18,7 @@
 #include "data/bars.h"
 #include "data/transitions.h"
 #include "model/backend.h"
+#include "model/check_bank.h"
 #include "session/injection.h"
 
 namespace nanscope {
@@ -54,7 +55,8 @@ struct SessionOptions {
   std::vector<Injection> injections;  // in addition to config.inject.faults
   std::set<int> breakpoints;          // stop after the first step in which one of these fires
   std::string out_dir;                // run file and dumps go here; empty: no files
-  // Run whole steps as one captured CUDA graph (device backends; phase stepping stays ungraphed).
+  // Run whole steps as the backend's step graph where it has one (Backend::set_step_graph; phase
+  // stepping always runs phase by phase).
   bool graph = false;
 };
 
@@ -109,9 +111,12 @@ class Session {
                        const std::function<void(const StepRecord&)>& after_step = {});
 
   void set_breakpoints(std::set<int> slots) { options_.breakpoints = std::move(slots); }
-  // Whole steps as one CUDA graph from the next step on (device backends; ignored otherwise).
-  void set_graph(bool on) { options_.graph = on; }
-  bool graph() const { return options_.graph && backend_->device_sentinel() != nullptr; }
+  // The step graph on or off from the next step on (backends without one ignore it).
+  void set_graph(bool on) {
+    options_.graph = on;
+    backend_->set_step_graph(on);
+  }
+  bool graph() const { return options_.graph && backend_->supports_step_graph(); }
   // Turns a slot's check on or off from the next check on; the config (and the run file's copy of
   // it) records the change in sentinel.disabled / sentinel.undefer.
   void set_checked(int slot, bool on);
@@ -139,21 +144,15 @@ class Session {
   struct Recording;
   void open_recording();
   void record_injected(int slot, std::size_t index, double original);
-  void record_first_fire(int slot, const ScanResult& scan);
-  void record_before_update();
-  std::string record_end_step(int entry_slot);
+  std::string record_dump(StepOutcome& outcome, int entry_slot);
   void require_runnable() const;
   template <class F>
   auto stopping_on_device_error(F&& work);
   Phase run_next_phase();
-  void run_graphed_step(DeviceSentinel& ds);
   bool slot_injection_due() const;
-  bool read_later() const;
-  bool must_read_every_step(const RunUntil& until) const;
-  void feed_device_checks(bool any_fired);
-  void feed_device_detail(const DeviceSentinel::StepDetail& detail);
-  void settle_deferred();
-  void complete_step(const StepLosses& losses);
+  bool must_report_each_step() const;
+  void complete_steps(std::vector<StepOutcome> outcomes);
+  void complete_step(StepOutcome& outcome);
   void advance_step();
   StopReason run_steps(RunUntil until, const std::function<bool()>& cancel,
                        const std::function<void(const StepRecord&)>& after_step);
@@ -170,7 +169,7 @@ class Session {
   std::vector<Injection> injections_;
   BarSeries bars_;
   std::vector<FoldWindow> windows_;
-  SentinelBank bank_;
+  SentinelBank bank_;  // the fold's records, from the backend bank's outcomes
   std::unique_ptr<Observer> observer_;
   int fold_ = 0, step_ = 0, next_phase_ = 0;
   std::int64_t global_step_ = 0;
@@ -181,24 +180,11 @@ class Session {
   std::vector<Event> events_;
   std::optional<Event> halt_;
   std::unique_ptr<Recording> rec_;
-  // Device checks of this step in execution order (every call site, checked or not), and how many
-  // of them the bank has been told about.
-  std::vector<int> device_exec_;
-  std::size_t device_fed_ = 0;
-  std::string device_failure_;         // a device error stopped the session for good
-  std::vector<int> graph_exec_order_;  // the check calls a step graph makes, from its capture
-  std::vector<int> last_exec_order_;   // the check calls of the last deferred step
-  // Steps of the current fold that ran without their record being read (run mode).
-  struct Deferred {
-    int step;
-    std::int64_t global_step;
-  };
-  std::vector<Deferred> deferred_;
-  bool deferring_ = false;
-  bool settling_ = false;  // settle_deferred is feeding steps read back after they ran
-  int capture_steps_ =
-      0;  // steps the device's first-fire capture holds between readbacks (0: none)
-  bool until_new_fire_ = false;  // the running run() stops at a new first fire (RunUntil::AnyFire)
+  std::string device_failure_;  // a device error stopped the session for good
+  // The running run() needs no step's outcome at the step's end (the bank may hand steps over
+  // later), and whether it stops at a new first fire (RunUntil::AnyFire).
+  bool outcomes_may_wait_ = false;
+  bool until_new_fire_ = false;
 };
 
 }  // namespace nanscope

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "cuda_backend.h"
 #include "data/bars.h"
+#include "model/check_bank.h"
 #include "session/session.h"
 
 using namespace nanscope;
@@ -41,6 +42,7 @@ TEST(CudaBackend, EverySlotMatchesTheCpuBackendOverSeveralSteps) {
   constexpr int kSteps = 6;
   for (int st = 0; st < kSteps; ++st) {
     const StepKey key{c.run.seed, 0, st, st};
+    gpu->checks().begin_step(key);
     for (int p = 0; p < kPhaseCount; ++p) {
       const Phase phase = static_cast<Phase>(p);
       cpu->run_phase(phase, key);
@@ -55,7 +57,7 @@ TEST(CudaBackend, EverySlotMatchesTheCpuBackendOverSeveralSteps) {
         worst[s] = std::max(worst[s], e);
       }
     }
-    gpu->device_sentinel()->end_step();  // the step's scalars
+    gpu->checks().end_step();  // the step's record: its scalars
     const StepLosses g = gpu->losses(), r = cpu->losses();
     std::printf(
         "step %d losses CUDA/CPU: total %.8g/%.8g c51 %.8g/%.8g iqn %.8g/%.8g grad_norm "
@@ -94,8 +96,7 @@ TEST(CudaBackend, RunModeStepMakesOneSmallDeviceToHostCopy) {
   c.run.folds = 1;
   c.run.steps_per_fold = 12;
   Session s(c, cuda::make_cuda_backend(c));
-  DeviceSentinel* ds = s.backend().device_sentinel();
-  ASSERT_NE(ds, nullptr);
+  const Backend* ds = &s.backend();
   s.step();  // the fold's set-up (transitions upload) is not a step's traffic
   const auto before = ds->device_to_host_copies();
   RunUntil n;

@@ -201,7 +201,7 @@ TEST_P(Parity, GraphModeGivesTheUngraphedSentinels) {
     if (std::isfinite(a) && std::isfinite(g))
       worst = std::max(worst, std::abs(a - g) / std::max(1.0, std::abs(a)));
   }
-  const int captures = graphed->backend().device_sentinel()->graph_captures();
+  const int captures = graphed->backend().step_graph_captures();
   std::printf(
       "%s: graph vs ungraphed, max relative total-loss difference %.3g, %d graph captures\n",
       k.name.c_str(), worst, captures);
@@ -233,7 +233,7 @@ TEST(CudaGraph, RunModeMakesNoDeviceToHostCopyPerStep) {
     SessionOptions o;
     o.graph = graph;
     Session s(c, cuda::make_cuda_backend(c), o);
-    DeviceSentinel* ds = s.backend().device_sentinel();
+    const Backend* ds = &s.backend();
     RunUntil n;
     n.kind = RunUntil::Kind::Steps;
     n.steps = 10;
@@ -251,7 +251,7 @@ TEST(CudaGraph, RunModeMakesNoDeviceToHostCopyPerStep) {
     EXPECT_EQ(two_hundred, ten);  // none per step
     EXPECT_LE(ten, 4);
     EXPECT_EQ(s.history().size(), 220u);
-    EXPECT_EQ(ds->graph_captures(), graph ? 1 : 0);
+    EXPECT_EQ(ds->step_graph_captures(), graph ? 1 : 0);
   }
 }
 
@@ -262,15 +262,15 @@ TEST(CudaGraph, RecapturedWhenTheCheckedSlotsChange) {
   SessionOptions o;
   o.graph = true;
   Session s(c, cuda::make_cuda_backend(c), o);
-  DeviceSentinel* ds = s.backend().device_sentinel();
+  const Backend* ds = &s.backend();
   s.step();
   s.step();
-  EXPECT_EQ(ds->graph_captures(), 1);
+  EXPECT_EQ(ds->step_graph_captures(), 1);
   s.set_checked(kAuxLoss, false);
   s.step();
-  EXPECT_EQ(ds->graph_captures(), 2);
+  EXPECT_EQ(ds->step_graph_captures(), 2);
   s.step();
-  EXPECT_EQ(ds->graph_captures(), 2);
+  EXPECT_EQ(ds->step_graph_captures(), 2);
 }
 
 TEST(CudaGuard, SkippedUpdateLeavesParametersAdamAndTBitIdentical) {
@@ -327,7 +327,7 @@ TEST(CudaCapture, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
   o.graph = true;
   o.out_dir = dir.string();
   Session s(c, cuda::make_cuda_backend(c), o);
-  DeviceSentinel* ds = s.backend().device_sentinel();
+  const Backend* ds = &s.backend();
   RunUntil n;
   n.kind = RunUntil::Kind::Steps;
   n.steps = 32;

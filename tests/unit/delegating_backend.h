@@ -39,6 +39,7 @@ class DelegatingBackend : public Backend {
   void read_kept_state(StateSnapshot& s) const override { inner_->read_kept_state(s); }
   BatchContext batch_context() const override { return inner_->batch_context(); }
   void set_batch(const BatchContext& b) override { inner_->set_batch(b); }
+  CheckBank& checks() override { return inner_->checks(); }
 
  protected:
   std::unique_ptr<Backend> inner_;

@@ -1,15 +1,16 @@
-// The session's device path (checks enqueued at the call sites, results fed back in execution
-// order after the step or at the fold's end, whole steps as graphs, the guard decided by the
-// backend) against its host path, without a GPU: an emulated device backend wraps the CPU backend
-// and keeps its flags, history and per-step records apart from the session, handing them over only
-// through the DeviceSentinel interface, as the CUDA backend does.
+// The session's path with a bank that holds its records apart (checks counted and recorded where
+// they run, outcomes handed over after the step or at the fold's end, first fires captured into a
+// few areas, whole steps replayed as graphs, producers checking their own output) against the CPU
+// backend's bank, which scans at the call site and reports every step: without a GPU, an emulated
+// device backend wraps the CPU backend and keeps an emulated device bank, as the CUDA backend does.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
+#include <set>
 
 #include "delegating_backend.h"
 #include "io/run_file.h"
+#include "model/check_bank.h"
 #include "propagation_checks.h"
 #include "session_checks.h"
 
@@ -17,15 +18,15 @@ using namespace nanscope;
 
 namespace {
 
-class EmulatedDeviceBackend final : public test::DelegatingBackend, public DeviceSentinel {
+class EmulatedDeviceBackend final : public test::DelegatingBackend, public CheckBank {
  public:
   explicit EmulatedDeviceBackend(const Config& c)
-      : DelegatingBackend(make_cpu_backend(c)), guard_(c.guard.enabled), proxy_(*this) {
+      : DelegatingBackend(make_cpu_backend(c)), config_(c), setup_(slot_setup(c)), proxy_(*this) {
     inner_->set_observer(&proxy_);
   }
   ~EmulatedDeviceBackend() override { inner_->set_observer(nullptr); }
 
-  // ---- Backend: the CPU backend's, with the observer and the records kept here ----
+  // ---- Backend: the CPU backend's, with the observer and the bank kept here ----
   BackendKind kind() const override { return BackendKind::Cuda; }  // a device, emulated
   std::string device_name() const override { return "host"; }
   void load_fold(const TransitionSet& t) override {
@@ -41,188 +42,146 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Devic
           "backward.cu:290: cublasSgemm(iqn_dpsi): an illegal memory access was encountered",
           ErrorKind::DeviceFault);
     inner_->run_phase(phase, key);
-    if (phase != Phase::Optimizer) return;
-    records_[step_] = StepReport{status_, inner_->losses()};
-    // The step's end on the device: a first fire keeps the context in the next free area.
-    if (capture_ && first_fire_) {
-      if (contexts_.size() == kAreas)
-        throw InternalError("emulated capture: more first-fire steps than areas");
-      contexts_[step_] = {before_, inner_->batch_context()};
-    }
   }
+  void run_step(const StepKey& key) override {
+    // A step whose observer writes a buffer runs live; otherwise a graph is captured when there is
+    // none for this fold's data and checked set, and replayed after (the calls are the same here).
+    if (graph_ && !(outer_ && outer_->writes_this_step())) {
+      const std::uint64_t checked = checked_mask();
+      if (!captured_graph_ || checked != captured_checked_) {
+        captured_graph_ = true;
+        captured_checked_ = checked;
+        ++captures_;
+      }
+    }
+    for (int p = 0; p < kPhaseCount; ++p) run_phase(static_cast<Phase>(p), key);
+  }
+  bool supports_step_graph() const override { return true; }
+  void set_step_graph(bool on) override { graph_ = on; }
+  int step_graph_captures() const override { return captures_; }
+  std::int64_t device_to_host_copies() const override { return copies_; }
   SlotView slot(int i) override {
     ++copies_;
     return inner_->slot(i);
   }
-  void keep_state() override {
-    inner_->keep_state();
-    saw_keep_ = true;
-  }
   void set_observer(SlotObserver* o) override { outer_ = o; }
-  DeviceSentinel* device_sentinel() override { return this; }
+  CheckBank& checks() override { return *this; }
 
-  // ---- DeviceSentinel: flags kept here, handed over only on request ----
-  void begin_fold() override {
-    records_.clear();
-    rows_.clear();
+  // ---- CheckBank: records kept here, handed over as outcomes ----
+  void begin_fold(const SlotSetup& setup) override {
+    setup_ = setup;
+    inner_->checks().begin_fold(setup);  // the CPU backend's guard reads its own checks
+    held_.clear();
     first_.clear();
-    captured_.clear();
-    contexts_.clear();
   }
-  void begin_step(int step) override {
-    step_ = step;
-    status_ = 0;
-    first_fire_ = false;
-    rows_[step] = {};
+  void set_checked(int slot, bool on) override {
+    SlotState& st = setup_.state[static_cast<std::size_t>(slot)];
+    if (st != SlotState::Absent) st = on ? SlotState::Clean : SlotState::Disabled;
+    inner_->checks().set_checked(slot, on);
   }
-  void check(int slot) override {
-    const std::uint64_t bit = std::uint64_t{1} << slot;
-    if (in_producer_ & bit) {  // its producer checked it
-      in_producer_ &= ~bit;
-      ++producer_checked_;
-      return;
-    }
-    scan(slot);
+  // First-fire capture, as the CUDA backend does it (few areas, so runs hand over mid-fold).
+  static constexpr std::size_t kAreas = 2;
+  void set_capture(bool on) override { capture_ = on; }
+  void set_report_each_step(bool on) override { report_each_ = on; }
+  void begin_step(const StepKey& key) override {
+    inner_->checks().begin_step(key);
+    now_ = StepOutcome{};
+    now_.step = key.step;
+    now_.global_step = key.global_step;
+    exec_ = 0;
+    in_producer_ = 0;
+    if (capture_) inner_->read_state(before_);  // the optimizer's shadow on the device
   }
-  void scan(int slot) {
+  std::vector<StepOutcome> end_step() override {
+    inner_->checks().end_step();
+    now_.losses = inner_->losses();
+    now_.updated = guard_allows_update(config_, now_.fired());
+    if (capture_ && now_.context) now_.context->batch = inner_->batch_context();
+    held_.push_back(std::move(now_));
+    now_ = StepOutcome{};
+    if (report_each_ || (capture_ && held_.size() >= kAreas)) return hand_over();
+    return {};
+  }
+  std::vector<StepOutcome> take_held() override { return hand_over(); }
+  void check_now(int slot) override { proxy_.check(slot); }
+
+ private:
+  std::uint64_t checked_mask() const {
+    std::uint64_t m = 0;
+    for (int s = 0; s < kSlotCount; ++s)
+      if (setup_.checked(s)) m |= std::uint64_t{1} << s;
+    return m;
+  }
+  std::vector<StepOutcome> hand_over() {
+    if (held_.empty()) return {};
+    copies_ += capture_ ? 3 : 2;
+    std::vector<StepOutcome> out;
+    out.swap(held_);
+    for (auto& o : out)
+      for (auto& c : o.captured) copies_ += c.values.empty() ? 0 : 1;
+    return out;
+  }
+  // The device's check of a slot, at its call site or in its producer: the step's kinds, the first
+  // fire's count and execution position, and with capture on the buffer and context.
+  void scan(int slot, int exec) {
     const SlotView v = inner_->slot(slot);
     const ScanResult r = scan_nonfinite(static_cast<const float*>(v.data), v.count);
     if (!r.kinds) return;
-    rows_[step_][static_cast<std::size_t>(slot)] |= r.kinds;
-    status_ |= r.kinds;
+    const auto i = static_cast<std::size_t>(slot);
+    now_.kinds[i] |= r.kinds;
     if (first_.count(slot)) return;
-    first_[slot] = {step_, r.count};
-    first_fire_ = true;
-    if (capture_) {  // the buffer as the check saw it
-      const auto* p = static_cast<const float*>(v.data);
-      captured_[slot] = {std::vector<float>(p, p + v.count), v.shape};
-    }
-  }
-  std::uint32_t status_now() override {
-    ++copies_;
-    return status_;
-  }
-  StepReport end_step() override {
-    ++copies_;
-    return records_.at(step_);
-  }
-  StepDetail step_detail() override {
-    ++copies_;
-    return detail(step_);
-  }
-  std::vector<std::pair<StepReport, StepDetail>> read_steps(int first, int last) override {
-    copies_ += capture_ ? 3 : 2;
-    readable_ = std::move(contexts_);
-    contexts_.clear();
-    std::vector<std::pair<StepReport, StepDetail>> out;
-    for (int s = first; s <= last; ++s) out.emplace_back(records_.at(s), detail(s));
-    return out;
-  }
-  void run_step_graphed(const StepKey& key, std::uint64_t checked) override {
-    replaying_ = captured_graph_ && checked == captured_checked_;
-    if (!replaying_) {
-      captured_graph_ = true;
-      captured_checked_ = checked;
-      ++captures_;
-      keeps_state_ = false;
-    }
-    for (int p = 0; p < kPhaseCount; ++p) run_phase(static_cast<Phase>(p), key);
-    replaying_ = false;
-  }
-  int graph_captures() const override { return captures_; }
-  std::int64_t device_to_host_copies() const override { return copies_; }
-  // First-fire capture, as the CUDA backend does it (few areas, so runs read back mid-fold).
-  static constexpr std::size_t kAreas = 2;
-  int enable_capture(bool on) override {
-    capture_ = on;
-    return on ? static_cast<int>(kAreas) : 0;
-  }
-  SlotView captured_slot(int slot) override {
-    ++copies_;
-    SlotView v;
-    const auto& c = captured_.at(slot);
-    v.data = c.first.data();
-    v.count = c.first.size();
-    v.shape = c.second;
-    return v;
-  }
-  bool captured_context(int step, StateSnapshot& state, BatchContext& batch) override {
-    auto it = readable_.find(step);
-    if (it == readable_.end()) return false;
-    copies_ += 2;
-    state = it->second.first;
-    batch = it->second.second;
-    return true;
+    first_.insert(slot);
+    now_.first_count[i] = r.count;
+    now_.first_exec[i] = exec;
+    if (!capture_) return;
+    const auto* p = static_cast<const float*>(v.data);
+    now_.captured.push_back(CapturedSlot{slot, v.shape, std::vector<float>(p, p + v.count), r});
+    if (!now_.context) now_.context = StepContext{before_, {}};
   }
 
- private:
-  // Forwards the CPU backend's call sites to the session (during a capture or an ungraphed step);
-  // during a replay does what the captured graph would: the checked slots' checks, no injection,
-  // the pre-update copy if the capture made one. The guard is decided here, from the status.
-  // The slots the CUDA backend's own kernels check as they write them (iqn_phi, adam_moments,
-  // params) are checked right after their producer, before any injection, when the session
-  // allows it; their check site then does nothing, as on the CUDA backend.
+  // The CPU backend's call sites: injections forwarded to the session's observer, checks made
+  // here. The slots the CUDA backend's own kernels check as they write them (iqn_phi,
+  // adam_moments, params) are checked right after their producer, before any injection, unless an
+  // injection overwrites them at this step; their check site then does nothing, as on the device.
   struct Proxy final : SlotObserver {
     explicit Proxy(EmulatedDeviceBackend& b) : b(b) {}
     void produced(int slot) override {
-      if (b.replaying_ || !b.outer_) return;
       const bool producer_checkable = slot == kIqnPhi || slot == kAdamMoments || slot == kParams;
-      if (producer_checkable && b.outer_->producer_checks(slot)) {
-        b.scan(slot);
+      if (producer_checkable && b.setup_.checked(slot) &&
+          !(b.outer_ && b.outer_->overwrites(slot))) {
+        b.scan(slot, b.exec_++);
         b.in_producer_ |= std::uint64_t{1} << slot;
+        ++b.producer_checked_;
       }
-      b.outer_->produced(slot);
+      if (b.outer_) b.outer_->produced(slot);
     }
     void check(int slot) override {
-      if (!b.replaying_) {
-        if (b.outer_) b.outer_->check(slot);
-      } else if (b.captured_checked_ >> slot & 1u) {
-        b.check(slot);
+      const std::uint64_t bit = std::uint64_t{1} << slot;
+      if (b.in_producer_ & bit) {
+        b.in_producer_ &= ~bit;
+      } else {
+        const int exec = b.exec_++;
+        if (b.setup_.checked(slot)) b.scan(slot, exec);
       }
-    }
-    bool allow_update() override {
-      if (b.capture_) b.inner_->read_state(b.before_);  // the optimizer's shadow on the device
-      if (!b.replaying_ && b.outer_) {
-        b.saw_keep_ = false;
-        b.outer_->allow_update();
-        b.keeps_state_ = b.saw_keep_;  // what a captured graph would repeat
-      } else if (b.replaying_ && b.keeps_state_) {
-        b.inner_->keep_state();
-      }
-      return !(b.guard_ && b.status_ != 0);
+      if (b.outer_) b.outer_->check(slot);
     }
     EmulatedDeviceBackend& b;
   };
 
-  StepDetail detail(int step) const {
-    StepDetail d;
-    d.kinds = rows_.at(step);
-    for (int s = 0; s < kSlotCount; ++s) {
-      auto it = first_.find(s);
-      d.first_count[static_cast<std::size_t>(s)] =
-          it != first_.end() && it->second.first == step ? it->second.second : -1;
-    }
-    return d;
-  }
-
-  bool guard_;
+  Config config_;
+  SlotSetup setup_;
   Proxy proxy_;
   SlotObserver* outer_ = nullptr;
-  int step_ = 0;
-  std::uint32_t status_ = 0;
-  std::map<int, std::array<std::uint8_t, kSlotCount>> rows_;
-  std::map<int, std::pair<int, std::int64_t>> first_;  // slot -> (first step, count)
-  std::map<int, StepReport> records_;
-  bool capture_ = false, first_fire_ = false;
+  StepOutcome now_;
+  std::vector<StepOutcome> held_;
+  std::set<int> first_;  // slots that fired in the fold
+  bool capture_ = false, report_each_ = true, graph_ = false, captured_graph_ = false;
+  int exec_ = 0;
+  std::uint64_t in_producer_ = 0;
   StateSnapshot before_;
-  std::map<int, std::pair<std::vector<float>, std::vector<std::int64_t>>>
-      captured_;  // slot -> buffer, shape
-  std::map<int, std::pair<StateSnapshot, BatchContext>> contexts_, readable_;  // step -> context
-  bool captured_graph_ = false, replaying_ = false, keeps_state_ = false, saw_keep_ = false;
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
   std::int64_t copies_ = 0;
-  std::uint64_t in_producer_ = 0;  // checked by the emulated producer, the check site skipped
 
  public:
   int producer_checked_ = 0;  // how many checks the producers took (tests)
@@ -329,10 +288,9 @@ TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFol
     o.graph = graph;
     Session s(c, std::make_unique<EmulatedDeviceBackend>(c), o);
     s.run();
-    const auto* ds = s.backend().device_sentinel();
-    EXPECT_EQ(ds->device_to_host_copies(),
+    EXPECT_EQ(s.backend().device_to_host_copies(),
               2 * c.run.folds);  // one readback per fold, whatever its length
-    EXPECT_EQ(ds->graph_captures(), graph ? c.run.folds : 0);
+    EXPECT_EQ(s.backend().step_graph_captures(), graph ? c.run.folds : 0);
     EXPECT_EQ(s.history().size(), static_cast<std::size_t>(c.run.folds * c.run.steps_per_fold));
   }
 }

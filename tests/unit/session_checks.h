@@ -139,7 +139,7 @@ inline void expect_graphed_guard_skips_bit_exact(
   EXPECT_TRUE(same_bits(floats(kAdamMoments), adam));
   EXPECT_EQ(s.backend().adam_step(), t);
   EXPECT_FALSE(s.history().back().updated);
-  EXPECT_EQ(s.backend().device_sentinel()->graph_captures(),
+  EXPECT_EQ(s.backend().step_graph_captures(),
             1);  // every step a replay of one capture
 }
 

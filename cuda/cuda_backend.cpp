@@ -95,6 +95,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
   weights_d_ = LossWeightsD{l.lambda_mse, l.lambda_iqn, l.lambda_aux, l.lambda_ens, d_.iqn};
   device_name_ = std::move(device_name);
   setup_ = slot_setup(c_);
+  reserved_exec_.fill(-1);
   // Every slot buffer and every piece of step state starts at zero, as on the CPU backend: a
   // buffer inspected before its first step shows zeros, never leftover device memory.
   for (int s = 0; s < kSlotCount; ++s) {

@@ -134,6 +134,16 @@ class CudaBackend final : public Backend, public CheckBank {
   // The capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes
   // those buffers after their producer within the step.
   SlotSink producer_sink(int slot);
+  // Execution positions taken ahead for check sites that come after a producer kernel which runs
+  // before an earlier site (Adam writes adam_moments and params, whose sites follow in that order):
+  // the site, or the producer checking in its place, uses the reserved position.
+  void reserve_site(int slot) { reserved_exec_[static_cast<std::size_t>(slot)] = bank_.take_exec(); }
+  int site_exec(int slot) {
+    int& r = reserved_exec_[static_cast<std::size_t>(slot)];
+    const int e = r >= 0 ? r : bank_.take_exec();
+    r = -1;
+    return e;
+  }
   friend void log_check_launches(Backend& backend, StepCheckPlan* log);  // sets launch_log_
   void site(int slot) {
     produced(slot);
@@ -243,6 +253,7 @@ class CudaBackend final : public Backend, public CheckBank {
   std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
   std::uint64_t in_producer_ =
       0;  // slots whose producer took this step's check (see producer_sink)
+  std::array<int, kSlotCount> reserved_exec_{};  // see reserve_site (-1: none)
   std::vector<DeviceBank::GroupItem> late_captures_;  // the capture copies of those slots
   StepCheckPlan* launch_log_ = nullptr;  // when set (log_check_launches), the checks are noted here
   std::unique_ptr<Capture> cap_;         // first-fire capture, when on

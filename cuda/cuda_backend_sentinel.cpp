@@ -39,6 +39,7 @@ void CudaBackend::begin_step(const StepKey& key) {
   bank_step_ = key.step;
   step_key_ = key;
   in_producer_ = 0;
+  reserved_exec_.fill(-1);
 }
 
 void CudaBackend::check_site(int slot) {
@@ -47,9 +48,9 @@ void CudaBackend::check_site(int slot) {
     in_producer_ &= ~bit;
   } else if (setup_.checked(slot)) {
     const DevBuf b = read_buf(slot);
-    pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), bank_.take_exec()});
+    pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), site_exec(slot)});
   } else {
-    bank_.take_exec();
+    site_exec(slot);
   }
   if (observer_) observer_->check(slot);
 }
@@ -60,7 +61,7 @@ SlotSink CudaBackend::producer_sink(int slot) {
   const DevBuf b = read_buf(slot);
   if (float* area = capture_area(slot)) late_captures_.push_back({slot, b.p, b.n, area});
   if (launch_log_) launch_log_->in_producers.push_back({slot, b.n});
-  return bank_.sink(slot);
+  return bank_.sink(slot, site_exec(slot));
 }
 
 std::vector<StepOutcome> CudaBackend::end_step() {

@@ -71,6 +71,7 @@ void CudaBackend::capture() {
     pending_checks_.clear();
     late_captures_.clear();
     in_producer_ = 0;
+    reserved_exec_.fill(-1);
     cudaStreamEndCapture(stream_.s, &graph);
     if (graph) cudaGraphDestroy(graph);
     throw;
@@ -178,6 +179,8 @@ void CudaBackend::optimizer() {
   // parameters, moments and t stay untouched there; with capture on, the update leaves the state
   // it started from in the optimizer's shadow (for dumps).
   flush_checks();  // every check before the update: the guard reads their status word
+  reserve_site(kAdamMoments);  // the sites' positions in their order, though Adam checks both
+  reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), norms_.get(), adam_t_dev_.get(),
                  c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow(), checks);

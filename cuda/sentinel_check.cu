@@ -276,14 +276,14 @@ BankReadback DeviceBank::readback_step() {
   return r;
 }
 
-SlotSink DeviceBank::sink(int slot) {
+SlotSink DeviceBank::sink(int slot, int exec) {
   if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
   return SlotSink{impl_->records.get(),
                   impl_->history.get(),
                   impl_->status.get(),
                   impl_->step.get(),
                   slot,
-                  exec_++};
+                  exec >= 0 ? exec : exec_++};
 }
 
 void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {

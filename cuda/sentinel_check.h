@@ -70,9 +70,9 @@ class DeviceBank {
   void check_group(const std::vector<GroupItem>& items);
   // A check's execution position in the step, taken when a check is due but enqueued later.
   int take_exec() { return exec_++; }
-  // Where a producer kernel adds `slot`'s non-finite values itself (takes the next execution
-  // position): the record it leaves is the fused check's over the finished buffer.
-  SlotSink sink(int slot);
+  // Where a producer kernel adds `slot`'s non-finite values itself, at execution position `exec`
+  // (-1: the next one): the record it leaves is the fused check's over the finished buffer.
+  SlotSink sink(int slot, int exec = -1);
   // After producers that checked their own output: copies each item's buffer (`count` floats from
   // `data`) into its `capture` area if its slot fired for the first time in this step. One small
   // launch that reads one word while clean. Graph-capturable.

@@ -2,12 +2,16 @@
 # The sanitizer and fuzz part of .ci/run: builds the engine, the unit tests and the libFuzzer
 # harnesses with clang, AddressSanitizer and UndefinedBehaviorSanitizer (CPU only, no GUI) into
 # build-sanitize/, runs the unit tests there, then each harness on its corpus for
-# NANSCOPE_FUZZ_SECONDS (default 60) seconds. A crash a harness finds is written to
-# tests/fuzz/found/ and fails the script; keep it as a regression input (tests/fuzz/regressions).
+# NANSCOPE_FUZZ_SECONDS (default 60) seconds from seed NANSCOPE_FUZZ_SEED (default 1). A crash a
+# harness finds is written to tests/fuzz/found/ and fails the script; keep it as a regression
+# input (tests/fuzz/regressions).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="${NANSCOPE_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 seconds=${NANSCOPE_FUZZ_SECONDS:-60}
+# A fixed seed by default: the same mutations in the same order on every run, so a crash CI finds
+# is found again by the same command here; a longer campaign sets its own (bench/NOTES.md).
+seed=${NANSCOPE_FUZZ_SEED:-1}
 say() { printf 'sanitize-and-fuzz: %s\n' "$*" >&2; }
 
 if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
@@ -42,8 +46,8 @@ for name in csv config run_file dump; do
   work=$(mktemp -d)
   cp "$root/tests/fuzz/corpus/$name/"* "$work/"
   [ -d "$root/tests/fuzz/regressions/$name" ] && cp "$root/tests/fuzz/regressions/$name/"* "$work/" 2>/dev/null || true
-  say "fuzzing $name for ${seconds}s"
-  if ! (cd "$work" && "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
+  say "fuzzing $name for ${seconds}s (seed $seed)"
+  if ! (cd "$work" && "$build/tests/fuzz/fuzz_$name" -seed="$seed" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
           -max_len=262144 -artifact_prefix="$found/${name}-" -print_final_stats=1 "$work" 2>"$work.log"); then
     say "fuzz_$name found a crash: see $found"
     tail -40 "$work.log" >&2

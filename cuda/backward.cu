@@ -1,42 +1,18 @@
 #include <algorithm>
 
 #include "backward.h"
+#include "launch_grid.cuh"
 #include "warp_rows.cuh"
 
 namespace nanscope::cuda {
 namespace {
 
-struct BD {
-  int B, D, A, NA, N, Np, H, E, AO, AH;
-  int sub[3], off[3];
-  double v_min, dz, kappa;
-};
-BD bd_of(const Dims& d) {
-  return BD{d.B,
-            d.D,
-            d.A,
-            d.NA,
-            d.N,
-            d.Np,
-            d.H,
-            d.E,
-            d.AO,
-            d.AH,
-            {d.sub[0], d.sub[1], d.sub[2]},
-            {d.off[0], d.off[1], d.off[2]},
-            d.v_min,
-            d.dz,
-            d.kappa};
-}
-unsigned grid(std::size_t n, int block = 128) {
-  return static_cast<unsigned>((n + block - 1) / block);
-}
 cudaStream_t st(Blas& b) {
   return b.stream();
 }
 // c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta
 // - Q).
-__global__ void c51_grad(BD bd, float lmse, const float* logp, const float* m, const float* q,
+__global__ void c51_grad(Dims bd, float lmse, const float* logp, const float* m, const float* q,
                          const float* y, const std::int32_t* actions, float* g) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, i)
   if (t >= bd.B * bd.D * bd.NA) return;
@@ -52,8 +28,8 @@ __global__ void c51_grad(BD bd, float lmse, const float* logp, const float* m, c
 }
 
 // CQL: alpha (softmax(Q_d) - onehot(a_d)) / B through dQ/dl = p (zeta - Q), every sub-action.
-__global__ void cql_grad(BD bd, float alpha_b, const float* logp, const float* q, const float* lse,
-                         const std::int32_t* actions, float* g) {
+__global__ void cql_grad(Dims bd, float alpha_b, const float* logp, const float* q,
+                         const float* lse, const std::int32_t* actions, float* g) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, a, i)
   if (t >= bd.B * bd.A * bd.NA) return;
   const int i = t % bd.NA, a = (t / bd.NA) % bd.A, b = t / (bd.NA * bd.A);
@@ -66,7 +42,7 @@ __global__ void cql_grad(BD bd, float alpha_b, const float* logp, const float* q
 }
 
 // d_value[b, i] = sum_a g; d_adv = g - mean over the branch (accumulated into d_adv when asked).
-__global__ void logits_backward(BD bd, const float* g, float* d_value, float* d_adv,
+__global__ void logits_backward(Dims bd, const float* g, float* d_value, float* d_adv,
                                 bool accumulate) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, i)
   if (t >= bd.B * bd.NA) return;
@@ -101,7 +77,7 @@ __global__ void axpy(float alpha, const float* x, float* out, size_t n) {
 // d ens / d ve_{e,b,i} = (D softmax(ve)_i - sum_d m_{b,d,i}) / (E B D), one thread per (e, b) row.
 // One warp per (head, sample) row: the row's lse, then each atom's gradient (its branch sum of
 // targets in branch order, as before).
-__global__ void ens_grad(BD bd, const float* ve, const float* m, float* d_ve) {
+__global__ void ens_grad(Dims bd, const float* ve, const float* m, float* d_ve) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   if (t >= bd.E * bd.B) return;  // the whole warp
   const int b = t % bd.B;
@@ -163,7 +139,7 @@ __device__ float huber_grad(float d, float k) {
   return fabsf(d) > k ? (d > 0.f ? k : -k) : d;
 }
 
-__global__ void iqn_dq(BD bd, const float* q, const float* tau, const float* T,
+__global__ void iqn_dq(Dims bd, const float* q, const float* tau, const float* T,
                        const std::int32_t* actions, float* dq) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d, i)
   if (t >= bd.B * bd.D * bd.N) return;
@@ -182,7 +158,7 @@ __global__ void iqn_dq(BD bd, const float* q, const float* tau, const float* T,
 }
 
 // iqn_d_h_s2[b, h] = sum_n dpsi[b, n, h] phi[b, n, h]; dphi_pre = relu_bw(phi_pre, dpsi * h2).
-__global__ void iqn_dh(BD bd, const float* dpsi, const float* phi, const float* phi_pre,
+__global__ void iqn_dh(Dims bd, const float* dpsi, const float* phi, const float* phi_pre,
                        const float* h2, float* dh, float* dphi_pre) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, h)
   if (t >= bd.B * bd.H) return;
@@ -244,7 +220,7 @@ BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
 void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
                    const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
                    const SlotHook& hook) {
-  const BD bd = bd_of(d);
+  const Dims& bd = d;
   cudaStream_t s = st(blas);
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
@@ -327,7 +303,7 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
                   const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
                   const SlotHook& hook) {
   if (!d.iqn) return;
-  const BD bd = bd_of(d);
+  const Dims& bd = d;
   cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };

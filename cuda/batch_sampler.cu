@@ -148,17 +148,4 @@ const float* DeviceSampler::tau_greedy() const {
   return impl_->tau_greedy.get();
 }
 
-std::vector<float> DeviceSampler::download_batch() const {
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
-  return impl_->batch.download();
-}
-std::vector<std::int32_t> DeviceSampler::download_actions() const {
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
-  return impl_->actions.download();
-}
-std::vector<float> DeviceSampler::download_tau(int which) const {
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
-  return (which == 0 ? impl_->tau : which == 1 ? impl_->tau_target : impl_->tau_greedy).download();
-}
-
 }  // namespace nanscope::cuda

@@ -54,11 +54,6 @@ class DeviceSampler {
   };
   Buffers buffers();
 
-  // Host copies, for tests.
-  std::vector<float> download_batch() const;
-  std::vector<std::int32_t> download_actions() const;
-  std::vector<float> download_tau(int which) const;  // 0 tau, 1 tau_target, 2 tau_greedy
-
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -3,23 +3,13 @@
 namespace nanscope::cuda {
 namespace {
 
-struct BranchDims {
-  int D, A, NA;
-  int sub[3], off[3];
-};
-
-BranchDims branch_dims(const Dims& d) {
-  BranchDims b{d.D, d.A, d.NA, {d.sub[0], d.sub[1], d.sub[2]}, {d.off[0], d.off[1], d.off[2]}};
-  return b;
-}
-
-__device__ int branch_of(const BranchDims& bd, int a) {
+__device__ int branch_of(const Dims& bd, int a) {
   return a < bd.off[1] ? 0 : (a < bd.off[2] ? 1 : 2);
 }
 
 // One block per (b, a) row of atoms: l_i = v_i + adv_{a,i} - mean_{a' in branch} adv_{a',i}, then
 // log_softmax with the engine's rules (a NaN row stays NaN; shift 0 when the maximum is infinite).
-__global__ void aggregate_log_softmax(BranchDims bd, const float* __restrict__ v,
+__global__ void aggregate_log_softmax(Dims bd, const float* __restrict__ v,
                                       const float* __restrict__ adv, float* __restrict__ logp) {
   extern __shared__ float row[];  // NA logits
   __shared__ double red[128];
@@ -65,7 +55,7 @@ __global__ void aggregate_log_softmax(BranchDims bd, const float* __restrict__ v
   for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) out[i] = row[i] - lse;
 }
 
-__global__ void expected_q_kernel(BranchDims bd, double v_min, double dz, int rows,
+__global__ void expected_q_kernel(Dims bd, double v_min, double dz, int rows,
                                   const float* __restrict__ logp, float* __restrict__ q) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;  // (b, a)
   if (r >= rows) return;
@@ -75,7 +65,7 @@ __global__ void expected_q_kernel(BranchDims bd, double v_min, double dz, int ro
   q[r] = static_cast<float>(acc);
 }
 
-__global__ void greedy_kernel(BranchDims bd, int B, const float* __restrict__ q,
+__global__ void greedy_kernel(Dims bd, int B, const float* __restrict__ q,
                               std::int32_t* __restrict__ astar) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
   if (t >= B * bd.D) return;
@@ -97,7 +87,7 @@ __device__ __forceinline__ float clampf_nan(float x, float lo, float hi) {
 }
 
 // One thread per (b, d, i).
-__global__ void projection_kernel(BranchDims bd, int B, float v_min, float v_max, double dz,
+__global__ void projection_kernel(Dims bd, int B, float v_min, float v_max, double dz,
                                   float gamma_n, const float* __restrict__ tlp,
                                   const std::int32_t* __restrict__ astar,
                                   const float* __restrict__ ret, const float* __restrict__ done,
@@ -157,22 +147,21 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
   blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
   add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
   at_slot(kAdvLogits);
-  aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), s>>>(branch_dims(d), o.v.get(),
-                                                                     o.adv.get(), o.logp.get());
+  aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), s>>>(d, o.v.get(), o.adv.get(),
+                                                                     o.logp.get());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(kLogProbs);
 }
 
 void expected_q(const Dims& d, const float* logp, float* q, cudaStream_t stream) {
   const int rows = d.B * d.A;
-  expected_q_kernel<<<(rows + 127) / 128, 128, 0, stream>>>(branch_dims(d), d.v_min, d.dz, rows,
-                                                            logp, q);
+  expected_q_kernel<<<(rows + 127) / 128, 128, 0, stream>>>(d, d.v_min, d.dz, rows, logp, q);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, cudaStream_t stream) {
   const int n = d.B * d.D;
-  greedy_kernel<<<(n + 127) / 128, 128, 0, stream>>>(branch_dims(d), d.B, q, astar);
+  greedy_kernel<<<(n + 127) / 128, 128, 0, stream>>>(d, d.B, q, astar);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -180,7 +169,7 @@ void c51_projection(const Dims& d, const float* tlp, const std::int32_t* astar, 
                     const float* done, float* m, cudaStream_t stream) {
   const int n = d.B * d.D * d.NA;
   projection_kernel<<<(n + 127) / 128, 128, 0, stream>>>(
-      branch_dims(d), d.B, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
+      d, d.B, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
       static_cast<float>(d.gamma_n), tlp, astar, ret, done, m);
   NANSCOPE_LAUNCH_CHECK();
 }

@@ -137,7 +137,9 @@ class CudaBackend final : public Backend, public CheckBank {
   // Execution positions taken ahead for check sites that come after a producer kernel which runs
   // before an earlier site (Adam writes adam_moments and params, whose sites follow in that order):
   // the site, or the producer checking in its place, uses the reserved position.
-  void reserve_site(int slot) { reserved_exec_[static_cast<std::size_t>(slot)] = bank_.take_exec(); }
+  void reserve_site(int slot) {
+    reserved_exec_[static_cast<std::size_t>(slot)] = bank_.take_exec();
+  }
   int site_exec(int slot) {
     int& r = reserved_exec_[static_cast<std::size_t>(slot)];
     const int e = r >= 0 ? r : bank_.take_exec();
@@ -161,7 +163,6 @@ class CudaBackend final : public Backend, public CheckBank {
   std::uint64_t checked_mask() const;
 
   // ---- First-fire capture (cuda_backend_capture.cpp); each is a no-op without capture ----
-  using OptimizerShadow = AdamShadow;
   struct Capture {
     std::array<DeviceArray<float>, kSlotCount> slots;  // each slot's buffer at its first fire
     DeviceArray<float> shadow_params, shadow_adam;     // the state the update started from
@@ -172,11 +173,11 @@ class CudaBackend final : public Backend, public CheckBank {
   int enable_capture(bool on);       // the context areas it has (0: off)
   SlotView captured_slot(int slot);  // a host view of the slot's capture area
   bool captured_context(int step, StateSnapshot& state, BatchContext& batch);
-  float* capture_area(int slot);       // where a slot's buffer goes at its first fire
-  OptimizerShadow optimizer_shadow();  // where the update leaves the state it started from
-  void capture_context();              // enqueued at the step's end
-  void take_context_table();           // with a readback of held steps
-  void clear_contexts();               // a new fold
+  float* capture_area(int slot);  // where a slot's buffer goes at its first fire
+  AdamShadow optimizer_shadow();  // where the update leaves the state it started from
+  void capture_context();         // enqueued at the step's end
+  void take_context_table();      // with a readback of held steps
+  void clear_contexts();          // a new fold
 
   // ---- Slot buffers ----
   // A slot's device buffer, its length taken from the buffer object itself.
@@ -253,7 +254,7 @@ class CudaBackend final : public Backend, public CheckBank {
   std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
   std::uint64_t in_producer_ =
       0;  // slots whose producer took this step's check (see producer_sink)
-  std::array<int, kSlotCount> reserved_exec_{};  // see reserve_site (-1: none)
+  std::array<int, kSlotCount> reserved_exec_{};       // see reserve_site (-1: none)
   std::vector<DeviceBank::GroupItem> late_captures_;  // the capture copies of those slots
   StepCheckPlan* launch_log_ = nullptr;  // when set (log_check_launches), the checks are noted here
   std::unique_ptr<Capture> cap_;         // first-fire capture, when on

@@ -178,7 +178,7 @@ void CudaBackend::optimizer() {
   // The guard (guard_allows_update) is decided on the device from the step's status word, so
   // parameters, moments and t stay untouched there; with capture on, the update leaves the state
   // it started from in the optimizer's shadow (for dumps).
-  flush_checks();  // every check before the update: the guard reads their status word
+  flush_checks();              // every check before the update: the guard reads their status word
   reserve_site(kAdamMoments);  // the sites' positions in their order, though Adam checks both
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};

@@ -24,21 +24,18 @@ __global__ void bias_rows_kernel(float* __restrict__ y, const float* __restrict_
 
 // The bias add of a layer followed by its relu, in one pass (same arithmetic as the two apart:
 // pre = pre + bias, then out = pre < 0 ? 0 : pre; NaN < 0 is false, so NaN passes where fmaxf would
-// turn it into 0). kBias false: out = relu(x) alone. kCheck: the kernel also adds the non-finite
+// turn it into 0). kCheck: the kernel also adds the non-finite
 // values it writes to `out` into a slot's record; whole warps stay to the end (the vote needs every
 // lane).
-template <bool kBias, bool kCheck>
+template <bool kCheck>
 __global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restrict__ bias,
                                  unsigned cols, float* __restrict__ out, unsigned n,
                                  SlotSink sink) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned kind = 0u;
   if (i < n) {
-    float v = pre[i];
-    if (kBias) {
-      v += bias[i % cols];
-      pre[i] = v;
-    }
+    const float v = pre[i] + bias[i % cols];
+    pre[i] = v;
     const float y = v < 0.f ? 0.f : v;
     out[i] = y;
     if (kCheck) kind = nonfinite_kind(y);
@@ -53,7 +50,6 @@ unsigned checked_count(std::size_t n) {
   return static_cast<unsigned>(n);
 }
 
-template <bool kBias>
 void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::size_t count,
                       cudaStream_t stream, const SlotSink& sink) {
   if (!count) return;
@@ -61,10 +57,10 @@ void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
   auto s = stream;
   if (sink.on())
-    bias_relu_kernel<kBias, true>
+    bias_relu_kernel<true>
         <<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
   else
-    bias_relu_kernel<kBias, false>
+    bias_relu_kernel<false>
         <<<blocks, 256, 0, s>>>(pre, bias, static_cast<unsigned>(cols), out, n, sink);
   NANSCOPE_LAUNCH_CHECK();
 }
@@ -110,14 +106,9 @@ void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void relu(const float* x, float* out, std::size_t n, cudaStream_t stream) {
-  // Without a bias the kernel only reads x.
-  launch_bias_relu<false>(const_cast<float*>(x), nullptr, 1, out, n, stream, SlotSink{});
-}
-
 void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, cudaStream_t stream,
                const SlotSink& sink) {
-  launch_bias_relu<true>(pre, bias, cols, out, static_cast<std::size_t>(rows) * cols, stream, sink);
+  launch_bias_relu(pre, bias, cols, out, static_cast<std::size_t>(rows) * cols, stream, sink);
 }
 
 void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols,

@@ -32,12 +32,10 @@ class Blas {
 
 // y[rows, cols] += bias[cols] (row broadcast).
 void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream);
-// out = x < 0 ? 0 : x, elementwise (NaN passes).
-void relu(const float* x, float* out, std::size_t n, cudaStream_t stream);
 // A layer's bias and activation in one launch: pre[rows, cols] += bias[cols], then out = relu(pre)
-// (the same arithmetic as add_bias_rows then relu). With a sink that is on, the kernel also adds
-// the non-finite values it writes into that slot's record (the check of `out`, without reading it
-// again).
+// (the same arithmetic as add_bias_rows then out = pre < 0 ? 0 : pre, NaN passing). With a sink
+// that is on, the kernel also adds the non-finite values it writes into that slot's record (the
+// check of `out`, without reading it again).
 void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, cudaStream_t stream,
                const SlotSink& sink = {});
 // y[blocks, rows, cols] += bias[blocks, cols]: one launch for several heads' biases.

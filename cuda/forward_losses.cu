@@ -1,39 +1,12 @@
 #include "block_reduce.cuh"
 #include "forward_losses.h"
+#include "launch_grid.cuh"
 #include "warp_rows.cuh"
 
 namespace nanscope::cuda {
 namespace {
 
 constexpr float kNaN = __builtin_nanf("");
-
-struct BD {
-  int B, D, A, NA, N, Np, K, C, AO;
-  int sub[3], off[3];
-  double v_min, dz, gamma_n, kappa;
-};
-
-BD bd_of(const Dims& d) {
-  return BD{d.B,
-            d.D,
-            d.A,
-            d.NA,
-            d.N,
-            d.Np,
-            d.K,
-            d.C,
-            d.AO,
-            {d.sub[0], d.sub[1], d.sub[2]},
-            {d.off[0], d.off[1], d.off[2]},
-            d.v_min,
-            d.dz,
-            d.gamma_n,
-            d.kappa};
-}
-
-unsigned grid(std::size_t n, int block = 128) {
-  return static_cast<unsigned>((n + block - 1) / block);
-}
 
 // cos(pi i tau) by the same Chebyshev recurrence in double as the CPU backend.
 // cos(pi i tau) for i < C by the Chebyshev recurrence in double, as the CPU backend computes it. A
@@ -78,7 +51,7 @@ __global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict
 // One warp per sample (enough lanes in flight: one thread per sample left most of the GPU idle):
 // the C51 loss on the taken sub-actions (mean over branches), summed in double over (branch, atom)
 // lane-strided and folded in a fixed order.
-__global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp,
+__global__ void c51_loss_kernel(Dims bd, bool kl, const float* __restrict__ logp,
                                 const float* __restrict__ m,
                                 const std::int32_t* __restrict__ actions, float* __restrict__ c51) {
   const int b = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
@@ -99,7 +72,7 @@ __global__ void c51_loss_kernel(BD bd, bool kl, const float* __restrict__ logp,
 // the batch scalar), from Q as its call site left it. The lanes share the sums over atoms and
 // sub-actions; lane 0 writes. The CQL term is not summed here: it is computed from the checked
 // logsumexp after its call site (cql_mean_kernel), so an injection into slot 11 reaches it.
-__global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tlp,
+__global__ void mse_lse_kernel(Dims bd, const float* __restrict__ q, const float* __restrict__ tlp,
                                const std::int32_t* __restrict__ astar,
                                const float* __restrict__ ret, const float* __restrict__ done,
                                const std::int32_t* __restrict__ actions, float* __restrict__ lse,
@@ -136,7 +109,7 @@ __global__ void mse_lse_kernel(BD bd, const float* __restrict__ q, const float* 
 
 // *out = alpha / B * sum_b sum_d (lse[b, d] - Q[b, a_d]), from the checked logsumexp: one block,
 // the samples folded in a fixed order (as mean_kernel), in double.
-__global__ void cql_mean_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ lse,
+__global__ void cql_mean_kernel(Dims bd, const float* __restrict__ q, const float* __restrict__ lse,
                                 const std::int32_t* __restrict__ actions, double alpha,
                                 double* __restrict__ out) {
   double acc = 0;
@@ -148,7 +121,7 @@ __global__ void cql_mean_kernel(BD bd, const float* __restrict__ q, const float*
   if (threadIdx.x == 0) *out = alpha * (sum / bd.B);
 }
 
-__global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq,
+__global__ void iqn_greedy_kernel(Dims bd, const float* __restrict__ gq,
                                   std::int32_t* __restrict__ astar) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
   if (t >= bd.B * bd.D) return;
@@ -172,7 +145,7 @@ __global__ void iqn_greedy_kernel(BD bd, const float* __restrict__ gq,
   astar[t] = best;
 }
 
-__global__ void iqn_targets_kernel(BD bd, const float* __restrict__ tq,
+__global__ void iqn_targets_kernel(Dims bd, const float* __restrict__ tq,
                                    const std::int32_t* __restrict__ astar,
                                    const float* __restrict__ ret, const float* __restrict__ done,
                                    float* __restrict__ T) {
@@ -193,7 +166,7 @@ __device__ float huber(float d, float k) {
 // One block per sample: each (branch, i) term over the N' targets in a thread, then the block's
 // thread 0 adds the terms in the order branch, i, as one thread per sample did (same result, bit
 // for bit), with the work spread over B blocks instead of B threads.
-__global__ void iqn_loss_kernel(BD bd, const float* __restrict__ q, const float* __restrict__ tau,
+__global__ void iqn_loss_kernel(Dims bd, const float* __restrict__ q, const float* __restrict__ tau,
                                 const float* __restrict__ T,
                                 const std::int32_t* __restrict__ actions,
                                 float* __restrict__ loss) {
@@ -234,7 +207,7 @@ __global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred,
 
 // One warp per (head, sample) row: the row's lse, then -sum over branches and atoms of
 // m * (row - lse) in double, lane-strided and folded in a fixed order.
-__global__ void ens_ce_kernel(BD bd, int E, const float* __restrict__ ve,
+__global__ void ens_ce_kernel(Dims bd, int E, const float* __restrict__ ve,
                               const float* __restrict__ m, float* __restrict__ part) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);  // (e, b)
   if (t >= E * bd.B) return;                                                     // the whole warp
@@ -263,12 +236,6 @@ __global__ void mean_kernel(const float* __restrict__ x, int n, double scale,
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream) {
   mean_kernel<<<1, 256, 0, stream>>>(x, n, scale, out);
   NANSCOPE_LAUNCH_CHECK();
-}
-
-double device_mean(const float* x, int n, cudaStream_t stream) {
-  DeviceArray<double> out(1);
-  mean_into(x, n, 1.0, out.get(), stream);
-  return out.download()[0];
 }
 
 IqnBuffers::IqnBuffers(const Dims& d)
@@ -331,8 +298,8 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
 
 void c51_loss(const Dims& d, bool kl, const float* logp, const float* m,
               const std::int32_t* actions, float* c51, cudaStream_t stream) {
-  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, stream>>>(bd_of(d), kl, logp, m,
-                                                                           actions, c51);
+  c51_loss_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, stream>>>(d, kl, logp, m, actions,
+                                                                           c51);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -340,32 +307,31 @@ void mse_lse_terms(const Dims& d, const float* q, const float* tlp, const std::i
                    const float* ret, const float* done, const std::int32_t* actions, float* lse,
                    float* y, float* mse_part, cudaStream_t stream) {
   mse_lse_kernel<<<grid(static_cast<size_t>(d.B) * 32), 128, 0, stream>>>(
-      bd_of(d), q, tlp, astar, ret, done, actions, lse, y, mse_part);
+      d, q, tlp, astar, ret, done, actions, lse, y, mse_part);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void cql_mean(const Dims& d, const float* q, const float* lse, const std::int32_t* actions,
               double alpha_cql, double* out, cudaStream_t stream) {
-  cql_mean_kernel<<<1, 256, 0, stream>>>(bd_of(d), q, lse, actions, alpha_cql, out);
+  cql_mean_kernel<<<1, 256, 0, stream>>>(d, q, lse, actions, alpha_cql, out);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, cudaStream_t stream) {
-  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, stream>>>(bd_of(d), g_q, astar);
+  iqn_greedy_kernel<<<grid(d.B * d.D), 128, 0, stream>>>(d, g_q, astar);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
                  const float* done, float* T, cudaStream_t stream) {
-  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, stream>>>(
-      bd_of(d), t_q, astar, ret, done, T);
+  iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, stream>>>(d, t_q, astar,
+                                                                                      ret, done, T);
   NANSCOPE_LAUNCH_CHECK();
 }
 
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T,
               const std::int32_t* actions, float* loss, cudaStream_t stream) {
-  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, stream>>>(bd_of(d), q, tau, T, actions,
-                                                                    loss);
+  iqn_loss_kernel<<<d.B, 128, sizeof(double) * d.D * d.N, stream>>>(d, q, tau, T, actions, loss);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -396,50 +362,8 @@ void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float
 }
 
 void ensemble_ce(const Dims& d, const float* ve, const float* m, float* part, cudaStream_t stream) {
-  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, stream>>>(bd_of(d), d.E, ve, m,
-                                                                               part);
+  ens_ce_kernel<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, stream>>>(d, d.E, ve, m, part);
   NANSCOPE_LAUNCH_CHECK();
-}
-
-// ---- The same stages composed, with the scalars read back (the GPU tests' entry points) ----
-
-void c51_losses(const Dims& d, bool kl, const float* logp, const float* m,
-                const std::int32_t* actions, const float* q, const float* tlp,
-                const std::int32_t* astar, const float* ret, const float* done, float alpha_cql,
-                float* c51, float* lse, float* y, ForwardScalars& out, cudaStream_t stream) {
-  DeviceArray<float> mse_part(d.B);
-  DeviceArray<double> cql(1);
-  c51_loss(d, kl, logp, m, actions, c51, stream);
-  mse_lse_terms(d, q, tlp, astar, ret, done, actions, lse, y, mse_part.get(), stream);
-  cql_mean(d, q, lse, actions, alpha_cql, cql.get(), stream);
-  out.c51 = device_mean(c51, d.B, stream);
-  out.mse = device_mean(mse_part.get(), d.B, stream) / d.D;
-  out.cql = cql.download()[0];
-}
-
-void iqn_targets_and_loss(const Dims& d, const IqnBuffers& in, const float* tau,
-                          const std::int32_t* actions, const float* ret, const float* done,
-                          IqnBuffers& out, ForwardScalars& sc, cudaStream_t stream) {
-  iqn_greedy(d, in.g_q.get(), out.astar.get(), stream);
-  iqn_targets(d, in.t_q.get(), out.astar.get(), ret, done, out.targets.get(), stream);
-  iqn_loss(d, in.q.get(), tau, out.targets.get(), actions, out.loss.get(), stream);
-  sc.iqn = device_mean(out.loss.get(), d.B, stream);
-}
-
-void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
-                 const float* next_bar, float* pre, float* h, float* pred, float* loss,
-                 ForwardScalars& sc) {
-  aux_head(blas, d, L, p, h2, pre, h, pred);
-  aux_loss(d, pred, next_bar, loss, blas.stream());
-  sc.aux = device_mean(loss, d.B, blas.stream());
-}
-
-void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
-                      const float* z, const float* m, float* ve, ForwardScalars& sc) {
-  ensemble_heads(blas, d, L, p, z, ve);
-  DeviceArray<float> part(static_cast<size_t>(d.E) * d.B);
-  ensemble_ce(d, ve, m, part.get(), blas.stream());
-  sc.ens = device_mean(part.get(), d.E * d.B, blas.stream()) / d.D;
 }
 
 }  // namespace nanscope::cuda

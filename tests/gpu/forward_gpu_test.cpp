@@ -2,6 +2,7 @@
 // scalars, default size, same batch, draws and weights.
 #include <gtest/gtest.h>
 
+#include "device_copy.h"
 #include "forward_losses.h"
 #include "gpu_fixture.h"
 
@@ -20,7 +21,8 @@ TEST(DeviceForward, LossesIqnAuxEnsembleAndTotalMatchTheCpuBackend) {
   auto& ve = fw->ve;
   EXPECT_TRUE(f.expect_close(kC51Loss, c51.download()));
   EXPECT_TRUE(f.expect_close(kCqlLse, lse.download()));
-  EXPECT_EQ(f.sampler.download_tau(0), f.cpu.slots[kIqnTau]);  // the same draws, exactly
+  EXPECT_EQ(test::device_copy(f.sampler.tau(), f.cpu.slots[kIqnTau].size()),
+            f.cpu.slots[kIqnTau]);  // the same draws, exactly
   EXPECT_TRUE(f.expect_close(kIqnPhi, iqn.phi.download()));
   EXPECT_TRUE(f.expect_close(kIqnQuantiles, iqn.q.download()));
   EXPECT_TRUE(f.expect_close(kIqnTargetQuantiles, iqn.t_q.download()));

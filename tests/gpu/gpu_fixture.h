@@ -11,6 +11,7 @@
 #include "batch_sampler.h"
 #include "c51_heads.h"
 #include "data/bars.h"
+#include "forward_composition.h"
 #include "forward_losses.h"
 #include "model/cpu_model.h"
 
@@ -101,7 +102,7 @@ struct GpuFixture {
     cuda::DeviceArray<float> m, c51, lse, y;
     cuda::IqnBuffers iqn;
     cuda::DeviceArray<float> aux_pre, aux_h, pred, aux_loss, ve;
-    cuda::ForwardScalars sc;
+    ForwardScalars sc;
   };
 
   std::unique_ptr<Forward> run_forward() {
@@ -112,10 +113,10 @@ struct GpuFixture {
     cuda::greedy_actions(d, fw->q_next.get(), fw->astar.get(), nullptr);
     cuda::c51_projection(d, target_next.logp.get(), fw->astar.get(), ret, done, fw->m.get(),
                          nullptr);
-    cuda::c51_losses(d, false, online.logp.get(), fw->m.get(), sampler.actions(), fw->q.get(),
-                     target_next.logp.get(), fw->astar.get(), ret, done,
-                     static_cast<float>(c.loss.alpha_cql), fw->c51.get(), fw->lse.get(),
-                     fw->y.get(), fw->sc, nullptr);
+    c51_losses(d, false, online.logp.get(), fw->m.get(), sampler.actions(), fw->q.get(),
+               target_next.logp.get(), fw->astar.get(), ret, done,
+               static_cast<float>(c.loss.alpha_cql), fw->c51.get(), fw->lse.get(), fw->y.get(),
+               fw->sc, nullptr);
     auto& iqn = fw->iqn;
     cuda::iqn_pass(blas, d, L, params.get(), online.h2.get(), sampler.tau(), d.N, iqn.cos,
                    iqn.phi_pre, iqn.phi, iqn.psi, iqn.q);
@@ -123,12 +124,10 @@ struct GpuFixture {
                    iqn.g_cos, iqn.g_phi_pre, iqn.g_phi, iqn.g_psi, iqn.g_q);
     cuda::iqn_pass(blas, d, L, target.get(), target_next.h2.get(), sampler.tau_target(), d.Np,
                    iqn.t_cos, iqn.t_phi_pre, iqn.t_phi, iqn.t_psi, iqn.t_q);
-    cuda::iqn_targets_and_loss(d, iqn, sampler.tau(), sampler.actions(), ret, done, iqn, fw->sc,
-                               nullptr);
-    cuda::aux_forward(blas, d, L, params.get(), online.h2.get(), next_bar, fw->aux_pre.get(),
-                      fw->aux_h.get(), fw->pred.get(), fw->aux_loss.get(), fw->sc);
-    cuda::ensemble_forward(blas, d, L, params.get(), online.z.get(), fw->m.get(), fw->ve.get(),
-                           fw->sc);
+    iqn_targets_and_loss(d, iqn, sampler.tau(), sampler.actions(), ret, done, iqn, fw->sc, nullptr);
+    aux_forward(blas, d, L, params.get(), online.h2.get(), next_bar, fw->aux_pre.get(),
+                fw->aux_h.get(), fw->pred.get(), fw->aux_loss.get(), fw->sc);
+    ensemble_forward(blas, d, L, params.get(), online.z.get(), fw->m.get(), fw->ve.get(), fw->sc);
     return fw;
   }
 

@@ -5,6 +5,7 @@
 
 #include "batch_sampler.h"
 #include "data/bars.h"
+#include "device_copy.h"
 #include "model/cpu_model.h"
 
 using namespace nanscope;
@@ -25,13 +26,17 @@ TEST(DeviceSampler, SameBatchAndDrawsAsTheCpuBackend) {
       StepKey key{c.run.seed, fold, step, 0};
       cpu.sample(key);
       gpu.sample(c.run.seed, fold, step);
-      EXPECT_EQ(gpu.download_batch(), cpu.slots[kBatch]) << "fold " << fold << " step " << step;
-      EXPECT_EQ(gpu.download_actions(), cpu.actions);
-      EXPECT_EQ(gpu.download_tau(0), cpu.slots[kIqnTau]);
+      const auto buf = gpu.buffers();
+      ASSERT_EQ(buf.batch_count, cpu.slots[kBatch].size());
+      ASSERT_EQ(buf.tau_count, cpu.slots[kIqnTau].size());
+      EXPECT_EQ(test::device_copy(buf.batch, buf.batch_count), cpu.slots[kBatch])
+          << "fold " << fold << " step " << step;
+      EXPECT_EQ(test::device_copy(buf.actions, cpu.actions.size()), cpu.actions);
+      EXPECT_EQ(test::device_copy(buf.tau, buf.tau_count), cpu.slots[kIqnTau]);
       std::vector<float> tt(cpu.tau_target.data(), cpu.tau_target.data() + cpu.tau_target.size());
       std::vector<float> tk(cpu.tau_greedy.data(), cpu.tau_greedy.data() + cpu.tau_greedy.size());
-      EXPECT_EQ(gpu.download_tau(1), tt);
-      EXPECT_EQ(gpu.download_tau(2), tk);
+      EXPECT_EQ(test::device_copy(buf.tau_target, tt.size()), tt);
+      EXPECT_EQ(test::device_copy(buf.tau_greedy, tk.size()), tk);
     }
   }
 }

@@ -32,9 +32,10 @@ int main(int argc, char** argv) {
     a->add_option("--seed", run.seed, "seed (run.seed)");
     a->add_option("--out", run.out_dir, "output directory (default runs/<UTC timestamp>)");
     a->add_flag("--force", run.force, "overwrite the run in an existing non-empty --out directory");
-    a->add_option("--graph", run.graph,
-                  "on|off: run each step as one captured CUDA graph (default on with the CUDA "
-                  "backend; the CPU backend runs phase by phase)")
+    a->add_option_function<std::string>(
+         "--graph", [&run](const std::string& v) { run.graph = parse_enum<cli::OnOff>(v); },
+         "on|off: run each step as one captured CUDA graph (default on with the CUDA "
+         "backend; the CPU backend runs phase by phase)")
         ->check(CLI::IsMember({"on", "off"}));
     a->add_flag("--until-fire", run.until_fire,
                 "halt after the first step in which anything fired");

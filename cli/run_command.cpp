@@ -106,13 +106,13 @@ int run_command(const RunOptions& o) {
   const Config config = resolve_config(o);
   const bool human = !o.quiet;
   auto backend = choose_backend(o.backend, config, human);
-  if (o.graph == "on" && !backend->supports_step_graph())
+  if (o.graph == OnOff::On && !backend->supports_step_graph())
     throw UsageError(
         fmt::format("--graph on: graph capture of the step needs the CUDA backend (this run uses "
                     "the {} backend; --graph off runs it phase by phase)",
                     backend->name()));
   SessionOptions so = session_options(o);
-  so.graph = o.graph == "on" || (o.graph.empty() && backend->supports_step_graph());
+  so.graph = o.graph ? *o.graph == OnOff::On : backend->supports_step_graph();
   so.out_dir = prepare_out_dir(o);
   Session session(config, std::move(backend), so);
   const bool tty = human && isatty(fileno(stderr));

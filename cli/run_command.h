@@ -6,6 +6,17 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/enum_names.h"
+
+namespace nanscope::cli {
+enum class OnOff { Off, On };
+}  // namespace nanscope::cli
+namespace nanscope {
+template <>
+struct EnumNames<cli::OnOff> {
+  static constexpr std::array<std::string_view, 2> kNames = {"off", "on"};
+};
+}  // namespace nanscope
 
 namespace nanscope::cli {
 
@@ -21,7 +32,7 @@ struct RunOptions {
   std::vector<std::string> breakpoints;
   std::string out_dir;  // default: runs/<UTC timestamp>
   bool force = false;
-  std::string graph;  // "on", "off"; unset: on with the CUDA backend, off with the CPU one
+  std::optional<OnOff> graph;  // unset: on with the CUDA backend, off with the CPU one
   bool until_fire = false;
   bool guard = false;
   bool json = false;

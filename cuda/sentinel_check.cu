@@ -246,30 +246,22 @@ void DeviceBank::begin_step(int step) {
 }
 
 BankReadback DeviceBank::readback() {
-  auto s = stream_;
-  BankReadback r;
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
-                                      sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
-                                      s));
-  r.history.resize(static_cast<size_t>(step_) + 1);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history.get(),
-                                      r.history.size() * kBankSlots, cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status.get(), sizeof(unsigned int),
-                                      cudaMemcpyDeviceToHost, s));
-  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
-  return r;
+  return read_rows(0, static_cast<std::size_t>(step_) + 1);
 }
 
 BankReadback DeviceBank::readback_step() {
+  return read_rows(static_cast<std::size_t>(step_), 1);
+}
+
+BankReadback DeviceBank::read_rows(std::size_t first, std::size_t rows) {
   auto s = stream_;
   BankReadback r;
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
                                       sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
                                       s));
-  r.history.resize(1);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-      r.history[0].data(), impl_->history.get() + static_cast<size_t>(step_) * kBankSlots,
-      kBankSlots, cudaMemcpyDeviceToHost, s));
+  r.history.resize(rows);
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history.get() + first * kBankSlots,
+                                      rows * kBankSlots, cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status.get(), sizeof(unsigned int),
                                       cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));

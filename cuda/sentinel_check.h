@@ -89,6 +89,8 @@ class DeviceBank {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  // The records, history rows first..first+rows-1 and the status word.
+  BankReadback read_rows(std::size_t first, std::size_t rows);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   cudaStream_t stream_;

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/slot_table.h"
 #include "io/h5.h"
+#include "model/batch_context.h"
 
 namespace nanscope {
 namespace {
@@ -147,12 +148,11 @@ DumpData read_dump(const std::string& path) {
   }
   h5::Handle ctx = h5::open_group(f, "context", path);
   h5::Handle batch = h5::open_group(ctx, "batch", path);
-  for (const char* name : {"obs", "next_obs", "returns", "done", "next_bar", "actions", "tau",
-                           "tau_target", "tau_greedy"}) {
+  for (const auto& [name, integer] : batch_field_names()) {
     if (!h5::exists(batch, name)) continue;
     NamedArray a;
     a.name = name;
-    a.integer = std::string(name) == "actions";
+    a.integer = integer;
     a.values = h5::read_dataset<double>(batch, name, &a.shape, path + ":/context/batch");
     d.batch.push_back(std::move(a));
   }

@@ -2,6 +2,7 @@
 // actions [B, D], the IQN taus) and as the named arrays a dump stores. Once for both backends.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +23,13 @@ struct BatchElement {
   std::size_t index;
 };
 BatchElement locate_batch_element(const Dims& d, std::size_t flat);
+// Every field a batch context may hold, in order (the IQN taus only with the IQN head), and
+// whether it is stored as integers: what a dump reader looks for.
+struct BatchFieldName {
+  const char* name;
+  bool integer;
+};
+const std::array<BatchFieldName, 9>& batch_field_names();
 // Checks names and shapes against this network; throws DataError naming the field.
 BatchArrays from_batch_context(const Dims& d, const BatchContext& c);
 

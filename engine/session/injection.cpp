@@ -66,14 +66,11 @@ Injection parse_injection(const std::string& spec) {
   if (!parse_int(parts[1], inj.step) || inj.step < 0)
     throw fail(fmt::format("bad step '{}'", parts[1]));
   if (parts.size() >= 3) {
-    if (parts[2] == "nan")
-      inj.kind = kKindNaN;
-    else if (parts[2] == "posinf")
-      inj.kind = kKindPosInf;
-    else if (parts[2] == "neginf")
-      inj.kind = kKindNegInf;
-    else
-      throw fail(fmt::format("kind '{}' must be nan, posinf or neginf", parts[2]));
+    // The kinds by the names kind_names() writes.
+    inj.kind = 0;
+    for (std::uint8_t bit : {kKindNaN, kKindPosInf, kKindNegInf})
+      if (kind_names(bit).front() == parts[2]) inj.kind = bit;
+    if (inj.kind == 0) throw fail(fmt::format("kind '{}' must be nan, posinf or neginf", parts[2]));
   }
   inj.element = 0;
   if (parts.size() == 4) {

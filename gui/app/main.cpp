@@ -101,10 +101,8 @@ void save_screenshot(MainWindow& w, const Options& o) {
       QPainter p(&img);
       p.drawPixmap(w.mapFromGlobal(m->pos()), m->grab());
     }
-  if (o.simulate == "deuteranopia")
-    img = simulate(img, ColourVision::Deuteranopia);
-  else if (o.simulate == "protanopia")
-    img = simulate(img, ColourVision::Protanopia);
+  if (const auto vision = nanscope::parse_enum<ColourVision>(o.simulate.toStdString()))
+    img = simulate(img, *vision);
   img.save(o.screenshot);
 }
 

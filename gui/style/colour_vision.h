@@ -7,9 +7,20 @@
 #include <QColor>
 #include <QImage>
 
+#include "core/enum_names.h"
+
 namespace nanscope::gui {
 
 enum class ColourVision { Normal, Deuteranopia, Protanopia };
+}  // namespace nanscope::gui
+namespace nanscope {
+template <>
+struct EnumNames<gui::ColourVision> {  // as --screenshot-simulate spells them
+  static constexpr std::array<std::string_view, 3> kNames = {"normal", "deuteranopia",
+                                                             "protanopia"};
+};
+}  // namespace nanscope
+namespace nanscope::gui {
 
 QColor simulate(const QColor& c, ColourVision v);
 QImage simulate(const QImage& image, ColourVision v);

@@ -59,11 +59,12 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       gstep_(1) {
   for (int s = 0; s < kSlotCount; ++s) shapes_[s] = slot_shape(d_, s, L_.total());
   const float* batch = sampler_.batch();
-  s_ = batch;
-  s_next_ = batch + static_cast<std::size_t>(d_.B) * d_.F;
-  ret_ = batch + static_cast<std::size_t>(d_.B) * 2 * d_.F;
-  done_ = ret_ + d_.B;
-  next_bar_ = done_ + d_.B;
+  const BatchSlotOffsets at = batch_slot_offsets(d_);
+  s_ = batch + at.obs;
+  s_next_ = batch + at.next_obs;
+  ret_ = batch + at.returns;
+  done_ = batch + at.done;
+  next_bar_ = batch + at.next_bar;
   fwd_ = ForwardState{s_,
                       next_bar_,
                       sampler_.actions(),

@@ -10,6 +10,16 @@
 
 namespace nanscope {
 
+// Where each field starts in the batch slot's buffer [s; s'; R; done; next_bar] (elements):
+// the one home of that layout for both backends and the tests.
+struct BatchSlotOffsets {
+  std::size_t obs, next_obs, returns, done, next_bar;
+};
+constexpr BatchSlotOffsets batch_slot_offsets(const Dims& d) {
+  const auto B = static_cast<std::size_t>(d.B), F = static_cast<std::size_t>(d.F);
+  return {0, B * F, 2 * B * F, 2 * B * F + B, 2 * B * F + 2 * B};
+}
+
 struct BatchArrays {
   std::vector<double> batch;                        // the batch slot's buffer
   std::vector<std::int32_t> actions;                // [B, D]

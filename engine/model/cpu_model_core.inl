@@ -117,19 +117,19 @@ MatMap<T> CpuModel<T>::batch_s() {
 }
 template <class T>
 MatMap<T> CpuModel<T>::batch_s_next() {
-  return MatMap<T>(slots[kBatch].data() + static_cast<std::size_t>(d.B) * d.F, d.B, d.F);
+  return MatMap<T>(slots[kBatch].data() + batch_slot_offsets(d).next_obs, d.B, d.F);
 }
 template <class T>
 MatMap<T> CpuModel<T>::batch_ret() {
-  return MatMap<T>(slots[kBatch].data() + static_cast<std::size_t>(d.B) * 2 * d.F, d.B, 1);
+  return MatMap<T>(slots[kBatch].data() + batch_slot_offsets(d).returns, d.B, 1);
 }
 template <class T>
 MatMap<T> CpuModel<T>::batch_done() {
-  return MatMap<T>(slots[kBatch].data() + static_cast<std::size_t>(d.B) * (2 * d.F + 1), d.B, 1);
+  return MatMap<T>(slots[kBatch].data() + batch_slot_offsets(d).done, d.B, 1);
 }
 template <class T>
 MatMap<T> CpuModel<T>::batch_next_bar() {
-  return MatMap<T>(slots[kBatch].data() + static_cast<std::size_t>(d.B) * (2 * d.F + 2), d.B, d.AO);
+  return MatMap<T>(slots[kBatch].data() + batch_slot_offsets(d).next_bar, d.B, d.AO);
 }
 
 template <class T>

@@ -13,6 +13,7 @@
 #include "data/bars.h"
 #include "forward_composition.h"
 #include "forward_losses.h"
+#include "model/batch_context.h"
 #include "model/cpu_model.h"
 
 namespace nanscope::test {
@@ -71,11 +72,12 @@ struct GpuFixture {
     sampler.sample(c.run.seed, 0, 5);
     params.upload(cpu.params);
     target.upload(cpu.target);
-    s = sampler.batch();
-    s_next = s + static_cast<std::size_t>(d.B) * d.F;
-    ret = s + static_cast<std::size_t>(d.B) * 2 * d.F;
-    done = ret + d.B;
-    next_bar = done + d.B;
+    const BatchSlotOffsets at = batch_slot_offsets(d);
+    s = sampler.batch() + at.obs;
+    s_next = sampler.batch() + at.next_obs;
+    ret = sampler.batch() + at.returns;
+    done = sampler.batch() + at.done;
+    next_bar = sampler.batch() + at.next_bar;
     cuda::net_forward(blas, d, cpu.layout, params.get(), s, online);
     cuda::net_forward(blas, d, cpu.layout, params.get(), s_next, online_next);
     cuda::net_forward(blas, d, cpu.layout, target.get(), s_next, target_next);

@@ -50,6 +50,16 @@ nlohmann::ordered_json run_summary(Session& s) {
     }
     j["folds"].push_back(fold);
   }
+  // The watch conditions that tripped: slot and group are -1 where a condition has none.
+  j["watches"] = json::array();
+  for (const WatchTrip& t : s.watch_trips())
+    j["watches"].push_back({{"condition", name_of(t.condition)},
+                            {"slot", t.slot},
+                            {"group", t.group},
+                            {"fold", t.fold},
+                            {"step", t.step},
+                            {"value", t.value},
+                            {"threshold", t.threshold}});
   return j;
 }
 

@@ -111,6 +111,13 @@ struct HaltConfig {
   double collapse_eps = 1e-8;
   int collapse_patience = 50;
   int collapse_group = 0;  // index into kParamGroups
+  bool on_watch = false;   // halt after the first step in which a watch condition tripped
+};
+
+// Watch conditions (docs/config.md, [watch]): each a threshold; 0 turns it off.
+struct WatchConfig {
+  double grad_explode = 0;  // a parameter group's gradient norm above this
+  double grad_vanish = 0;   // a parameter group's gradient norm below this
 };
 
 struct GuardConfig {
@@ -142,6 +149,7 @@ struct Config {
   HaltConfig halt;
   GuardConfig guard;
   InjectConfig inject;
+  WatchConfig watch;
 
   bool iqn_enabled() const { return loss.lambda_iqn != 0.0; }
 };

@@ -408,6 +408,9 @@ std::vector<KeySpec> build_specs() {
   k.push_back(choice_key<int>(
       "halt.collapse_group", "grad-collapse halt: the parameter group watched",
       [](auto& c) -> auto& { return c.halt.collapse_group; }, kGroupNames));
+  k.push_back(bool_key(
+      "halt.on_watch", "halt after the first step in which a watch condition tripped",
+      [](auto& c) -> auto& { return c.halt.on_watch; }));
   // [guard]
   k.push_back(bool_key(
       "guard.enabled", "skip the optimizer update of any step in which a slot fired",
@@ -416,6 +419,13 @@ std::vector<KeySpec> build_specs() {
   k.push_back(string_list_key(
       "inject.faults", "fault injections, each TARGET@FOLD:STEP[:KIND[:ELEMENT]] as --inject",
       [](auto& c) -> auto& { return c.inject.faults; }));
+  // [watch]
+  k.push_back(float_key(
+      "watch.grad_explode", "watch: a parameter group's gradient norm above this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.grad_explode; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.grad_vanish", "watch: a parameter group's gradient norm below this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.grad_vanish; }, 0, kInf));
   return k;
 }
 

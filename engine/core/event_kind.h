@@ -5,11 +5,13 @@
 
 namespace nanscope {
 
-enum class EventKind { FirstFire, HaltNan, HaltGradCollapse, Breakpoint, Manual };
+// Watch: a watch condition tripped (a warning, not a fire); HaltWatch: the halt.on_watch halt.
+enum class EventKind { FirstFire, HaltNan, HaltGradCollapse, Breakpoint, Manual, Watch, HaltWatch };
 template <>
 struct EnumNames<EventKind> {
-  static constexpr std::array<std::string_view, 5> kNames = {
-      "first_fire", "halt_nan", "halt_grad_collapse", "breakpoint", "manual"};
+  static constexpr std::array<std::string_view, 7> kNames = {
+      "first_fire", "halt_nan", "halt_grad_collapse", "breakpoint",
+      "manual",     "watch",    "halt_watch"};
 };
 
 }  // namespace nanscope

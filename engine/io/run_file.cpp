@@ -33,6 +33,12 @@ struct EventRow {
   char dump[kDumpLen];
 };
 
+struct WatchRow {
+  char condition[kKindLen];
+  std::int32_t slot, group, fold, step;
+  double value, threshold;
+};
+
 // dumps/fold{F:03}_step{S:08}_{slot name}.h5, and nothing else (no other directory, no "..").
 bool is_dump_name(const std::string& d) {
   static const std::regex name(R"(dumps/fold\d{3,}_step\d{8,}_[A-Za-z0-9_.]+\.h5)");
@@ -65,6 +71,19 @@ h5::Handle event_row_type() {
   H5Tinsert(t, "kind", HOFFSET(EventRow, kind), k);
   H5Tinsert(t, "entry_slot", HOFFSET(EventRow, entry_slot), H5T_NATIVE_INT32);
   H5Tinsert(t, "dump", HOFFSET(EventRow, dump), d);
+  return t;
+}
+
+h5::Handle watch_row_type() {
+  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(WatchRow)), H5Tclose);
+  h5::Handle c = h5::string_type(kKindLen);
+  H5Tinsert(t, "condition", HOFFSET(WatchRow, condition), c);
+  H5Tinsert(t, "slot", HOFFSET(WatchRow, slot), H5T_NATIVE_INT32);
+  H5Tinsert(t, "group", HOFFSET(WatchRow, group), H5T_NATIVE_INT32);
+  H5Tinsert(t, "fold", HOFFSET(WatchRow, fold), H5T_NATIVE_INT32);
+  H5Tinsert(t, "step", HOFFSET(WatchRow, step), H5T_NATIVE_INT32);
+  H5Tinsert(t, "value", HOFFSET(WatchRow, value), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "threshold", HOFFSET(WatchRow, threshold), H5T_NATIVE_DOUBLE);
   return t;
 }
 
@@ -163,6 +182,19 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     events.push_back(row);
   }
   write_table(f, "events", event_row_type(), events, path);
+  std::vector<WatchRow> watches;
+  for (const auto& w : r.watches) {
+    WatchRow row{};
+    put(row.condition, name_of(w.condition));
+    row.slot = w.slot;
+    row.group = w.group;
+    row.fold = w.fold;
+    row.step = w.step;
+    row.value = w.value;
+    row.threshold = w.threshold;
+    watches.push_back(row);
+  }
+  write_table(f, "watches", watch_row_type(), watches, path);
   file.commit();
 }
 
@@ -302,6 +334,35 @@ RunFileData read_run_file(const std::string& path) {
         throw bad(fmt::format(
             "dump '{}' is not a dump of this run (dumps/fold..._step..._<slot>.h5)", row.dump));
       r.events.push_back(row);
+    }
+  }
+  if (h5::exists(f, "watches")) {
+    const auto wdims = h5::dataset_dims(f, "watches", path);
+    if (wdims.size() != 1)
+      throw DataError(fmt::format("{}: /watches must be one-dimensional", path));
+    const std::size_t n = h5::checked_count(f, "watches", wdims, sizeof(WatchRow), path);
+    h5::Handle ds(H5Dopen2(f, "watches", H5P_DEFAULT), H5Dclose);
+    h5::check_read(ds.id(), path, "opening /watches");
+    std::vector<WatchRow> rows(n);
+    h5::Handle type = watch_row_type();
+    if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+      throw DataError(fmt::format("{}: cannot read /watches (not the watch table)", path));
+    for (std::size_t i = 0; i < n; ++i) {
+      WatchRow& w = rows[i];
+      w.condition[kKindLen - 1] = '\0';
+      auto bad = [&](const std::string& what) {
+        return DataError(fmt::format("{}: /watches row {}: {}", path, i, what));
+      };
+      const auto condition = parse_enum<WatchCondition>(w.condition);
+      if (!condition) throw bad(fmt::format("unknown condition '{}'", w.condition));
+      if (w.fold < 0 || static_cast<std::size_t>(w.fold) >= nf)
+        throw bad(fmt::format("fold {} is not in /folds", w.fold));
+      if (w.slot < -1 || w.slot >= kSlotCount)
+        throw bad(fmt::format("slot {} is not a slot", w.slot));
+      if (w.group < -1 || w.group >= kGroupCount)
+        throw bad(fmt::format("group {} is not a parameter group", w.group));
+      r.watches.push_back(
+          WatchTrip{*condition, w.slot, w.group, w.fold, w.step, w.value, w.threshold});
     }
   }
   return r;

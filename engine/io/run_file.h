@@ -1,5 +1,5 @@
-// The run file run.h5: slot table, per-fold flags, per-step flags and metrics, events
-// (docs/files.md). Rewritten atomically at every fold boundary.
+// The run file run.h5: slot table, per-fold flags, per-step flags and metrics, events, watch
+// trips (docs/files.md). Rewritten atomically at every fold boundary.
 #pragma once
 
 #include <array>
@@ -7,9 +7,10 @@
 #include <string>
 
 #include <vector>
-#include "core/event_kind.h"
 
+#include "core/event_kind.h"
 #include "core/sentinel.h"
+#include "core/watch_condition.h"
 
 namespace nanscope {
 
@@ -33,6 +34,7 @@ struct RunFileData {
   std::vector<FoldFlags> folds;
   std::vector<RunStepRow> steps;
   std::vector<RunEventRow> events;
+  std::vector<WatchTrip> watches;  // /watches (absent in files written before watches existed)
 };
 
 void write_run_file(const std::string& path, const RunFileData& run);  // atomic

@@ -10,6 +10,14 @@
 
 namespace nanscope {
 
+namespace {
+std::array<bool, kGroupCount> groups_present(const ParamLayout& layout) {
+  std::array<bool, kGroupCount> present{};
+  for (const ParamEntry* e : layout.existing()) present[static_cast<std::size_t>(e->group)] = true;
+  return present;
+}
+}  // namespace
+
 // The session's hands in the backend: slot injections right after a producer. The checks are the
 // backend's own (its bank); the session receives their outcomes.
 class Session::Observer final : public SlotObserver {
@@ -45,7 +53,8 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
       backend_(std::move(backend)),
       options_(std::move(options)),
       bank_(slot_setup(config)),
-      observer_(std::make_unique<Observer>(*this)) {
+      observer_(std::make_unique<Observer>(*this)),
+      watches_(config_.watch, groups_present(backend_->layout())) {
   for (const auto& spec : config_.inject.faults) {
     try {
       injections_.push_back(parse_injection(spec));
@@ -109,6 +118,7 @@ void Session::begin_fold() {
   backend_->load_fold(build_transitions(bars_, windows_[static_cast<std::size_t>(fold_)], config_));
   bank_.begin_fold(fold_);
   backend_->checks().begin_fold(bank_.setup());
+  watches_.begin_fold();
   FoldSummary f;
   f.fold = fold_;
   folds_.push_back(f);
@@ -261,6 +271,12 @@ void Session::complete_step(StepOutcome& o) {
   // A breakpoint stops once per slot and fold: after the step in which its slot first fired in
   // the fold; halting at a fire stops at a new first fire (or the fold's first non-finite loss),
   // so that running on after a stop goes to the next new thing, not the same fire again.
+  // Watch conditions: each trip a warning event naming its slot; a halt only with halt.on_watch.
+  const std::vector<WatchTrip> trips = watches_.step(fold_, o);
+  for (const WatchTrip& t : trips) {
+    watch_trips_.push_back(t);
+    events_.push_back(Event{fold_, o.step, EventKind::Watch, t.slot, std::string()});
+  }
   bool hit_break = false;
   for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == o.step;
   const bool new_fire = first.has_value() || new_loss_bad;
@@ -269,6 +285,8 @@ void Session::complete_step(StepOutcome& o) {
   else if (new_fire && (until_new_fire_ ||
                         (options_.breakpoints.empty() && config_.halt.on_fire == HaltOnFire::Step)))
     stop(EventKind::HaltNan);
+  else if (!trips.empty() && config_.halt.on_watch)
+    stop(EventKind::HaltWatch);
 
   // Grad collapse: the watched group's norm (slot 21 holds [global, groups...]).
   if (config_.halt.collapse_patience > 0) {
@@ -328,9 +346,10 @@ StopReason Session::run_piece(RunUntil until, const std::function<bool()>& cance
 
 // A run lets the backend's bank hand steps over later (a device reads a fold's records back at
 // its end, or every few steps when recording) unless it must act on a step within the step:
-// halting or breaking at it, watching for a gradient collapse, or stopping at a fire.
+// halting or breaking at it (a fire, a watch), watching for a gradient collapse, or stopping at a
+// fire.
 static bool outcomes_may_wait(const Config& c, const SessionOptions& o, const RunUntil& until) {
-  return o.breakpoints.empty() && c.halt.on_fire != HaltOnFire::Step &&
+  return o.breakpoints.empty() && c.halt.on_fire != HaltOnFire::Step && !c.halt.on_watch &&
          c.halt.collapse_patience <= 0 && until.kind != RunUntil::Kind::AnyFire &&
          until.kind != RunUntil::Kind::SlotFires;
 }

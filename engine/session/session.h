@@ -20,6 +20,7 @@
 #include "model/backend.h"
 #include "model/check_bank.h"
 #include "session/injection.h"
+#include "session/watch.h"
 
 namespace nanscope {
 
@@ -125,6 +126,8 @@ class Session {
   const std::vector<StepRecord>& history() const { return history_; }
   const std::vector<FoldSummary>& folds() const { return folds_; }
   const std::vector<Event>& events() const { return events_; }
+  // Every watch condition that tripped (each also an event of kind watch), in order.
+  const std::vector<WatchTrip>& watch_trips() const { return watch_trips_; }
   // The halt (or breakpoint) that stopped the last run, if any.
   const std::optional<Event>& halt() const { return halt_; }
 
@@ -171,6 +174,8 @@ class Session {
   std::vector<FoldWindow> windows_;
   SentinelBank bank_;  // the fold's records, from the backend bank's outcomes
   std::unique_ptr<Observer> observer_;
+  Watches watches_;
+  std::vector<WatchTrip> watch_trips_;
   int fold_ = 0, step_ = 0, next_phase_ = 0;
   std::int64_t global_step_ = 0;
   bool fold_loaded_ = false;

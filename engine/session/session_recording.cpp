@@ -110,6 +110,7 @@ void Session::write_run_file() {
   }
   for (const auto& e : events_)
     r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
+  r.watches = watch_trips_;
   nanscope::write_run_file(run_file_path(), r);
 }
 

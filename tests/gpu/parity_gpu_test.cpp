@@ -343,3 +343,30 @@ TEST(CudaCapture, FirstFireCaptureGivesTheDumpsOfAPerStepRun) {
   EXPECT_TRUE(s.dump_paths().empty());
   std::filesystem::remove_all(dir);
 }
+
+// Watch conditions on the CUDA backend's outcomes (read back at the fold's end, graphed): the same
+// trips at the same steps as on the CPU, their values within the parity tolerance.
+TEST(CudaWatch, TripsAsOnTheCpu) {
+  Config c = scenario("healthy", 6);
+  c.optim.lr_mult[6] = 100;  // the aux group's learning rate: the aux and encoder norms jump
+  c.watch.grad_explode = 5;
+  c.halt.collapse_patience = 0;
+  Session cpu(c, make_cpu_backend(c));
+  cpu.run();
+  SessionOptions o;
+  o.graph = true;
+  Session gpu(c, cuda::make_cuda_backend(c), o);
+  gpu.run();
+  ASSERT_FALSE(cpu.watch_trips().empty());
+  ASSERT_EQ(cpu.watch_trips().size(), gpu.watch_trips().size());
+  for (std::size_t i = 0; i < cpu.watch_trips().size(); ++i) {
+    const WatchTrip &a = cpu.watch_trips()[i], &b = gpu.watch_trips()[i];
+    EXPECT_EQ(a.condition, b.condition);
+    EXPECT_EQ(a.group, b.group);
+    EXPECT_EQ(a.step, b.step);
+    EXPECT_NEAR(b.value, a.value, 1e-3 * std::abs(a.value));
+    std::printf("watch %s group %s step %d: CPU %.6g, CUDA %.6g\n",
+                std::string(name_of(a.condition)).c_str(),
+                kParamGroups[static_cast<std::size_t>(a.group)], a.step, a.value, b.value);
+  }
+}

@@ -370,3 +370,28 @@ TEST(DevicePath, ADeviceFaultMidRunLeavesReadableFilesGraphedAndNot) {
     test::expect_device_fault_keeps_files(s, "cublasSgemm(iqn_dpsi)", 6, 9, 2);
   }
 }
+
+// Watches evaluate finished outcomes: a bank that holds steps and hands them over at the fold's end
+// trips the same conditions at the same steps with the same values as the host path.
+TEST(DevicePath, WatchesTripAsOnTheHostPathWithHeldOutcomes) {
+  Config c = test::scenario_config("healthy", 6);
+  c.optim.lr_mult[6] = 100;  // the aux group's learning rate: its norm jumps at step 1
+  c.watch.grad_explode = 5;
+  c.halt.collapse_patience = 0;  // nothing needs a step's outcome at its end
+  Session host(c, make_cpu_backend(c));
+  host.run();
+  SessionOptions o;
+  o.graph = true;
+  Session dev(c, std::make_unique<EmulatedDeviceBackend>(c), o);
+  dev.run();
+  ASSERT_FALSE(host.watch_trips().empty());
+  ASSERT_EQ(host.watch_trips().size(), dev.watch_trips().size());
+  for (std::size_t i = 0; i < host.watch_trips().size(); ++i) {
+    const WatchTrip &a = host.watch_trips()[i], &b = dev.watch_trips()[i];
+    EXPECT_EQ(a.condition, b.condition);
+    EXPECT_EQ(a.group, b.group);
+    EXPECT_EQ(a.step, b.step);
+    EXPECT_EQ(a.value, b.value);
+  }
+  EXPECT_EQ(dev.backend().device_to_host_copies(), 2);  // one readback for the fold
+}

@@ -14,4 +14,10 @@ struct EnumNames<EventKind> {
       "manual",     "watch",    "halt_watch"};
 };
 
+// Whether an event stopped the run (a halt, a breakpoint, a manual stop) rather than noting
+// something (a first fire, a watch trip).
+constexpr bool stops_the_run(EventKind k) {
+  return k != EventKind::FirstFire && k != EventKind::Watch;
+}
+
 }  // namespace nanscope

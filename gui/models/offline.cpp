@@ -53,7 +53,7 @@ UpdatePtr load_run_update(const QString& run_file) {
     SnapshotEvent ev{e.fold, e.step, e.kind, e.entry_slot,
                      e.dump.empty() ? QString() : dir + "/" + QString::fromStdString(e.dump)};
     u->events.push_back(ev);
-    if (e.kind != EventKind::FirstFire) h.halt = ev;
+    if (stops_the_run(e.kind)) h.halt = ev;
   }
   // Entry points as the session reports them (the first fold that has one).
   auto fold = [&](std::size_t k) -> const FoldFlags& { return r.folds[k]; };

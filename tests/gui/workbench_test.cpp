@@ -121,6 +121,32 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QVERIFY(w.snapshot()->global_step > 2);
   }
 
+  // A watch trip is a warning: the file's watch events are listed, and none is taken for the halt
+  // that stopped the run (there was none).
+  void aWatchTripIsListedAndIsNotAHalt() {
+    ConfigBuilder b;
+    for (const auto& x : kSmall) b.set(x.toStdString());
+    b.set("run.folds=1");
+    b.set("run.steps_per_fold=3");
+    b.set("watch.grad_vanish=1e9");  // every group's norm is below it: each trips at step 0
+    const Config c = b.build();
+    SessionOptions o;
+    o.out_dir = dir_.filePath("watch").toStdString();
+    Session s(c, make_cpu_backend(c), o);
+    s.run();
+    QVERIFY(!s.halt());
+    QVERIFY(!s.watch_trips().empty());
+    const QString file = QString::fromStdString(s.run_file_path());
+    MainWindow w(settings("healthy"), file);
+    waitOffline(w, file);
+    QVERIFY(!w.snapshot()->halt);
+    QCOMPARE(w.events()->rowCount(), static_cast<int>(s.events().size()));
+    int watches = 0;
+    for (int r = 0; r < w.events()->rowCount(); ++r)
+      watches += w.events()->index(r, EventsModel::Kind).data().toString() == "watch";
+    QCOMPARE(watches, static_cast<int>(s.watch_trips().size()));
+  }
+
   // Bugs 2 and 7: the inspector follows the selected slot at every step and names the step whose
   // buffer it shows (0-based, as the entry point, tooltips and dumps); never another run's buffer.
 

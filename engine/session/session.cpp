@@ -362,7 +362,7 @@ StopReason Session::run_steps(RunUntil until, const std::function<bool()>& cance
   auto report = [&] {
     for (; after_step && reported < history_.size(); ++reported) after_step(history_[reported]);
   };
-  // The step loop; every way out settles the steps not read back yet.
+  // The step loop; every way out takes the outcomes the bank still holds (take_held).
   auto loop = [&]() -> StopReason {
     while (!finished()) {
       if (cancel && cancel()) return StopReason::Cancelled;

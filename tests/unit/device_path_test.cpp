@@ -295,7 +295,7 @@ TEST(DevicePath, FoldEndReadbackMakesNoCopyPerStepAndGraphsAreCapturedOncePerFol
   }
 }
 
-// The session lets a producer check its slot except at a step where an injection writes the slot
+// A device bank lets a producer check its slot except at a step where an injection writes the slot
 // after it (then the check site must see the injected value).
 TEST(DevicePath, ProducersCheckTheirSlotsUnlessAnInjectionWritesThem) {
   Config c = test::sentinel_config({"halt.collapse_patience=0"});

@@ -23,8 +23,8 @@ int cell_code(SlotState state, std::uint8_t kinds) {
 }
 
 QString cell_text(int code) {
-  static const char* names[] = {"clean",  "NaN",      "+Inf",     "-Inf",   "mixed",
-                                "absent", "deferred", "disabled", "not run"};
+  static const char* names[] = {"clean",  "NaN",    "+Inf",     "-Inf",     "mixed",
+                                "warned", "absent", "deferred", "disabled", "not run"};
   return code >= 0 && code < kCellCodeCount ? names[code] : "?";
 }
 
@@ -40,7 +40,26 @@ void SlotGridModel::setView(const Snapshot* view) {
   beginResetModel();
   view_ = view;
   columns_ = wantedColumns();
+  collectWarned();
   endResetModel();
+}
+
+// The watch trips of the picture's events, as slot masks per column: the fold a trip happened in
+// (fold grid) or its step (step grid of its fold).
+void SlotGridModel::collectWarned() {
+  warned_.assign(static_cast<std::size_t>(columns_), 0);
+  if (!view_) return;
+  for (const SnapshotEvent& e : view_->events) {
+    if (e.kind != EventKind::Watch || e.entry_slot < 0 || e.entry_slot >= kSlotCount) continue;
+    const int column = mode_ == Folds ? e.fold : (e.fold == fold_ ? e.step : -1);
+    if (column >= 0 && column < columns_)
+      warned_[static_cast<std::size_t>(column)] |= std::uint64_t{1} << e.entry_slot;
+  }
+}
+
+bool SlotGridModel::warned(int column, int slot) const {
+  return column >= 0 && static_cast<std::size_t>(column) < warned_.size() &&
+         (warned_[static_cast<std::size_t>(column)] >> slot & 1);
 }
 
 int SlotGridModel::wantedColumns() {
@@ -57,6 +76,7 @@ void SlotGridModel::refresh(bool reset) {
   if (reset || want < columns_) {
     beginResetModel();
     columns_ = want;
+    collectWarned();
     endResetModel();
     return;
   }
@@ -66,6 +86,7 @@ void SlotGridModel::refresh(bool reset) {
     columns_ = want;
     endInsertColumns();
   }
+  collectWarned();
   // The fold grid's last fold keeps changing, and so may the step grid's cells' check states.
   const int from = mode_ == Folds ? std::max(0, before - 1) : std::max(0, before - 1);
   if (columns_ > 0 && from < columns_)
@@ -76,6 +97,7 @@ void SlotGridModel::setFold(int fold) {
   beginResetModel();
   fold_ = fold;
   columns_ = wantedColumns();
+  collectWarned();
   endResetModel();
 }
 
@@ -92,7 +114,8 @@ int SlotGridModel::code(int row, int column) const {
   const int slot = slotOfRow(row);
   if (mode_ == Folds) {
     const SlotRecord& r = view_->folds[static_cast<std::size_t>(column)].slots[slot];
-    return cell_code(r.state, r.kinds);
+    const int c = cell_code(r.state, r.kinds);
+    return c == kCellClean && warned(column, slot) ? kCellWarned : c;
   }
   const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(column)];
   if (!(s.checked >> slot & 1)) {
@@ -100,7 +123,8 @@ int SlotGridModel::code(int row, int column) const {
     const SlotState now = view_->setup[slot];
     return cell_code(now == SlotState::Clean ? SlotState::Disabled : now, 0);
   }
-  return cell_code(SlotState::Clean, s.flags[slot]);
+  const int c = cell_code(SlotState::Clean, s.flags[slot]);
+  return c == kCellClean && warned(column, slot) ? kCellWarned : c;
 }
 
 namespace {
@@ -125,15 +149,17 @@ void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>&
   if (!view_ || bins <= 0 || last < first) return;
   const double width = static_cast<double>(last - first + 1) / bins;
   std::array<std::uint8_t, kSlotCount> kinds{};
-  std::array<bool, kSlotCount> clean{};
+  std::array<bool, kSlotCount> clean{}, warn{};
   for (int b = 0; b < bins; ++b) {
     const int c0 = first + static_cast<int>(b * width);
     const int c1 = std::min(last, std::max(c0, first + static_cast<int>((b + 1) * width) - 1));
     kinds.fill(0);
     clean.fill(false);
+    warn.fill(false);
     if (mode_ == Steps) {  // straight from the rows, by slot index (the grid's biggest case)
       std::array<std::uint8_t, kSlotCount> by_slot{};
-      std::uint64_t any_checked = 0;
+      std::uint64_t any_checked = 0, any_warned = 0;
+      for (int c = c0; c <= c1; ++c) any_warned |= warned_[static_cast<std::size_t>(c)];
       constexpr std::uint64_t kAll = (std::uint64_t{1} << kSlotCount) - 1;
       for (int c = c0; c <= c1; ++c) {
         const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(c)];
@@ -149,13 +175,16 @@ void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>&
         const int slot = slotOfRow(r);
         kinds[static_cast<std::size_t>(r)] = by_slot[static_cast<std::size_t>(slot)];
         clean[static_cast<std::size_t>(r)] = any_checked >> slot & 1;
+        warn[static_cast<std::size_t>(r)] = any_warned >> slot & 1;
       }
     } else {
       for (int c = c0; c <= c1; ++c)
         for (int r = 0; r < kSlotCount; ++r) {
           const int code = this->code(r, c);
           clean[static_cast<std::size_t>(r)] =
-              clean[static_cast<std::size_t>(r)] || code <= kCellMixed;
+              clean[static_cast<std::size_t>(r)] || code <= kCellWarned;
+          warn[static_cast<std::size_t>(r)] =
+              warn[static_cast<std::size_t>(r)] || code == kCellWarned;
           kinds[static_cast<std::size_t>(r)] |= kinds_of_code(code);
         }
     }
@@ -164,6 +193,8 @@ void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>&
       const std::uint8_t k = kinds[static_cast<std::size_t>(r)];
       if (k)
         cell = cell_code(SlotState::Clean, k);
+      else if (warn[static_cast<std::size_t>(r)])
+        cell = kCellWarned;
       else if (clean[static_cast<std::size_t>(r)])
         cell = kCellClean;
       else

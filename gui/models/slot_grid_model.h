@@ -39,18 +39,22 @@ class SlotGridModel : public QAbstractTableModel {
 
   int code(int row, int column) const;  // kCell*
   // The codes of columns [first, last] pooled into `bins` equal runs of columns, bin-major
-  // (out[bin * kSlotCount + row]): the kinds of the run's cells ORed (any fire shows), else clean
-  // when any cell of the run was checked, else the state of the run's last cell.
+  // (out[bin * kSlotCount + row]): the kinds of the run's cells ORed (any fire shows), else warned
+  // when a watch tripped in the run, else clean when any cell of the run was checked, else the
+  // state of the run's last cell.
   void pooledCodes(int first, int last, int bins, std::vector<int>& out) const;
   static int slotOfRow(int row) { return dataflow_order()[static_cast<std::size_t>(row)]; }
 
  private:
   int wantedColumns();  // and the fold's first step
+  void collectWarned();
+  bool warned(int column, int slot) const;
   Mode mode_;
   const Snapshot* view_ = nullptr;
   int fold_ = 0;
   int columns_ = 0;
-  std::size_t first_ = 0;  // Steps mode: the fold's first step in the picture's steps
+  std::size_t first_ = 0;              // Steps mode: the fold's first step in the picture's steps
+  std::vector<std::uint64_t> warned_;  // per column: the slots a watch tripped on
 };
 
 }  // namespace nanscope::gui

@@ -14,6 +14,9 @@ QColor cell_color(int code) {
       return QColor(0, 90, 181);  // blue
     case kCellMixed:
       return QColor(204, 121, 167);  // reddish purple
+    case kCellWarned:
+      return QColor(184, 144,
+                    120);  // tan: the farthest light colour from the rest, in every vision
     case kCellAbsent:
       return QColor(190, 190, 190);  // light grey, seen against the white of "not run"
     case kCellDeferred:
@@ -35,6 +38,8 @@ QString cell_glyph(int code) {
       return QStringLiteral("\u2212");  // minus sign
     case kCellMixed:
       return QStringLiteral("*");
+    case kCellWarned:
+      return QStringLiteral("!");
     default:
       return {};
   }

@@ -1,8 +1,8 @@
 // The grids' colours and glyphs, chosen so that every pair of cell states stays apart for people
 // with red-green colour vision deficiency (tests/gui/palette_test.cpp simulates deuteranopia and
 // protanopia and asserts a minimum CIEDE2000 difference): clean is a pale blue, the kinds run
-// from dark red (NaN) through orange (+Inf) to blue (-Inf), and a glyph per kind marks cells large
-// enough to hold one, so colour is never the only cue.
+// from dark red (NaN) through orange (+Inf) to blue (-Inf), a tripped watch is tan, and a glyph per
+// kind (and "!" for a watch) marks cells large enough to hold one, so colour is never the only cue.
 #pragma once
 
 #include <QColor>
@@ -17,6 +17,7 @@ enum CellCode : int {
   kCellPosInf,
   kCellNegInf,
   kCellMixed,
+  kCellWarned,  // checked and clean, where a watch condition tripped (docs/slots.md, "Watches")
   kCellAbsent,
   kCellDeferred,
   kCellDisabled,

@@ -145,6 +145,16 @@ class WorkbenchTest : public QObject, public GuiFixture {
     for (int r = 0; r < w.events()->rowCount(); ++r)
       watches += w.events()->index(r, EventsModel::Kind).data().toString() == "watch";
     QCOMPARE(watches, static_cast<int>(s.watch_trips().size()));
+    // The grids show where: slot 21 warned in fold 0 and at step 0, clean at step 1 (a trip is
+    // noted once per fold); every other slot as it was.
+    const int row = row_of_slot(kGradNorm);
+    auto code = [&](QAbstractItemModel* m, int r, int c) {
+      return m->index(r, c).data(SlotGridModel::CodeRole).toInt();
+    };
+    QCOMPARE(code(w.foldGrid(), row, 0), int(kCellWarned));
+    QCOMPARE(code(w.stepGrid(), row, 0), int(kCellWarned));
+    QCOMPARE(code(w.stepGrid(), row, 1), int(kCellClean));
+    QCOMPARE(code(w.stepGrid(), row_of_slot(kHS1), 0), int(kCellClean));
   }
 
   // Bugs 2 and 7: the inspector follows the selected slot at every step and names the step whose

@@ -100,6 +100,22 @@ void write_table(hid_t loc, const char* name, const h5::Handle& type, const std:
               std::string("writing ") + name);
 }
 
+// A one-dimensional compound table of the run file, read as `Row`s (`what` names it in errors).
+template <class Row>
+std::vector<Row> read_table(hid_t f, const char* name, const h5::Handle& type,
+                            const std::string& path, const char* what) {
+  const std::string at = std::string("/") + name;
+  const auto dims = h5::dataset_dims(f, name, path);
+  if (dims.size() != 1) throw DataError(fmt::format("{}: {} must be one-dimensional", path, at));
+  const std::size_t n = h5::checked_count(f, name, dims, sizeof(Row), path);
+  h5::Handle ds(H5Dopen2(f, name, H5P_DEFAULT), H5Dclose);
+  h5::check_read(ds.id(), path, "opening " + at);
+  std::vector<Row> rows(n);
+  if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+    throw DataError(fmt::format("{}: cannot read {} (not the {})", path, at, what));
+  return rows;
+}
+
 }  // namespace
 
 void write_run_file(const std::string& path, const RunFileData& r) {
@@ -300,22 +316,14 @@ RunFileData read_run_file(const std::string& path) {
     }
     r.steps.push_back(row);
   }
+  // The steps each fold ran, so that an event or a watch names a step that happened.
+  std::vector<int> fold_steps(nf, 0);
+  for (std::size_t i = 0; i < ns; ++i)
+    fold_steps[static_cast<std::size_t>(sfold[i])] = sstep[i] + 1;
   if (h5::exists(f, "events")) {
-    const auto edims = h5::dataset_dims(f, "events", path);
-    if (edims.size() != 1)
-      throw DataError(fmt::format("{}: /events must be one-dimensional", path));
-    const std::size_t n = h5::checked_count(f, "events", edims, sizeof(EventRow), path);
-    h5::Handle ds(H5Dopen2(f, "events", H5P_DEFAULT), H5Dclose);
-    h5::check_read(ds.id(), path, "opening /events");
-    std::vector<EventRow> rows(n);
-    h5::Handle type = event_row_type();
-    if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
-      throw DataError(fmt::format("{}: cannot read /events (not the event table)", path));
-    // The steps each fold ran, so that an event names a step that happened.
-    std::vector<int> fold_steps(nf, 0);
-    for (std::size_t i = 0; i < ns; ++i)
-      fold_steps[static_cast<std::size_t>(sfold[i])] = sstep[i] + 1;
-    for (std::size_t i = 0; i < n; ++i) {
+    std::vector<EventRow> rows =
+        read_table<EventRow>(f, "events", event_row_type(), path, "event table");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
       EventRow& e = rows[i];
       e.kind[kKindLen - 1] = e.dump[kDumpLen - 1] = '\0';  // whatever the file holds, a C string
       auto bad = [&](const std::string& what) {
@@ -337,17 +345,9 @@ RunFileData read_run_file(const std::string& path) {
     }
   }
   if (h5::exists(f, "watches")) {
-    const auto wdims = h5::dataset_dims(f, "watches", path);
-    if (wdims.size() != 1)
-      throw DataError(fmt::format("{}: /watches must be one-dimensional", path));
-    const std::size_t n = h5::checked_count(f, "watches", wdims, sizeof(WatchRow), path);
-    h5::Handle ds(H5Dopen2(f, "watches", H5P_DEFAULT), H5Dclose);
-    h5::check_read(ds.id(), path, "opening /watches");
-    std::vector<WatchRow> rows(n);
-    h5::Handle type = watch_row_type();
-    if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
-      throw DataError(fmt::format("{}: cannot read /watches (not the watch table)", path));
-    for (std::size_t i = 0; i < n; ++i) {
+    std::vector<WatchRow> rows =
+        read_table<WatchRow>(f, "watches", watch_row_type(), path, "watch table");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
       WatchRow& w = rows[i];
       w.condition[kKindLen - 1] = '\0';
       auto bad = [&](const std::string& what) {
@@ -357,6 +357,8 @@ RunFileData read_run_file(const std::string& path) {
       if (!condition) throw bad(fmt::format("unknown condition '{}'", w.condition));
       if (w.fold < 0 || static_cast<std::size_t>(w.fold) >= nf)
         throw bad(fmt::format("fold {} is not in /folds", w.fold));
+      if (w.step < 0 || w.step >= fold_steps[static_cast<std::size_t>(w.fold)])
+        throw bad(fmt::format("step {} is not a step of fold {}", w.step, w.fold));
       if (w.slot < -1 || w.slot >= kSlotCount)
         throw bad(fmt::format("slot {} is not a slot", w.slot));
       if (w.group < -1 || w.group >= kGroupCount)

@@ -160,7 +160,6 @@ class CudaBackend final : public Backend, public CheckBank {
   // A step's kinds, first fires and (with capture) captured buffers and context, from a readback
   // whose history row `row` is the step's.
   void fill_fires(StepOutcome& o, const BankReadback& r, int row);
-  std::uint64_t checked_mask() const;
 
   // ---- First-fire capture (cuda_backend_capture.cpp); each is a no-op without capture ----
   struct Capture {

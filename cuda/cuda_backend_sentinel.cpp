@@ -15,18 +15,9 @@ void CudaBackend::begin_fold(const SlotSetup& setup) {
   setup_ = setup;
 }
 
-// As SentinelBank::set_checked; a graph captured with the other checked set is not replayed.
+// A graph captured with the other checked set is not replayed (run_step compares the masks).
 void CudaBackend::set_checked(int slot, bool on) {
-  SlotState& st = setup_.state[static_cast<std::size_t>(slot)];
-  if (st == SlotState::Absent) return;
-  st = on ? SlotState::Clean : SlotState::Disabled;
-}
-
-std::uint64_t CudaBackend::checked_mask() const {
-  std::uint64_t m = 0;
-  for (int s = 0; s < kSlotCount; ++s)
-    if (setup_.checked(s)) m |= std::uint64_t{1} << s;
-  return m;
+  setup_.set_checked(slot, on);
 }
 
 void CudaBackend::set_capture(bool on) {

@@ -95,7 +95,7 @@ void CudaBackend::run_step(const StepKey& key) {
     return;
   }
   set_step_keys(key);
-  const std::uint64_t checked = checked_mask();
+  const std::uint64_t checked = setup_.checked_mask();
   if (!graph_exec_ || checked != captured_checked_) {
     capture();
     captured_checked_ = checked;

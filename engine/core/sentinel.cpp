@@ -145,12 +145,9 @@ void SentinelBank::end_step() {
 }
 
 void SentinelBank::set_checked(int slot, bool on) {
-  SlotState& s = setup_.state[static_cast<std::size_t>(slot)];
-  if (s == SlotState::Absent) return;
-  s = on ? SlotState::Clean : SlotState::Disabled;
-  setup_.reason[static_cast<std::size_t>(slot)] = on ? "" : "turned off by the user";
+  setup_.set_checked(slot, on);
   SlotRecord& rec = slots_[static_cast<std::size_t>(slot)];
-  if (rec.first_step < 0) rec.state = s;
+  if (rec.first_step < 0) rec.state = setup_.state[static_cast<std::size_t>(slot)];
 }
 
 std::optional<int> first_by_rank(const std::array<SlotRecord, kSlotCount>& slots,

@@ -33,6 +33,20 @@ struct SlotSetup {
   std::array<SlotState, kSlotCount> state{};
   std::array<std::string, kSlotCount> reason;  // why a slot is absent, deferred or disabled
   bool checked(int slot) const { return state[static_cast<std::size_t>(slot)] == SlotState::Clean; }
+  // Bit i set: slot i is checked (the run file's /steps/checked row, a step graph's key).
+  std::uint64_t checked_mask() const {
+    std::uint64_t m = 0;
+    for (int s = 0; s < kSlotCount; ++s)
+      if (checked(s)) m |= std::uint64_t{1} << s;
+    return m;
+  }
+  // Turns a slot's check on (clean) or off (disabled) from now on; absent slots stay absent.
+  void set_checked(int slot, bool on) {
+    SlotState& s = state[static_cast<std::size_t>(slot)];
+    if (s == SlotState::Absent) return;
+    s = on ? SlotState::Clean : SlotState::Disabled;
+    reason[static_cast<std::size_t>(slot)] = on ? "" : "turned off by the user";
+  }
 };
 SlotSetup slot_setup(const Config& config);
 

@@ -239,10 +239,13 @@ void Session::complete_step(StepOutcome& o) {
                       o.first_exec[i]);
   }
   bank_.end_step();
-  std::uint64_t checked = 0;
-  for (int s = 0; s < kSlotCount; ++s)
-    if (bank_.setup().checked(s)) checked |= std::uint64_t{1} << s;
-  StepRecord rec{fold_, o.step, o.global_step, o.losses, bank_.step_flags(), o.updated, checked};
+  StepRecord rec{fold_,
+                 o.step,
+                 o.global_step,
+                 o.losses,
+                 bank_.step_flags(),
+                 o.updated,
+                 bank_.setup().checked_mask()};
   history_.push_back(rec);
 
   FoldSummary& f = folds_.back();

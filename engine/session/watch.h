@@ -22,7 +22,6 @@ class Watches {
   void begin_fold();
   // The trips new in the fold at this step.
   std::vector<WatchTrip> step(int fold, const StepOutcome& outcome);
-  bool any_on() const { return config_.grad_explode > 0 || config_.grad_vanish > 0; }
 
  private:
   WatchConfig config_;

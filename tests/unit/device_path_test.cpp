@@ -47,7 +47,7 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Check
     // A step whose observer writes a buffer runs live; otherwise a graph is captured when there is
     // none for this fold's data and checked set, and replayed after (the calls are the same here).
     if (graph_ && !(outer_ && outer_->writes_this_step())) {
-      const std::uint64_t checked = checked_mask();
+      const std::uint64_t checked = setup_.checked_mask();
       if (!captured_graph_ || checked != captured_checked_) {
         captured_graph_ = true;
         captured_checked_ = checked;
@@ -75,8 +75,7 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Check
     first_.clear();
   }
   void set_checked(int slot, bool on) override {
-    SlotState& st = setup_.state[static_cast<std::size_t>(slot)];
-    if (st != SlotState::Absent) st = on ? SlotState::Clean : SlotState::Disabled;
+    setup_.set_checked(slot, on);
     inner_->checks().set_checked(slot, on);
   }
   // First-fire capture, as the CUDA backend does it (few areas, so runs hand over mid-fold).
@@ -106,12 +105,6 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Check
   void check_now(int slot) override { proxy_.check(slot); }
 
  private:
-  std::uint64_t checked_mask() const {
-    std::uint64_t m = 0;
-    for (int s = 0; s < kSlotCount; ++s)
-      if (setup_.checked(s)) m |= std::uint64_t{1} << s;
-    return m;
-  }
   std::vector<StepOutcome> hand_over() {
     if (held_.empty()) return {};
     copies_ += capture_ ? 3 : 2;

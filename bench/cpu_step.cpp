@@ -92,6 +92,19 @@ int main(int argc, char** argv) {
     }
     std::filesystem::remove_all(o.out_dir);
   }
+  // The same steps with the slots' health off (sentinel.health = false): what measuring costs.
+  std::vector<double> no_health;
+  {
+    Config off = config;
+    off.sentinel.health = false;
+    Session s(off, make_cpu_backend(off));
+    for (int i = 0; i < 3; ++i) s.step();
+    for (int r = 0; r < reps; ++r) {
+      auto t = Clock::now();
+      s.step();
+      no_health.push_back(std::chrono::duration<double>(Clock::now() - t).count());
+    }
+  }
   const double gflops = eigen_gemm_gflops();
   const double step_s = median(step_times);
   const double work = step_gemm_flops(session.backend().dims());
@@ -105,6 +118,8 @@ int main(int argc, char** argv) {
   fmt::print("{:<22} {:>10.3f}\n", "step", 1e3 * step_s);
   fmt::print("{:<22} {:>10.3f}  ({:+.1f}% vs without)\n", "step, recording on",
              1e3 * median(recorded), 100.0 * (median(recorded) / step_s - 1.0));
+  fmt::print("{:<22} {:>10.3f}  (health on costs {:+.1f}%)\n", "step, health off",
+             1e3 * median(no_health), 100.0 * (step_s / median(no_health) - 1.0));
   fmt::print("step GEMM work          {:.3f} GFLOP\n", work / 1e9);
   fmt::print("Eigen sgemm 512^3       {:.2f} GFLOP/s (ceiling, same run)\n", gflops);
   fmt::print("step GEMM rate          {:.2f} GFLOP/s = {:.2f} of the ceiling\n",

@@ -52,6 +52,7 @@ struct Variant {
   bool checks;
   bool record =
       false;  // a run directory: first-fire capture on the device (and the run file per run() call)
+  bool health = true;  // sentinel.health: every check also measures its slot's health
 };
 
 Config variant_config(const Variant& v) {
@@ -60,6 +61,7 @@ Config variant_config(const Variant& v) {
   c.run.steps_per_fold = 4000;
   c.halt.on_fire = HaltOnFire::Never;
   if (!v.read_every_step) c.halt.collapse_patience = 0;
+  c.sentinel.health = v.health;
   if (!v.checks)
     for (int s = 0; s < kSlotCount; ++s) c.sentinel.disabled.push_back(s);
   return c;
@@ -100,6 +102,21 @@ std::pair<double, double> interleaved_checks_on_off(int blocks) {
   for (int b = 0; b < blocks; ++b) {
     t_on.push_back(ms_per_step(*on, 1, 100));
     t_off.push_back(ms_per_step(*off, 1, 100));
+  }
+  return {median(t_on), median(t_off)};
+}
+
+// health_overhead: the graphed default step (every check on) with the slots' health measured
+// against without, alternating blocks as above.
+std::pair<double, double> interleaved_health_on_off(int blocks) {
+  Variant on{"", true, false, true}, off{"", true, false, true};
+  off.health = false;
+  auto with = warm_session(on);
+  auto without = warm_session(off);
+  std::vector<double> t_on, t_off;
+  for (int b = 0; b < blocks; ++b) {
+    t_on.push_back(ms_per_step(*with, 1, 100));
+    t_off.push_back(ms_per_step(*without, 1, 100));
   }
   return {median(t_on), median(t_off)};
 }
@@ -176,6 +193,11 @@ int main(int argc, char** argv) {
       "blocks, "
       "medians of {}): +{:.2f}% (target <= 2%)\n",
       on_ms, off_ms, 4 * blocks + 1, 100.0 * (on_ms - off_ms) / off_ms);
+  const auto [h_on_ms, h_off_ms] = interleaved_health_on_off(4 * blocks + 1);
+  fmt::print(
+      "health_overhead: graphed default step, slot health on {:.4f} ms vs off {:.4f} ms "
+      "(alternating blocks, medians of {}): {:+.2f}% (target <= 2%)\n",
+      h_on_ms, h_off_ms, 4 * blocks + 1, 100.0 * (h_on_ms - h_off_ms) / h_off_ms);
   if (step_file) {
     if (std::FILE* f = std::fopen(step_file, "w")) {
       std::fprintf(f, "%.4f %.4f\n", ms[4], ms[1]);

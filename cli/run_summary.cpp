@@ -41,12 +41,17 @@ nlohmann::ordered_json run_summary(Session& s) {
     fold["slots"] = json::array();
     for (int i = 0; i < kSlotCount; ++i) {
       const SlotRecord& r = f.flags.slots[i];
+      // The slot's largest finite absolute value in the fold (sentinel.health; null: never
+      // measured) and the first step that reached it.
+      const SlotPeak& p = f.peaks[static_cast<std::size_t>(i)];
       fold["slots"].push_back({{"index", i},
                                {"name", slot_info(i).name},
                                {"state", state_name(r.state)},
                                {"kinds", kind_names(r.kinds)},
                                {"first_step", r.first_step},
-                               {"count", r.count}});
+                               {"count", r.count},
+                               {"peak_abs", p.step >= 0 ? json(p.abs_max) : json(nullptr)},
+                               {"peak_step", p.step}});
     }
     j["folds"].push_back(fold);
   }

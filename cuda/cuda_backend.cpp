@@ -52,7 +52,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       bw34_(bw_.bw.size()),
       norms_(1 + kGroupCount),
       opt_(L_, c.optim, stream_.s),
-      bank_(c.run.steps_per_fold, stream_.s),
+      bank_(c.run.steps_per_fold, stream_.s, c.sentinel.health),
       scalars_(kScCount),
       records_(static_cast<std::size_t>(c.run.steps_per_fold) * sizeof(StepStatusRecord)),
       adam_t_dev_(1),
@@ -111,6 +111,12 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
     zero(a->get(), a->size() * sizeof(float));
   zero(scalars_.get(), scalars_.size() * sizeof(double));
   zero(records_.get(), records_.size());
+  if (c_.watch.needs_update_norms()) {
+    delta_ = DeviceArray<float>(L_.total());
+    update_norms_ = DeviceArray<float>(1 + kGroupCount);
+    weight_norms_ = DeviceArray<float>(1 + kGroupCount);
+    zero(delta_.get(), delta_.size() * sizeof(float));  // the padding between entries stays zero
+  }
   zero(kept_t_.get(), sizeof(std::int64_t));
   zero(gstep_.get(), sizeof(std::int64_t));
   reset_parameters();

@@ -134,6 +134,8 @@ class CudaBackend final : public Backend, public CheckBank {
   // The capture copy of such a slot waits for the step's end (copy_first_fires): nothing writes
   // those buffers after their producer within the step.
   SlotSink producer_sink(int slot);
+  struct DevBuf;
+  void measure_learner(int slot, const DevBuf& b);
   // Execution positions taken ahead for check sites that come after a producer kernel which runs
   // before an earlier site (Adam writes adam_moments and params, whose sites follow in that order):
   // the site, or the producer checking in its place, uses the reserved position.
@@ -244,6 +246,8 @@ class CudaBackend final : public Backend, public CheckBank {
   DeviceArray<float> aux_pre_, aux_h_, pred_, aux_loss_, ve_, ens_part_, total_;
   BackwardBuffers bw_;
   DeviceArray<float> bw33_, bw34_, norms_;
+  // The update_ratio watch: the update Adam leaves, and its norms and the weights' per group.
+  DeviceArray<float> delta_, update_norms_, weight_norms_;
   DeviceOptimizer opt_;
   DeviceBank bank_;
   DeviceArray<double> scalars_;

@@ -40,14 +40,27 @@ void CudaBackend::check_site(int slot) {
   } else if (setup_.checked(slot)) {
     const DevBuf b = read_buf(slot);
     pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), site_exec(slot)});
+    measure_learner(slot, b);
   } else {
     site_exec(slot);
   }
   if (observer_) observer_->check(slot);
 }
 
+// The learner's health fields the watches ask for, enqueued at the check site (the buffer stays as
+// the site saw it until the update, like the fused check's).
+void CudaBackend::measure_learner(int slot, const DevBuf& b) {
+  const WatchConfig& w = c_.watch;
+  if (w.c51_mass > 0 && is_c51_row_slot(slot))
+    bank_.measure_c51_rows(slot, b.p, b.n / static_cast<std::size_t>(d_.NA), d_.NA);
+  if (w.quantile_crossing > 0 && slot == kIqnQuantiles)
+    bank_.measure_crossings(b.p, read_buf(kIqnTau).p, d_.B, d_.N, d_.A);
+}
+
 SlotSink CudaBackend::producer_sink(int slot) {
-  if (!setup_.checked(slot) || (observer_ && observer_->overwrites(slot))) return {};
+  // With health on, the fused check measures every checked slot: the producers leave it to it.
+  if (bank_.health() || !setup_.checked(slot) || (observer_ && observer_->overwrites(slot)))
+    return {};
   in_producer_ |= std::uint64_t{1} << slot;
   const DevBuf b = read_buf(slot);
   if (float* area = capture_area(slot)) late_captures_.push_back({slot, b.p, b.n, area});
@@ -114,7 +127,12 @@ StepOutcome CudaBackend::outcome_of(const StepKey& key, const StepStatusRecord& 
   l.ens = h.scalars[kScEns];
   l.total = h.total;
   l.grad_norm = h.grad_norm;
-  for (int g = 0; g < kGroupCount; ++g) l.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
+  for (int g = 0; g < kGroupCount; ++g) {
+    l.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
+    o.update_ratio[static_cast<std::size_t>(g)] = h.update_ratio[g];
+  }
+  for (int s = 0; s < kSlotCount; ++s)
+    std::copy_n(h.health[s], kHealthFieldCount, o.health[static_cast<std::size_t>(s)].begin());
   // The optimizer applied the same rule on the device, from the status word before the update.
   o.updated = guard_allows_update(c_, h.status != 0);
   return o;

@@ -183,7 +183,15 @@ void CudaBackend::optimizer() {
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), norms_.get(), adam_t_dev_.get(),
-                 c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow(), checks);
+                 c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow(), checks,
+                 delta_.get());
+  StepHealthIn health{bank_.health(), bank_.step_health()};
+  if (delta_.get()) {
+    opt_.norms_of(delta_.get(), update_norms_.get());
+    opt_.norms_of(params_.get(), weight_norms_.get());
+    health.update_norms = update_norms_.get();
+    health.weight_norms = weight_norms_.get();
+  }
   site(kAdamMoments);
   site(kParams);
   flush_checks();  // nothing, unless an injection into 22 or 23 sent their check here
@@ -193,7 +201,7 @@ void CudaBackend::optimizer() {
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), stream_.s);
   pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), norms_.get(),
-                   bank_.step_word(), reinterpret_cast<StepStatusRecord*>(records_.get()),
+                   bank_.step_word(), reinterpret_cast<StepStatusRecord*>(records_.get()), health,
                    stream_.s);
 }
 

@@ -77,7 +77,7 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
                             const std::int64_t* __restrict__ t, double beta1, double beta2,
                             double eps, const std::uint32_t* skip_if, float* __restrict__ sp_all,
                             float* __restrict__ sm_all, float* __restrict__ sv_all,
-                            AdamChecks checks) {
+                            AdamChecks checks, float* __restrict__ delta) {
   const int e = blockIdx.y;
   const size_t n = table.n[e];
   if (blockIdx.x * static_cast<size_t>(blockDim.x) >= n)
@@ -117,8 +117,12 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
     v[i] = vi;
     const double step =
         (static_cast<double>(mi) / bc1) / (sqrt(static_cast<double>(vi) / bc2) + eps);
+    const float before = pi;
     pi = static_cast<float>(pi - lr * step);
     p[i] = pi;
+    if (delta) delta[o + i] = static_cast<float>(static_cast<double>(pi) - before);
+  } else if (in && delta) {
+    delta[o + i] = 0.f;
   }
   // Padding between entries is never written and stays zero, so the entries' values are the slots'.
   if (checks.moments.records) {
@@ -163,7 +167,7 @@ DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& o
 
 DeviceOptimizer::~DeviceOptimizer() = default;
 
-void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
+void DeviceOptimizer::norms_of(const float* grads, float* norms) {
   auto s = stream_;
   const EntryTable& t = *table_;
   sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
@@ -173,7 +177,7 @@ void DeviceOptimizer::grad_norms(const float* grads, float* norms) {
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
                                 std::int64_t* t, const std::uint32_t* skip_if,
-                                const AdamShadow& shadow, const AdamChecks& checks) {
+                                const AdamShadow& shadow, const AdamChecks& checks, float* delta) {
   auto s = stream_;
   advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
   NANSCOPE_LAUNCH_CHECK();
@@ -185,7 +189,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
                                    optim_.max_grad_norm, static_cast<float>(optim_.beta1),
                                    static_cast<float>(optim_.beta2), t, optim_.beta1, optim_.beta2,
                                    optim_.eps, skip_if, shadow.params, shadow.adam,
-                                   shadow.adam ? shadow.adam + total : nullptr, checks);
+                                   shadow.adam ? shadow.adam + total : nullptr, checks, delta);
   NANSCOPE_LAUNCH_CHECK();
 }
 

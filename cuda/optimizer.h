@@ -36,7 +36,9 @@ class DeviceOptimizer {
                   cudaStream_t stream = nullptr);
   ~DeviceOptimizer();
   // norms = [global, encoder, bottleneck, value, adv, ens, iqn, aux] (slot 21 layout).
-  void grad_norms(const float* grads, float* norms);
+  void grad_norms(const float* grads, float* norms) { norms_of(grads, norms); }
+  // The same norms of any array laid out as the parameters (the update, the weights).
+  void norms_of(const float* x, float* norms);
   // Clips `grads` in place with the global norm just computed, then one Adam step on params and
   // adam = [m | v]. Adam's counter lives on the device (*t is incremented first, then used
   // for the bias correction); with `skip_if` non-null and *skip_if != 0 (the step's sentinel
@@ -46,9 +48,11 @@ class DeviceOptimizer {
   // writes alone (the update reads those values anyway). With `checks`, the kernel adds the
   // non-finite values of the parameters and moments it leaves into slots 22 and 23 (they are in
   // its registers: no second read of those buffers).
+  // With `delta`, each parameter's change (new - old, 0 where the guard skips) is left there, for
+  // the update_ratio watch.
   void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
                  const std::uint32_t* skip_if, const AdamShadow& shadow = AdamShadow{},
-                 const AdamChecks& checks = AdamChecks{});
+                 const AdamChecks& checks = AdamChecks{}, float* delta = nullptr);
 
  private:
   const ParamLayout& layout_;

@@ -12,10 +12,20 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status) {
-  *step_ptr = step;
-  status[0] = 0u;  // the step's status word
-  status[1] = 0u;  // raised by a first fire in the step
+constexpr int kHealthWords = kBankSlots * kHealthFieldCount;
+
+// One thread per health word (kHealthWords threads): the step's health starts unmeasured.
+__global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status, float* health,
+                                  unsigned int* mass_bits, unsigned long long* crossings) {
+  const int i = threadIdx.x;
+  if (i == 0) {
+    *step_ptr = step;
+    status[0] = 0u;  // the step's status word
+    status[1] = 0u;  // raised by a first fire in the step
+    crossings[0] = crossings[1] = 0ull;
+  }
+  if (i < kHealthWords) health[i] = __int_as_float(0x7fc00000);
+  if (i < kBankSlots) mass_bits[i] = 0u;
 }
 
 // ---- The fused check: every slot due at a call site in one launch ----
@@ -62,9 +72,45 @@ __device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __r
 // A clean warp writes nothing, so there is no fold, no second pass and no block barrier: the cost
 // while clean is the loads. The warp that sets the slot's first step copies the buffer into the
 // capture area, if there is one: the buffer as the check saw it, at that step.
+// Where a health check's blocks leave their partial sums, and the per-slot count of blocks done
+// (the item's last block folds the partials in block order and writes the slot's row).
+struct HealthOut {
+  HealthSums* partials;  // one per block of the launch
+  unsigned int* arrivals;
+  float* rows;  // [kBankSlots, kHealthFieldCount]
+};
+
+// The block's sums (every thread calls it), then the item's last block writes the slot's row.
+__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
+                           unsigned blocks) {
+  // block_reduce's fixed tree, over raw shared storage (HealthSums has a constructor).
+  __shared__ alignas(HealthSums) unsigned char raw[kThreads * sizeof(HealthSums)];
+  HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
+  sh[threadIdx.x] = mine;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s) sh[threadIdx.x].merge(sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    h.partials[blockIdx.x] = sh[0];
+    __threadfence();  // the partial is visible before the arrival is counted
+    last = atomicAdd(h.arrivals + slot, 1u) == blocks - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  HealthSums all;
+  for (unsigned b = first; b < first + blocks; ++b) all.merge(h.partials[b]);
+  all.write(h.rows + slot * kHealthFieldCount);
+  h.arrivals[slot] = 0u;  // ready for the slot's next check
+}
+
+template <bool kHealth>
 __global__ void __launch_bounds__(kThreads, 8)
     check_group_kernel(GroupTable t, DeviceSlotRecord* rec, unsigned char* history,
-                       unsigned int* status, const int* step_ptr) {
+                       unsigned int* status, const int* step_ptr, HealthOut health) {
   int item = 0;
   while (blockIdx.x >= static_cast<unsigned>(t.block_start[item + 1])) ++item;
   const unsigned first = static_cast<unsigned>(t.block_start[item]);
@@ -92,7 +138,42 @@ __global__ void __launch_bounds__(kThreads, 8)
     return ((__float_as_uint(v.x) & e) == e) | ((__float_as_uint(v.y) & e) == e) |
            ((__float_as_uint(v.z) & e) == e) | ((__float_as_uint(v.w) & e) == e);
   };
-  if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
+  if constexpr (kHealth) {
+    // Every value is visited (its sums), in the same order as the plain check's loads.
+    HealthSums sums;
+    auto visit_health = [&](float v) {
+      visit(v);
+      sums.add(v);
+    };
+    if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
+      const unsigned n4 = n / 4;
+      const float4* x4 = reinterpret_cast<const float4*>(x);
+      unsigned i = start;
+      for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
+        float4 v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          visit_health(v[u].x);
+          visit_health(v[u].y);
+          visit_health(v[u].z);
+          visit_health(v[u].w);
+        }
+      }
+      for (; i < n4; i += stride) {
+        const float4 v = __ldg(x4 + i);
+        visit_health(v.x);
+        visit_health(v.y);
+        visit_health(v.z);
+        visit_health(v.w);
+      }
+      for (unsigned j = 4 * n4 + start; j < n; j += stride) visit_health(__ldg(x + j));
+    } else {
+      for (unsigned i = start; i < n; i += stride) visit_health(__ldg(x + i));
+    }
+    health_out(sums, health, t.slot[item], first, blocks);
+  } else if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
     const unsigned n4 = n / 4;
     const float4* x4 = reinterpret_cast<const float4*>(x);
     unsigned i = start;
@@ -163,6 +244,12 @@ struct DeviceBank::Impl {
   DeviceArray<unsigned int> status{2};  // the status word, the first-fire word
   DeviceArray<int> step{1};             // the current step, for the checks' history row
   int blocks_per_item = 0;              // the most blocks one item gets in a fused check
+  // The step's health (see DeviceStepHealth) and the fused check's partials.
+  DeviceArray<float> health_rows{kHealthWords};
+  DeviceArray<unsigned int> mass_bits{kBankSlots};
+  DeviceArray<unsigned long long> crossings{2};
+  DeviceArray<HealthSums> partials;
+  DeviceArray<unsigned int> arrivals{kBankSlots};
   explicit Impl(int steps)
       : max_steps(steps), history(static_cast<std::size_t>(steps) * kBankSlots) {}
 };
@@ -174,11 +261,17 @@ int device_sm_count() {
   return sms;
 }
 
-DeviceBank::DeviceBank(int max_steps, cudaStream_t stream)
-    : impl_(std::make_unique<Impl>(max_steps)), stream_(stream) {
+DeviceBank::DeviceBank(int max_steps, cudaStream_t stream, bool health)
+    : impl_(std::make_unique<Impl>(max_steps)), stream_(stream), health_(health) {
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step.get(), 0, sizeof(int)));
+  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->arrivals.get(), 0, kBankSlots * sizeof(unsigned int)));
   impl_->blocks_per_item = 4 * device_sm_count();
+  // A launch has at most kBankSlots items (check_group splits a slot seen twice).
+  if (health_)
+    impl_->partials = DeviceArray<HealthSums>(static_cast<std::size_t>(kBankSlots) *
+                                              static_cast<std::size_t>(impl_->blocks_per_item));
   reset_fold();
+  begin_step(0);
 }
 
 DeviceBank::~DeviceBank() = default;
@@ -221,8 +314,15 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
     blocks += static_cast<int>(want);
   }
   t.block_start[t.count] = blocks;
-  check_group_kernel<<<blocks, kThreads, 0, stream_>>>(
-      t, impl_->records.get(), impl_->history.get(), impl_->status.get(), impl_->step.get());
+  if (health_) {
+    const HealthOut h{impl_->partials.get(), impl_->arrivals.get(), impl_->health_rows.get()};
+    check_group_kernel<true><<<blocks, kThreads, 0, stream_>>>(
+        t, impl_->records.get(), impl_->history.get(), impl_->status.get(), impl_->step.get(), h);
+  } else {
+    check_group_kernel<false>
+        <<<blocks, kThreads, 0, stream_>>>(t, impl_->records.get(), impl_->history.get(),
+                                           impl_->status.get(), impl_->step.get(), HealthOut{});
+  }
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -241,7 +341,9 @@ void DeviceBank::begin_step(int step) {
     throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  begin_step_kernel<<<1, 1, 0, stream_>>>(step, impl_->step.get(), impl_->status.get());
+  begin_step_kernel<<<1, kHealthWords, 0, stream_>>>(
+      step, impl_->step.get(), impl_->status.get(), impl_->health_rows.get(),
+      impl_->mass_bits.get(), impl_->crossings.get());
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -292,6 +394,60 @@ void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
   copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0, stream_>>>(
       c, impl_->records.get(), impl_->status.get(), impl_->step.get());
   NANSCOPE_LAUNCH_CHECK();
+}
+
+namespace {
+
+// One thread per row: the row's |mass - 1| (core/slot_health.h), its maximum over the rows as the
+// largest float bits (non-negative floats order as their bits), plus one so that 0 means none.
+__global__ void c51_rows_kernel(const float* __restrict__ x, size_t rows, int atoms, bool log_probs,
+                                unsigned int* bits) {
+  const size_t r = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  const double err = c51_mass_error(x + r * atoms, atoms, log_probs);
+  if (err >= 0) atomicMax(bits, __float_as_uint(static_cast<float>(err)) + 1u);
+}
+
+// One thread per (sample, sub-action); a warp's counts summed before one atomic add each.
+__global__ void crossings_kernel(const float* __restrict__ q, const float* __restrict__ tau, int B,
+                                 int N, int A, unsigned long long* out) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  CrossingCount c;
+  if (k < B * A) {
+    const int b = k / A, a = k % A;
+    c = quantile_crossings(q + static_cast<size_t>(b) * N * A + a, A,
+                           tau + static_cast<size_t>(b) * N, N);
+  }
+  unsigned long long crossed = c.crossed, ordered = c.ordered;
+  for (int o = 16; o > 0; o >>= 1) {
+    crossed += __shfl_xor_sync(0xffffffffu, crossed, o);
+    ordered += __shfl_xor_sync(0xffffffffu, ordered, o);
+  }
+  if (threadIdx.x % 32 == 0 && ordered) {
+    atomicAdd(out, crossed);
+    atomicAdd(out + 1, ordered);
+  }
+}
+
+}  // namespace
+
+void DeviceBank::measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms) {
+  if (!health_ || rows == 0) return;
+  const auto blocks = static_cast<unsigned>((rows + kThreads - 1) / kThreads);
+  c51_rows_kernel<<<blocks, kThreads, 0, stream_>>>(data, rows, atoms, holds_log_probs(slot),
+                                                    impl_->mass_bits.get() + slot);
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+void DeviceBank::measure_crossings(const float* quantiles, const float* taus, int B, int N, int A) {
+  if (!health_ || B * A == 0) return;
+  crossings_kernel<<<(B * A + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
+      quantiles, taus, B, N, A, impl_->crossings.get());
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+DeviceStepHealth DeviceBank::step_health() const {
+  return DeviceStepHealth{impl_->health_rows.get(), impl_->mass_bits.get(), impl_->crossings.get()};
 }
 
 const std::uint32_t* DeviceBank::status_word() const {

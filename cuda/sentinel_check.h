@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/slot_health.h"
 #include "core/slot_table.h"
 #include "slot_sink.h"
 
@@ -24,6 +25,15 @@ namespace nanscope::cuda {
 
 // One record per slot of the slot table.
 inline constexpr int kBankSlots = kSlotCount;
+
+// The current step's health on the device (sentinel.health), cleared by begin_step and packed into
+// the step's status record by pack_step_record: each checked slot's row (core/slot_health.h) as the
+// fused check leaves it, and the learner's words (measure_c51_rows, measure_crossings).
+struct DeviceStepHealth {
+  const float* rows;                    // [kBankSlots, kHealthFieldCount]; NaN: not measured
+  const std::uint32_t* mass_bits;       // [kBankSlots]: 0 none, else float bits of the error + 1
+  const unsigned long long* crossings;  // [2]: crossed pairs, ordered pairs (slot 14)
+};
 
 // One slot's record on the device (same meaning as the engine's SlotRecord).
 struct DeviceSlotRecord {
@@ -47,8 +57,10 @@ struct BankReadback {
 
 class DeviceBank {
  public:
-  // `max_steps`: history rows (one byte per slot per step of a fold).
-  DeviceBank(int max_steps, cudaStream_t stream = nullptr);
+  // `max_steps`: history rows (one byte per slot per step of a fold). With `health`, every fused
+  // check also leaves its slot's health row for the step (a block reduction whose partials the
+  // item's last block folds in block order: deterministic for a given grid, no float atomics).
+  DeviceBank(int max_steps, cudaStream_t stream = nullptr, bool health = false);
   ~DeviceBank();
   DeviceBank(const DeviceBank&) = delete;
   DeviceBank& operator=(const DeviceBank&) = delete;
@@ -77,6 +89,13 @@ class DeviceBank {
   // `data`) into its `capture` area if its slot fired for the first time in this step. One small
   // launch that reads one word while clean. Graph-capturable.
   void copy_first_fires(const std::vector<GroupItem>& items);
+  // The learner's health fields of a checked slot's buffer, enqueued (slots 6, 7 and 8: the
+  // largest |row mass - 1| over `rows` rows of `atoms`; slot 14: the crossed and ordered quantile
+  // pairs against the taus [B, N]). Integer atomics only (a maximum over float bits, sums).
+  void measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms);
+  void measure_crossings(const float* quantiles, const float* taus, int B, int N, int A);
+  bool health() const { return health_; }
+  DeviceStepHealth step_health() const;
   BankReadback readback();  // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();
@@ -94,6 +113,7 @@ class DeviceBank {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   cudaStream_t stream_;
+  bool health_ = false;
   int step_ = 0, exec_ = 0;
 };
 

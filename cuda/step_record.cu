@@ -11,9 +11,27 @@ __global__ void total_kernel(const double* sc, LossWeightsD w, float* total) {
   total[0] = static_cast<float>(t);
 }
 
+// One thread per health word; thread 0 also packs the rest.
 __global__ void pack_kernel(const std::uint32_t* status, const double* sc, const float* total,
-                            const float* norms, const int* step, StepStatusRecord* records) {
+                            const float* norms, const int* step, StepStatusRecord* records,
+                            StepHealthIn h) {
   StepStatusRecord* out = records + *step;
+  const int i = threadIdx.x;
+  const float nan = __int_as_float(0x7fc00000);
+  if (i < kSlotCount * kHealthFieldCount) {
+    const int slot = i / kHealthFieldCount, field = i % kHealthFieldCount;
+    float v = h.on ? h.bank.rows[i] : nan;
+    if (h.on && field == kHealthMassError && h.bank.mass_bits[slot] != 0u)
+      v = __uint_as_float(h.bank.mass_bits[slot] - 1u);
+    if (h.on && field == kHealthCrossing && slot == kIqnQuantiles && h.bank.crossings[1] != 0ull)
+      v = static_cast<float>(static_cast<double>(h.bank.crossings[0]) /
+                             static_cast<double>(h.bank.crossings[1]));
+    out->health[slot][field] = v;
+  }
+  if (i < kGroupCount)
+    out->update_ratio[i] = h.update_norms ? h.update_norms[1 + i] / h.weight_norms[1 + i] : nan;
+  if (i != 0) return;
+  out->pad2 = 0;
   out->status = *status;
   out->pad = 0;
   for (int i = 0; i < kScCount; ++i) out->scalars[i] = sc[i];
@@ -43,8 +61,9 @@ void total_loss(const double* scalars, const LossWeightsD& w, float* total, cuda
 
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
                       const float* norms, const int* step, StepStatusRecord* records,
-                      cudaStream_t stream) {
-  pack_kernel<<<1, 1, 0, stream>>>(status, scalars, total, norms, step, records);
+                      const StepHealthIn& health, cudaStream_t stream) {
+  pack_kernel<<<1, kSlotCount * kHealthFieldCount, 0, stream>>>(status, scalars, total, norms, step,
+                                                                records, health);
   NANSCOPE_LAUNCH_CHECK();
 }
 

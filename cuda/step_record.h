@@ -12,6 +12,8 @@
 #include <type_traits>
 
 #include "core/config.h"
+#include "core/slot_health.h"
+#include "sentinel_check.h"
 
 namespace nanscope::cuda {
 
@@ -30,9 +32,15 @@ struct StepStatusRecord {
   double total;                    // the total_loss slot's value
   double grad_norm;                // the grad_norm slot's global entry (the norm clipping used)
   double group_norm[kGroupCount];  // the grad_norm slot's group entries
+  // sentinel.health: every slot's health row (NaN: not measured), read with the flags.
+  float health[kSlotCount][kHealthFieldCount];
+  float update_ratio[kGroupCount];  // NaN unless the update_ratio watch is on
+  std::uint32_t pad2;
 };
 // Copied byte for byte from the device (one record per step of the fold).
-static_assert(sizeof(StepStatusRecord) == 8 + 8 * kScCount + 8 + 8 + 8 * kGroupCount &&
+static_assert(sizeof(StepStatusRecord) == 8 + 8 * kScCount + 8 + 8 + 8 * kGroupCount +
+                                              4 * kSlotCount * kHealthFieldCount + 4 * kGroupCount +
+                                              4 &&
               std::is_trivially_copyable_v<StepStatusRecord>);
 static_assert(offsetof(StepStatusRecord, scalars) == 8 &&
               offsetof(StepStatusRecord, group_norm) == 8 + 8 * kScCount + 16);
@@ -41,9 +49,17 @@ static_assert(offsetof(StepStatusRecord, scalars) == 8 &&
 // CPU backend's total_loss slot.
 void total_loss(const double* scalars, const LossWeightsD& w, float* total, cudaStream_t stream);
 // records[*step] = the step's record.
+// With the bank's health on, its step health goes into the record; `update_norms` and
+// `weight_norms` (each in slot 21's layout, null: none) give the update ratios.
+struct StepHealthIn {
+  bool on = false;
+  DeviceStepHealth bank{};
+  const float* update_norms = nullptr;
+  const float* weight_norms = nullptr;
+};
 void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
                       const float* norms, const int* step, StepStatusRecord* records,
-                      cudaStream_t stream);
+                      const StepHealthIn& health, cudaStream_t stream);
 void set_global_step(std::int64_t* dst, std::int64_t value, cudaStream_t stream);
 // target = params when (*global_step + 1) % every == 0.
 void sync_target_if_due(const std::int64_t* global_step, int every, const float* params,

@@ -104,6 +104,7 @@ struct InitConfig {
 struct SentinelConfig {
   std::vector<int> undefer;   // slots taken out of the deferred state
   std::vector<int> disabled;  // slots whose checks are off
+  bool health = true;         // every checked slot's health per step (core/slot_health.h)
 };
 
 struct HaltConfig {
@@ -116,8 +117,19 @@ struct HaltConfig {
 
 // Watch conditions (docs/config.md, [watch]): each a threshold; 0 turns it off.
 struct WatchConfig {
-  double grad_explode = 0;  // a parameter group's gradient norm above this
-  double grad_vanish = 0;   // a parameter group's gradient norm below this
+  double absmax = 1e30;             // a slot's finite absolute maximum above this
+  double c51_mass = 0;              // a C51 probability row's mass off 1 by more than this
+  double quantile_crossing = 0;     // the fraction of IQN quantile pairs out of order above this
+  double cql_margin = 0;            // the largest Q within this many decades of float overflow
+  double grad_explode = 0;          // a parameter group's gradient norm above this
+  double grad_vanish = 0;           // a parameter group's gradient norm below this
+  double update_ratio_floor = 0;    // a group's update norm over its weight norm below this
+  double update_ratio_ceiling = 0;  // ... or above this
+  double dead_relu = 0;             // the fraction of exact zeros in h_s1 or h_s2 above this
+  int warmup = 0;                   // a fold's first steps, in which no condition is evaluated
+  // What the step must compute for them beyond the slots' health.
+  bool needs_learner_metrics() const { return c51_mass > 0 || quantile_crossing > 0; }
+  bool needs_update_norms() const { return update_ratio_floor > 0 || update_ratio_ceiling > 0; }
 };
 
 struct GuardConfig {

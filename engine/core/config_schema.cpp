@@ -392,6 +392,11 @@ std::vector<KeySpec> build_specs() {
   k.push_back(slot_list_key(
       "sentinel.disabled", "slot indices whose checks are turned off",
       [](auto& c) -> auto& { return c.sentinel.disabled; }));
+  k.push_back(bool_key(
+      "sentinel.health",
+      "every checked slot's finite min, max, mean, rms, non-finite count and zero fraction per "
+      "step (the health watches read them)",
+      [](auto& c) -> auto& { return c.sentinel.health; }));
   // [halt]
   k.push_back(enum_key<HaltOnFire>(
       "halt.on_fire",
@@ -421,11 +426,46 @@ std::vector<KeySpec> build_specs() {
       [](auto& c) -> auto& { return c.inject.faults; }));
   // [watch]
   k.push_back(float_key(
+      "watch.absmax", "watch: a slot's finite absolute maximum above this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.absmax; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.c51_mass",
+      "watch: a C51 probability row (slots 6, 7, 8) whose mass differs from 1 by more than this "
+      "(0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.c51_mass; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.quantile_crossing",
+      "watch: the fraction of IQN quantile pairs (slot 14) out of order for ordered taus above "
+      "this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.quantile_crossing; }, 0, 1));
+  k.push_back(float_key(
+      "watch.cql_margin",
+      "watch: the largest logit a logsumexp takes (value and advantage logits, slots 4 and 5; "
+      "Q, slot 10) within this many decades of float overflow (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.cql_margin; }, 0, 39));
+  k.push_back(float_key(
       "watch.grad_explode", "watch: a parameter group's gradient norm above this (0 turns it off)",
       [](auto& c) -> auto& { return c.watch.grad_explode; }, 0, kInf));
   k.push_back(float_key(
       "watch.grad_vanish", "watch: a parameter group's gradient norm below this (0 turns it off)",
       [](auto& c) -> auto& { return c.watch.grad_vanish; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.update_ratio_floor",
+      "watch: a parameter group's update norm over its weight norm below this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.update_ratio_floor; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.update_ratio_ceiling",
+      "watch: a parameter group's update norm over its weight norm above this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.update_ratio_ceiling; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.dead_relu",
+      "watch: the fraction of exact zeros in h_s1 or h_s2 above this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.dead_relu; }, 0, 1));
+  k.push_back(int_key(
+      "watch.warmup",
+      "watch: a fold's first steps, in which no condition is evaluated (a freshly initialised "
+      "learner's quantiles cross and its updates are large)",
+      [](auto& c) -> auto& { return c.watch.warmup; }, 0, kBig));
   return k;
 }
 

@@ -6,10 +6,21 @@
 
 namespace nanscope {
 
-enum class WatchCondition { GradExplode, GradVanish };
+enum class WatchCondition {
+  Absmax,
+  C51Mass,
+  QuantileCrossing,
+  CqlMargin,
+  GradExplode,
+  GradVanish,
+  UpdateRatio,
+  DeadRelu,
+};
 template <>
 struct EnumNames<WatchCondition> {
-  static constexpr std::array<std::string_view, 2> kNames = {"grad_explode", "grad_vanish"};
+  static constexpr std::array<std::string_view, 8> kNames = {
+      "absmax",       "c51_mass",    "quantile_crossing", "cql_margin",
+      "grad_explode", "grad_vanish", "update_ratio",      "dead_relu"};
 };
 
 struct WatchTrip {

@@ -346,6 +346,20 @@ Handle open_attr(hid_t loc, const std::string& name, const std::string& where) {
 }
 }  // namespace
 
+void write_attr_strings(hid_t loc, const std::string& object, const std::string& name,
+                        const std::vector<std::string>& values, const std::string& where) {
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  const Handle type = string_type();
+  Handle attr(H5Acreate_by_name(loc, object.c_str(), name.c_str(), type, space, H5P_DEFAULT,
+                                H5P_DEFAULT, H5P_DEFAULT),
+              H5Aclose);
+  check(attr.id(), where, "creating attribute " + object + "/" + name);
+  std::vector<const char*> c;
+  for (const auto& v : values) c.push_back(v.c_str());
+  check(H5Awrite(attr, type, c.data()), where, "writing attribute " + object + "/" + name);
+}
+
 void write_attr(hid_t loc, const std::string& name, std::int64_t v, const std::string& where) {
   write_scalar_attr(loc, name, H5T_NATIVE_INT64, &v, where);
 }

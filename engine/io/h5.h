@@ -83,6 +83,9 @@ std::string dataset_type_class(hid_t loc, const std::string& name);  // "float32
 void write_attr(hid_t loc, const std::string& name, std::int64_t v, const std::string& where);
 void write_attr(hid_t loc, const std::string& name, double v, const std::string& where);
 void write_attr(hid_t loc, const std::string& name, const std::string& v, const std::string& where);
+// A one-dimensional array of variable-length strings on `object` (h5py reads a list of str).
+void write_attr_strings(hid_t loc, const std::string& object, const std::string& name,
+                        const std::vector<std::string>& values, const std::string& where);
 bool has_attr(hid_t loc, const std::string& name);
 std::int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where);
 double read_attr_double(hid_t loc, const std::string& name, const std::string& where);

@@ -121,7 +121,7 @@ std::vector<Row> read_table(hid_t f, const char* name, const h5::Handle& type,
 void write_run_file(const std::string& path, const RunFileData& r) {
   h5::AtomicFile file(path);
   const hid_t f = file.id();
-  h5::write_attr(f, "schema_version", kSchemaVersion, path);
+  h5::write_attr(f, "schema_version", kRunSchemaVersion, path);
   h5::write_attr(f, "nanscope_version", r.nanscope_version, path);
   h5::write_attr(f, "created_utc", r.created_utc, path);
   h5::write_attr(f, "backend", r.backend, path);
@@ -186,6 +186,16 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     h5::write_dataset(g, "step", step.data(), {ns}, path);
     const char* names[8] = {"loss", "grad_norm", "c51", "mse", "cql", "iqn", "aux", "ens"};
     for (int k = 0; k < 8; ++k) h5::write_dataset(g, names[k], metrics[k].data(), {ns}, path);
+    std::vector<float> health;
+    health.reserve(ns * kSlotCount * kHealthFieldCount);
+    for (const auto& row : r.steps)
+      for (const HealthRow& h : row.health) health.insert(health.end(), h.begin(), h.end());
+    h5::write_dataset(
+        g, "health", health.data(),
+        {ns, static_cast<std::uint64_t>(kSlotCount), static_cast<std::uint64_t>(kHealthFieldCount)},
+        path);
+    h5::write_attr_strings(g, "health", "fields",
+                           {kHealthFieldNames.begin(), kHealthFieldNames.end()}, path);
   }
   std::vector<EventRow> events;
   for (const auto& e : r.events) {
@@ -217,7 +227,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
 RunFileData read_run_file(const std::string& path) {
   h5::Handle file = h5::open_read(path);
   const hid_t f = file.id();
-  h5::check_schema(f, path, "run file", {"folds", "steps"}, kSchemaVersion);
+  h5::check_schema(f, path, "run file", {"folds", "steps"}, kRunSchemaVersion);
   RunFileData r;
   r.nanscope_version = h5::read_attr_string(f, "nanscope_version", path);
   r.created_utc = h5::read_attr_string(f, "created_utc", path);
@@ -279,6 +289,13 @@ RunFileData read_run_file(const std::string& path) {
     if (checked.size() != ns * kSlotCount)
       throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
   }
+  std::vector<float> health;
+  if (h5::exists(f, "steps/health")) {
+    health = h5::read_dataset<float>(f, "steps/health", &dims, path);
+    if (dims.size() != 3 || dims[0] != ns || dims[1] != kSlotCount || dims[2] != kHealthFieldCount)
+      throw DataError(fmt::format("{}: /steps/health must be [steps, {}, {}]", path, kSlotCount,
+                                  kHealthFieldCount));
+  }
   if (ns > 0 && nf == 0)
     throw DataError(fmt::format("{}: /steps holds {} steps but /folds no fold", path, ns));
   for (std::size_t i = 0; i < ns; ++i) {
@@ -313,6 +330,11 @@ RunFileData read_run_file(const std::string& path) {
                                r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
                                    SlotState::Fired);
       if (on) row.checked |= std::uint64_t{1} << s;
+      if (!health.empty())
+        std::copy_n(health.begin() +
+                        static_cast<std::ptrdiff_t>((i * kSlotCount + static_cast<std::size_t>(s)) *
+                                                    kHealthFieldCount),
+                    kHealthFieldCount, row.health[static_cast<std::size_t>(s)].begin());
     }
     r.steps.push_back(row);
   }

@@ -10,6 +10,7 @@
 
 #include "core/event_kind.h"
 #include "core/sentinel.h"
+#include "core/slot_health.h"
 #include "core/watch_condition.h"
 
 namespace nanscope {
@@ -19,7 +20,12 @@ struct RunStepRow {
   std::array<std::uint8_t, kSlotCount> flags{};
   double loss = 0, grad_norm = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
   std::uint64_t checked = 0;  // bit i: slot i was checked at this step (/steps/checked)
+  // /steps/health (files of schema_version 1 have none: every row unmeasured)
+  SlotHealthRows health = unmeasured_rows();
 };
+
+// The run file's schema: 2 added /steps/health. Version-1 files are read as well.
+inline constexpr std::int64_t kRunSchemaVersion = 2;
 
 struct RunEventRow {
   int fold = 0, step = 0;

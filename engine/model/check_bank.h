@@ -10,10 +10,12 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
 #include "core/sentinel.h"
+#include "core/slot_health.h"
 #include "model/backend.h"
 
 namespace nanscope {
@@ -43,6 +45,11 @@ struct StepOutcome {
   std::array<std::int64_t, kSlotCount> first_count;
   std::array<int, kSlotCount> first_exec;
   StepLosses losses;
+  // Each checked slot's health at its check (sentinel.health; unmeasured otherwise), and each
+  // parameter group's update norm over its weight norm after the update (NaN unless the
+  // update_ratio watch asks for it).
+  SlotHealthRows health = unmeasured_rows();
+  std::array<double, kGroupCount> update_ratio;
   bool updated = true;  // guard_allows_update over the step's checks
   // With capture on and a first fire in the step: the first-firing slots' buffers and the context.
   std::vector<CapturedSlot> captured;
@@ -51,6 +58,7 @@ struct StepOutcome {
   StepOutcome() {
     first_count.fill(-1);
     first_exec.fill(-1);
+    update_ratio.fill(std::numeric_limits<double>::quiet_NaN());
   }
   bool fired() const {
     for (auto k : kinds)

@@ -1,5 +1,7 @@
 #include "model/cpu_check_bank.h"
 
+#include <algorithm>
+
 namespace nanscope {
 
 CpuCheckBank::CpuCheckBank(Backend& backend, const Config& config)
@@ -24,6 +26,7 @@ void CpuCheckBank::check(int slot) {
   } else {
     const SlotView v = backend_.slot(slot);
     const ScanResult r = scan_view(v);
+    if (config_.sentinel.health) measure(slot, v);
     // A copy is made only when a slot fires for the first time in its fold.
     if (bank_.record(slot, r) && capture_) {
       CapturedSlot c;
@@ -37,6 +40,64 @@ void CpuCheckBank::check(int slot) {
     }
   }
   if (observer_) observer_->check(slot);
+}
+
+namespace {
+
+template <class T>
+HealthSums sums_of(const T* x, std::size_t n) {
+  HealthSums h;
+  for (std::size_t i = 0; i < n; ++i) h.add(static_cast<float>(x[i]));
+  return h;
+}
+
+template <class T>
+float largest_mass_error(const T* x, std::size_t n, int atoms, bool log_probs) {
+  double worst = -1;
+  for (std::size_t r = 0; r + static_cast<std::size_t>(atoms) <= n; r += atoms)
+    worst = std::max(worst, c51_mass_error(x + r, atoms, log_probs));
+  return worst < 0 ? health_nan() : static_cast<float>(worst);
+}
+
+// Slot 14 [B, N, A] against slot 12's taus [B, N].
+template <class T>
+float crossing_fraction(const T* q, const T* tau, std::int64_t B, std::int64_t N, std::int64_t A) {
+  std::uint64_t crossed = 0, ordered = 0;
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t a = 0; a < A; ++a) {
+      const CrossingCount c = quantile_crossings(q + b * N * A + a, static_cast<int>(A),
+                                                 tau + b * N, static_cast<int>(N));
+      crossed += c.crossed;
+      ordered += c.ordered;
+    }
+  return ordered ? static_cast<float>(static_cast<double>(crossed) / static_cast<double>(ordered))
+                 : health_nan();
+}
+
+}  // namespace
+
+void CpuCheckBank::measure(int slot, const SlotView& v) {
+  HealthRow& row = out_.health[static_cast<std::size_t>(slot)];
+  const HealthSums h = v.is_f64 ? sums_of(static_cast<const double*>(v.data), v.count)
+                                : sums_of(static_cast<const float*>(v.data), v.count);
+  h.write(row.data());
+  const WatchConfig& w = config_.watch;
+  if (w.c51_mass > 0 && is_c51_row_slot(slot) && !v.shape.empty()) {
+    const int atoms = static_cast<int>(v.shape.back());
+    row[kHealthMassError] = v.is_f64 ? largest_mass_error(static_cast<const double*>(v.data),
+                                                          v.count, atoms, holds_log_probs(slot))
+                                     : largest_mass_error(static_cast<const float*>(v.data),
+                                                          v.count, atoms, holds_log_probs(slot));
+  }
+  if (w.quantile_crossing > 0 && slot == kIqnQuantiles && v.shape.size() == 3) {
+    const SlotView tau = backend_.slot(kIqnTau);
+    const auto B = v.shape[0], N = v.shape[1], A = v.shape[2];
+    row[kHealthCrossing] = v.is_f64
+                               ? crossing_fraction(static_cast<const double*>(v.data),
+                                                   static_cast<const double*>(tau.data), B, N, A)
+                               : crossing_fraction(static_cast<const float*>(v.data),
+                                                   static_cast<const float*>(tau.data), B, N, A);
+  }
 }
 
 // The state before the step: live until the update, kept just before it after that.

@@ -15,6 +15,8 @@ class CpuCallSites {
   virtual void check(int slot) = 0;
   // Before the optimizer's update: may it update?
   virtual bool allow_update() = 0;
+  // After an update, with the update_ratio watch on: each group's update norm over its weight norm.
+  virtual void updated_by(const std::array<double, kGroupCount>& ratio) = 0;
 };
 
 class CpuCheckBank final : public CheckBank, public CpuCallSites {
@@ -39,9 +41,14 @@ class CpuCheckBank final : public CheckBank, public CpuCallSites {
   }
   void check(int slot) override;
   bool allow_update() override;
+  void updated_by(const std::array<double, kGroupCount>& ratio) override {
+    out_.update_ratio = ratio;
+  }
 
  private:
   void keep_context();
+  // The slot's health row; the learner's fields when a watch needs them.
+  void measure(int slot, const SlotView& v);
 
   Backend& backend_;
   const Config& config_;

@@ -48,9 +48,13 @@ void CpuModel<T>::optimizer(const StepKey& key) {
   const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(adam_t));
   const T b1 = static_cast<T>(o.beta1), b2 = static_cast<T>(o.beta2);
   const std::size_t total = layout.total();
+  // The update_ratio watch: each group's update norm over its weight norm after the update.
+  const bool ratios = sites && config.watch.needs_update_norms();
+  std::array<double, kGroupCount> update_sq{}, weight_sq{};
   for (const ParamEntry* e : layout.existing()) {
     const double lr = o.lr * o.lr_mult[e->group];
     for (std::size_t i = e->offset; i < e->offset + e->count; ++i) {
+      const T before = params[i];
       const T g = grads[i];
       T& m = adam[i];
       T& v = adam[total + i];
@@ -59,7 +63,18 @@ void CpuModel<T>::optimizer(const StepKey& key) {
       const double step =
           (static_cast<double>(m) / bc1) / (std::sqrt(static_cast<double>(v) / bc2) + o.eps);
       params[i] = static_cast<T>(params[i] - lr * step);
+      if (ratios) {
+        const double du = static_cast<double>(params[i]) - static_cast<double>(before);
+        update_sq[e->group] += du * du;
+        weight_sq[e->group] += static_cast<double>(params[i]) * static_cast<double>(params[i]);
+      }
     }
+  }
+  if (ratios) {
+    std::array<double, kGroupCount> ratio;
+    for (int g = 0; g < kGroupCount; ++g)
+      ratio[g] = std::sqrt(update_sq[g]) / std::sqrt(weight_sq[g]);
+    sites->updated_by(ratio);
   }
   produced(kAdamMoments);
   check(kAdamMoments);

@@ -245,7 +245,8 @@ void Session::complete_step(StepOutcome& o) {
                  o.losses,
                  bank_.step_flags(),
                  o.updated,
-                 bank_.setup().checked_mask()};
+                 bank_.setup().checked_mask(),
+                 o.health};
   history_.push_back(rec);
 
   FoldSummary& f = folds_.back();
@@ -256,6 +257,11 @@ void Session::complete_step(StepOutcome& o) {
   f.loss_last = rec.losses.total;
   f.c51_last = rec.losses.c51;
   ++f.steps;
+  for (int s = 0; s < kSlotCount; ++s) {
+    const double a = abs_max(o.health[static_cast<std::size_t>(s)]);
+    SlotPeak& p = f.peaks[static_cast<std::size_t>(s)];
+    if (a > p.abs_max) p = SlotPeak{a, o.step};  // NaN compares false: unmeasured steps are skipped
+  }
   const bool loss_bad = !std::isfinite(rec.losses.total);
   const bool new_loss_bad = loss_bad && !f.nonfinite_loss;  // the fold's first non-finite loss
   f.nonfinite_loss = f.nonfinite_loss || loss_bad;

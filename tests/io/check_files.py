@@ -24,7 +24,7 @@ KIND = {"nan": 1, "posinf": 2, "neginf": 4}
 with h5py.File(summary["run_file"], "r") as run:
     for attr in ("schema_version", "nanscope_version", "created_utc", "backend", "device_name", "config", "seed"):
         expect(attr in run.attrs, f"run.h5 root attribute {attr}")
-    expect(run.attrs["schema_version"] == 1, "schema_version 1")
+    expect(run.attrs["schema_version"] == 2, "schema_version 2")
     expect(run.attrs["backend"] == summary["backend"], "backend attribute")
     slots = run["slots"]
     expect(slots.dtype.names == ("index", "name", "phase", "buffer", "rank"), f"/slots fields {slots.dtype.names}")
@@ -53,6 +53,30 @@ with h5py.File(summary["run_file"], "r") as run:
     expect(run["steps/flags"].shape == (steps, 36) and run["steps/flags"].dtype == np.uint8, "/steps/flags")
     for ds, dtype in (("fold", np.int32), ("step", np.int32), ("loss", np.float64), ("grad_norm", np.float64)):
         expect(run[f"steps/{ds}"].shape == (steps,) and run[f"steps/{ds}"].dtype == dtype, f"/steps/{ds}")
+    # /steps/health [steps, 36, fields]: NaN rows where a slot was not checked; the JSON's per-fold
+    # peaks are the largest finite absolute values it holds.
+    health = run["steps/health"]
+    fields = list(health.attrs["fields"])
+    expect(fields == ["finite_min", "finite_max", "mean", "rms", "nonfinite", "zero_fraction",
+                      "c51_mass_error", "quantile_crossing"], f"/steps/health fields {fields}")
+    expect(health.shape == (steps, 36, len(fields)) and health.dtype == np.float32, "/steps/health")
+    h = health[()]
+    checked = run["steps/checked"][()].astype(bool)
+    expect(np.isnan(h[~checked]).all(), "/steps/health is NaN where a slot was not checked")
+    expect(not np.isnan(h[checked][:, fields.index("nonfinite")]).any(), "checked slots are measured")
+    nonfinite = h[:, :, fields.index("nonfinite")]
+    expect(((nonfinite > 0) == (run["steps/flags"][()] > 0))[checked].all(),
+           "a slot's non-finite count is positive exactly where it fired")
+    absmax = np.fmax(np.abs(h[:, :, 0]), np.abs(h[:, :, 1]))
+    for k, fold in enumerate(summary["folds"]):
+        rows = absmax[run["steps/fold"][()] == k]
+        for s in fold["slots"]:
+            col = rows[:, s["index"]]
+            if np.isnan(col).all():
+                expect(s["peak_abs"] is None and s["peak_step"] == -1, f"fold {k} slot {s['index']} no peak")
+            else:
+                expect(abs(s["peak_abs"] - np.nanmax(col)) <= 1e-6 * np.nanmax(col), f"fold {k} slot {s['index']} peak_abs")
+                expect(s["peak_step"] == int(np.nanargmax(col)), f"fold {k} slot {s['index']} peak_step")
     # Per-step flags OR-ed over a fold give the fold's flags (sticky accumulation).
     for k in range(nf):
         rows = run["steps/flags"][run["steps/fold"][()] == k]

@@ -72,6 +72,34 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
       found = true;
   EXPECT_TRUE(found);
   EXPECT_FALSE(fs::exists(s->run_file_path() + ".tmp"));
+  // /steps/health: each step's rows as the session measured them, bit for bit.
+  for (std::size_t i = 0; i < r.steps.size(); ++i)
+    for (int slot = 0; slot < kSlotCount; ++slot)
+      for (int k = 0; k < kHealthFieldCount; ++k) {
+        const float a = r.steps[i].health[slot][k], b = s->history()[i].health[slot][k];
+        EXPECT_TRUE(a == b || (a != a && b != b)) << "step " << i << " slot " << slot;
+      }
+  EXPECT_EQ(r.steps[2].health[kAuxLoss][kHealthNonfinite], 1.f);  // the one -Inf injected
+}
+
+TEST(Files, AVersionOneRunFileStillOpens) {
+  // A run file as nanscope wrote it before /steps/health (schema_version 1): read whole, every
+  // health row unmeasured.
+  auto dir = test::temp_dir("files_v1");
+  auto s = recorded_run(dir.string(), {});
+  const std::string v1 = (dir / "v1.h5").string();
+  fs::copy_file(s->run_file_path(), v1);
+  hid_t f = H5Fopen(v1.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  H5Ldelete(f, "steps/health", H5P_DEFAULT);
+  H5Adelete(f, "schema_version");
+  h5::write_attr(f, "schema_version", std::int64_t{1}, "v1");
+  H5Fclose(f);
+  const RunFileData r = read_run_file(v1);
+  ASSERT_EQ(r.steps.size(), s->history().size());
+  EXPECT_EQ(r.folds.size(), s->folds().size());
+  for (const RunStepRow& row : r.steps)
+    for (const HealthRow& h : row.health) EXPECT_FALSE(measured(h));
 }
 
 TEST(Files, DumpHoldsTheBufferAndTheStateBeforeTheStep) {
@@ -174,9 +202,9 @@ TEST(Files, BadFilesAreRefusedWithAClearMessage) {
     fs::copy_file(s->run_file_path(), dir / "newer.h5");
     hid_t f = H5Fopen((dir / "newer.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     H5Adelete(f, "schema_version");
-    h5::write_attr(f, "schema_version", std::int64_t{2}, "newer");
+    h5::write_attr(f, "schema_version", std::int64_t{3}, "newer");
     H5Fclose(f);
   }
   msg = error_of([&] { read_run_file((dir / "newer.h5").string()); });
-  EXPECT_NE(msg.find("newer nanscope (schema_version 2 > 1)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("newer nanscope (schema_version 3 > 2)"), std::string::npos) << msg;
 }

@@ -1,0 +1,154 @@
+// Slot health and the watches read from it on the CUDA backend (docs/slots.md, "Slot health"):
+// the fused check's rows agree with the CPU backend's within float tolerance, absmax sees
+// lr-explosion coming before the first fire, and every condition's mechanism trips it at the step
+// it trips on the CPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/config_io.h"
+#include "cuda_backend.h"
+#include "session/session.h"
+#include "unit/session_checks.h"
+#include "unit/test_support.h"
+
+using namespace nanscope;
+
+namespace {
+
+Config with(Config c, const std::vector<std::string>& sets) {
+  ConfigBuilder b;
+  b.load_text(to_toml(c), "test");
+  for (const auto& s : sets) b.set(s);
+  return b.build();
+}
+
+std::unique_ptr<Session> ran(const Config& c, bool cuda) {
+  SessionOptions o;
+  o.graph = cuda;
+  auto s = std::make_unique<Session>(
+      c, cuda ? cuda::make_cuda_backend(c) : make_cpu_backend(c), o);
+  s->run();
+  return s;
+}
+
+std::optional<int> first_fire(const Session& s) {
+  for (const StepRecord& h : s.history())
+    for (auto f : h.flags)
+      if (f) return h.step;
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
+  // Every learner field on (thresholds that cannot trip), three graphed steps.
+  const Config c = with(test::scenario_config("healthy", 3),
+                        {"watch.c51_mass=10", "watch.quantile_crossing=1",
+                         "watch.update_ratio_ceiling=1e30"});
+  auto cpu = ran(c, false);
+  auto gpu = ran(c, true);
+  ASSERT_EQ(cpu->history().size(), gpu->history().size());
+  int compared = 0;
+  for (std::size_t i = 0; i < cpu->history().size(); ++i) {
+    const StepRecord &a = cpu->history()[i], &b = gpu->history()[i];
+    for (int s = 0; s < kSlotCount; ++s) {
+      const HealthRow &x = a.health[s], &y = b.health[s];
+      ASSERT_EQ(measured(x), measured(y)) << "step " << i << " slot " << s;
+      if (!measured(x)) continue;
+      const double scale = std::fabs(x[kHealthRms]) + 1e-6;
+      for (int k : {kHealthMin, kHealthMax, kHealthMean, kHealthRms})
+        EXPECT_NEAR(y[k], x[k], 2e-3 * scale + 1e-3 * std::fabs(x[k]))
+            << "step " << i << " slot " << slot_info(s).name << " " << kHealthFieldNames[k];
+      EXPECT_EQ(y[kHealthNonfinite], x[kHealthNonfinite]) << slot_info(s).name;
+      EXPECT_NEAR(y[kHealthZeroFraction], x[kHealthZeroFraction], 2e-3) << slot_info(s).name;
+      EXPECT_EQ(std::isnan(y[kHealthMassError]), std::isnan(x[kHealthMassError]))
+          << slot_info(s).name;
+      if (!std::isnan(x[kHealthMassError])) {
+        EXPECT_NEAR(y[kHealthMassError], x[kHealthMassError], 2e-6);
+      }
+      EXPECT_EQ(std::isnan(y[kHealthCrossing]), std::isnan(x[kHealthCrossing]));
+      if (!std::isnan(x[kHealthCrossing])) {
+        EXPECT_NEAR(y[kHealthCrossing], x[kHealthCrossing], 0.02);
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 3 * 30);
+  const HealthRow& q = gpu->history()[0].health[kIqnQuantiles];
+  std::printf("step 0 iqn_quantiles: CPU crossing %.4f, CUDA %.4f; log_probs mass error CPU %.3g, "
+              "CUDA %.3g\n",
+              cpu->history()[0].health[kIqnQuantiles][kHealthCrossing], q[kHealthCrossing],
+              cpu->history()[0].health[kLogProbs][kHealthMassError],
+              gpu->history()[0].health[kLogProbs][kHealthMassError]);
+}
+
+TEST(CudaHealth, AbsmaxTripsOnLrExplosionBeforeTheFirstFire) {
+  const Config c = with(test::scenario_config("lr-explosion", 4), {"watch.absmax=1e6"});
+  auto gpu = ran(c, true);
+  const auto fire = first_fire(*gpu);
+  ASSERT_TRUE(fire);
+  EXPECT_EQ(*fire, 1);
+  ASSERT_FALSE(gpu->watch_trips().empty());
+  const WatchTrip& t = gpu->watch_trips()[0];
+  EXPECT_EQ(t.condition, WatchCondition::Absmax);
+  EXPECT_LT(t.step, *fire);
+  EXPECT_EQ(t.slot, kParams);
+  std::printf("absmax on CUDA: slot %d step %d value %.4g; first fire step %d\n", t.slot, t.step,
+              t.value, *fire);
+}
+
+TEST(CudaHealth, EveryConditionTripsAsOnTheCpu) {
+  struct Mechanism {
+    const char* scenario;
+    int steps;
+    std::vector<std::string> sets;
+    WatchCondition condition;
+  };
+  const std::vector<Mechanism> mechanisms = {
+      {"healthy", 6, {"optim.lr=1", "watch.c51_mass=1e-3"}, WatchCondition::C51Mass},
+      {"healthy", 52, {"optim.lr_mult.iqn=0", "watch.quantile_crossing=0.3", "watch.warmup=50"},
+       WatchCondition::QuantileCrossing},
+      {"healthy", 3, {"optim.lr=1000", "watch.cql_margin=25"}, WatchCondition::CqlMargin},
+      {"grad-collapse", 3, {"watch.update_ratio_floor=1e-9", "halt.collapse_patience=0"},
+       WatchCondition::UpdateRatio},
+      {"healthy", 2, {"optim.lr=1", "watch.update_ratio_ceiling=0.5"}, WatchCondition::UpdateRatio},
+      {"grad-collapse", 2, {"watch.dead_relu=0.9", "halt.collapse_patience=0"},
+       WatchCondition::DeadRelu},
+  };
+  for (const Mechanism& m : mechanisms) {
+    const Config c = with(test::scenario_config(m.scenario, m.steps), m.sets);
+    auto cpu = ran(c, false);
+    auto gpu = ran(c, true);
+    auto first = [&](const Session& s) -> const WatchTrip* {
+      for (const WatchTrip& t : s.watch_trips())
+        if (t.condition == m.condition) return &t;
+      return nullptr;
+    };
+    const WatchTrip *a = first(*cpu), *b = first(*gpu);
+    ASSERT_NE(a, nullptr) << name_of(m.condition);
+    ASSERT_NE(b, nullptr) << name_of(m.condition) << " did not trip on CUDA";
+    EXPECT_EQ(b->step, a->step) << name_of(m.condition);
+    EXPECT_EQ(b->slot, a->slot) << name_of(m.condition);
+    EXPECT_EQ(b->group, a->group) << name_of(m.condition);
+    std::printf("%s: step %d slot %d group %d, CPU %.5g, CUDA %.5g\n",
+                std::string(name_of(m.condition)).c_str(), a->step, a->slot, a->group, a->value,
+                b->value);
+  }
+}
+
+TEST(CudaHealth, HealthOffKeepsTheProducersChecksAndTheSameFires) {
+  // sentinel.health = false: Adam and the IQN embedding check their own output again.
+  for (const char* inject : {"param:aux.w2@0:1", "slot:iqn_phi@0:1"}) {
+    Config c = with(test::scenario_config("healthy", 3), {"sentinel.health=false"});
+    c.inject.faults = {inject};
+    auto cpu = ran(c, false);
+    auto gpu = ran(c, true);
+    ASSERT_EQ(cpu->history().size(), gpu->history().size());
+    for (std::size_t i = 0; i < cpu->history().size(); ++i) {
+      EXPECT_EQ(gpu->history()[i].flags, cpu->history()[i].flags) << inject << " step " << i;
+      for (const HealthRow& r : gpu->history()[i].health) EXPECT_FALSE(measured(r));
+    }
+  }
+}

@@ -1,0 +1,180 @@
+// The watch conditions read from the slots' health (docs/slots.md, "Watches" and "Slot health"):
+// each trips on a real mechanism and stays quiet on the healthy run; absmax sees lr-explosion
+// coming a step before the first fire. The CPU backend here; tests/gpu/watch_gpu_test.cpp runs the
+// same mechanisms on the CUDA backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/config_io.h"
+#include "session_checks.h"
+#include "test_support.h"
+
+using namespace nanscope;
+
+namespace {
+
+Config with(Config c, const std::vector<std::string>& sets) {
+  ConfigBuilder b;
+  b.load_text(to_toml(c), "test");
+  for (const auto& s : sets) b.set(s);
+  return b.build();
+}
+
+struct Ran {
+  std::vector<WatchTrip> trips;
+  std::optional<int> first_fire;  // the fold's first step with a fire
+};
+
+Ran run(const Config& c) {
+  Session s(c, make_cpu_backend(c));
+  s.run();
+  Ran r{s.watch_trips(), std::nullopt};
+  for (const StepRecord& h : s.history())
+    for (auto f : h.flags)
+      if (f && !r.first_fire) r.first_fire = h.step;
+  return r;
+}
+
+const WatchTrip* first_of(const Ran& r, WatchCondition c) {
+  for (const WatchTrip& t : r.trips)
+    if (t.condition == c) return &t;
+  return nullptr;
+}
+
+// Every condition on, each at the threshold its test trips it with.
+const std::vector<std::string> kAllOn = {
+    "watch.absmax=1e6",           "watch.c51_mass=1e-3",
+    "watch.quantile_crossing=0.3", "watch.cql_margin=25",
+    "watch.grad_explode=50",      "watch.grad_vanish=1e-9",
+    "watch.update_ratio_floor=1e-9", "watch.update_ratio_ceiling=0.5",
+    "watch.dead_relu=0.9",        "watch.warmup=50"};
+
+}  // namespace
+
+TEST(WatchHealth, AbsmaxTripsOnLrExplosionAStepBeforeTheFirstFire) {
+  // lr = 1e12: step 0's update leaves parameters near 1e12 (finite); step 1's forward overflows.
+  const Ran r = run(with(test::scenario_config("lr-explosion", 4), {"watch.absmax=1e6"}));
+  ASSERT_TRUE(r.first_fire);
+  EXPECT_EQ(*r.first_fire, 1);
+  const WatchTrip* t = first_of(r, WatchCondition::Absmax);
+  ASSERT_NE(t, nullptr);
+  EXPECT_LT(t->step, *r.first_fire);
+  EXPECT_EQ(t->slot, kParams);
+  EXPECT_GT(t->value, 1e11);
+  EXPECT_EQ(t->threshold, 1e6);
+}
+
+TEST(WatchHealth, C51MassTripsWhenTheLogSoftmaxLosesMass) {
+  // lr = 1: the logits reach ~1e6 at step 2, where float32 spacing (0.06) eats log-softmax mass;
+  // nothing is ever non-finite.
+  const Ran r = run(with(test::scenario_config("healthy", 6), {"optim.lr=1", "watch.c51_mass=1e-3"}));
+  EXPECT_FALSE(r.first_fire);
+  const WatchTrip* t = first_of(r, WatchCondition::C51Mass);
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->slot == kLogProbs || t->slot == kTargetLogProbs || t->slot == kProjTarget);
+  EXPECT_GT(t->value, 1e-3);
+  EXPECT_LT(t->value, 1.0);
+}
+
+TEST(WatchHealth, QuantileCrossingTripsWhenTheIqnHeadIsFrozen) {
+  // A learner's quantiles start unordered (about half the pairs crossed) and learn their order;
+  // with the IQN group's learning rate 0 they never do. Past the warm-up: 0.40 crossed, healthy 0.04.
+  const Ran r = run(with(test::scenario_config("healthy", 52),
+                         {"optim.lr_mult.iqn=0", "watch.quantile_crossing=0.3", "watch.warmup=50"}));
+  const WatchTrip* t = first_of(r, WatchCondition::QuantileCrossing);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->slot, kIqnQuantiles);
+  EXPECT_EQ(t->step, 50);
+  EXPECT_GT(t->value, 0.3);
+  EXPECT_LT(t->value, 0.5);
+}
+
+TEST(WatchHealth, CqlMarginTripsWhenTheLogitsHeadForOverflow) {
+  // lr = 1000: the value and advantage logits jump to ~5e18 at step 1 (19.8 decades below float
+  // overflow) and nothing fires.
+  const Ran r = run(with(test::scenario_config("healthy", 3), {"optim.lr=1000", "watch.cql_margin=25"}));
+  EXPECT_FALSE(r.first_fire);
+  const WatchTrip* t = first_of(r, WatchCondition::CqlMargin);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->step, 1);
+  EXPECT_TRUE(t->slot == kValueLogits || t->slot == kAdvLogits);
+  EXPECT_LT(t->value, 25);
+  EXPECT_GT(t->value, 15);
+}
+
+TEST(WatchHealth, UpdateRatioTripsBelowTheFloorAndAboveTheCeiling) {
+  {  // grad-collapse: the encoder's gradient is exactly zero, so is its update
+    const Ran r = run(with(test::scenario_config("grad-collapse", 3),
+                           {"watch.update_ratio_floor=1e-9", "halt.collapse_patience=0"}));
+    const WatchTrip* t = first_of(r, WatchCondition::UpdateRatio);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->group, 0);  // encoder
+    EXPECT_EQ(t->slot, kParams);
+    EXPECT_EQ(t->value, 0.0);
+  }
+  {  // lr = 1: every group's weights move by more than half their norm at step 0
+    const Ran r = run(with(test::scenario_config("healthy", 2),
+                           {"optim.lr=1", "watch.update_ratio_ceiling=0.5"}));
+    const WatchTrip* t = first_of(r, WatchCondition::UpdateRatio);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->step, 0);
+    EXPECT_GT(t->value, 0.5);
+    EXPECT_EQ(t->threshold, 0.5);
+  }
+}
+
+TEST(WatchHealth, DeadReluTripsOnTheDeadEncoder) {
+  const Ran r = run(with(test::scenario_config("grad-collapse", 2),
+                         {"watch.dead_relu=0.9", "halt.collapse_patience=0"}));
+  const WatchTrip* t = first_of(r, WatchCondition::DeadRelu);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->slot, kHS1);
+  EXPECT_EQ(t->step, 0);
+  EXPECT_EQ(t->value, 1.0);  // every unit's output exactly zero
+}
+
+TEST(WatchHealth, EveryConditionStaysQuietOnTheHealthyRun) {
+  const Ran r = run(with(test::scenario_config("healthy", 70), kAllOn));
+  EXPECT_FALSE(r.first_fire);
+  for (const WatchTrip& t : r.trips)
+    ADD_FAILURE() << name_of(t.condition) << " tripped at step " << t.step << " (slot " << t.slot
+                  << ", group " << t.group << ", value " << t.value << ")";
+}
+
+TEST(WatchHealth, TheCpuHealthRowIsWhatItsDefinitionSays) {
+  // Slot 20 (total_loss) is one value; slot 1 (h_s1) a relu output: compare with the buffer itself.
+  const Config c = test::scenario_config("healthy", 1);
+  Session s(c, make_cpu_backend(c));
+  s.step();
+  const SlotHealthRows& h = s.history().back().health;
+  const HealthRow& total = h[kTotalLoss];
+  EXPECT_EQ(total[kHealthMin], total[kHealthMax]);
+  EXPECT_FLOAT_EQ(total[kHealthMax], static_cast<float>(s.history().back().losses.total));
+  EXPECT_EQ(total[kHealthNonfinite], 0.f);
+  const SlotView v = s.backend().slot(kHS1);
+  double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0, zeros = 0;
+  for (std::size_t i = 0; i < v.count; ++i) {
+    const double x = v.at(i);
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    sum += x;
+    sq += x * x;
+    zeros += x == 0;
+  }
+  const HealthRow& r = h[kHS1];
+  EXPECT_EQ(r[kHealthMin], static_cast<float>(lo));
+  EXPECT_EQ(r[kHealthMax], static_cast<float>(hi));
+  EXPECT_FLOAT_EQ(r[kHealthMean], static_cast<float>(sum / v.count));
+  EXPECT_FLOAT_EQ(r[kHealthRms], static_cast<float>(std::sqrt(sq / v.count)));
+  EXPECT_FLOAT_EQ(r[kHealthZeroFraction], static_cast<float>(zeros / v.count));
+  EXPECT_TRUE(std::isnan(r[kHealthMassError]));  // not a C51 row, and the watch is off
+  // A C51 row's mass is 1 up to float rounding when the watch asks for it.
+}
+
+TEST(WatchHealth, HealthOffMeasuresNothing) {
+  const Config c = with(test::scenario_config("healthy", 1), {"sentinel.health=false"});
+  Session s(c, make_cpu_backend(c));
+  s.step();
+  for (const HealthRow& r : s.history().back().health) EXPECT_FALSE(measured(r));
+}

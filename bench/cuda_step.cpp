@@ -128,8 +128,10 @@ std::pair<double, double> interleaved_health_on_off(int blocks) {
 int main(int argc, char** argv) {
   // `bench_cuda_step profile`: 30 ungraphed steps and nothing else, for a kernel-by-kernel profile
   // (ncu --metrics gpu__time_duration.sum) of where a step's time goes.
+  // `profile nohealth`: the same with sentinel.health off.
   if (argc > 1 && std::string(argv[1]) == "profile") {
     Config c;
+    c.sentinel.health = !(argc > 2 && std::string(argv[2]) == "nohealth");
     c.run.folds = 1;
     c.run.steps_per_fold = 100;
     c.halt.collapse_patience = 0;

@@ -68,6 +68,17 @@ int main(int argc, char** argv) {
       "make the dumped step's recorded slot injections again (replays the dumped step "
       "exactly)");
   replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
+  cli::CompareOptions compare;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "every slot's health at two steps of a fold, the largest growth first");
+  compare_cmd->add_option("run", compare.run_file, "run file (run.h5)")->required();
+  compare_cmd->add_option("--fold", compare.fold, "the fold")->required();
+  compare_cmd
+      ->add_option("--steps", compare.steps,
+                   "the two steps A B (default: the fold's last clean step and its first "
+                   "bad one)")
+      ->expected(2);
+  compare_cmd->add_flag("--json", compare.json, "print the table as JSON on stdout");
   std::string validate_path;
   CLI::App* validate_cmd = app.add_subcommand("validate",
                                               "read a run file or dump whole and say whether it is "
@@ -98,6 +109,7 @@ int main(int argc, char** argv) {
     }
     if (validate_cmd->parsed()) return read_file_for_validation(validate_path);
     if (replay_cmd->parsed()) return cli::replay_command(replay);
+    if (compare_cmd->parsed()) return cli::compare_command(compare);
     return cli::run_command(run);
   } catch (const Error& e) {
     fmt::print(stderr, "nanscope-run: error: {}\n", e.what());

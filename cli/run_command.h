@@ -53,4 +53,12 @@ struct ReplayOptions {
 };
 int replay_command(const ReplayOptions& options);
 
+struct CompareOptions {
+  std::string run_file;
+  int fold = 0;
+  std::vector<int> steps;  // empty: the fold's last clean step and first bad one
+  bool json = false;
+};
+int compare_command(const CompareOptions& options);
+
 }  // namespace nanscope::cli

@@ -80,29 +80,53 @@ struct HealthOut {
   float* rows;  // [kBankSlots, kHealthFieldCount]
 };
 
-// The block's sums (every thread calls it), then the item's last block writes the slot's row.
-__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
-                           unsigned blocks) {
-  // block_reduce's fixed tree, over raw shared storage (HealthSums has a constructor).
-  __shared__ alignas(HealthSums) unsigned char raw[kThreads * sizeof(HealthSums)];
-  HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
+// Another block's partial, read past L1 (the blocks of one launch do not share an L1).
+__device__ __forceinline__ HealthSums load_partial(const HealthSums* p) {
+  HealthSums h;
+  h.lo = __ldcg(&p->lo);
+  h.hi = __ldcg(&p->hi);
+  h.sum = __ldcg(&p->sum);
+  h.sumsq = __ldcg(&p->sumsq);
+  h.finite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->finite));
+  h.nonfinite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->nonfinite));
+  h.zeros = __ldcg(reinterpret_cast<const unsigned long long*>(&p->zeros));
+  return h;
+}
+
+// block_reduce's fixed tree over HealthSums (kept in raw shared storage: it has a constructor).
+// Every thread calls it; thread 0 gets the result.
+__device__ HealthSums block_health(const HealthSums& mine, HealthSums* sh) {
   sh[threadIdx.x] = mine;
   __syncthreads();
   for (int s = kThreads / 2; s > 0; s >>= 1) {
     if (static_cast<int>(threadIdx.x) < s) sh[threadIdx.x].merge(sh[threadIdx.x + s]);
     __syncthreads();
   }
+  return sh[0];
+}
+
+// The block's sums (every thread calls it), then the item's last block folds the item's partials
+// (thread t takes partials t, t + kThreads, ... in order, then the fixed tree) and writes the row.
+__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
+                           unsigned blocks) {
+  __shared__ alignas(HealthSums) unsigned char raw[kThreads * sizeof(HealthSums)];
+  HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
+  const HealthSums block = block_health(mine, sh);
   __shared__ bool last;
   if (threadIdx.x == 0) {
-    h.partials[blockIdx.x] = sh[0];
+    h.partials[blockIdx.x] = block;
     __threadfence();  // the partial is visible before the arrival is counted
     last = atomicAdd(h.arrivals + slot, 1u) == blocks - 1;
   }
   __syncthreads();
-  if (!last || threadIdx.x != 0) return;
+  if (!last) return;
   __threadfence();
-  HealthSums all;
-  for (unsigned b = first; b < first + blocks; ++b) all.merge(h.partials[b]);
+  HealthSums mine_of_all;
+  for (unsigned b = threadIdx.x; b < blocks; b += kThreads)
+    mine_of_all.merge(load_partial(h.partials + first + b));
+  __syncthreads();  // sh is reused
+  const HealthSums all = block_health(mine_of_all, sh);
+  if (threadIdx.x != 0) return;
   all.write(h.rows + slot * kHealthFieldCount);
   h.arrivals[slot] = 0u;  // ready for the slot's next check
 }

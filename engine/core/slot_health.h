@@ -50,8 +50,8 @@ enum HealthField : int {
   kHealthFieldCount
 };
 inline constexpr std::array<std::string_view, kHealthFieldCount> kHealthFieldNames = {
-    "finite_min", "finite_max", "mean", "rms", "nonfinite", "zero_fraction",
-    "c51_mass_error", "quantile_crossing"};
+    "finite_min", "finite_max",    "mean",           "rms",
+    "nonfinite",  "zero_fraction", "c51_mass_error", "quantile_crossing"};
 
 // One slot's row; NaN where the slot was not checked, where it has no finite value (min, max,
 // mean, rms) or where a field does not apply to it (the last two).
@@ -157,8 +157,7 @@ struct CrossingCount {
   std::uint32_t crossed = 0, ordered = 0;
 };
 template <class T>
-NANSCOPE_HD CrossingCount quantile_crossings(const T* quantiles, int stride, const T* taus,
-                                             int n) {
+NANSCOPE_HD CrossingCount quantile_crossings(const T* quantiles, int stride, const T* taus, int n) {
   CrossingCount c;
   for (int i = 0; i < n; ++i) {
     const T ti = taus[i], qi = quantiles[i * stride];
@@ -184,8 +183,7 @@ NANSCOPE_HD inline bool holds_log_probs(int slot) {
 // Where logsumexp overflows in float: the watch cql_margin measures the largest Q's headroom below
 // it in decades (log10(FLT_MAX) - log10(max |Q|)).
 inline double overflow_headroom_decades(double abs_max_q) {
-  return std::log10(static_cast<double>(std::numeric_limits<float>::max())) -
-         std::log10(abs_max_q);
+  return std::log10(static_cast<double>(std::numeric_limits<float>::max())) - std::log10(abs_max_q);
 }
 
 }  // namespace nanscope

@@ -36,6 +36,7 @@ StepRow step_row(const StepRecord& h) {
   StepRow r{h.fold, h.step, h.flags, h.checked, l.total, l.c51,
             l.mse,  l.cql,  l.iqn,   l.aux,     l.ens,   l.grad_norm};
   r.group_norm = l.group_norm;
+  r.health = h.health;
   return r;
 }
 

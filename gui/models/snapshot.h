@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/event_kind.h"
 #include "core/sentinel.h"
+#include "core/slot_health.h"
 #include "core/slot_table.h"
 #include "model/backend.h"
 
@@ -47,6 +48,7 @@ struct StepRow {
   double loss = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0, grad_norm = 0;
   // Per parameter group (kParamGroups); NaN when not known (a run file keeps the global norm only).
   std::array<double, kGroupCount> group_norm = nan_groups();
+  SlotHealthRows health = unmeasured_rows();  // each slot's health (NaN: not measured)
   static std::array<double, kGroupCount> nan_groups() {
     std::array<double, kGroupCount> a;
     a.fill(std::numeric_limits<double>::quiet_NaN());

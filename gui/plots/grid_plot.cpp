@@ -1,4 +1,6 @@
 #include "plots/grid_plot.h"
+
+#include "plots/cell_outlines.h"
 #include "plots/step_zoom.h"
 
 #include <QKeyEvent>
@@ -69,6 +71,8 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   map_->setInterpolate(false);
   map_->setDataRange(QCPRange(0, kCellCodeCount - 1));
   glyphs_ = new GridGlyphs(this, model_);
+  entry_frames_ = std::make_unique<CellOutlines>(this, entry_pen());
+  jump_marks_ = std::make_unique<CellOutlines>(this, jump_pen());
   yAxis->setRangeReversed(true);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < kSlotCount; ++r) {
@@ -117,6 +121,14 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
     rebuild();
   });
   connect(model_, &QAbstractItemModel::dataChanged, this, &GridPlot::rebuild);
+  rebuild();
+}
+
+GridPlot::~GridPlot() = default;
+
+void GridPlot::setMarks(const std::vector<std::pair<int, int>>& cells) {
+  if (cells == marks_) return;
+  marks_ = cells;
   rebuild();
 }
 
@@ -195,25 +207,8 @@ void GridPlot::rebuild() {
   shown_columns_ = model_->columnCount();
   empty_->setVisible(shown_columns_ == 0);
   clampRange();
-  // One outline per shown entry; the items are kept and moved (creating and removing items
-  // costs in proportion to all the plot's items).
-  std::size_t used = 0;
-  for (const auto& [slot, column] : entries_) {
-    if (slot < 0 || column < 0 || column >= model_->columnCount()) continue;
-    if (used == outlines_.size()) {
-      auto* o = new QCPItemRect(this);
-      o->setPen(QPen(Qt::black, 3));
-      o->setBrush(Qt::NoBrush);
-      o->setClipToAxisRect(true);
-      outlines_.push_back(o);
-    }
-    const double row = row_of_slot(slot);
-    QCPItemRect* o = outlines_[used++];
-    o->setVisible(true);
-    o->topLeft->setCoords(column - 0.5, row - 0.5);
-    o->bottomRight->setCoords(column + 0.5, row + 0.5);
-  }
-  for (std::size_t i = used; i < outlines_.size(); ++i) outlines_[i]->setVisible(false);
+  entry_frames_->place(entries_, model_->columnCount());
+  jump_marks_->place(marks_, model_->columnCount());
   placeSelection();
   rebuildMap();
 }

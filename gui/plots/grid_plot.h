@@ -10,6 +10,8 @@
 // Arrow keys move the selected cell, Home/End go to the first/last column.
 #pragma once
 
+#include <memory>
+
 #include "plots/qcp.h"
 
 #include "models/slot_grid_model.h"
@@ -17,15 +19,20 @@
 namespace nanscope::gui {
 
 class GridGlyphs;
+class CellOutlines;
 
 class GridPlot : public QCustomPlot {
   Q_OBJECT
  public:
   GridPlot(SlotGridModel* model, QWidget* parent = nullptr);
+  ~GridPlot() override;
   void setRowLabelsVisible(bool on);
   // The cells to outline, (slot, column) each: the entry points shown.
   void setEntries(const std::vector<std::pair<int, int>>& cells);
   std::vector<std::pair<int, int>> entries() const { return entries_; }
+  // The cells to mark as jumped (step compare), (slot, column) each: a dashed outline.
+  void setMarks(const std::vector<std::pair<int, int>>& cells);
+  std::vector<std::pair<int, int>> marks() const { return marks_; }
 
   // The highlighted cell (slot -1: none); the view pans to it when it is out of view.
   void setSelection(int slot, int column);
@@ -72,8 +79,8 @@ class GridPlot : public QCustomPlot {
   QCPColorMap* map_;
   GridGlyphs* glyphs_;
   QCPItemText* empty_;
-  std::vector<QCPItemRect*> outlines_;
-  std::vector<std::pair<int, int>> entries_;
+  std::unique_ptr<CellOutlines> entry_frames_, jump_marks_;
+  std::vector<std::pair<int, int>> entries_, marks_;
   QCPItemRect *sel_row_band_, *sel_column_band_, *sel_cell_;
   int sel_slot_ = -1, sel_column_ = -1;
   int shown_columns_ = 0;  // the model's columns at the last rebuild

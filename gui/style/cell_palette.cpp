@@ -52,4 +52,22 @@ QColor cell_ink(int code) {
                                                                              : Qt::white;
 }
 
+QColor jump_outline() {
+  return QColor(230, 0, 230);  // magenta: in no cell colour and no magnitude colour
+}
+QColor jump_fill() {
+  return QColor(245, 200, 245);
+}
+
+const std::vector<QColor>& magnitude_stops() {
+  static const std::vector<QColor> stops = {
+      QColor(68, 1, 84),   QColor(59, 82, 139),  QColor(33, 145, 140),
+      QColor(94, 201, 98), QColor(253, 231, 37),
+  };
+  return stops;
+}
+QColor magnitude_unmeasured() {
+  return QColor(255, 255, 255);  // as "not run" in the state view
+}
+
 }  // namespace nanscope::gui

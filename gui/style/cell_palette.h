@@ -7,6 +7,7 @@
 
 #include <QColor>
 #include <QString>
+#include <vector>
 
 namespace nanscope::gui {
 
@@ -30,5 +31,16 @@ QColor cell_color(int code);
 QString cell_glyph(int code);
 // A colour that reads on top of cell_color(code) (the glyph's and the highlight's pen).
 QColor cell_ink(int code);
+
+// Step compare's "jumped" mark: the dashed outline drawn on the grids' cells of the slots that
+// jumped (at the compared later step) and the fill of their rows in the compare table.
+QColor jump_outline();
+QColor jump_fill();
+
+// The magnitude view's continuous scale, low to high: viridis (perceptually uniform and apart
+// for red-green colour vision deficiency), sampled at evenly spaced stops.
+const std::vector<QColor>& magnitude_stops();
+// The magnitude view's colour for a cell with no measurement (not checked at that step).
+QColor magnitude_unmeasured();
 
 }  // namespace nanscope::gui

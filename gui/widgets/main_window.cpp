@@ -14,14 +14,18 @@
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "plots/grid_plot.h"
+#include "plots/magnitude_plot.h"
 #include "plots/metrics_plot.h"
 #include "session/scenarios.h"
+#include "widgets/compare_panel.h"
 #include "widgets/injection_panel.h"
 #include "widgets/inspector_widget.h"
 
@@ -85,8 +89,16 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   step_plot_ = new GridPlot(step_grid_);
   step_plot_->setRowLabelsVisible(false);
   step_plot_->xAxis->setLabel("slot x step (fold 0)");
+  // Beside the state view, the magnitude view of the same columns (the buttons under the grids
+  // switch between them; they keep the same columns, selection and marks).
+  magnitude_plot_ = new MagnitudePlot;
+  magnitude_plot_->setView(view_.get());
+  magnitude_plot_->xAxis->setLabel(step_plot_->xAxis->label());
+  step_views_ = new QStackedWidget;
+  step_views_->addWidget(step_plot_);
+  step_views_->addWidget(magnitude_plot_);
   split->addWidget(fold_plot_);
-  split->addWidget(step_plot_);
+  split->addWidget(step_views_);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 3);
   // Colour key of the grid cells (each swatch framed, so a light one is still seen).
@@ -97,12 +109,36 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
                "#555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2"
                "&nbsp;&nbsp;&nbsp;")
                .arg(cell_color(c).name(), cell_text(c));
-  auto* legend = new QLabel(key + "&nbsp;&nbsp;black frame: entry point (each fold's)");
+  auto* legend =
+      new QLabel(key +
+                 "&nbsp;&nbsp;black frame: entry point (each fold's)&nbsp;&nbsp;"
+                 "<span style='color:" +
+                 jump_outline().name() + "'><b>- - -</b></span>&nbsp;jumped (step compare)");
+  legend->setWordWrap(true);
+  show_state_ = new QToolButton;
+  show_state_->setText("State");
+  show_state_->setToolTip("the slot x step grid shows each cell's state (Ctrl+1)");
+  show_magnitude_ = new QToolButton;
+  show_magnitude_->setText("Magnitude");
+  show_magnitude_->setToolTip(
+      "the slot x step grid shows log10 of each slot's largest finite |value| per step (Ctrl+2)");
+  for (QToolButton* b : {show_state_, show_magnitude_}) {
+    b->setCheckable(true);
+    b->setAutoExclusive(true);
+  }
+  show_state_->setChecked(true);
+  connect(show_state_, &QToolButton::clicked, this, [this] { UI_showMagnitude(false); });
+  connect(show_magnitude_, &QToolButton::clicked, this, [this] { UI_showMagnitude(true); });
+  auto* under = new QHBoxLayout;
+  under->addWidget(new QLabel("step grid:"));
+  under->addWidget(show_state_);
+  under->addWidget(show_magnitude_);
+  under->addWidget(legend, 1);
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);
   central_layout->setContentsMargins(0, 0, 0, 0);
   central_layout->addWidget(split, 1);
-  central_layout->addWidget(legend);
+  central_layout->addLayout(under);
   setCentralWidget(central);
   buildDocks();
   buildActions();
@@ -122,6 +158,26 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
     UI_selectSlot(slot);
   });
   connectNavigation();
+  connect(magnitude_plot_, &MagnitudePlot::cellClicked, this, [this](int slot, int column) {
+    selected_step_ = column;
+    UI_selectSlot(slot);
+  });
+  // The magnitude view shows the state view's columns; its wheel zooms both.
+  connect(step_plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          [this](const QCPRange& r) { magnitude_plot_->setColumnRange(r.lower, r.upper); });
+  connect(magnitude_plot_, &MagnitudePlot::columnRangeRequested, this,
+          [this](double lo, double hi) {
+            UI_setFollow(false);
+            step_plot_->setColumnRange(lo, hi);
+            Q_EMIT step_plot_->columnRangeChangedByUser(step_plot_->xAxis->range().lower,
+                                                        step_plot_->xAxis->range().upper);
+          });
+  connect(compare_, &ComparePanel::stepsPicked, this, &MainWindow::UI_compareSteps);
+  connect(compare_, &ComparePanel::defaultPicked, this, &MainWindow::UI_compareDefault);
+  connect(compare_, &ComparePanel::slotPicked, this, [this](int slot, int step) {
+    selected_step_ = step;
+    UI_selectSlot(slot);
+  });
   connect(fold_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
   connect(step_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
 
@@ -182,6 +238,9 @@ void MainWindow::buildDocks() {
   metrics_->setView(view_.get());
   dock("Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);
 
+  compare_ = new ComparePanel;
+  auto* compare_dock = dock("Step compare", compare_, Qt::BottomDockWidgetArea);
+
   auto* events_view = new QTableView;
   events_view->setObjectName("eventsView");
   events_view->setModel(events_);
@@ -198,7 +257,9 @@ void MainWindow::buildDocks() {
     if (slot >= 0) UI_selectSlot(slot);
     UI_openDump(path, slot);
   });
-  dock("Events", events_view, Qt::BottomDockWidgetArea);
+  auto* events_dock = dock("Events", events_view, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(compare_dock, events_dock);
+  events_dock->raise();
 
   injection_ = new InjectionPanel;
   connect(injection_, &InjectionPanel::injectRequested, this, &MainWindow::UI_inject);
@@ -290,6 +351,7 @@ void MainWindow::UI_selectSlot(int slot) {
   slot_view_->selectRow(row_of_slot(slot));
   fold_plot_->setSelection(slot, selected_fold_);
   step_plot_->setSelection(slot, selected_step_);
+  magnitude_plot_->setSelection(slot, selected_step_);
   if (!offline_) {
     ctrl_->requestInspect(slot);  // followed at every update from now on
     return;

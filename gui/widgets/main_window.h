@@ -18,6 +18,7 @@
 #include "models/slot_table_model.h"
 
 class QComboBox;
+class QStackedWidget;
 class QProgressBar;
 class QToolButton;
 class QTableView;
@@ -26,6 +27,8 @@ class QAction;
 namespace nanscope::gui {
 
 class GridPlot;
+class MagnitudePlot;
+class ComparePanel;
 class MetricsPlot;
 class InspectorWidget;
 class InjectionPanel;
@@ -61,6 +64,11 @@ class MainWindow : public QMainWindow {
   void UI_selectCell(int slot, int fold, int step);
   void UI_zoomToFit();
   void UI_setFollow(bool on);
+  // The slot x step grid's view: the state (cell codes) or the magnitude (log10 max |value|).
+  void UI_showMagnitude(bool on);
+  // Step compare in the selected fold: two steps the user picked, or the default pair back.
+  void UI_compareSteps(int step_a, int step_b);
+  void UI_compareDefault();
   // Applies an update from the engine thread (or a benchmark); while offline, live ones are
   // ignored.
   void UI_applyUpdate(UpdatePtr u);
@@ -79,6 +87,9 @@ class MainWindow : public QMainWindow {
   MetricsPlot* metrics() const { return metrics_; }
   GridPlot* foldPlot() const { return fold_plot_; }
   GridPlot* stepPlot() const { return step_plot_; }
+  MagnitudePlot* magnitudePlot() const { return magnitude_plot_; }
+  bool magnitudeShown() const;
+  ComparePanel* comparePanel() const { return compare_; }
   QString entryText() const { return entry_->text(); }
   QString backwardText() const { return backward_->text(); }
   QString statusText() const;
@@ -123,6 +134,7 @@ class MainWindow : public QMainWindow {
   void updateControls();
   void updateProgress();
   void updateEntries();
+  void updateCompare();
   void showMessage(const QString& text);
   void addRecent(const QString& path);
   void post(std::function<void(EngineController*)> f);
@@ -150,6 +162,13 @@ class MainWindow : public QMainWindow {
   class EventsModel* events_;
   GridPlot* fold_plot_;
   GridPlot* step_plot_;
+  MagnitudePlot* magnitude_plot_;
+  QStackedWidget* step_views_;
+  QToolButton *show_state_, *show_magnitude_;
+  ComparePanel* compare_;
+  // The steps the user picked to compare in the selected fold (nullopt: the default pair).
+  std::optional<std::pair<int, int>> compare_pick_;
+  QString compare_how_;  // how the compared steps were chosen (the state file says it)
   MetricsPlot* metrics_;
   InspectorWidget* inspector_;
   InjectionPanel* injection_;

@@ -155,6 +155,15 @@ void MainWindow::buildViewMenu() {
           [this](bool on) { UI_setFollow(on); });
   follow_action_->setCheckable(true);
   follow_action_->setChecked(true);
+  view->addSeparator();
+  add("Step grid: state", QKeySequence(Qt::CTRL | Qt::Key_1),
+      "the slot x step grid shows each cell's state", [this] { UI_showMagnitude(false); });
+  add("Step grid: magnitude", QKeySequence(Qt::CTRL | Qt::Key_2),
+      "the slot x step grid shows log10 of each slot's largest finite |value| per step",
+      [this] { UI_showMagnitude(true); });
+  add("Compare last clean / first bad", QKeySequence(Qt::CTRL | Qt::Key_D),
+      "step compare: the selected fold's last clean step and its first bad one",
+      [this] { UI_compareDefault(); });
 }
 
 void MainWindow::buildHelpMenu() {

@@ -6,11 +6,16 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
+#include <QToolButton>
+#include <cmath>
 
 #include "plots/grid_plot.h"
+#include "plots/magnitude_plot.h"
 #include "plots/metrics_plot.h"
+#include "widgets/compare_panel.h"
 #include "widgets/injection_panel.h"
 #include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
@@ -56,7 +61,10 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
 }
 
 void MainWindow::UI_selectFold(int fold) {
-  if (fold != selected_fold_) selected_step_ = -1;
+  if (fold != selected_fold_) {
+    selected_step_ = -1;
+    compare_pick_.reset();  // another fold: its own default pair
+  }
   selected_fold_ = fold;
   refreshViews(false);
 }
@@ -71,7 +79,13 @@ void MainWindow::refreshViews(bool reset) {
   events_->refresh(reset);
   metrics_->refresh(reset);
   step_plot_->xAxis->setLabel(stepGridLabel());
+  magnitude_plot_->xAxis->setLabel(stepGridLabel());
+  if (reset) compare_pick_.reset();
+  magnitude_plot_->setFold(selected_fold_);
+  magnitude_plot_->setColumnRange(step_plot_->xAxis->range().lower,
+                                  step_plot_->xAxis->range().upper);
   updateEntries();
+  updateCompare();
   const Snapshot& s = *view_;
   if (s.entry) {
     entry_->setText(QString("entry point: slot %1 (fold %2, step %3)")
@@ -116,6 +130,64 @@ void MainWindow::updateEntries() {
   std::vector<std::pair<int, int>> steps;
   if (const auto e = view_->fold_entry(selected_fold_)) steps.emplace_back(e->slot, e->step);
   step_plot_->setEntries(steps);
+  magnitude_plot_->setEntries(steps);
+}
+
+void MainWindow::UI_showMagnitude(bool on) {
+  step_views_->setCurrentWidget(on ? static_cast<QWidget*>(magnitude_plot_) : step_plot_);
+  (on ? show_magnitude_ : show_state_)->setChecked(true);
+}
+
+bool MainWindow::magnitudeShown() const {
+  return step_views_->currentWidget() == magnitude_plot_;
+}
+
+void MainWindow::UI_compareSteps(int step_a, int step_b) {
+  compare_pick_ = std::make_pair(step_a, step_b);
+  updateCompare();
+}
+
+void MainWindow::UI_compareDefault() {
+  compare_pick_.reset();
+  updateCompare();
+}
+
+// Step compare of the selected fold: the user's pair or the default one, the table, and the
+// jumped slots marked at the later step in both views of the step grid.
+void MainWindow::updateCompare() {
+  const auto [begin, end] = view_->fold_steps(selected_fold_);
+  const int steps = static_cast<int>(end - begin);
+  std::optional<std::pair<int, int>> pair = compare_pick_;
+  QString why;
+  if (pair) {
+    compare_how_ = "picked";
+  } else if (steps == 0) {
+    why = QString("fold %1 has no steps yet").arg(selected_fold_);
+  } else if ((pair = default_compare_steps(*view_, selected_fold_))) {
+    const StepRow& b = view_->steps[begin + static_cast<std::size_t>(pair->second)];
+    const bool fired =
+        std::any_of(b.flags.begin(), b.flags.end(), [](std::uint8_t k) { return k != 0; });
+    const bool watch = std::any_of(view_->events.begin(), view_->events.end(), [&](const auto& e) {
+      return e.kind == EventKind::Watch && e.fold == selected_fold_ && e.step == pair->second;
+    });
+    compare_how_ = fired   ? "last clean / first bad"
+                   : watch ? "before the first watch trip / the trip"
+                           : "the fold's first / last step: nothing fired or warned";
+  } else {
+    why = QString("fold %1 fired at step 0: there is no clean step before it; pick two steps")
+              .arg(selected_fold_);
+  }
+  std::optional<StepComparison> c;
+  if (pair) c = compare_in_view(*view_, selected_fold_, pair->first, pair->second);
+  if (pair && !c) why = QString("fold %1 has no step %2").arg(selected_fold_).arg(pair->second);
+  if (!c) compare_how_.clear();
+  std::vector<std::pair<int, int>> marks;
+  if (c)
+    for (const SlotChange& r : c->rows)
+      if (r.jumped) marks.emplace_back(r.slot, c->step_b);
+  compare_->show(std::move(c), steps, compare_how_, why);
+  step_plot_->setMarks(marks);
+  magnitude_plot_->setMarks(marks);
 }
 
 QString MainWindow::stepGridLabel() const {
@@ -226,7 +298,31 @@ QJsonObject MainWindow::viewState() const {
                       ? QJsonValue()
                       : QJsonValue(QJsonObject{{"slot", sp[0].first}, {"step", sp[0].second}});
   grid["label"] = stepGridLabel();
+  grid["view"] = magnitudeShown() ? "magnitude" : "state";
+  QJsonArray jumped_cells;
+  for (const auto& [slot, step] : step_plot_->marks())
+    jumped_cells.append(QJsonObject{{"slot", slot}, {"step", step}});
+  grid["jumped"] = jumped_cells;
+  grid["magnitude_range"] =
+      QJsonArray{magnitude_plot_->scaleRange().lower, magnitude_plot_->scaleRange().upper};
   o["step_grid"] = grid;
+  // Step compare as the panel shows it: growth null where it is infinite (from 0, or nothing
+  // finite left).
+  if (const auto& c = compare_->model()->comparison()) {
+    QJsonArray rows;
+    for (const SlotChange& r : c->rows)
+      rows.append(
+          QJsonObject{{"slot", r.slot},
+                      {"growth", std::isfinite(r.growth) ? QJsonValue(r.growth) : QJsonValue()},
+                      {"jumped", r.jumped}});
+    o["compare"] = QJsonObject{{"fold", c->fold},
+                               {"step_a", c->step_a},
+                               {"step_b", c->step_b},
+                               {"how", compare_how_},
+                               {"rows", rows}};
+  } else {
+    o["compare"] = QJsonValue();
+  }
   QJsonArray events;
   for (const auto& e : s.events)
     events.append(QJsonObject{{"kind", kind_text(e.kind)},

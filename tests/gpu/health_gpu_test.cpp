@@ -27,8 +27,7 @@ Config with(Config c, const std::vector<std::string>& sets) {
 std::unique_ptr<Session> ran(const Config& c, bool cuda) {
   SessionOptions o;
   o.graph = cuda;
-  auto s = std::make_unique<Session>(
-      c, cuda ? cuda::make_cuda_backend(c) : make_cpu_backend(c), o);
+  auto s = std::make_unique<Session>(c, cuda ? cuda::make_cuda_backend(c) : make_cpu_backend(c), o);
   s->run();
   return s;
 }
@@ -44,9 +43,9 @@ std::optional<int> first_fire(const Session& s) {
 
 TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
   // Every learner field on (thresholds that cannot trip), three graphed steps.
-  const Config c = with(test::scenario_config("healthy", 3),
-                        {"watch.c51_mass=10", "watch.quantile_crossing=1",
-                         "watch.update_ratio_ceiling=1e30"});
+  const Config c =
+      with(test::scenario_config("healthy", 3),
+           {"watch.c51_mass=10", "watch.quantile_crossing=1", "watch.update_ratio_ceiling=1e30"});
   auto cpu = ran(c, false);
   auto gpu = ran(c, true);
   ASSERT_EQ(cpu->history().size(), gpu->history().size());
@@ -77,11 +76,12 @@ TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
   }
   EXPECT_GT(compared, 3 * 30);
   const HealthRow& q = gpu->history()[0].health[kIqnQuantiles];
-  std::printf("step 0 iqn_quantiles: CPU crossing %.4f, CUDA %.4f; log_probs mass error CPU %.3g, "
-              "CUDA %.3g\n",
-              cpu->history()[0].health[kIqnQuantiles][kHealthCrossing], q[kHealthCrossing],
-              cpu->history()[0].health[kLogProbs][kHealthMassError],
-              gpu->history()[0].health[kLogProbs][kHealthMassError]);
+  std::printf(
+      "step 0 iqn_quantiles: CPU crossing %.4f, CUDA %.4f; log_probs mass error CPU %.3g, "
+      "CUDA %.3g\n",
+      cpu->history()[0].health[kIqnQuantiles][kHealthCrossing], q[kHealthCrossing],
+      cpu->history()[0].health[kLogProbs][kHealthMassError],
+      gpu->history()[0].health[kLogProbs][kHealthMassError]);
 }
 
 TEST(CudaHealth, AbsmaxTripsOnLrExplosionBeforeTheFirstFire) {
@@ -108,13 +108,19 @@ TEST(CudaHealth, EveryConditionTripsAsOnTheCpu) {
   };
   const std::vector<Mechanism> mechanisms = {
       {"healthy", 6, {"optim.lr=1", "watch.c51_mass=1e-3"}, WatchCondition::C51Mass},
-      {"healthy", 52, {"optim.lr_mult.iqn=0", "watch.quantile_crossing=0.3", "watch.warmup=50"},
+      {"healthy",
+       52,
+       {"optim.lr_mult.iqn=0", "watch.quantile_crossing=0.3", "watch.warmup=50"},
        WatchCondition::QuantileCrossing},
       {"healthy", 3, {"optim.lr=1000", "watch.cql_margin=25"}, WatchCondition::CqlMargin},
-      {"grad-collapse", 3, {"watch.update_ratio_floor=1e-9", "halt.collapse_patience=0"},
+      {"grad-collapse",
+       3,
+       {"watch.update_ratio_floor=1e-9", "halt.collapse_patience=0"},
        WatchCondition::UpdateRatio},
       {"healthy", 2, {"optim.lr=1", "watch.update_ratio_ceiling=0.5"}, WatchCondition::UpdateRatio},
-      {"grad-collapse", 2, {"watch.dead_relu=0.9", "halt.collapse_patience=0"},
+      {"grad-collapse",
+       2,
+       {"watch.dead_relu=0.9", "halt.collapse_patience=0"},
        WatchCondition::DeadRelu},
   };
   for (const Mechanism& m : mechanisms) {

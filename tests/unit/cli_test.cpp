@@ -270,3 +270,70 @@ TEST(Cli, AWriteThatFailsMidwayExits74AndLeavesNoFile) {
   for (const auto& e : std::filesystem::directory_iterator(out + "/dumps"))
     ADD_FAILURE() << "left behind: " << e.path();
 }
+
+// `compare` on a run file: the default pair (last clean step, first bad one), the table, the JSON,
+// and what it refuses: a fold or a step the file does not hold, a fold that fired at step 0, a
+// file without slot health.
+TEST(Cli, CompareNamesWhatGrewBetweenTheLastCleanAndTheFirstBadStep) {
+  auto dir = nanscope::test::temp_dir("cli_compare");
+  const std::string out = (dir / "run").string();
+  ASSERT_EQ(
+      run_stdout("--backend cpu --scenario lr-explosion --folds 1 --steps-per-fold 3 --out " + out)
+          .code,
+      1);  // something fired
+  const std::string file = out + "/run.h5";
+  auto j = run_stdout("compare " + file + " --fold 0 --json");
+  ASSERT_EQ(j.code, 0) << j.out;
+  const auto c = nlohmann::json::parse(j.out);
+  EXPECT_EQ(c["fold"], 0);
+  EXPECT_EQ(c["step_a"], 0);
+  EXPECT_EQ(c["step_b"], 1);
+  ASSERT_GE(c["rows"].size(), 30u);
+  EXPECT_EQ(c["rows"][0]["slot"], 2);
+  EXPECT_EQ(c["rows"][0]["name"], "h_s2");
+  EXPECT_GT(c["rows"][0]["growth"].get<double>(), 1e20);
+  EXPECT_EQ(c["rows"][0]["jumped"], true);
+  for (const char* key : {"absmax_a", "absmax_b", "growth", "mean_a", "mean_b", "mean_change",
+                          "nonfinite_a", "nonfinite_b", "jumped"})
+    EXPECT_TRUE(c["rows"][0].contains(key)) << key;
+  // A slot with no finite value left: growth and absmax_b are null, and it jumped.
+  bool saw_nothing_finite = false;
+  for (const auto& r : c["rows"])
+    if (r["absmax_b"].is_null()) {
+      saw_nothing_finite = true;
+      EXPECT_TRUE(r["growth"].is_null());
+      EXPECT_EQ(r["jumped"], true);
+      EXPECT_GT(r["nonfinite_b"].get<std::int64_t>(), 0);
+    }
+  EXPECT_TRUE(saw_nothing_finite);
+  auto text = run("compare " + file + " --fold 0 --steps 0 2");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("fold 0: step 0 vs step 2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("*  2 h_s2"), std::string::npos) << text.out;
+
+  auto no_fold = run("compare " + file + " --fold 4");
+  EXPECT_EQ(no_fold.code, 2);
+  EXPECT_NE(no_fold.out.find("fold 4 ran no step"), std::string::npos) << no_fold.out;
+  auto no_step = run("compare " + file + " --fold 0 --steps 0 9");
+  EXPECT_EQ(no_step.code, 2);
+  EXPECT_NE(no_step.out.find("fold 0 has no step 9 (it ran steps 0 to 2)"), std::string::npos)
+      << no_step.out;
+  EXPECT_EQ(run("compare " + file + " --fold 0 --steps 1").code, 2);
+  EXPECT_EQ(run("compare /nonexistent/run.h5 --fold 0").code, 66);
+
+  // Fired at step 0 (an injection there): no clean step before it, so --steps is asked for.
+  const std::string out0 = (dir / "at0").string();
+  run_stdout("--backend cpu --out " + out0 + " --inject slot:h_s1@0:0 " + kSmall);
+  auto at0 = run("compare " + out0 + "/run.h5 --fold 0");
+  EXPECT_EQ(at0.code, 2);
+  EXPECT_NE(at0.out.find("fired at step 0"), std::string::npos) << at0.out;
+  EXPECT_NE(at0.out.find("--steps A B"), std::string::npos) << at0.out;
+  EXPECT_EQ(run("compare " + out0 + "/run.h5 --fold 0 --steps 0 1").code, 0);
+
+  // sentinel.health off: nothing to compare, and it says why.
+  const std::string off = (dir / "off").string();
+  run_stdout("--backend cpu --out " + off + " --set sentinel.health=false " + kSmall);
+  auto none = run("compare " + off + "/run.h5 --fold 1");
+  EXPECT_EQ(none.code, 78);
+  EXPECT_NE(none.out.find("sentinel.health off"), std::string::npos) << none.out;
+}

@@ -43,12 +43,16 @@ const WatchTrip* first_of(const Ran& r, WatchCondition c) {
 }
 
 // Every condition on, each at the threshold its test trips it with.
-const std::vector<std::string> kAllOn = {
-    "watch.absmax=1e6",           "watch.c51_mass=1e-3",
-    "watch.quantile_crossing=0.3", "watch.cql_margin=25",
-    "watch.grad_explode=50",      "watch.grad_vanish=1e-9",
-    "watch.update_ratio_floor=1e-9", "watch.update_ratio_ceiling=0.5",
-    "watch.dead_relu=0.9",        "watch.warmup=50"};
+const std::vector<std::string> kAllOn = {"watch.absmax=1e6",
+                                         "watch.c51_mass=1e-3",
+                                         "watch.quantile_crossing=0.3",
+                                         "watch.cql_margin=25",
+                                         "watch.grad_explode=50",
+                                         "watch.grad_vanish=1e-9",
+                                         "watch.update_ratio_floor=1e-9",
+                                         "watch.update_ratio_ceiling=0.5",
+                                         "watch.dead_relu=0.9",
+                                         "watch.warmup=50"};
 
 }  // namespace
 
@@ -68,7 +72,8 @@ TEST(WatchHealth, AbsmaxTripsOnLrExplosionAStepBeforeTheFirstFire) {
 TEST(WatchHealth, C51MassTripsWhenTheLogSoftmaxLosesMass) {
   // lr = 1: the logits reach ~1e6 at step 2, where float32 spacing (0.06) eats log-softmax mass;
   // nothing is ever non-finite.
-  const Ran r = run(with(test::scenario_config("healthy", 6), {"optim.lr=1", "watch.c51_mass=1e-3"}));
+  const Ran r =
+      run(with(test::scenario_config("healthy", 6), {"optim.lr=1", "watch.c51_mass=1e-3"}));
   EXPECT_FALSE(r.first_fire);
   const WatchTrip* t = first_of(r, WatchCondition::C51Mass);
   ASSERT_NE(t, nullptr);
@@ -79,9 +84,11 @@ TEST(WatchHealth, C51MassTripsWhenTheLogSoftmaxLosesMass) {
 
 TEST(WatchHealth, QuantileCrossingTripsWhenTheIqnHeadIsFrozen) {
   // A learner's quantiles start unordered (about half the pairs crossed) and learn their order;
-  // with the IQN group's learning rate 0 they never do. Past the warm-up: 0.40 crossed, healthy 0.04.
-  const Ran r = run(with(test::scenario_config("healthy", 52),
-                         {"optim.lr_mult.iqn=0", "watch.quantile_crossing=0.3", "watch.warmup=50"}));
+  // with the IQN group's learning rate 0 they never do. Past the warm-up: 0.40 crossed, healthy
+  // 0.04.
+  const Ran r =
+      run(with(test::scenario_config("healthy", 52),
+               {"optim.lr_mult.iqn=0", "watch.quantile_crossing=0.3", "watch.warmup=50"}));
   const WatchTrip* t = first_of(r, WatchCondition::QuantileCrossing);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->slot, kIqnQuantiles);
@@ -93,7 +100,8 @@ TEST(WatchHealth, QuantileCrossingTripsWhenTheIqnHeadIsFrozen) {
 TEST(WatchHealth, CqlMarginTripsWhenTheLogitsHeadForOverflow) {
   // lr = 1000: the value and advantage logits jump to ~5e18 at step 1 (19.8 decades below float
   // overflow) and nothing fires.
-  const Ran r = run(with(test::scenario_config("healthy", 3), {"optim.lr=1000", "watch.cql_margin=25"}));
+  const Ran r =
+      run(with(test::scenario_config("healthy", 3), {"optim.lr=1000", "watch.cql_margin=25"}));
   EXPECT_FALSE(r.first_fire);
   const WatchTrip* t = first_of(r, WatchCondition::CqlMargin);
   ASSERT_NE(t, nullptr);

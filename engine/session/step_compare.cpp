@@ -1,0 +1,78 @@
+#include "session/step_compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/slot_table.h"
+
+namespace nanscope {
+
+std::optional<std::pair<int, int>> default_compare_steps(const std::vector<bool>& fired,
+                                                         std::optional<int> first_watch) {
+  const int n = static_cast<int>(fired.size());
+  if (n == 0) return std::nullopt;
+  const auto fire = std::find(fired.begin(), fired.end(), true);
+  if (fire != fired.end()) {
+    const int b = static_cast<int>(fire - fired.begin());
+    if (b == 0) return std::nullopt;
+    return std::make_pair(b - 1, b);
+  }
+  if (first_watch && *first_watch > 0 && *first_watch < n)
+    return std::make_pair(*first_watch - 1, *first_watch);
+  return std::make_pair(0, n - 1);
+}
+
+StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int step_b,
+                             const SlotHealthRows& b) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  StepComparison c{fold, step_a, step_b, {}};
+  for (int s = 0; s < kSlotCount; ++s) {
+    const HealthRow &x = a[static_cast<std::size_t>(s)], &y = b[static_cast<std::size_t>(s)];
+    if (!measured(x) || !measured(y)) continue;
+    SlotChange ch{s, x, y};
+    ch.went_nonfinite = y[kHealthNonfinite] > 0 && x[kHealthNonfinite] == 0;
+    const double ma = abs_max(x), mb = abs_max(y);
+    if (std::isnan(ma) || std::isnan(mb))
+      ch.growth = kNaN;
+    else
+      ch.growth = ma > 0 ? mb / ma : (mb > 0 ? kInf : 1.0);
+    ch.mean_change = static_cast<double>(y[kHealthMean]) - static_cast<double>(x[kHealthMean]);
+    ch.jumped =
+        ch.went_nonfinite || ch.growth >= kJumpFactor || (std::isnan(mb) && !std::isnan(ma));
+    c.rows.push_back(ch);
+  }
+  // By growth, the undefined ones last; ties in slot order.
+  std::stable_sort(c.rows.begin(), c.rows.end(), [](const SlotChange& p, const SlotChange& q) {
+    if (std::isnan(p.growth) != std::isnan(q.growth)) return std::isnan(q.growth);
+    return p.growth > q.growth;
+  });
+  return c;
+}
+
+namespace {
+// A number as the table writes it: "-" where there is none.
+std::string cell(double v) {
+  return std::isnan(v) ? std::string("-") : fmt::format("{:.4g}", v);
+}
+}  // namespace
+
+std::string comparison_text(const StepComparison& c) {
+  std::string out = fmt::format(
+      "fold {}: step {} vs step {} (the slots measured at both, the largest growth first; * "
+      "jumped: |max| x{} or more, or non-finite values new at step {})\n",
+      c.fold, c.step_a, c.step_b, kJumpFactor, c.step_b);
+  out += fmt::format("  {:>2} {:<22} {:>11} {:>11} {:>10} {:>11} {:>11} {:>8} {:>8}\n", "#", "slot",
+                     "absmax A", "absmax B", "growth", "mean A", "mean B", "bad A", "bad B");
+  for (const SlotChange& r : c.rows)
+    out += fmt::format("{} {:>2} {:<22} {:>11} {:>11} {:>10} {:>11} {:>11} {:>8g} {:>8g}\n",
+                       r.jumped ? '*' : ' ', r.slot, slot_info(r.slot).name, cell(abs_max(r.a)),
+                       cell(abs_max(r.b)), cell(r.growth), cell(r.a[kHealthMean]),
+                       cell(r.b[kHealthMean]), r.a[kHealthNonfinite], r.b[kHealthNonfinite]);
+  return out;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,47 @@
+// Step compare (docs/slots.md, "Step compare"): every slot's health at two steps of a fold side by
+// side with the change, sorted by growth, so that what led up to a fire (or a watch) is the top of
+// a table. The workbench's compare panel and `nanscope-run compare` both show this.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/slot_health.h"
+
+namespace nanscope {
+
+struct SlotChange {
+  int slot = -1;
+  HealthRow a, b;  // the slot's health at the two steps
+  // The finite absolute maximum's ratio b / a (+Inf: it went from 0; NaN: no finite value is left
+  // at b, or there was none at a), and the difference of the means b - a.
+  double growth = 0, mean_change = 0;
+  bool went_nonfinite = false;  // non-finite values at b and none at a
+  bool jumped = false;          // went non-finite, or grew by kJumpFactor or more
+};
+
+inline constexpr double kJumpFactor = 10.0;
+
+struct StepComparison {
+  int fold = 0, step_a = 0, step_b = 0;
+  // The slots measured at both steps: the largest growth first, then the slots whose growth is
+  // not defined (nothing finite at one of the steps: jumped when that is b), in slot order.
+  std::vector<SlotChange> rows;
+};
+
+// The two steps compared by default in a fold, from each step's "did anything fire" (index =
+// step): the last clean step before the first fire and that fire; without a fire, the step before
+// the first watch trip (`first_watch`) and the trip; without either, the fold's first and last
+// steps. nullopt when the fold fired at step 0 (no clean step before it) or ran no step.
+std::optional<std::pair<int, int>> default_compare_steps(const std::vector<bool>& fired,
+                                                         std::optional<int> first_watch);
+
+StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int step_b,
+                             const SlotHealthRows& b);
+
+// The table as `nanscope-run compare` prints it (one line per slot, jumps marked).
+std::string comparison_text(const StepComparison& c);
+
+}  // namespace nanscope

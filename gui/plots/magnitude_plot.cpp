@@ -1,0 +1,241 @@
+#include "plots/magnitude_plot.h"
+
+#include <QToolTip>
+#include <cmath>
+
+#include "models/magnitude.h"
+#include "plots/cell_outlines.h"
+#include "plots/step_zoom.h"
+
+namespace nanscope::gui {
+
+namespace {
+QCPColorGradient magnitude_gradient() {
+  QCPColorGradient g;
+  g.clearColorStops();
+  const auto& stops = magnitude_stops();
+  for (std::size_t i = 0; i < stops.size(); ++i)
+    g.setColorStopAt(static_cast<double>(i) / static_cast<double>(stops.size() - 1), stops[i]);
+  g.setColorInterpolation(QCPColorGradient::ciRGB);
+  g.setLevelCount(256);
+  g.setNanHandling(QCPColorGradient::nhNanColor);
+  g.setNanColor(magnitude_unmeasured());
+  return g;
+}
+
+// The larger of two drawn values, NaN (not measured) losing to anything measured.
+double pooled(double a, double b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return std::max(a, b);
+}
+}  // namespace
+
+MagnitudePlot::MagnitudePlot(QWidget* parent) : QCustomPlot(parent) {
+  map_ = new QCPColorMap(xAxis, yAxis);
+  map_->setInterpolate(false);
+  map_->setGradient(magnitude_gradient());
+  scale_ = new QCPColorScale(this);
+  plotLayout()->addElement(0, 1, scale_);
+  scale_->setType(QCPAxis::atRight);
+  scale_->setGradient(magnitude_gradient());
+  scale_->axis()->setLabel("log10 max |finite value|");
+  map_->setColorScale(scale_);
+  // The scale's bar spans the grid's rows exactly.
+  auto* margins = new QCPMarginGroup(this);
+  axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  yAxis->setRangeReversed(true);
+  yAxis->setRange(-0.5, kSlotCount - 0.5);
+  yAxis->setTickLabels(false);
+  yAxis->grid()->setVisible(false);
+  xAxis->grid()->setVisible(false);
+  QSharedPointer<QCPAxisTickerFixed> columns(new QCPAxisTickerFixed);
+  columns->setTickStep(1.0);
+  columns->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  xAxis->setTicker(columns);
+  entry_frames_ = std::make_unique<CellOutlines>(this, entry_pen());
+  jump_marks_ = std::make_unique<CellOutlines>(this, jump_pen());
+  sel_cell_ = new QCPItemRect(this);
+  sel_cell_->setPen(QPen(QColor(240, 240, 240), 2, Qt::DashLine));
+  sel_cell_->setBrush(Qt::NoBrush);
+  sel_cell_->setClipToAxisRect(true);
+  sel_cell_->setVisible(false);
+  setMouseTracking(true);
+}
+
+MagnitudePlot::~MagnitudePlot() = default;
+
+void MagnitudePlot::setFold(int fold) {
+  fold_ = fold;
+  refresh();
+}
+
+double MagnitudePlot::value(int slot, int column) const {
+  if (!view_ || column < 0 || column >= columns_ || slot < 0 || slot >= kSlotCount)
+    return std::numeric_limits<double>::quiet_NaN();
+  return magnitude_of(view_->steps[first_ + static_cast<std::size_t>(column)]
+                          .health[static_cast<std::size_t>(slot)]);
+}
+
+QColor MagnitudePlot::colourOf(double v) const {
+  if (std::isnan(v)) return magnitude_unmeasured();
+  const double clamped = std::clamp(v, scale_range_.lower, scale_range_.upper);
+  QRgb rgb;
+  map_->gradient().colorize(&clamped, scale_range_, &rgb, 1);
+  return QColor(rgb);
+}
+
+// The scale spans the fold's finite magnitudes (whole decades, at least one), so a fold that
+// creeps from 1e2 to 1e30 uses the whole scale.
+void MagnitudePlot::refresh() {
+  columns_ = 0;
+  if (view_) {
+    const auto [begin, end] = view_->fold_steps(fold_);
+    first_ = begin;
+    columns_ = static_cast<int>(end - begin);
+  }
+  double lo = INFINITY, hi = -INFINITY;
+  for (int c = 0; c < columns_; ++c)
+    for (int slot = 0; slot < kSlotCount; ++slot) {
+      const double v = value(slot, c);
+      if (std::isfinite(v)) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+  if (lo > hi) lo = hi = 0;
+  lo = std::floor(lo);
+  hi = std::max(lo + 1, std::ceil(hi));
+  scale_range_ = QCPRange(lo, hi);
+  map_->setDataRange(scale_range_);
+  entry_frames_->place(entries_, columns_);
+  jump_marks_->place(marks_, columns_);
+  placeSelection();
+  rebuildMap();
+}
+
+void MagnitudePlot::setColumnRange(double first, double last) {
+  xAxis->setRange(first, last);
+  rebuildMap();
+}
+
+void MagnitudePlot::setEntries(const std::vector<std::pair<int, int>>& cells) {
+  entries_ = cells;
+  entry_frames_->place(entries_, columns_);
+  replot(rpQueuedReplot);
+}
+
+void MagnitudePlot::setMarks(const std::vector<std::pair<int, int>>& cells) {
+  marks_ = cells;
+  jump_marks_->place(marks_, columns_);
+  replot(rpQueuedReplot);
+}
+
+void MagnitudePlot::setSelection(int slot, int column) {
+  sel_slot_ = slot;
+  sel_column_ = column;
+  placeSelection();
+  replot(rpQueuedReplot);
+}
+
+void MagnitudePlot::placeSelection() {
+  const bool on = sel_slot_ >= 0 && sel_column_ >= 0 && sel_column_ < columns_;
+  sel_cell_->setVisible(on);
+  if (!on) return;
+  const double row = row_of_slot(sel_slot_);
+  sel_cell_->topLeft->setCoords(sel_column_ - 0.5, row - 0.5);
+  sel_cell_->bottomRight->setCoords(sel_column_ + 0.5, row + 0.5);
+}
+
+// A map cell per visible column, or per pixel column pooling (largest value) the columns under it.
+void MagnitudePlot::rebuildMap() {
+  const QCPRange r = xAxis->range();
+  const int last_column = std::max(0, columns_ - 1);
+  const int first = std::clamp(static_cast<int>(std::floor(r.lower + 0.5)), 0, last_column);
+  const int last = std::clamp(static_cast<int>(std::ceil(r.upper - 0.5)), 0, last_column);
+  const int visible = columns_ == 0 ? 0 : last - first + 1;
+  const int bins = std::max(1, std::min(visible, std::max(1, axisRect()->width())));
+  const double per_bin = visible > 0 ? static_cast<double>(visible) / bins : 1;
+  // Two map cells at least, so that a single column still has a width.
+  const int cells = std::max(2, bins);
+  map_->data()->setSize(cells, kSlotCount);
+  const double half = per_bin / 2;
+  if (bins == 1)
+    map_->data()->setRange(QCPRange(first - 0.5 + half / 2, last + 0.5 - half / 2),
+                           QCPRange(0, kSlotCount - 1));
+  else
+    map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half),
+                           QCPRange(0, kSlotCount - 1));
+  for (int b = 0; b < cells; ++b) {
+    const int bin = std::min(b, bins - 1);
+    const int c0 = first + static_cast<int>(bin * per_bin);
+    const int c1 = std::min(last, std::max(c0, first + static_cast<int>((bin + 1) * per_bin) - 1));
+    for (int row = 0; row < kSlotCount; ++row) {
+      double v = std::numeric_limits<double>::quiet_NaN();
+      if (visible > 0)
+        for (int c = c0; c <= c1; ++c)
+          v = pooled(v, value(dataflow_order()[static_cast<std::size_t>(row)], c));
+      // Past either end of the scale (no finite value; every value 0): its end's colour.
+      if (!std::isnan(v)) v = std::clamp(v, scale_range_.lower, scale_range_.upper);
+      map_->data()->setCell(b, row, v);
+    }
+  }
+  replot(rpQueuedReplot);
+}
+
+bool MagnitudePlot::cellAt(const QPoint& pos, int& row, int& column) const {
+  column = static_cast<int>(std::lround(xAxis->pixelToCoord(pos.x())));
+  row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
+  return axisRect()->rect().contains(pos) && row >= 0 && row < kSlotCount && column >= 0 &&
+         column < columns_;
+}
+
+void MagnitudePlot::mouseMoveEvent(QMouseEvent* e) {
+  int row, column;
+  if (cellAt(e->pos(), row, column)) {
+    const int slot = dataflow_order()[static_cast<std::size_t>(row)];
+    const double v = value(slot, column);
+    QString what;
+    if (std::isnan(v))
+      what = "not measured";
+    else if (std::isinf(v) && v > 0)
+      what = "no finite value";
+    else if (std::isinf(v))
+      what = "every value 0";
+    else
+      what = QString("max |finite value| %1 (log10 %2)")
+                 .arg(std::pow(10.0, v), 0, 'g', 4)
+                 .arg(v, 0, 'f', 2);
+    QToolTip::showText(e->globalPosition().toPoint(),
+                       QString("slot %1 %2\nfold %3, step %4: %5")
+                           .arg(slot)
+                           .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                           .arg(fold_)
+                           .arg(column)
+                           .arg(what),
+                       this);
+  }
+  QCustomPlot::mouseMoveEvent(e);
+}
+
+void MagnitudePlot::mouseReleaseEvent(QMouseEvent* e) {
+  int row, column;
+  if (cellAt(e->pos(), row, column))
+    Q_EMIT cellClicked(dataflow_order()[static_cast<std::size_t>(row)], column);
+  QCustomPlot::mouseReleaseEvent(e);
+}
+
+void MagnitudePlot::wheelEvent(QWheelEvent* e) {
+  if (e->angleDelta().y() == 0) return;
+  const QCPRange r = wheel_zoomed(xAxis->range(), *xAxis, *e);
+  Q_EMIT columnRangeRequested(r.lower, r.upper);
+  e->accept();
+}
+
+void MagnitudePlot::resizeEvent(QResizeEvent* e) {
+  QCustomPlot::resizeEvent(e);
+  rebuildMap();
+}
+
+}  // namespace nanscope::gui

@@ -1,0 +1,103 @@
+// Step compare (docs/slots.md, "Step compare"): the default pair of steps, the table's order and
+// its jumps, on made-up rows and on lr-explosion, where the slots that grew on the way to the first
+// fire head the table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "session/step_compare.h"
+#include "session_checks.h"
+#include "test_support.h"
+
+using namespace nanscope;
+
+namespace {
+
+HealthRow row(float lo, float hi, float mean, float nonfinite) {
+  HealthRow r = unmeasured_health();
+  r[kHealthMin] = lo;
+  r[kHealthMax] = hi;
+  r[kHealthMean] = mean;
+  r[kHealthRms] = std::fabs(mean);
+  r[kHealthNonfinite] = nonfinite;
+  r[kHealthZeroFraction] = 0;
+  return r;
+}
+
+}  // namespace
+
+TEST(StepCompare, TheDefaultPairIsTheLastCleanStepAndTheFirstBadOne) {
+  EXPECT_EQ(default_compare_steps({false, false, true, true}, std::nullopt), std::make_pair(1, 2));
+  // A watch before the fire does not move it: the fire is what the user asks about.
+  EXPECT_EQ(default_compare_steps({false, false, false, true}, 1), std::make_pair(2, 3));
+  // No fire: the step before the first watch trip and the trip.
+  EXPECT_EQ(default_compare_steps({false, false, false, false}, 2), std::make_pair(1, 2));
+  // Nothing at all: the fold's first and last steps.
+  EXPECT_EQ(default_compare_steps({false, false, false}, std::nullopt), std::make_pair(0, 2));
+  // A fire (or a watch) at step 0 has no clean step before it.
+  EXPECT_EQ(default_compare_steps({true, true}, std::nullopt), std::nullopt);
+  EXPECT_EQ(default_compare_steps({false, false}, 0), std::make_pair(0, 1));
+  EXPECT_EQ(default_compare_steps({}, std::nullopt), std::nullopt);
+}
+
+TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  SlotHealthRows a = unmeasured_rows(), b = unmeasured_rows();
+  a[1] = row(-2, 1, 0.1f, 0);  // |max| 2 -> 40: x20, jumped
+  b[1] = row(-40, 3, 0.5f, 0);
+  a[2] = row(0, 1, 0.5f, 0);  // x3, not jumped
+  b[2] = row(0, 3, 1.5f, 0);
+  a[3] = row(0, 0, 0, 0);  // from 0: +Inf, jumped
+  b[3] = row(0, 1e-3f, 1e-4f, 0);
+  a[4] = row(-1, 1, 0, 0);  // nothing finite left: growth undefined, last, jumped
+  b[4] = row(kNaN, kNaN, kNaN, 8);
+  a[5] = row(-1, 1, 0, 0);  // the same |max|, but NaNs appeared: jumped
+  b[5] = row(-1, 1, 0, 2);
+  b[6] = row(-1, 1, 0, 0);  // measured at b only: not in the table
+  const StepComparison c = compare_steps(3, 10, a, 11, b);
+  EXPECT_EQ(c.fold, 3);
+  EXPECT_EQ(c.step_a, 10);
+  EXPECT_EQ(c.step_b, 11);
+  ASSERT_EQ(c.rows.size(), 5u);
+  std::vector<int> order;
+  for (const SlotChange& r : c.rows) order.push_back(r.slot);
+  EXPECT_EQ(order, (std::vector<int>{3, 1, 2, 5, 4}));
+  EXPECT_TRUE(std::isinf(c.rows[0].growth));
+  EXPECT_DOUBLE_EQ(c.rows[1].growth, 20.0);
+  EXPECT_NEAR(c.rows[1].mean_change, 0.4, 1e-6);
+  EXPECT_DOUBLE_EQ(c.rows[2].growth, 3.0);
+  EXPECT_FALSE(c.rows[2].jumped);
+  EXPECT_TRUE(c.rows[0].jumped && c.rows[1].jumped);
+  EXPECT_TRUE(c.rows[3].went_nonfinite && c.rows[3].jumped);
+  EXPECT_DOUBLE_EQ(c.rows[3].growth, 1.0);
+  EXPECT_TRUE(std::isnan(c.rows[4].growth));
+  EXPECT_TRUE(c.rows[4].jumped);
+  const std::string text = comparison_text(c);
+  EXPECT_NE(text.find("fold 3: step 10 vs step 11"), std::string::npos) << text;
+  EXPECT_NE(text.find("*  1 h_s1"), std::string::npos) << text;
+  EXPECT_NE(text.find("   2 h_s2"), std::string::npos) << text;
+}
+
+// lr-explosion: the learning rate blows the weights up at step 0; at step 1 the trunk's
+// activations grow by many decades while the heads go non-finite. Compare names the growers first.
+TEST(StepCompare, OnLrExplosionTheTrunkThatGrewHeadsTheTable) {
+  const Config c = test::scenario_config("lr-explosion", 3);
+  Session s(c, make_cpu_backend(c));
+  s.run();
+  const auto& h = s.history();
+  std::vector<bool> fired;
+  for (const StepRecord& r : h)
+    fired.push_back(std::any_of(r.flags.begin(), r.flags.end(), [](auto k) { return k != 0; }));
+  const auto pair = default_compare_steps(fired, std::nullopt);
+  ASSERT_TRUE(pair.has_value());
+  ASSERT_EQ(*pair, std::make_pair(0, 1));
+  const StepComparison cmp = compare_steps(0, 0, h[0].health, 1, h[1].health);
+  ASSERT_GE(cmp.rows.size(), 30u);
+  EXPECT_EQ(cmp.rows[0].slot, 2);  // h_s2
+  EXPECT_GT(cmp.rows[0].growth, 1e20);
+  EXPECT_TRUE(cmp.rows[0].jumped);
+  // Every slot that fired at step 1 is marked, whatever its growth.
+  for (const SlotChange& r : cmp.rows)
+    if (h[1].flags[static_cast<std::size_t>(r.slot)]) EXPECT_TRUE(r.jumped) << r.slot;
+}

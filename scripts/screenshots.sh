@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the workbench under Xvfb into docs/*.png (used by the README): the default run after a
 # few steps, aux-blowup stopped at its fire, the inspector on a dumped buffer (corrupt-bar), a
-# 6 x 400 run zoomed onto its entry point (also as seen with deuteranopia) and the Help menu.
+# 6 x 400 run zoomed onto its entry point (also as seen with deuteranopia), lr-explosion's step
+# compare and magnitude view, and the Help menu.
 # Needs the GUI built (scripts/nanscope run, or cmake --build build); uses xvfb-run (Debian: xvfb)
 # when it is there, Qt's offscreen platform otherwise.
 set -euo pipefail
@@ -33,5 +34,13 @@ shot "$tmp/six/run.h5" --screenshot "$root/docs/screenshot-zoomed.png" --screens
   --screenshot-view zoom-entry,all-series
 shot "$tmp/six/run.h5" --screenshot "$root/docs/screenshot-deuteranopia.png" --screenshot-after steps:0 \
   --screenshot-view zoom-entry --screenshot-simulate deuteranopia
+# lr-explosion with watch.absmax=1e6: warned cells a step before the fire, step compare naming the
+# slots that grew (the state view), and the magnitude view of the same fold.
+"${NANSCOPE_BUILD_DIR:-$root/build}/cli/nanscope-run" --backend cpu --scenario lr-explosion --folds 1 \
+  --steps-per-fold 12 --set watch.absmax=1e6 --set halt.on_fire=never --out "$tmp/lrx" --quiet || true
+shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-compare.png" --screenshot-after steps:0 \
+  --screenshot-view compare
+shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-magnitude.png" --screenshot-after steps:0 \
+  --screenshot-view magnitude,compare
 shot --screenshot "$root/docs/screenshot-help.png" --screenshot-after steps:40 --screenshot-view help-menu
 ls -la "$root"/docs/screenshot-*.png

@@ -2,6 +2,7 @@
 // PATH/run.h5` opens a finished (or running) run's files offline, with no live session.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMenuBar>
@@ -54,6 +55,7 @@ Options parse(int argc, char** argv) {
   QCommandLineOption view(
       "screenshot-view",
       "before the screenshot: zoom-entry (jump to the entry point, zoom onto it), all-series, "
+      "magnitude (the step grid's magnitude view), compare (the Step compare dock in front), "
       "help-menu (comma-separated)",
       "what");
   QCommandLineOption simulate("screenshot-simulate",
@@ -87,6 +89,10 @@ void prepare_view(MainWindow& w, const QString& what) {
     w.stepPlot()->setColumnRange(step - 12, step + 12);
     Q_EMIT w.stepPlot()->columnRangeChangedByUser(step - 12.0, step + 12.0);  // the metrics follow
   }
+  if (parts.contains("magnitude")) w.UI_showMagnitude(true);
+  if (parts.contains("compare"))
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (d->windowTitle() == "Step compare") d->raise();
   if (parts.contains("help-menu"))
     for (QAction* m : w.menuBar()->actions())
       if (m->text().remove('&') == "Help")

@@ -10,14 +10,21 @@
 namespace nanscope::gui {
 
 namespace {
-QCPColorGradient magnitude_gradient() {
+// Viridis over [0, finite_top] of the bar, then the state view's NaN colour above it: the band of
+// the cells with no finite value at all.
+QCPColorGradient magnitude_gradient(double finite_top = 1) {
   QCPColorGradient g;
   g.clearColorStops();
   const auto& stops = magnitude_stops();
   for (std::size_t i = 0; i < stops.size(); ++i)
-    g.setColorStopAt(static_cast<double>(i) / static_cast<double>(stops.size() - 1), stops[i]);
+    g.setColorStopAt(finite_top * static_cast<double>(i) / static_cast<double>(stops.size() - 1),
+                     stops[i]);
+  if (finite_top < 1) {
+    g.setColorStopAt(std::nextafter(finite_top, 1.0), cell_color(kCellNaN));
+    g.setColorStopAt(1, cell_color(kCellNaN));
+  }
   g.setColorInterpolation(QCPColorGradient::ciRGB);
-  g.setLevelCount(256);
+  g.setLevelCount(512);
   g.setNanHandling(QCPColorGradient::nhNanColor);
   g.setNanColor(magnitude_unmeasured());
   return g;
@@ -78,11 +85,19 @@ double MagnitudePlot::value(int slot, int column) const {
                           .health[static_cast<std::size_t>(slot)]);
 }
 
+// Where a value is drawn on the bar: a finite magnitude clamped into the scale, "nothing finite"
+// in the band above it, NaN (not measured) as it is.
+double MagnitudePlot::drawnAt(double v) const {
+  if (std::isnan(v)) return v;
+  if (std::isinf(v) && v > 0) return scale_range_.upper + nothing_finite_band_ / 2;
+  return std::clamp(v, scale_range_.lower, scale_range_.upper);
+}
+
 QColor MagnitudePlot::colourOf(double v) const {
   if (std::isnan(v)) return magnitude_unmeasured();
-  const double clamped = std::clamp(v, scale_range_.lower, scale_range_.upper);
+  const double at = drawnAt(v);
   QRgb rgb;
-  map_->gradient().colorize(&clamped, scale_range_, &rgb, 1);
+  map_->gradient().colorize(&at, map_->dataRange(), &rgb, 1);
   return QColor(rgb);
 }
 
@@ -108,7 +123,12 @@ void MagnitudePlot::refresh() {
   lo = std::floor(lo);
   hi = std::max(lo + 1, std::ceil(hi));
   scale_range_ = QCPRange(lo, hi);
-  map_->setDataRange(scale_range_);
+  nothing_finite_band_ = std::max(1.0, std::round((hi - lo) / 12));
+  const QCPRange bar(lo, hi + nothing_finite_band_);
+  const QCPColorGradient g = magnitude_gradient((hi - lo) / bar.size());
+  map_->setGradient(g);
+  scale_->setGradient(g);
+  map_->setDataRange(bar);
   entry_frames_->place(entries_, columns_);
   jump_marks_->place(marks_, columns_);
   placeSelection();
@@ -176,9 +196,7 @@ void MagnitudePlot::rebuildMap() {
       if (visible > 0)
         for (int c = c0; c <= c1; ++c)
           v = pooled(v, value(dataflow_order()[static_cast<std::size_t>(row)], c));
-      // Past either end of the scale (no finite value; every value 0): its end's colour.
-      if (!std::isnan(v)) v = std::clamp(v, scale_range_.lower, scale_range_.upper);
-      map_->data()->setCell(b, row, v);
+      map_->data()->setCell(b, row, drawnAt(v));
     }
   }
   replot(rpQueuedReplot);

@@ -2,11 +2,11 @@
 // the slot's finite absolute maximum at that step, on a continuous scale (viridis, keyed by a
 // colour scale), so a buffer growing towards float overflow reads as a brightening row long before
 // anything fires. White: not measured at that step (not checked, or sentinel.health off); a cell
-// with no finite value is drawn at the top of the scale. It shows the columns the state view
-// shows (the window keeps the two in step); when more columns are visible than it has pixels,
-// each pixel column shows the largest magnitude among the steps it covers, so a spike never
-// disappears. The entry point is framed and step compare's jumped slots marked as in the state
-// view.
+// with no finite value at all is drawn in the state view's NaN colour, a band above the scale. It
+// shows the columns the state view shows (the window keeps the two in step); when more columns are
+// visible than it has pixels, each pixel column shows the largest magnitude among the steps it
+// covers, so a spike never disappears. The entry point is framed and step compare's jumped slots
+// marked as in the state view.
 #pragma once
 
 #include <memory>
@@ -38,6 +38,7 @@ class MagnitudePlot : public QCustomPlot {
   double value(int slot, int column) const;
   QCPRange scaleRange() const { return scale_range_; }
   QColor colourOf(double value) const;
+  double drawnAt(double value) const;  // the value's place on the colour bar
 
  Q_SIGNALS:
   void cellClicked(int slot, int column);
@@ -58,7 +59,8 @@ class MagnitudePlot : public QCustomPlot {
   std::size_t first_ = 0;  // the fold's first step in the picture's steps
   QCPColorMap* map_;
   QCPColorScale* scale_;
-  QCPRange scale_range_{0, 1};
+  QCPRange scale_range_{0, 1};      // the finite magnitudes' part of the bar (whole decades)
+  double nothing_finite_band_ = 1;  // the band above it: cells with no finite value
   QCPItemRect* sel_cell_;
   int sel_slot_ = -1, sel_column_ = -1;
   std::unique_ptr<CellOutlines> entry_frames_, jump_marks_;

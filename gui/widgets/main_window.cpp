@@ -101,19 +101,21 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   split->addWidget(step_views_);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 3);
-  // Colour key of the grid cells (each swatch framed, so a light one is still seen).
+  // Colour key of the grid cells (each swatch framed, so a light one is still seen); an item never
+  // breaks across lines.
+  auto item = [](const QString& html) {
+    return "<span style='white-space:nowrap'>" + html + "</span>&nbsp;&nbsp; ";
+  };
   QString key;
   for (int c = 0; c < kCellNotRun; ++c)
-    key += QString(
-               "<span style='background:%1; border:1px solid "
-               "#555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2"
-               "&nbsp;&nbsp;&nbsp;")
-               .arg(cell_color(c).name(), cell_text(c));
-  auto* legend =
-      new QLabel(key +
-                 "&nbsp;&nbsp;black frame: entry point (each fold's)&nbsp;&nbsp;"
-                 "<span style='color:" +
-                 jump_outline().name() + "'><b>- - -</b></span>&nbsp;jumped (step compare)");
+    key += item(QString("<span style='background:%1; border:1px solid "
+                        "#555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+                    .arg(cell_color(c).name(), cell_text(c)));
+  key += item("black frame: entry point");
+  key += item("<span style='color:" + jump_outline().name() + "'><b>- - -</b></span>&nbsp;jumped");
+  key += item("magnitude: white unmeasured, <span style='color:" + cell_color(kCellNaN).name() +
+              "'><b>&#9632;</b></span>&nbsp;nothing finite");
+  auto* legend = new QLabel(key);
   legend->setWordWrap(true);
   show_state_ = new QToolButton;
   show_state_->setText("State");

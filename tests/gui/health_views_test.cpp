@@ -1,0 +1,221 @@
+// Slot health in the workbench, driven through the real window (offscreen): on lr-explosion with
+// watch.absmax set low, the grid shows the warned cells before the fire, the magnitude view shows
+// the trunk's activations growing by decades, and step compare names the slots that grew and marks
+// them in the grids; the user picks other steps and gets the default back; live steps carry their
+// health; a run without health says so.
+#include <QApplication>
+#include <QDockWidget>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QtTest>
+#include <cmath>
+
+#include "gui/gui_fixture.h"
+#include "plots/magnitude_plot.h"
+#include "session/scenarios.h"
+#include "widgets/compare_panel.h"
+
+using namespace nanscope;
+using namespace nanscope::gui;
+using namespace nanscope::gui_test;
+
+namespace {
+
+// The colour drawn in a cell (a plot of the window, grabbed as the user sees it), off its centre
+// where a glyph may be and off its edges where outlines are.
+QColor pixel_at(QCustomPlot* plot, int column, int slot) {
+  const QImage img = plot->toPixmap().toImage();
+  return QColor(img.pixel(static_cast<int>(plot->xAxis->coordToPixel(column - 0.3)),
+                          static_cast<int>(plot->yAxis->coordToPixel(row_of_slot(slot) - 0.25))));
+}
+
+// Whether the jump outline's colour is drawn along a cell's left edge.
+bool outlined(QCustomPlot* plot, int column, int slot) {
+  const QImage img = plot->toPixmap().toImage();
+  const int x = static_cast<int>(std::lround(plot->xAxis->coordToPixel(column - 0.5)));
+  const int y0 = static_cast<int>(plot->yAxis->coordToPixel(row_of_slot(slot) - 0.5));
+  const int y1 = static_cast<int>(plot->yAxis->coordToPixel(row_of_slot(slot) + 0.5));
+  for (int y = std::min(y0, y1); y <= std::max(y0, y1); ++y)
+    for (int dx = -1; dx <= 1; ++dx)
+      if (QColor(img.pixel(x + dx, y)) == jump_outline()) return true;
+  return false;
+}
+
+}  // namespace
+
+class HealthViewsTest : public QObject, public GuiFixture {
+  Q_OBJECT
+
+  QString lr_explosion_;  // lr-explosion at the default size, 6 steps, watch.absmax=1e6
+  QString health_off_;
+
+  QString runOf(const QString& name, const std::string& scenario,
+                const std::vector<std::string>& sets) {
+    ConfigBuilder b;
+    b.load_text(find_scenario(scenario)->toml, scenario);
+    for (const auto& s : sets) b.set(s);
+    const Config c = b.build();
+    SessionOptions o;
+    o.out_dir = dir_.filePath(name).toStdString();
+    Session s(c, make_cpu_backend(c), o);
+    s.run();
+    return QString::fromStdString(s.run_file_path());
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    setUpCase();
+    lr_explosion_ =
+        runOf("lrx", "lr-explosion",
+              {"run.folds=1", "run.steps_per_fold=6", "halt.on_fire=never", "watch.absmax=1e6"});
+    std::vector<std::string> small;
+    for (const auto& s : kSmall) small.push_back(s.toStdString());
+    small.push_back("sentinel.health=false");
+    health_off_ = runOf("off", "healthy", small);
+  }
+
+  void warnedCellsComeBeforeTheFire() {
+    MainWindow w(settings("healthy"), lr_explosion_);
+    w.show();
+    waitOffline(w, lr_explosion_);
+    const auto snap = w.snapshot();
+    QVERIFY(snap->entry.has_value());
+    QCOMPARE(snap->entry->step, 1);
+    int first_watch = -1;
+    for (const auto& e : snap->events)
+      if (e.kind == EventKind::Watch && first_watch < 0) first_watch = e.step;
+    QCOMPARE(first_watch, 0);  // the params' absmax trips at step 0; the first fire is step 1
+    QCOMPARE(step_code(w, kParams, 0), int(kCellWarned));
+    QCOMPARE(step_code(w, kHS2, 1), int(kCellWarned));  // grew past 1e6 at 1, fires at 2
+    QCOMPARE(step_code(w, kHS2, 2), int(kCellNaN));
+    QCOMPARE(pixel_at(w.stepPlot(), 0, kParams), cell_color(kCellWarned));
+  }
+
+  void theMagnitudeViewShowsTheGrowth() {
+    MainWindow w(settings("healthy"), lr_explosion_);
+    w.resize(1500, 950);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    waitOffline(w, lr_explosion_);
+    QVERIFY(!w.magnitudeShown());
+    QTest::keyClick(&w, Qt::Key_2, Qt::ControlModifier);  // View > Step grid: magnitude
+    QVERIFY(w.magnitudeShown());
+    QVERIFY(w.magnitudePlot()->isVisible());
+    QCOMPARE(w.viewState()["step_grid"].toObject()["view"].toString(), QString("magnitude"));
+    MagnitudePlot* m = w.magnitudePlot();
+    QCOMPARE(m->columnCount(), 6);
+    const double before = m->value(kHS2, 0), after = m->value(kHS2, 1);
+    QVERIFY2(before < 1 && after > 27, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+    // The scale spans the fold's magnitudes in whole decades.
+    QVERIFY(m->scaleRange().upper >= std::ceil(after));
+    QVERIFY(m->scaleRange().lower <= std::floor(before));
+    // Drawn as the scale says: the grown cell in the scale's top colour, the small one far from it,
+    // a cell with nothing finite in the NaN colour, a slot never checked white.
+    QCOMPARE(pixel_at(m, 1, kHS2), m->colourOf(after));
+    QCOMPARE(pixel_at(m, 0, kHS2), m->colourOf(before));
+    QVERIFY(pixel_at(m, 0, kHS2) != pixel_at(m, 1, kHS2));
+    QVERIFY(std::isinf(m->value(kBnZ, 3)));
+    QCOMPARE(pixel_at(m, 3, kBnZ), cell_color(kCellNaN));
+    QVERIFY(std::isnan(m->value(kEnsembleDLogits, 0)));  // deferred: not checked
+    QCOMPARE(pixel_at(m, 0, kEnsembleDLogits), magnitude_unmeasured());
+    // A click on a cell selects it, as in the state view.
+    const QPoint at(static_cast<int>(m->xAxis->coordToPixel(1)),
+                    static_cast<int>(m->yAxis->coordToPixel(row_of_slot(kHS1))));
+    QTest::mouseClick(m, Qt::LeftButton, {}, at);
+    QCOMPARE(w.selectedSlot(), int(kHS1));
+    QCOMPARE(w.selectedStep(), 1);
+    QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
+    QVERIFY(!w.magnitudeShown());
+    QVERIFY(w.stepPlot()->isVisible());
+  }
+
+  void stepCompareNamesTheSlotsThatGrew() {
+    MainWindow w(settings("healthy"), lr_explosion_);
+    w.resize(1500, 950);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    waitOffline(w, lr_explosion_);
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (d->windowTitle() == "Step compare") d->raise();
+    ComparePanel* p = w.comparePanel();
+    QVERIFY(p->isVisible());
+    // The default: the last clean step and the first bad one.
+    QVERIFY2(p->headline().contains("fold 0: step 0 vs step 1 (last clean / first bad)"),
+             qPrintable(p->headline()));
+    QTableView* t = p->table();
+    auto cell = [t](int row, int column) {
+      return t->model()->index(row, column).data().toString();
+    };
+    QCOMPARE(cell(0, StepCompareModel::Slot), QString("2 h_s2"));
+    QVERIFY2(cell(0, StepCompareModel::Growth).startsWith("x1.4e+27"),
+             qPrintable(cell(0, StepCompareModel::Growth)));
+    QCOMPARE(cell(1, StepCompareModel::Slot), QString("13 iqn_phi"));
+    QCOMPARE(cell(2, StepCompareModel::Slot), QString("1 h_s1"));
+    QCOMPARE(t->model()->index(0, 0).data(Qt::BackgroundRole).value<QBrush>().color(), jump_fill());
+    QCOMPARE(t->model()->headerData(StepCompareModel::AbsMaxB, Qt::Horizontal).toString(),
+             QString("|max| step 1"));
+    // The jumped slots are outlined in the grid at step 1, and only the jumped ones.
+    const auto marks = w.stepPlot()->marks();
+    QVERIFY(std::count(marks.begin(), marks.end(), std::make_pair(int(kHS2), 1)) == 1);
+    QVERIFY(std::count(marks.begin(), marks.end(), std::make_pair(int(kBatch), 1)) == 0);
+    QVERIFY(outlined(w.stepPlot(), 1, kHS2));
+    QVERIFY(!outlined(w.stepPlot(), 1, kBatch));
+    const QJsonObject cmp = w.viewState()["compare"].toObject();
+    QCOMPARE(cmp["step_a"].toInt(), 0);
+    QCOMPARE(cmp["step_b"].toInt(), 1);
+    QCOMPARE(cmp["rows"].toArray()[0].toObject()["slot"].toInt(), int(kHS2));
+    QCOMPARE(cmp["rows"].toArray()[0].toObject()["jumped"].toBool(), true);
+
+    // The user picks step 4 as B: compared, and said to be picked.
+    auto* b = p->findChild<QSpinBox*>("compareStepB");
+    b->setValue(4);
+    QVERIFY2(p->headline().contains("step 0 vs step 4 (picked)"), qPrintable(p->headline()));
+    QCOMPARE(w.viewState()["compare"].toObject()["step_b"].toInt(), 4);
+    QCOMPARE(w.viewState()["compare"].toObject()["how"].toString(), QString("picked"));
+    const auto marks4 = w.stepPlot()->marks();
+    QVERIFY(!marks4.empty());
+    for (const auto& [slot, step] : marks4) QCOMPARE(step, 4);
+    // Ctrl+D gives the default pair back.
+    QTest::keyClick(&w, Qt::Key_D, Qt::ControlModifier);
+    QVERIFY2(p->headline().contains("step 0 vs step 1 (last clean / first bad)"),
+             qPrintable(p->headline()));
+    // A row click selects its slot at the later step.
+    const QRect r = t->visualRect(t->model()->index(2, 0));
+    QTest::mouseClick(t->viewport(), Qt::LeftButton, {}, r.center());
+    QCOMPARE(w.selectedSlot(), int(kHS1));
+    QCOMPARE(w.selectedStep(), 1);
+    QCOMPARE(w.stepPlot()->selection(), std::make_pair(int(kHS1), 1));
+    w.grab().save(dir_.filePath("compare.png"));
+  }
+
+  void liveStepsCarryTheirHealth() {
+    MainWindow w(settings("healthy"));
+    w.show();
+    waitReady(w);
+    for (int i = 0; i < 3; ++i) w.UI_step();
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->global_step >= 3, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(w.magnitudePlot()->columnCount(), 3, 5000);
+    for (int step = 0; step < 3; ++step) {
+      const double v = w.magnitudePlot()->value(kBatch, step);
+      QVERIFY2(std::isfinite(v) && v > -3 && v < 3, qPrintable(QString::number(v)));
+    }
+    // Nothing fired or warned: the fold's first and last steps, nothing jumped on a healthy run.
+    QVERIFY2(w.comparePanel()->headline().contains("step 0 vs step 2"),
+             qPrintable(w.comparePanel()->headline()));
+    QVERIFY(w.comparePanel()->model()->jumpedSlots().empty());
+    QVERIFY(w.stepPlot()->marks().empty());
+  }
+
+  void aRunWithoutHealthSaysSo() {
+    MainWindow w(settings("healthy"), health_off_);
+    w.show();
+    waitOffline(w, health_off_);
+    QVERIFY(std::isnan(w.magnitudePlot()->value(kBatch, 0)));
+    QVERIFY2(w.comparePanel()->headline().contains("no slot health at these steps"),
+             qPrintable(w.comparePanel()->headline()));
+    QCOMPARE(w.comparePanel()->model()->rowCount(), 0);
+  }
+};
+
+QTEST_MAIN(HealthViewsTest)
+#include "health_views_test.moc"

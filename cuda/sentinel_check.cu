@@ -93,23 +93,43 @@ __device__ __forceinline__ HealthSums load_partial(const HealthSums* p) {
   return h;
 }
 
-// block_reduce's fixed tree over HealthSums (kept in raw shared storage: it has a constructor).
-// Every thread calls it; thread 0 gets the result.
-__device__ HealthSums block_health(const HealthSums& mine, HealthSums* sh) {
-  sh[threadIdx.x] = mine;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s) sh[threadIdx.x].merge(sh[threadIdx.x + s]);
-    __syncthreads();
+// HealthSums over a warp, by shuffles down a fixed tree (lane 0 gets the result).
+__device__ __forceinline__ void warp_health(HealthSums& h) {
+  for (int o = 16; o > 0; o >>= 1) {
+    HealthSums other;
+    other.lo = __shfl_down_sync(0xffffffffu, h.lo, o);
+    other.hi = __shfl_down_sync(0xffffffffu, h.hi, o);
+    other.sum = __shfl_down_sync(0xffffffffu, h.sum, o);
+    other.sumsq = __shfl_down_sync(0xffffffffu, h.sumsq, o);
+    other.finite = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.finite), o);
+    other.nonfinite =
+        __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.nonfinite), o);
+    other.zeros = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.zeros), o);
+    h.merge(other);
   }
-  return sh[0];
+}
+
+constexpr int kWarps = kThreads / 32;
+
+// HealthSums over the block: each warp's tree, then the warps' results in warp order (a fixed
+// order: the same sums on every run). Every thread calls it; thread 0 gets the result.
+__device__ HealthSums block_health(HealthSums mine, HealthSums* warp_sums) {
+  warp_health(mine);
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if (threadIdx.x % 32 == 0) warp_sums[warp] = mine;
+  __syncthreads();
+  HealthSums all;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kWarps; ++w) all.merge(warp_sums[w]);
+  return all;
 }
 
 // The block's sums (every thread calls it), then the item's last block folds the item's partials
-// (thread t takes partials t, t + kThreads, ... in order, then the fixed tree) and writes the row.
+// (thread t takes partials t, t + kThreads, ... in order, then the block's tree) and writes the
+// row.
 __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
                            unsigned blocks) {
-  __shared__ alignas(HealthSums) unsigned char raw[kThreads * sizeof(HealthSums)];
+  __shared__ alignas(HealthSums) unsigned char raw[kWarps * sizeof(HealthSums)];
   HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
   const HealthSums block = block_health(mine, sh);
   __shared__ bool last;
@@ -163,11 +183,24 @@ __global__ void __launch_bounds__(kThreads, 8)
            ((__float_as_uint(v.z) & e) == e) | ((__float_as_uint(v.w) & e) == e);
   };
   if constexpr (kHealth) {
-    // Every value is visited (its sums), in the same order as the plain check's loads.
-    HealthSums sums;
+    // Every value is visited (its sums), in the same order as the plain check's loads. A thread's
+    // counts stay far below 2^32 (check_group keeps shares small); kinds only where non-finite.
+    float lo = INFINITY, hi = -INFINITY;
+    double sum = 0, sumsq = 0;
+    unsigned finite = 0u, zeros = 0u;
     auto visit_health = [&](float v) {
-      visit(v);
-      sums.add(v);
+      if (!finite_value(v)) {
+        kinds |= nonfinite_kind(v);
+        ++count;
+        return;
+      }
+      lo = fminf(lo, v);
+      hi = fmaxf(hi, v);
+      const double d = v;
+      sum += d;
+      sumsq += d * d;
+      ++finite;
+      zeros += v == 0.f;
     };
     if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
       const unsigned n4 = n / 4;
@@ -196,6 +229,14 @@ __global__ void __launch_bounds__(kThreads, 8)
     } else {
       for (unsigned i = start; i < n; i += stride) visit_health(__ldg(x + i));
     }
+    HealthSums sums;
+    sums.lo = lo;
+    sums.hi = hi;
+    sums.sum = sum;
+    sums.sumsq = sumsq;
+    sums.finite = finite;
+    sums.nonfinite = count;
+    sums.zeros = zeros;
     health_out(sums, health, t.slot[item], first, blocks);
   } else if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
     const unsigned n4 = n / 4;

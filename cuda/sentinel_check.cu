@@ -4,6 +4,7 @@
 
 #include "block_reduce.cuh"
 #include "device_array.h"
+#include "health_reduce.cuh"
 #include "sentinel_check.h"
 #include "slot_note.cuh"
 
@@ -72,85 +73,6 @@ __device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __r
 // A clean warp writes nothing, so there is no fold, no second pass and no block barrier: the cost
 // while clean is the loads. The warp that sets the slot's first step copies the buffer into the
 // capture area, if there is one: the buffer as the check saw it, at that step.
-// Where a health check's blocks leave their partial sums, and the per-slot count of blocks done
-// (the item's last block folds the partials in block order and writes the slot's row).
-struct HealthOut {
-  HealthSums* partials;  // one per block of the launch
-  unsigned int* arrivals;
-  float* rows;  // [kBankSlots, kHealthFieldCount]
-};
-
-// Another block's partial, read past L1 (the blocks of one launch do not share an L1).
-__device__ __forceinline__ HealthSums load_partial(const HealthSums* p) {
-  HealthSums h;
-  h.lo = __ldcg(&p->lo);
-  h.hi = __ldcg(&p->hi);
-  h.sum = __ldcg(&p->sum);
-  h.sumsq = __ldcg(&p->sumsq);
-  h.finite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->finite));
-  h.nonfinite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->nonfinite));
-  h.zeros = __ldcg(reinterpret_cast<const unsigned long long*>(&p->zeros));
-  return h;
-}
-
-// HealthSums over a warp, by shuffles down a fixed tree (lane 0 gets the result).
-__device__ __forceinline__ void warp_health(HealthSums& h) {
-  for (int o = 16; o > 0; o >>= 1) {
-    HealthSums other;
-    other.lo = __shfl_down_sync(0xffffffffu, h.lo, o);
-    other.hi = __shfl_down_sync(0xffffffffu, h.hi, o);
-    other.sum = __shfl_down_sync(0xffffffffu, h.sum, o);
-    other.sumsq = __shfl_down_sync(0xffffffffu, h.sumsq, o);
-    other.finite = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.finite), o);
-    other.nonfinite =
-        __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.nonfinite), o);
-    other.zeros = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.zeros), o);
-    h.merge(other);
-  }
-}
-
-constexpr int kWarps = kThreads / 32;
-
-// HealthSums over the block: each warp's tree, then the warps' results in warp order (a fixed
-// order: the same sums on every run). Every thread calls it; thread 0 gets the result.
-__device__ HealthSums block_health(HealthSums mine, HealthSums* warp_sums) {
-  warp_health(mine);
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  if (threadIdx.x % 32 == 0) warp_sums[warp] = mine;
-  __syncthreads();
-  HealthSums all;
-  if (threadIdx.x == 0)
-    for (int w = 0; w < kWarps; ++w) all.merge(warp_sums[w]);
-  return all;
-}
-
-// The block's sums (every thread calls it), then the item's last block folds the item's partials
-// (thread t takes partials t, t + kThreads, ... in order, then the block's tree) and writes the
-// row.
-__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
-                           unsigned blocks) {
-  __shared__ alignas(HealthSums) unsigned char raw[kWarps * sizeof(HealthSums)];
-  HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
-  const HealthSums block = block_health(mine, sh);
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    h.partials[blockIdx.x] = block;
-    __threadfence();  // the partial is visible before the arrival is counted
-    last = atomicAdd(h.arrivals + slot, 1u) == blocks - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  HealthSums mine_of_all;
-  for (unsigned b = threadIdx.x; b < blocks; b += kThreads)
-    mine_of_all.merge(load_partial(h.partials + first + b));
-  __syncthreads();  // sh is reused
-  const HealthSums all = block_health(mine_of_all, sh);
-  if (threadIdx.x != 0) return;
-  all.write(h.rows + slot * kHealthFieldCount);
-  h.arrivals[slot] = 0u;  // ready for the slot's next check
-}
-
 template <bool kHealth>
 __global__ void __launch_bounds__(kThreads, 8)
     check_group_kernel(GroupTable t, DeviceSlotRecord* rec, unsigned char* history,
@@ -185,23 +107,8 @@ __global__ void __launch_bounds__(kThreads, 8)
   if constexpr (kHealth) {
     // Every value is visited (its sums), in the same order as the plain check's loads. A thread's
     // counts stay far below 2^32 (check_group keeps shares small); kinds only where non-finite.
-    float lo = INFINITY, hi = -INFINITY;
-    double sum = 0, sumsq = 0;
-    unsigned finite = 0u, zeros = 0u;
-    auto visit_health = [&](float v) {
-      if (!finite_value(v)) {
-        kinds |= nonfinite_kind(v);
-        ++count;
-        return;
-      }
-      lo = fminf(lo, v);
-      hi = fmaxf(hi, v);
-      const double d = v;
-      sum += d;
-      sumsq += d * d;
-      ++finite;
-      zeros += v == 0.f;
-    };
+    ThreadHealth th;
+    auto visit_health = [&](float v) { kinds |= th.add(v); };
     if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
       const unsigned n4 = n / 4;
       const float4* x4 = reinterpret_cast<const float4*>(x);
@@ -229,15 +136,9 @@ __global__ void __launch_bounds__(kThreads, 8)
     } else {
       for (unsigned i = start; i < n; i += stride) visit_health(__ldg(x + i));
     }
-    HealthSums sums;
-    sums.lo = lo;
-    sums.hi = hi;
-    sums.sum = sum;
-    sums.sumsq = sumsq;
-    sums.finite = finite;
-    sums.nonfinite = count;
-    sums.zeros = zeros;
-    health_out(sums, health, t.slot[item], first, blocks);
+    count = th.nonfinite;
+    const HealthSums sums = th.sums();
+    health_out<kThreads>(sums, health, t.slot[item], blockIdx.x, first, blocks);
   } else if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
     const unsigned n4 = n / 4;
     const float4* x4 = reinterpret_cast<const float4*>(x);

@@ -47,7 +47,7 @@ grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/memcheck.txt "$out"/initcheck.
 fi
 want bench || exit 0
 step cuda_step 300 "$bin/bench_cuda_step" 5 "$out/step_ms.txt"
-grep -hE "sentinel_overhead|graph vs ungraphed|^  graph" "$out/cuda_step.txt"
+grep -hE "sentinel_overhead|health_overhead|graph vs ungraphed|^  graph" "$out/cuda_step.txt"
 step sentinel 120 "$bin/bench_sentinel" "$out/sentinel_shapes.txt"
 grep -hE "^sentinel_" "$out/sentinel.txt"
 if python3 -c "import torch, h5py" 2>/dev/null; then

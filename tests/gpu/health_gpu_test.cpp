@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/config_io.h"
 #include "cuda_backend.h"
@@ -157,4 +158,51 @@ TEST(CudaHealth, HealthOffKeepsTheProducersChecksAndTheSameFires) {
       for (const HealthRow& r : gpu->history()[i].health) EXPECT_FALSE(measured(r));
     }
   }
+}
+
+TEST(CudaHealth, TheFusedCheckMeasuresEverySlotInTwoLaunches) {
+  // Health on (the default): the producers leave their slots to the fused check (measured there,
+  // the step is faster than with the producers summing: bench/NOTES.md), one launch before the
+  // update and one after it for Adam's two slots.
+  const Config c = test::scenario_config("healthy", 2);
+  Session s(c, cuda::make_cuda_backend(c));
+  s.step();
+  cuda::StepCheckPlan plan;
+  cuda::log_check_launches(s.backend(), &plan);
+  s.step();
+  cuda::log_check_launches(s.backend(), nullptr);
+  EXPECT_TRUE(plan.in_producers.empty());
+  ASSERT_EQ(plan.launches.size(), 2u);
+  bool phi = false;
+  for (const auto& it : plan.launches[0]) phi = phi || it.slot == kIqnPhi;
+  EXPECT_TRUE(phi);
+  ASSERT_EQ(plan.launches[1].size(), 2u);
+  EXPECT_EQ(plan.launches[1][0].slot, kAdamMoments);
+  EXPECT_EQ(plan.launches[1][1].slot, kParams);
+  for (int slot : {kIqnPhi, kAdamMoments, kParams}) {
+    const HealthRow& r = s.history().back().health[static_cast<std::size_t>(slot)];
+    ASSERT_TRUE(measured(r)) << slot;
+    EXPECT_EQ(r[kHealthNonfinite], 0.f) << slot;
+    EXPECT_GT(r[kHealthRms], 0.f) << slot;
+  }
+  // A relu's output: no negatives, some zeros.
+  const HealthRow& phi_row = s.history().back().health[kIqnPhi];
+  EXPECT_GE(phi_row[kHealthMin], 0.f);
+  EXPECT_GT(phi_row[kHealthZeroFraction], 0.f);
+}
+
+TEST(CudaHealth, TheSameRowsOnEveryRun) {
+  // Fixed orders and no float atomics: two runs of one seed give the same rows bit for bit.
+  const Config c = test::scenario_config("healthy", 3);
+  auto a = ran(c, true);
+  auto b = ran(c, true);
+  ASSERT_EQ(a->history().size(), b->history().size());
+  for (std::size_t i = 0; i < a->history().size(); ++i)
+    for (int s = 0; s < kSlotCount; ++s)
+      for (int k = 0; k < kHealthFieldCount; ++k) {
+        const float x = a->history()[i].health[static_cast<std::size_t>(s)][k];
+        const float y = b->history()[i].health[static_cast<std::size_t>(s)][k];
+        EXPECT_TRUE(std::memcmp(&x, &y, sizeof x) == 0)
+            << "step " << i << " slot " << slot_info(s).name << " " << kHealthFieldNames[k];
+      }
 }

@@ -1,0 +1,124 @@
+// How the fused check (sentinel_check.cu) measures slot health (core/slot_health.h) without float
+// atomics. Each block sums its values (a thread's share, then warp shuffles, then the warps in
+// order), leaves the block's partial and counts its arrival; the last block to arrive folds the
+// partials (thread t takes partials t, t + blockDim, ... in order, then the block's sums) and
+// writes the slot's row. Fixed orders throughout and no float atomics: the same row on every run.
+#pragma once
+
+#include "core/slot_health.h"
+#include "slot_note.cuh"
+
+namespace nanscope::cuda {
+
+// Where a measuring launch's blocks leave their partial sums, the per-slot count of blocks done,
+// and the step's rows.
+struct HealthOut {
+  HealthSums* partials = nullptr;  // one per block of the launch (null: no health)
+  unsigned int* arrivals = nullptr;
+  float* rows = nullptr;  // [kBankSlots, kHealthFieldCount]
+};
+
+// A thread's running sums over its share; counts in 32 bits (a share is far below 2^32 values).
+struct ThreadHealth {
+  float lo = INFINITY, hi = -INFINITY;
+  double sum = 0, sumsq = 0;
+  unsigned finite = 0u, nonfinite = 0u, zeros = 0u;
+  // The value's kind (0: finite, else nonfinite_kind).
+  __device__ __forceinline__ unsigned add(float v) {
+    if (!finite_value(v)) {
+      ++nonfinite;
+      return nonfinite_kind(v);
+    }
+    lo = fminf(lo, v);
+    hi = fmaxf(hi, v);
+    const double d = v;
+    sum += d;
+    sumsq += d * d;
+    ++finite;
+    zeros += v == 0.f;
+    return 0u;
+  }
+  __device__ __forceinline__ HealthSums sums() const {
+    HealthSums h;
+    h.lo = lo;
+    h.hi = hi;
+    h.sum = sum;
+    h.sumsq = sumsq;
+    h.finite = finite;
+    h.nonfinite = nonfinite;
+    h.zeros = zeros;
+    return h;
+  }
+};
+
+// Another block's partial, read past L1 (the blocks of one launch do not share an L1).
+__device__ __forceinline__ HealthSums load_partial(const HealthSums* p) {
+  HealthSums h;
+  h.lo = __ldcg(&p->lo);
+  h.hi = __ldcg(&p->hi);
+  h.sum = __ldcg(&p->sum);
+  h.sumsq = __ldcg(&p->sumsq);
+  h.finite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->finite));
+  h.nonfinite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->nonfinite));
+  h.zeros = __ldcg(reinterpret_cast<const unsigned long long*>(&p->zeros));
+  return h;
+}
+
+// HealthSums over a warp, by shuffles down a fixed tree (lane 0 gets the result).
+__device__ __forceinline__ void warp_health(HealthSums& h) {
+  for (int o = 16; o > 0; o >>= 1) {
+    HealthSums other;
+    other.lo = __shfl_down_sync(0xffffffffu, h.lo, o);
+    other.hi = __shfl_down_sync(0xffffffffu, h.hi, o);
+    other.sum = __shfl_down_sync(0xffffffffu, h.sum, o);
+    other.sumsq = __shfl_down_sync(0xffffffffu, h.sumsq, o);
+    other.finite = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.finite), o);
+    other.nonfinite =
+        __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.nonfinite), o);
+    other.zeros = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.zeros), o);
+    h.merge(other);
+  }
+}
+
+// HealthSums over a block of kThreads: each warp's tree, then the warps in warp order. Every
+// thread calls it; thread 0 gets the result.
+template <int kThreads>
+__device__ HealthSums block_health(HealthSums mine, HealthSums* warp_sums) {
+  constexpr int kWarps = kThreads / 32;
+  warp_health(mine);
+  __syncthreads();  // warp_sums may still be read by thread 0 of an earlier call
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = mine;
+  __syncthreads();
+  HealthSums all;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kWarps; ++w) all.merge(warp_sums[w]);
+  return all;
+}
+
+// The block's sums (every thread of the block calls it) as partial `index` of the slot's partials
+// [first, first + blocks); the last block of the slot folds them and writes the slot's row.
+template <int kThreads>
+__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned index,
+                           unsigned first, unsigned blocks) {
+  __shared__ alignas(HealthSums) unsigned char raw[(kThreads / 32) * sizeof(HealthSums)];
+  HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
+  const HealthSums block = block_health<kThreads>(mine, sh);
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    h.partials[index] = block;
+    __threadfence();  // the partial is visible before the arrival is counted
+    last = atomicAdd(h.arrivals + slot, 1u) == blocks - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  HealthSums mine_of_all;
+  for (unsigned b = threadIdx.x; b < blocks; b += kThreads)
+    mine_of_all.merge(load_partial(h.partials + first + b));
+  const HealthSums all = block_health<kThreads>(mine_of_all, sh);
+  if (threadIdx.x != 0) return;
+  all.write(h.rows + slot * kHealthFieldCount);
+  h.arrivals[slot] = 0u;  // ready for the slot's next check
+}
+
+}  // namespace nanscope::cuda

@@ -74,8 +74,13 @@ MagnitudePlot::MagnitudePlot(QWidget* parent) : QCustomPlot(parent) {
 MagnitudePlot::~MagnitudePlot() = default;
 
 void MagnitudePlot::setFold(int fold) {
+  if (fold != fold_) cached_ = 0;
   fold_ = fold;
   refresh();
+}
+
+void MagnitudePlot::resetCache() {
+  cached_ = 0;
 }
 
 double MagnitudePlot::value(int slot, int column) const {
@@ -102,7 +107,9 @@ QColor MagnitudePlot::colourOf(double v) const {
 }
 
 // The scale spans the fold's finite magnitudes (whole decades, at least one), so a fold that
-// creeps from 1e2 to 1e30 uses the whole scale.
+// creeps from 1e2 to 1e30 uses the whole scale. Steps are only ever appended to a fold, so the
+// magnitudes are kept per step (row-major in dataflow order) and only the new steps are read: an
+// update costs the steps it adds, plus the visible map while the view is shown.
 void MagnitudePlot::refresh() {
   columns_ = 0;
   if (view_) {
@@ -110,25 +117,38 @@ void MagnitudePlot::refresh() {
     first_ = begin;
     columns_ = static_cast<int>(end - begin);
   }
-  double lo = INFINITY, hi = -INFINITY;
-  for (int c = 0; c < columns_; ++c)
-    for (int slot = 0; slot < kSlotCount; ++slot) {
-      const double v = value(slot, c);
+  if (columns_ < cached_) cached_ = 0;  // a new picture
+  if (cached_ == 0) {
+    mags_.clear();
+    finite_lo_ = INFINITY;
+    finite_hi_ = -INFINITY;
+  }
+  mags_.resize(static_cast<std::size_t>(columns_) * kSlotCount);
+  for (int c = cached_; c < columns_; ++c)
+    for (int row = 0; row < kSlotCount; ++row) {
+      const double v = value(dataflow_order()[static_cast<std::size_t>(row)], c);
+      mags_[static_cast<std::size_t>(c) * kSlotCount + static_cast<std::size_t>(row)] =
+          static_cast<float>(v);
       if (std::isfinite(v)) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
+        finite_lo_ = std::min(finite_lo_, v);
+        finite_hi_ = std::max(finite_hi_, v);
       }
     }
+  cached_ = columns_;
+  double lo = finite_lo_, hi = finite_hi_;
   if (lo > hi) lo = hi = 0;
   lo = std::floor(lo);
   hi = std::max(lo + 1, std::ceil(hi));
-  scale_range_ = QCPRange(lo, hi);
-  nothing_finite_band_ = std::max(1.0, std::round((hi - lo) / 12));
-  const QCPRange bar(lo, hi + nothing_finite_band_);
-  const QCPColorGradient g = magnitude_gradient((hi - lo) / bar.size());
-  map_->setGradient(g);
-  scale_->setGradient(g);
-  map_->setDataRange(bar);
+  if (QCPRange(lo, hi) != scale_range_ || !gradient_set_) {
+    scale_range_ = QCPRange(lo, hi);
+    nothing_finite_band_ = std::max(1.0, std::round((hi - lo) / 12));
+    const QCPRange bar(lo, hi + nothing_finite_band_);
+    const QCPColorGradient g = magnitude_gradient((hi - lo) / bar.size());
+    map_->setGradient(g);
+    scale_->setGradient(g);
+    map_->setDataRange(bar);
+    gradient_set_ = true;
+  }
   entry_frames_->place(entries_, columns_);
   jump_marks_->place(marks_, columns_);
   placeSelection();
@@ -169,7 +189,13 @@ void MagnitudePlot::placeSelection() {
 }
 
 // A map cell per visible column, or per pixel column pooling (largest value) the columns under it.
+// Hidden, nothing is drawn: the map is built when the view is shown.
 void MagnitudePlot::rebuildMap() {
+  if (!isVisible()) {
+    map_stale_ = true;
+    return;
+  }
+  map_stale_ = false;
   const QCPRange r = xAxis->range();
   const int last_column = std::max(0, columns_ - 1);
   const int first = std::clamp(static_cast<int>(std::floor(r.lower + 0.5)), 0, last_column);
@@ -195,7 +221,8 @@ void MagnitudePlot::rebuildMap() {
       double v = std::numeric_limits<double>::quiet_NaN();
       if (visible > 0)
         for (int c = c0; c <= c1; ++c)
-          v = pooled(v, value(dataflow_order()[static_cast<std::size_t>(row)], c));
+          v = pooled(
+              v, mags_[static_cast<std::size_t>(c) * kSlotCount + static_cast<std::size_t>(row)]);
       map_->data()->setCell(b, row, drawnAt(v));
     }
   }
@@ -249,6 +276,11 @@ void MagnitudePlot::wheelEvent(QWheelEvent* e) {
   const QCPRange r = wheel_zoomed(xAxis->range(), *xAxis, *e);
   Q_EMIT columnRangeRequested(r.lower, r.upper);
   e->accept();
+}
+
+void MagnitudePlot::showEvent(QShowEvent* e) {
+  QCustomPlot::showEvent(e);
+  if (map_stale_) rebuildMap();
 }
 
 void MagnitudePlot::resizeEvent(QResizeEvent* e) {

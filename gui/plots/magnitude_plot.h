@@ -25,8 +25,9 @@ class MagnitudePlot : public QCustomPlot {
   ~MagnitudePlot() override;
   void setView(const Snapshot* view) { view_ = view; }
   void setFold(int fold);
-  // The picture changed (new steps, or a new picture).
+  // The picture changed: new steps (read incrementally), or a new picture (resetCache first).
   void refresh();
+  void resetCache();
   void setColumnRange(double first, double last);
   void setSelection(int slot, int column);
   void setEntries(const std::vector<std::pair<int, int>>& cells);
@@ -53,10 +54,16 @@ class MagnitudePlot : public QCustomPlot {
   void mouseReleaseEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
   void resizeEvent(QResizeEvent* e) override;
+  void showEvent(QShowEvent* e) override;
 
   const Snapshot* view_ = nullptr;
   int fold_ = 0, columns_ = 0;
-  std::size_t first_ = 0;  // the fold's first step in the picture's steps
+  std::size_t first_ = 0;    // the fold's first step in the picture's steps
+  std::vector<float> mags_;  // magnitude_of per step and row (dataflow order), the fold's steps
+  int cached_ = 0;           // the steps in mags_
+  double finite_lo_ = INFINITY, finite_hi_ = -INFINITY;  // over mags_' finite values
+  bool gradient_set_ = false;
+  bool map_stale_ = true;  // the map was not built while hidden
   QCPColorMap* map_;
   QCPColorScale* scale_;
   QCPRange scale_range_{0, 1};      // the finite magnitudes' part of the bar (whole decades)

@@ -80,7 +80,10 @@ void MainWindow::refreshViews(bool reset) {
   metrics_->refresh(reset);
   step_plot_->xAxis->setLabel(stepGridLabel());
   magnitude_plot_->xAxis->setLabel(stepGridLabel());
-  if (reset) compare_pick_.reset();
+  if (reset) {
+    compare_pick_.reset();
+    magnitude_plot_->resetCache();
+  }
   magnitude_plot_->setFold(selected_fold_);
   magnitude_plot_->setColumnRange(step_plot_->xAxis->range().lower,
                                   step_plot_->xAxis->range().upper);

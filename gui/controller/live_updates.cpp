@@ -36,7 +36,6 @@ StepRow step_row(const StepRecord& h) {
   StepRow r{h.fold, h.step, h.flags, h.checked, l.total, l.c51,
             l.mse,  l.cql,  l.iqn,   l.aux,     l.ens,   l.grad_norm};
   r.group_norm = l.group_norm;
-  r.health = h.health;
   return r;
 }
 
@@ -86,7 +85,10 @@ UpdatePtr LiveUpdates::make(Session& s, bool running, double rate, const QString
     reset_ = false;
   }
   u->first_step = steps_;
-  for (std::size_t i = steps_; i < history.size(); ++i) u->steps.push_back(step_row(history[i]));
+  for (std::size_t i = steps_; i < history.size(); ++i) {
+    u->steps.push_back(step_row(history[i]));
+    u->health.push_back(history[i].health);
+  }
   // The last fold the window holds may have changed since (its flags, a check turned off).
   u->first_fold = fold_ > 0 ? fold_ - 1 : 0;
   for (std::size_t k = u->first_fold; k < folds.size(); ++k) u->folds.push_back(folds[k].flags);

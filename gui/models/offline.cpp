@@ -42,7 +42,7 @@ UpdatePtr load_run_update(const QString& run_file) {
   for (const auto& row : r.steps) {
     u->steps.push_back(StepRow{row.fold, row.step, row.flags, row.checked, row.loss, row.c51,
                                row.mse, row.cql, row.iqn, row.aux, row.ens, row.grad_norm});
-    u->steps.back().health = row.health;
+    u->health.push_back(row.health);
   }
   u->folds = r.folds;
   h.global_step = static_cast<std::int64_t>(r.steps.size());

@@ -52,6 +52,8 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u) {
       view.fold_begin.push_back(view.steps.size());
     view.steps.push_back(r);
   }
+  for (std::size_t i = 0; i < u.steps.size(); ++i)
+    view.health.push_back(i < u.health.size() ? u.health[i] : unmeasured_rows());
   view.folds.resize(u.first_fold);
   view.folds.insert(view.folds.end(), u.folds.begin(), u.folds.end());
   view.events.insert(view.events.end(), u.events.begin(), u.events.end());

@@ -10,6 +10,7 @@
 #include <QString>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -48,7 +49,6 @@ struct StepRow {
   double loss = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0, grad_norm = 0;
   // Per parameter group (kParamGroups); NaN when not known (a run file keeps the global norm only).
   std::array<double, kGroupCount> group_norm = nan_groups();
-  SlotHealthRows health = unmeasured_rows();  // each slot's health (NaN: not measured)
   static std::array<double, kGroupCount> nan_groups() {
     std::array<double, kGroupCount> a;
     a.fill(std::numeric_limits<double>::quiet_NaN());
@@ -79,8 +79,12 @@ struct SnapshotHead {
 };
 
 struct Snapshot : SnapshotHead {
-  std::vector<FoldFlags> folds;         // finished folds and the current one
-  std::vector<StepRow> steps;           // every step so far, in order (global step = index)
+  std::vector<FoldFlags> folds;  // finished folds and the current one
+  std::vector<StepRow> steps;    // every step so far, in order (global step = index)
+  // Each step's slot health, parallel to `steps` (NaN rows: not measured). Kept apart: a row is
+  // 1,152 bytes, and what reads `steps` whole (the metrics) should not stride over it; a deque, so
+  // that growing it never copies the run's rows.
+  std::deque<SlotHealthRows> health;
   std::vector<std::size_t> fold_begin;  // index in `steps` of each fold's first step
   std::vector<SnapshotEvent> events;
 
@@ -98,7 +102,8 @@ struct SnapshotUpdate {
   SnapshotHead head;
   std::size_t first_step = 0;  // steps[first_step...] are the new ones
   std::vector<StepRow> steps;
-  std::size_t first_fold = 0;  // folds[first_fold...] replace the window's
+  std::vector<SlotHealthRows> health;  // parallel to `steps`; empty: nothing measured
+  std::size_t first_fold = 0;          // folds[first_fold...] replace the window's
   std::vector<FoldFlags> folds;
   std::size_t first_event = 0;
   std::vector<SnapshotEvent> events;

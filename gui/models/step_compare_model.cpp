@@ -11,10 +11,11 @@
 namespace nanscope::gui {
 
 namespace {
-const StepRow* step_of(const Snapshot& view, int fold, int step) {
+const SlotHealthRows* health_of(const Snapshot& view, int fold, int step) {
   const auto [begin, end] = view.fold_steps(fold);
-  if (step < 0 || begin + static_cast<std::size_t>(step) >= end) return nullptr;
-  return &view.steps[begin + static_cast<std::size_t>(step)];
+  const std::size_t i = begin + static_cast<std::size_t>(step);
+  if (step < 0 || i >= end || i >= view.health.size()) return nullptr;
+  return &view.health[i];
 }
 
 QString number(double v) {
@@ -38,10 +39,10 @@ std::optional<std::pair<int, int>> default_compare_steps(const Snapshot& view, i
 
 std::optional<StepComparison> compare_in_view(const Snapshot& view, int fold, int step_a,
                                               int step_b) {
-  const StepRow* a = step_of(view, fold, step_a);
-  const StepRow* b = step_of(view, fold, step_b);
+  const SlotHealthRows* a = health_of(view, fold, step_a);
+  const SlotHealthRows* b = health_of(view, fold, step_b);
   if (!a || !b) return std::nullopt;
-  return compare_steps(fold, step_a, a->health, step_b, b->health);
+  return compare_steps(fold, step_a, *a, step_b, *b);
 }
 
 QString growth_text(const SlotChange& r) {

@@ -86,10 +86,10 @@ void MagnitudePlot::resetCache() {
 double MagnitudePlot::value(int slot, int column) const {
   // columns_ is as of the last refresh; the picture may have been replaced since.
   if (!view_ || column < 0 || column >= columns_ || slot < 0 || slot >= kSlotCount ||
-      first_ + static_cast<std::size_t>(column) >= view_->steps.size())
+      first_ + static_cast<std::size_t>(column) >= view_->health.size())
     return std::numeric_limits<double>::quiet_NaN();
-  return magnitude_of(view_->steps[first_ + static_cast<std::size_t>(column)]
-                          .health[static_cast<std::size_t>(slot)]);
+  return magnitude_of(
+      view_->health[first_ + static_cast<std::size_t>(column)][static_cast<std::size_t>(slot)]);
 }
 
 // Where a value is drawn on the bar: a finite magnitude clamped into the scale, "nothing finite"

@@ -3,7 +3,6 @@
 // bad one, so that what grew on the way to a fire is the top of the table.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -48,9 +47,7 @@ int compare_command(const CompareOptions& o) {
   std::pair<int, int> steps;
   if (o.steps.empty()) {
     std::vector<bool> fired(rows.size(), false);
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      fired[i] = rows[i] && std::any_of(rows[i]->flags.begin(), rows[i]->flags.end(),
-                                        [](std::uint8_t k) { return k != 0; });
+    for (std::size_t i = 0; i < rows.size(); ++i) fired[i] = rows[i] && any_fired(rows[i]->flags);
     std::optional<int> first_watch;
     for (const WatchTrip& t : run.watches)
       if (t.fold == o.fold && (!first_watch || t.step < *first_watch)) first_watch = t.step;
@@ -60,7 +57,7 @@ int compare_command(const CompareOptions& o) {
           "{}: fold {} fired at step 0, so it has no clean step before its first bad one; pick "
           "two steps with --steps A B",
           o.run_file, o.fold));
-    steps = *picked;
+    steps = picked->steps;
   } else {
     steps = {o.steps[0], o.steps[1]};
   }

@@ -13,7 +13,7 @@ namespace nanscope::cuda {
 // Where a measuring launch's blocks leave their partial sums, the per-slot count of blocks done,
 // and the step's rows.
 struct HealthOut {
-  HealthSums* partials = nullptr;  // one per block of the launch (null: no health)
+  HealthSums* partials = nullptr;  // one per block of the launch
   unsigned int* arrivals = nullptr;
   float* rows = nullptr;  // [kBankSlots, kHealthFieldCount]
 };
@@ -95,17 +95,18 @@ __device__ HealthSums block_health(HealthSums mine, HealthSums* warp_sums) {
   return all;
 }
 
-// The block's sums (every thread of the block calls it) as partial `index` of the slot's partials
-// [first, first + blocks); the last block of the slot folds them and writes the slot's row.
+// The block's sums (every thread of the block calls it) as its partial, one of the slot's blocks
+// [first, first + blocks) of the launch; the last of them to arrive folds their partials and
+// writes the slot's row.
 template <int kThreads>
-__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned index,
-                           unsigned first, unsigned blocks) {
+__device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
+                           unsigned blocks) {
   __shared__ alignas(HealthSums) unsigned char raw[(kThreads / 32) * sizeof(HealthSums)];
   HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
   const HealthSums block = block_health<kThreads>(mine, sh);
   __shared__ bool last;
   if (threadIdx.x == 0) {
-    h.partials[index] = block;
+    h.partials[blockIdx.x] = block;
     __threadfence();  // the partial is visible before the arrival is counted
     last = atomicAdd(h.arrivals + slot, 1u) == blocks - 1;
   }

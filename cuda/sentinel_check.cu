@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 8)
     }
     count = th.nonfinite;
     const HealthSums sums = th.sums();
-    health_out<kThreads>(sums, health, t.slot[item], blockIdx.x, first, blocks);
+    health_out<kThreads>(sums, health, t.slot[item], first, blocks);
   } else if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
     const unsigned n4 = n / 4;
     const float4* x4 = reinterpret_cast<const float4*>(x);

@@ -18,6 +18,13 @@ namespace nanscope {
 enum KindBits : std::uint8_t { kKindNaN = 1, kKindPosInf = 2, kKindNegInf = 4 };
 std::vector<std::string> kind_names(std::uint8_t kinds);  // {"nan", "posinf", "neginf"} subset
 
+// Whether a step's own flags (one byte of kinds per slot) hold any fire.
+inline bool any_fired(const std::array<std::uint8_t, kSlotCount>& step_flags) {
+  for (std::uint8_t k : step_flags)
+    if (k) return true;
+  return false;
+}
+
 // Slot states with their HDF5 codes.
 enum class SlotState : std::uint8_t {
   Clean = 0,

@@ -10,7 +10,7 @@
 
 namespace nanscope {
 
-std::optional<std::pair<int, int>> default_compare_steps(const std::vector<bool>& fired,
+std::optional<DefaultCompareSteps> default_compare_steps(const std::vector<bool>& fired,
                                                          std::optional<int> first_watch) {
   const int n = static_cast<int>(fired.size());
   if (n == 0) return std::nullopt;
@@ -18,11 +18,12 @@ std::optional<std::pair<int, int>> default_compare_steps(const std::vector<bool>
   if (fire != fired.end()) {
     const int b = static_cast<int>(fire - fired.begin());
     if (b == 0) return std::nullopt;
-    return std::make_pair(b - 1, b);
+    return DefaultCompareSteps{{b - 1, b}, "last clean / first bad"};
   }
   if (first_watch && *first_watch > 0 && *first_watch < n)
-    return std::make_pair(*first_watch - 1, *first_watch);
-  return std::make_pair(0, n - 1);
+    return DefaultCompareSteps{{*first_watch - 1, *first_watch},
+                               "before the first watch trip / the trip"};
+  return DefaultCompareSteps{{0, n - 1}, "the fold's first / last step: nothing fired or warned"};
 }
 
 StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int step_b,

@@ -24,12 +24,10 @@ QString number(double v) {
 }
 }  // namespace
 
-std::optional<std::pair<int, int>> default_compare_steps(const Snapshot& view, int fold) {
+std::optional<DefaultCompareSteps> default_compare_steps(const Snapshot& view, int fold) {
   const auto [begin, end] = view.fold_steps(fold);
   std::vector<bool> fired;
-  for (std::size_t i = begin; i < end; ++i)
-    fired.push_back(std::any_of(view.steps[i].flags.begin(), view.steps[i].flags.end(),
-                                [](std::uint8_t k) { return k != 0; }));
+  for (std::size_t i = begin; i < end; ++i) fired.push_back(any_fired(view.steps[i].flags));
   std::optional<int> first_watch;
   for (const SnapshotEvent& e : view.events)
     if (e.kind == EventKind::Watch && e.fold == fold && (!first_watch || e.step < *first_watch))

@@ -13,7 +13,7 @@
 namespace nanscope::gui {
 
 // The default pair of a fold in the picture: its steps' flags and its first watch trip.
-std::optional<std::pair<int, int>> default_compare_steps(const Snapshot& view, int fold);
+std::optional<DefaultCompareSteps> default_compare_steps(const Snapshot& view, int fold);
 
 // The comparison of two steps of a fold in the picture; nullopt when either step is not there.
 std::optional<StepComparison> compare_in_view(const Snapshot& view, int fold, int step_a,

@@ -166,16 +166,9 @@ void MainWindow::updateCompare() {
     compare_how_ = "picked";
   } else if (steps == 0) {
     why = QString("fold %1 has no steps yet").arg(selected_fold_);
-  } else if ((pair = default_compare_steps(*view_, selected_fold_))) {
-    const StepRow& b = view_->steps[begin + static_cast<std::size_t>(pair->second)];
-    const bool fired =
-        std::any_of(b.flags.begin(), b.flags.end(), [](std::uint8_t k) { return k != 0; });
-    const bool watch = std::any_of(view_->events.begin(), view_->events.end(), [&](const auto& e) {
-      return e.kind == EventKind::Watch && e.fold == selected_fold_ && e.step == pair->second;
-    });
-    compare_how_ = fired   ? "last clean / first bad"
-                   : watch ? "before the first watch trip / the trip"
-                           : "the fold's first / last step: nothing fired or warned";
+  } else if (const auto d = default_compare_steps(*view_, selected_fold_)) {
+    pair = d->steps;
+    compare_how_ = d->how;
   } else {
     why = QString("fold %1 fired at step 0: there is no clean step before it; pick two steps")
               .arg(selected_fold_);

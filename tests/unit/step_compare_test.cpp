@@ -25,20 +25,28 @@ HealthRow row(float lo, float hi, float mean, float nonfinite) {
   return r;
 }
 
+// The default pair's steps alone.
+std::optional<std::pair<int, int>> pair_of(const std::vector<bool>& fired,
+                                           std::optional<int> first_watch) {
+  const auto d = default_compare_steps(fired, first_watch);
+  if (!d) return std::nullopt;
+  return d->steps;
+}
+
 }  // namespace
 
 TEST(StepCompare, TheDefaultPairIsTheLastCleanStepAndTheFirstBadOne) {
-  EXPECT_EQ(default_compare_steps({false, false, true, true}, std::nullopt), std::make_pair(1, 2));
+  EXPECT_EQ(pair_of({false, false, true, true}, std::nullopt), std::make_pair(1, 2));
   // A watch before the fire does not move it: the fire is what the user asks about.
-  EXPECT_EQ(default_compare_steps({false, false, false, true}, 1), std::make_pair(2, 3));
+  EXPECT_EQ(pair_of({false, false, false, true}, 1), std::make_pair(2, 3));
   // No fire: the step before the first watch trip and the trip.
-  EXPECT_EQ(default_compare_steps({false, false, false, false}, 2), std::make_pair(1, 2));
+  EXPECT_EQ(pair_of({false, false, false, false}, 2), std::make_pair(1, 2));
   // Nothing at all: the fold's first and last steps.
-  EXPECT_EQ(default_compare_steps({false, false, false}, std::nullopt), std::make_pair(0, 2));
+  EXPECT_EQ(pair_of({false, false, false}, std::nullopt), std::make_pair(0, 2));
   // A fire (or a watch) at step 0 has no clean step before it.
-  EXPECT_EQ(default_compare_steps({true, true}, std::nullopt), std::nullopt);
-  EXPECT_EQ(default_compare_steps({false, false}, 0), std::make_pair(0, 1));
-  EXPECT_EQ(default_compare_steps({}, std::nullopt), std::nullopt);
+  EXPECT_EQ(pair_of({true, true}, std::nullopt), std::nullopt);
+  EXPECT_EQ(pair_of({false, false}, 0), std::make_pair(0, 1));
+  EXPECT_EQ(pair_of({}, std::nullopt), std::nullopt);
 }
 
 TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
@@ -87,9 +95,8 @@ TEST(StepCompare, OnLrExplosionTheTrunkThatGrewHeadsTheTable) {
   s.run();
   const auto& h = s.history();
   std::vector<bool> fired;
-  for (const StepRecord& r : h)
-    fired.push_back(std::any_of(r.flags.begin(), r.flags.end(), [](auto k) { return k != 0; }));
-  const auto pair = default_compare_steps(fired, std::nullopt);
+  for (const StepRecord& r : h) fired.push_back(any_fired(r.flags));
+  const auto pair = pair_of(fired, std::nullopt);
   ASSERT_TRUE(pair.has_value());
   ASSERT_EQ(*pair, std::make_pair(0, 1));
   const StepComparison cmp = compare_steps(0, 0, h[0].health, 1, h[1].health);
@@ -99,5 +106,7 @@ TEST(StepCompare, OnLrExplosionTheTrunkThatGrewHeadsTheTable) {
   EXPECT_TRUE(cmp.rows[0].jumped);
   // Every slot that fired at step 1 is marked, whatever its growth.
   for (const SlotChange& r : cmp.rows)
-    if (h[1].flags[static_cast<std::size_t>(r.slot)]) EXPECT_TRUE(r.jumped) << r.slot;
+    if (h[1].flags[static_cast<std::size_t>(r.slot)]) {
+      EXPECT_TRUE(r.jumped) << r.slot;
+    }
 }

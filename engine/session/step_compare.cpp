@@ -23,7 +23,8 @@ std::optional<DefaultCompareSteps> default_compare_steps(const std::vector<bool>
   if (first_watch && *first_watch > 0 && *first_watch < n)
     return DefaultCompareSteps{{*first_watch - 1, *first_watch},
                                "before the first watch trip / the trip"};
-  return DefaultCompareSteps{{0, n - 1}, "the fold's first / last step: nothing fired or warned"};
+  return DefaultCompareSteps{
+      {0, n - 1}, "the fold's first / last step: nothing fired or warned", false};
 }
 
 StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int step_b,

@@ -34,11 +34,13 @@ struct StepComparison {
 // The two steps compared by default in a fold, from each step's "did anything fire" (index =
 // step): the last clean step before the first fire and that fire; without a fire, the step before
 // the first watch trip (`first_watch`) and the trip; without either, the fold's first and last
-// steps. `how` says which, as the workbench shows it. nullopt when the fold fired at step 0 (no
-// clean step before it) or ran no step.
+// steps. `how` says which, as the workbench shows it; `after_trouble`: a fire or a watch chose
+// them (the first and last steps of an uneventful fold are a summary, not a suspect). nullopt when
+// the fold fired at step 0 (no clean step before it) or ran no step.
 struct DefaultCompareSteps {
   std::pair<int, int> steps;
   const char* how;
+  bool after_trouble = true;
 };
 std::optional<DefaultCompareSteps> default_compare_steps(const std::vector<bool>& fired,
                                                          std::optional<int> first_watch);

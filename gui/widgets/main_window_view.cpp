@@ -156,11 +156,14 @@ void MainWindow::UI_compareDefault() {
 }
 
 // Step compare of the selected fold: the user's pair or the default one, the table, and the
-// jumped slots marked at the later step in both views of the step grid.
+// jumped slots marked at the later step in both views of the step grid (not for the first and
+// last steps of a fold where nothing fired or warned: early training grows many buffers tenfold,
+// and a healthy grid covered in marks would read as trouble).
 void MainWindow::updateCompare() {
   const auto [begin, end] = view_->fold_steps(selected_fold_);
   const int steps = static_cast<int>(end - begin);
   std::optional<std::pair<int, int>> pair = compare_pick_;
+  bool mark = true;
   QString why;
   if (pair) {
     compare_how_ = "picked";
@@ -169,6 +172,7 @@ void MainWindow::updateCompare() {
   } else if (const auto d = default_compare_steps(*view_, selected_fold_)) {
     pair = d->steps;
     compare_how_ = d->how;
+    mark = d->after_trouble;
   } else {
     why = QString("fold %1 fired at step 0: there is no clean step before it; pick two steps")
               .arg(selected_fold_);
@@ -178,7 +182,7 @@ void MainWindow::updateCompare() {
   if (pair && !c) why = QString("fold %1 has no step %2").arg(selected_fold_).arg(pair->second);
   if (!c) compare_how_.clear();
   std::vector<std::pair<int, int>> marks;
-  if (c)
+  if (c && mark)
     for (const SlotChange& r : c->rows)
       if (r.jumped) marks.emplace_back(r.slot, c->step_b);
   compare_->show(std::move(c), steps, compare_how_, why);

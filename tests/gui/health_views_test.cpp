@@ -206,6 +206,45 @@ class HealthViewsTest : public QObject, public GuiFixture {
     QVERIFY(w.stepPlot()->marks().empty());
   }
 
+  // An uneventful fold's first and last steps: the table shows the slot that grew tenfold (early
+  // training does), but the grid is not marked; once a watch trips there, the same growth is.
+  void anUneventfulFoldIsComparedWithoutMarks() {
+    auto picture = [](bool watch) {
+      auto u = std::make_shared<SnapshotUpdate>();
+      u->reset = true;
+      u->head.offline = true;
+      u->head.finished = true;
+      u->head.source = "made up";
+      for (int step = 0; step < 3; ++step) {
+        StepRow r;
+        r.step = step;
+        r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+        u->steps.push_back(r);
+        SlotHealthRows rows = unmeasured_rows();
+        for (HealthRow& h : rows) {
+          h = HealthRow{-1, 1, 0, 0.5f, 0, 0, health_nan(), health_nan()};
+        }
+        rows[kHS1][kHealthMax] = step == 2 ? 100.f : 1.f;
+        u->health.push_back(rows);
+      }
+      u->folds.resize(1);
+      if (watch) u->events.push_back(SnapshotEvent{0, 2, EventKind::Watch, kHS1, {}});
+      return u;
+    };
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    w.UI_applyUpdate(picture(false));
+    QVERIFY2(w.comparePanel()->headline().contains("step 0 vs step 2 (the fold's first / last"),
+             qPrintable(w.comparePanel()->headline()));
+    QCOMPARE(w.comparePanel()->model()->jumpedSlots(), std::vector<int>{kHS1});
+    QVERIFY(w.stepPlot()->marks().empty());
+    w.UI_applyUpdate(picture(true));
+    QVERIFY2(w.comparePanel()->headline().contains("step 1 vs step 2 (before the first watch"),
+             qPrintable(w.comparePanel()->headline()));
+    QCOMPARE(w.stepPlot()->marks(), (std::vector<std::pair<int, int>>{{kHS1, 2}}));
+  }
+
   void aRunWithoutHealthSaysSo() {
     MainWindow w(settings("healthy"), health_off_);
     w.show();

@@ -121,6 +121,17 @@ std::pair<double, double> interleaved_health_on_off(int blocks) {
   return {median(t_on), median(t_off)};
 }
 
+// The step graph's nodes, kernels and longest chain (every check on).
+void print_graph_shape() {
+  auto s = warm_session({"", true, false, true});
+  const cuda::StepGraphShape g = cuda::step_graph_shape(s->backend());
+  fmt::print(
+      "step graph (every check on): {} nodes, {} kernels; longest chain {} nodes, at most {} "
+      "kernels on a chain{}\n",
+      g.nodes, g.kernels, g.longest_path, g.kernels_on_longest,
+      !g.one_stream ? "" : " (NANSCOPE_STEP_LANES=0: one stream)");
+}
+
 }  // namespace
 
 // Usage: bench_cuda_step [BLOCKS] [STEP_FILE]. STEP_FILE receives the graphed and ungraphed ms per
@@ -129,6 +140,10 @@ int main(int argc, char** argv) {
   // `bench_cuda_step profile`: 30 ungraphed steps and nothing else, for a kernel-by-kernel profile
   // (ncu --metrics gpu__time_duration.sum) of where a step's time goes.
   // `profile nohealth`: the same with sentinel.health off.
+  if (argc > 1 && std::string(argv[1]) == "shape") {  // the step graph's shape alone
+    print_graph_shape();
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "profile") {
     Config c;
     c.sentinel.health = !(argc > 2 && std::string(argv[2]) == "nohealth");
@@ -182,6 +197,7 @@ int main(int argc, char** argv) {
                variants[i].name, ms[i], 1e3 / ms[i], copies[i]);
   fmt::print("graph vs ungraphed (fold-end readback): {:.2f}x; (record every step): {:.2f}x\n",
              ms[1] / ms[4], ms[0] / ms[3]);
+  print_graph_shape();
   fmt::print(
       "recording with device capture vs fold-end readback (graph): +{:.2f}% (a run file written "
       "per run() "

@@ -7,9 +7,6 @@
 namespace nanscope::cuda {
 namespace {
 
-cudaStream_t st(Blas& b) {
-  return b.stream();
-}
 // c51_grad with the MSE part, on the taken sub-action: (p - m)/(B D) + lmse 2 (Q - y)/(B D) p (zeta
 // - Q).
 __global__ void c51_grad(Dims bd, float lmse, const float* logp, const float* m, const float* q,
@@ -213,16 +210,41 @@ BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
       d_pre2(bw.size()),
       d_h1(bw.size()),
       d_pre1(bw.size()),
-      grads(param_total),
-      col_scratch(static_cast<size_t>((d.B * std::max(d.N, 1) + 255) / 256) *
-                  std::max({d.H, d.Z, d.A * d.NA, d.NA, d.AO, d.AH, d.A})) {}
+      grads(param_total) {
+  const size_t scratch = static_cast<size_t>((d.B * std::max(d.N, 1) + 255) / 256) *
+                         std::max({d.H, d.Z, d.A * d.NA, d.NA, d.AO, d.AH, d.A});
+  for (auto& c : col_scratch) c = DeviceArray<float>(scratch);
+}
 
-void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+namespace {
+// The backward's lanes (stream_lanes.h): each branch's chain stays on one lane, in the order it
+// had on one stream; a lane waits for the buffers it reads.
+constexpr int kMainLane = 0, kCqlLane = 1, kEnsLane = 2, kValueLane = 3, kAdvLane = 4, kAuxLane = 5,
+              kIqnLane = 6;
+}  // namespace
+
+void backward_begin(BackwardBuffers& b, cudaStream_t s) {
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
+}
+
+void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* p,
                    const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
                    const SlotHook& hook) {
   const Dims& bd = d;
-  cudaStream_t s = st(blas);
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
+  cudaStream_t s = lanes.stream(kMainLane);
+  auto at = [&](ParamId id) { return p + L[id].offset; };
+  auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  const Lanes::Mark start = lanes.mark();
+  // The CQL gradient and the ensemble's, beside the C51 gradient (they read the forward only).
+  lanes.wait(kCqlLane, start);
+  cql_grad<<<grid(b.g_cql.size()), 128, 0, lanes.stream(kCqlLane)>>>(
+      bd, w.alpha_cql / static_cast<float>(d.B), f.logp, f.q, f.cql_lse, f.actions, b.g_cql.get());
+  NANSCOPE_LAUNCH_CHECK();
+  lanes.wait(kEnsLane, start);
+  ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, lanes.stream(kEnsLane)>>>(
+      bd, f.ve, f.m, b.d_ve.get());
+  NANSCOPE_LAUNCH_CHECK();
+  const Lanes::Mark d_ve = lanes.mark(kEnsLane);
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
   c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(
       bd, w.lambda_mse, f.logp, f.m, f.q, f.y, f.actions, b.g_main.get());
@@ -230,9 +252,7 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
       bd, b.g_main.get(), b.d_value_main.get(), b.d_adv.get(), false);
   NANSCOPE_LAUNCH_CHECK();
-  cql_grad<<<grid(b.g_cql.size()), 128, 0, s>>>(bd, w.alpha_cql / static_cast<float>(d.B), f.logp,
-                                                f.q, f.cql_lse, f.actions, b.g_cql.get());
-  NANSCOPE_LAUNCH_CHECK();
+  lanes.after(kMainLane, kCqlLane);
   logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
       bd, b.g_cql.get(), b.cql_dv.get(), b.d_adv.get(), true);
   NANSCOPE_LAUNCH_CHECK();
@@ -242,12 +262,36 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kDValueLogits);
   at_slot(hook, kDAdvLogits);
-  ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, s>>>(bd, f.ve, f.m, b.d_ve.get());
-  NANSCOPE_LAUNCH_CHECK();
+  const Lanes::Mark logits = lanes.mark();
   at_slot(hook, kEnsembleDLogits);
-  // Branch concat: value, advantage and lambda_ens * ensemble heads into dz.
-  auto at = [&](ParamId id) { return p + L[id].offset; };
-  auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  // The head parameter gradients beside the branch concat (each reads its logits' gradient).
+  lanes.wait(kValueLane, logits);
+  {
+    Blas& blas = lanes.blas(kValueLane);
+    blas.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
+    bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch[kValueLane],
+              blas.stream());
+  }
+  lanes.wait(kAdvLane, logits);
+  {
+    Blas& blas = lanes.blas(kAdvLane);
+    blas.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
+    bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch[kAdvLane],
+              blas.stream());
+  }
+  {
+    Blas& blas = lanes.blas(kEnsLane);  // after ens_grad on its lane
+    for (int e = 0; e < d.E; ++e) {
+      const float* dve = b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA;
+      blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f,
+                gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
+      bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA,
+                b.col_scratch[kEnsLane], blas.stream());
+    }
+  }
+  // Branch concat: value, advantage and lambda_ens * ensemble heads into dz, in this order.
+  Blas& blas = lanes.blas(kMainLane);
+  lanes.wait(kMainLane, d_ve);
   blas.gemm(false, true, d.B, d.Z, d.NA, 1.f, b.d_value.get(), at(kValW), 0.f, b.dz.get());
   blas.gemm(false, true, d.B, d.Z, d.A * d.NA, 1.f, b.d_adv.get(), at(kAdvW), 1.f, b.dz.get());
   for (int e = 0; e < d.E; ++e)
@@ -255,30 +299,25 @@ void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float*
               b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA,
               at(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA, 1.f, b.dz.get());
   at_slot(hook, kBnDConcat);
-  // Head parameter gradients.
-  blas.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
-  bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch, s);
-  blas.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
-  bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch, s);
-  for (int e = 0; e < d.E; ++e) {
-    const float* dve = b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA;
-    blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f,
-              gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
-    bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA,
-              b.col_scratch, s);
+  lanes.wait(kCqlLane, lanes.mark());
+  {
+    Blas& side = lanes.blas(kCqlLane);
+    side.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
+    bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), b.col_scratch[kCqlLane], side.stream());
   }
-  blas.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
-  bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), b.col_scratch, s);
   blas.gemm(false, true, d.B, d.H, d.Z, 1.f, b.dz.get(), at(kBnW), 0.f, b.bw.get());
   at_slot(hook, kBwDHS2Main);
 }
 
-void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
-                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
+                  const float* p, const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
                   const SlotHook& hook) {
-  cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  // The head's own chain reads the forward only: on its lane from the backward's start.
+  lanes.wait(kAuxLane, start);
+  Blas& blas = lanes.blas(kAuxLane);
+  cudaStream_t s = blas.stream();
   aux_dy<<<grid(b.d_aux_y.size()), 128, 0, s>>>(f.aux_pred, f.next_bar,
                                                 2.f / static_cast<float>(d.B * d.AO),
                                                 b.d_aux_y.get(), b.d_aux_y.size());
@@ -289,24 +328,29 @@ void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
   at_slot(hook, kAuxDHS2Nb);
+  const Lanes::Mark aux_dh = lanes.mark(kAuxLane);
   blas.gemm(true, false, d.AH, d.AO, d.B, w.lambda_aux, f.aux_h, b.d_aux_y.get(), 0.f, gat(kAuxW2));
-  bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), b.col_scratch, s);
+  bias_grad(b.d_aux_y.get(), d.B, d.AO, w.lambda_aux, gat(kAuxB2), b.col_scratch[kAuxLane], s);
   blas.gemm(true, false, d.H, d.AH, d.B, w.lambda_aux, f.h2, b.d_aux_h.get(), 0.f, gat(kAuxW1));
-  bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), b.col_scratch, s);
-  axpy<<<grid(b.bw.size()), 128, 0, s>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(),
-                                         b.bw.size());  // the aux SAXPY
+  bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), b.col_scratch[kAuxLane], s);
+  // The aux SAXPY into bw_d_h_s2, on the backend's stream after the main branch.
+  lanes.wait(kMainLane, aux_dh);
+  cudaStream_t m = lanes.stream(kMainLane);
+  axpy<<<grid(b.bw.size()), 128, 0, m>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(), b.bw.size());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kBwDHS2Aux);
 }
 
-void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
-                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
+void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
+                  const float* p, const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
                   const SlotHook& hook) {
   if (!d.iqn) return;
   const Dims& bd = d;
-  cudaStream_t s = st(blas);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
+  lanes.wait(kIqnLane, start);  // the head's chain reads the forward only
+  Blas& blas = lanes.blas(kIqnLane);
+  cudaStream_t s = blas.stream();
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
   iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(
       bd, f.iqn_q, f.tau, f.iqn_targets, f.actions, b.iqn_dq.get());
@@ -318,39 +362,55 @@ void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* 
       bd, b.iqn_dpsi.get(), f.iqn_phi, f.iqn_phi_pre, f.h2, b.iqn_dh.get(), b.iqn_dphi_pre.get());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kIqnDHS2);
+  const Lanes::Mark iqn_dh = lanes.mark(kIqnLane);
   blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f,
             gat(kIqnOutW));
-  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), b.col_scratch, s);
+  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), b.col_scratch[kIqnLane],
+            s);
   blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f,
             gat(kIqnPhiW));
-  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB), b.col_scratch, s);
-  // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw.
+  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB),
+            b.col_scratch[kIqnLane], s);
+  // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw; on
+  // the backend's stream after the aux SAXPY.
+  lanes.wait(kMainLane, iqn_dh);
+  cudaStream_t m = lanes.stream(kMainLane);
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float),
-                                      cudaMemcpyDeviceToDevice, s));
-  axpy<<<grid(b.trunk_m.size()), 128, 0, s>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(),
+                                      cudaMemcpyDeviceToDevice, m));
+  axpy<<<grid(b.trunk_m.size()), 128, 0, m>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(),
                                               b.trunk_m.size());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kIqnTrunkM);
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float),
-                                      cudaMemcpyDeviceToDevice, s));
+                                      cudaMemcpyDeviceToDevice, m));
   at_slot(hook, kBwDHS2Iqn);
 }
 
-void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* p,
                       const ForwardState& f, BackwardBuffers& b) {
-  cudaStream_t s = st(blas);
+  Blas& blas = lanes.blas(kMainLane);
+  cudaStream_t s = blas.stream();
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
   const size_t n = b.bw.size();
   relu_backward<<<grid(n), 128, 0, s>>>(f.pre2, b.bw.get(), b.d_pre2.get(), n);
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(true, false, d.H, d.H, d.B, 1.f, f.h1, b.d_pre2.get(), 0.f, gat(kEncW2));
-  bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), b.col_scratch, s);
+  // Each layer's parameter gradients beside the chain that goes on down the encoder.
+  lanes.wait(kEnsLane, lanes.mark());
+  {
+    Blas& side = lanes.blas(kEnsLane);
+    side.gemm(true, false, d.H, d.H, d.B, 1.f, f.h1, b.d_pre2.get(), 0.f, gat(kEncW2));
+    bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), b.col_scratch[kEnsLane], side.stream());
+  }
   blas.gemm(false, true, d.B, d.H, d.H, 1.f, b.d_pre2.get(), at(kEncW2), 0.f, b.d_h1.get());
   relu_backward<<<grid(n), 128, 0, s>>>(f.pre1, b.d_h1.get(), b.d_pre1.get(), n);
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
-  bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch, s);
+  lanes.wait(kAdvLane, lanes.mark());
+  {
+    Blas& side = lanes.blas(kAdvLane);
+    side.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
+    bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch[kAdvLane], side.stream());
+  }
 }
 
 }  // namespace nanscope::cuda

@@ -4,9 +4,11 @@
 // Parameter gradients go to one flat buffer with the parameters' layout. No CUDA types here.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "forward_losses.h"
+#include "stream_lanes.h"
 
 namespace nanscope::cuda {
 
@@ -27,27 +29,34 @@ struct BackwardBuffers {
   DeviceArray<float> d_aux_y, d_aux_h, aux_dh;              // slot 30
   DeviceArray<float> iqn_dq, iqn_dpsi, iqn_dphi_pre, iqn_dh, trunk_m;  // slots 28, 27, 26
   DeviceArray<float> d_pre2, d_h1, d_pre1;
-  DeviceArray<float> grads;        // flat, parameter layout
-  DeviceArray<float> col_scratch;  // bias gradients' row-chunk sums
+  DeviceArray<float> grads;  // flat, parameter layout
+  // Bias gradients' row-chunk sums, one area per lane (lanes sum side by side).
+  std::array<DeviceArray<float>, Lanes::kLanes> col_scratch;
 };
 
 struct LossWeights {
   float lambda_mse, alpha_cql, lambda_iqn, lambda_aux, lambda_ens;
 };
 
+// Zeroes the parameter gradients (before any branch writes its part).
+void backward_begin(BackwardBuffers& b, cudaStream_t stream);
 // Each returns after enqueueing its phase; `bw` then holds bw_d_h_s2 at the phase's check moment
-// (33 after main, 34 after aux, 35 after iqn). `hook` sees each slot right after its producer, in
-// the CPU backend's order: main 29, 24, 25, 31, 32, 33; aux 30, 34; iqn 28, 27, 26, 35.
-void backward_main(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+// (33 after main, 34 after aux, 35 after iqn), in the order of the lanes' stream (lane 0). `hook`
+// sees each slot right after its producer, in the CPU backend's order: main 29, 24, 25, 31, 32,
+// 33; aux 30, 34; iqn 28, 27, 26, 35. With the lanes on, the heads' branches and the parameter
+// gradients run on side lanes: the aux and IQN chains from `start` (a mark on lane 0 after
+// backward_begin, before backward_main), joined into lane 0 where they add into bw_d_h_s2; the
+// parameter gradients are joined by the caller (Lanes::join_all) before anything reads them.
+void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                    const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
                    const SlotHook& hook = {});
-void backward_aux(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
-                  const SlotHook& hook = {});
-void backward_iqn(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                  const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
-                  const SlotHook& hook = {});
-void backward_encoder(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
+                  const float* params, const ForwardState& f, const LossWeights& w,
+                  BackwardBuffers& b, const SlotHook& hook = {});
+void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
+                  const float* params, const ForwardState& f, const LossWeights& w,
+                  BackwardBuffers& b, const SlotHook& hook = {});
+void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                       const ForwardState& f, BackwardBuffers& b);
 
 }  // namespace nanscope::cuda

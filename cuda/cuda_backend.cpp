@@ -21,6 +21,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       d_(Dims::from(c)),
       L_(d_),
       blas_(stream_.s),
+      lanes_(stream_.s, blas_),
       sampler_(SamplerShape{d_.B, d_.N, d_.Np, d_.K, d_.iqn}, stream_.s),
       params_(L_.total()),
       target_(L_.total()),

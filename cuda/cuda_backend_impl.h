@@ -32,6 +32,7 @@
 #include "optimizer.h"
 #include "sentinel_check.h"
 #include "step_record.h"
+#include "stream_lanes.h"
 
 namespace nanscope::cuda {
 
@@ -117,6 +118,8 @@ class CudaBackend final : public Backend, public CheckBank {
   // per step (22 and 23 are checked by Adam itself, see producer_sink; a second launch at the
   // step's end only when an injection sends their check to the site) instead of two per slot.
   void flush_checks() {
+    for (const auto& [slot, buf] : pending_measures_) measure_learner(slot, buf);
+    pending_measures_.clear();
     if (pending_checks_.empty()) return;
     std::vector<DeviceBank::GroupItem> due;
     due.swap(pending_checks_);
@@ -149,6 +152,7 @@ class CudaBackend final : public Backend, public CheckBank {
     return e;
   }
   friend void log_check_launches(Backend& backend, StepCheckPlan* log);  // sets launch_log_
+  friend StepGraphShape step_graph_shape(const Backend& backend);        // reads graph_shape_
   void site(int slot) {
     produced(slot);
     check_site(slot);
@@ -235,6 +239,7 @@ class CudaBackend final : public Backend, public CheckBank {
   ParamLayout L_;
   Stream stream_;
   Blas blas_;
+  Lanes lanes_;  // the step's side lanes, on while a graph is captured
   DeviceSampler sampler_;
   DeviceArray<float> params_, target_, adam_, kept_params_, kept_target_, kept_adam_;
   DeviceArray<std::int64_t> kept_t_{1};
@@ -251,10 +256,11 @@ class CudaBackend final : public Backend, public CheckBank {
   DeviceOptimizer opt_;
   DeviceBank bank_;
   DeviceArray<double> scalars_;
-  DeviceArray<unsigned char> records_;                 // a StepStatusRecord per step of the fold
-  DeviceArray<std::int64_t> adam_t_dev_;               // Adam's t
-  DeviceArray<std::int64_t> gstep_;                    // the global step (target sync)
-  std::vector<DeviceBank::GroupItem> pending_checks_;  // see flush_checks
+  DeviceArray<unsigned char> records_;                    // a StepStatusRecord per step of the fold
+  DeviceArray<std::int64_t> adam_t_dev_;                  // Adam's t
+  DeviceArray<std::int64_t> gstep_;                       // the global step (target sync)
+  std::vector<DeviceBank::GroupItem> pending_checks_;     // see flush_checks
+  std::vector<std::pair<int, DevBuf>> pending_measures_;  // measure_learner's, with the checks
   std::uint64_t in_producer_ =
       0;  // slots whose producer took this step's check (see producer_sink)
   std::array<int, kSlotCount> reserved_exec_{};       // see reserve_site (-1: none)
@@ -262,6 +268,7 @@ class CudaBackend final : public Backend, public CheckBank {
   StepCheckPlan* launch_log_ = nullptr;  // when set (log_check_launches), the checks are noted here
   std::unique_ptr<Capture> cap_;         // first-fire capture, when on
   GraphExec graph_exec_;
+  StepGraphShape graph_shape_;  // the last captured graph's
   std::uint64_t captured_checked_ = 0;
   int captures_ = 0;
   bool graph_on_ = false;
@@ -275,6 +282,7 @@ class CudaBackend final : public Backend, public CheckBank {
   const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr,
               *next_bar_ = nullptr;
   ForwardState fwd_{};
+  Lanes::Mark bw_start_;  // the backward's start, where the heads' side lanes begin
   LossWeights weights_{};
   LossWeightsD weights_d_{};
   SlotHook hook_ = [this](int slot) { produced(slot); };

@@ -40,15 +40,15 @@ void CudaBackend::check_site(int slot) {
   } else if (setup_.checked(slot)) {
     const DevBuf b = read_buf(slot);
     pending_checks_.push_back({slot, b.p, b.n, capture_area(slot), site_exec(slot)});
-    measure_learner(slot, b);
+    pending_measures_.push_back({slot, b});
   } else {
     site_exec(slot);
   }
   if (observer_) observer_->check(slot);
 }
 
-// The learner's health fields the watches ask for, enqueued at the check site (the buffer stays as
-// the site saw it until the update, like the fused check's).
+// The learner's health fields the watches ask for, enqueued with the fused check (the buffer stays
+// as the site saw it until the update, like the fused check's).
 void CudaBackend::measure_learner(int slot, const DevBuf& b) {
   const WatchConfig& w = c_.watch;
   if (w.c51_mass > 0 && is_c51_row_slot(slot))

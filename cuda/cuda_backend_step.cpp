@@ -1,6 +1,7 @@
 // CudaBackend: the step. Each phase's work with the CPU backend's slot call sites in the same
 // order, and the whole step as one CUDA graph captured from the very same phase functions.
 #include "cuda_backend_impl.h"
+#include "graph_shape.h"
 
 namespace nanscope::cuda {
 
@@ -19,23 +20,25 @@ void CudaBackend::phase_body(Phase phase) {
       forward();
       break;
     case Phase::BackwardMain:
-      backward_main(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+      backward_begin(bw_, stream_.s);
+      bw_start_ = lanes_.mark();
+      backward_main(lanes_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
       // Slot 33 keeps its own copy: the buffer it checks changes later in the step.
       copy(bw33_.get(), bw_.bw.get(), bw_.bw.size());
       check_site(kBwDHS2Main);
       break;
     case Phase::BackwardAux:
-      backward_aux(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+      backward_aux(lanes_, bw_start_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
       copy(bw34_.get(), bw_.bw.get(), bw_.bw.size());
       check_site(kBwDHS2Aux);
       break;
     case Phase::BackwardIqn:
       if (!d_.iqn) break;
-      backward_iqn(blas_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
+      backward_iqn(lanes_, bw_start_, d_, L_, params_.get(), fwd_, weights_, bw_, hook_);
       check_site(kBwDHS2Iqn);
       break;
     case Phase::BackwardEncoder:
-      backward_encoder(blas_, d_, L_, params_.get(), fwd_, bw_);
+      backward_encoder(lanes_, d_, L_, params_.get(), fwd_, bw_);
       break;
     case Phase::ChecksPostBackward:
       for (int s = kDValueLogits; s <= kBnDConcat; ++s)
@@ -60,15 +63,27 @@ void CudaBackend::capture() {
   drop_graph();
   NANSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
   cudaGraph_t graph = nullptr;
-  struct Capturing {  // launches are recorded, not run: no debug synchronisation meanwhile
-    Capturing() { capturing_graph = true; }
-    ~Capturing() { capturing_graph = false; }
+  // Launches are recorded, not run: no debug synchronisation meanwhile. The step's independent
+  // branches go to the side lanes (the graph's parallel branches).
+  struct Capturing {
+    Lanes& lanes;
+    explicit Capturing(Lanes& l) : lanes(l) {
+      capturing_graph = true;
+      lanes.set_parallel(step_lanes_on());
+    }
+    ~Capturing() {
+      lanes.set_parallel(false);
+      capturing_graph = false;
+    }
   };
+  lanes_.reset_tally();
   try {
-    const Capturing capturing;
+    const Capturing capturing(lanes_);
     for (int p = 0; p < kPhaseCount; ++p) phase_body(static_cast<Phase>(p));
+    lanes_.join_all();  // nothing is left on a side lane: the capture ends joined
   } catch (...) {
     pending_checks_.clear();
+    pending_measures_.clear();
     late_captures_.clear();
     in_producer_ = 0;
     reserved_exec_.fill(-1);
@@ -81,6 +96,15 @@ void CudaBackend::capture() {
     cudaGraph_t g;
     ~GraphOwner() { cudaGraphDestroy(g); }
   } owner{graph};
+  graph_shape_ = shape_of(graph);
+  const Blas::Tally t = lanes_.tally();
+  graph_shape_.one_stream = !step_lanes_on();
+  graph_shape_.gemm_flops = t.flops;
+  graph_shape_.trans_a = t.trans_a;
+  graph_shape_.trans_b = t.trans_b;
+  graph_shape_.m = t.m;
+  graph_shape_.n = t.n;
+  graph_shape_.k = t.k;
   graph_exec_.instantiate(graph);
   ++captures_;
 }
@@ -109,18 +133,34 @@ void CudaBackend::sample() {
   if (d_.iqn) produced(kIqnTau);
 }
 
+namespace {
+// The forward's lanes (stream_lanes.h): the three networks side by side, the IQN head's three
+// passes each beside its network, the aux and ensemble heads beside the C51 losses.
+constexpr int kMainLane = 0, kNextLane = 1, kTargetLane = 2, kIqnLane = 3, kAuxLane = 4,
+              kEnsLane = 5;
+}  // namespace
+
 void CudaBackend::forward() {
   cudaStream_t s = stream_.s;
   const bool kl = c_.loss.c51_form == C51Form::KlUnmasked;
+  const Lanes::Mark start = lanes_.mark();
   net_forward(blas_, d_, L_, params_.get(), s_, online_, [this](int slot) { site(slot); });
+  const Lanes::Mark online = lanes_.mark();
   // Targets (no gradient): double-DQN greedy sub-actions, the target distribution, its projection.
-  net_forward(blas_, d_, L_, params_.get(), s_next_, online_next_);
-  expected_q(d_, online_next_.logp.get(), q_next_.get(), s);
-  greedy_actions(d_, q_next_.get(), astar_.get(), s);
-  net_forward(blas_, d_, L_, target_.get(), s_next_, target_next_);
+  lanes_.wait(kNextLane, start);
+  Blas& next = lanes_.blas(kNextLane);
+  net_forward(next, d_, L_, params_.get(), s_next_, online_next_);
+  expected_q(d_, online_next_.logp.get(), q_next_.get(), next.stream());
+  greedy_actions(d_, q_next_.get(), astar_.get(), next.stream());
+  lanes_.wait(kTargetLane, start);
+  Blas& target = lanes_.blas(kTargetLane);
+  net_forward(target, d_, L_, target_.get(), s_next_, target_next_);
   site(kTargetLogProbs);
+  lanes_.after(kMainLane, kNextLane);
+  lanes_.after(kMainLane, kTargetLane);
   c51_projection(d_, target_next_.logp.get(), astar_.get(), ret_, done_, m_.get(), s);
   site(kProjTarget);
+  const Lanes::Mark projection = lanes_.mark();
   c51_loss(d_, kl, online_.logp.get(), m_.get(), sampler_.actions(), c51_.get(), s);
   produced(kC51Loss);
   mean_into(c51_.get(), d_.B, 1.0, scalars_.get() + kScC51, s);
@@ -136,41 +176,53 @@ void CudaBackend::forward() {
   check_site(kCqlLse);
   if (d_.iqn) {
     check_site(kIqnTau);
-    iqn_embedding(blas_, d_, L_, params_.get(), sampler_.tau(), d_.B * d_.N, iqn_.cos, iqn_.phi_pre,
+    lanes_.wait(kIqnLane, start);
+    Blas& iqn = lanes_.blas(kIqnLane);
+    iqn_embedding(iqn, d_, L_, params_.get(), sampler_.tau(), d_.B * d_.N, iqn_.cos, iqn_.phi_pre,
                   iqn_.phi, producer_sink(kIqnPhi));
     site(kIqnPhi);
-    iqn_quantile_layer(blas_, d_, L_, params_.get(), online_.h2.get(), d_.N, iqn_.phi, iqn_.psi,
+    lanes_.wait(kIqnLane, online);
+    iqn_quantile_layer(iqn, d_, L_, params_.get(), online_.h2.get(), d_.N, iqn_.phi, iqn_.psi,
                        iqn_.q);
     site(kIqnQuantiles);
-    iqn_pass(blas_, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K,
+    iqn_pass(next, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K,
              iqn_.g_cos, iqn_.g_phi_pre, iqn_.g_phi, iqn_.g_psi, iqn_.g_q);
-    iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), s);
-    iqn_pass(blas_, d_, L_, target_.get(), target_next_.h2.get(), sampler_.tau_target(), d_.Np,
+    iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), next.stream());
+    iqn_pass(target, d_, L_, target_.get(), target_next_.h2.get(), sampler_.tau_target(), d_.Np,
              iqn_.t_cos, iqn_.t_phi_pre, iqn_.t_phi, iqn_.t_psi, iqn_.t_q);
     site(kIqnTargetQuantiles);
-    iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), ret_, done_, iqn_.targets.get(), s);
+    lanes_.after(kTargetLane, kNextLane);
+    iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), ret_, done_, iqn_.targets.get(),
+                target.stream());
+    lanes_.after(kTargetLane, kIqnLane);
     iqn_loss(d_, iqn_.q.get(), sampler_.tau(), iqn_.targets.get(), sampler_.actions(),
-             iqn_.loss.get(), s);
+             iqn_.loss.get(), target.stream());
     produced(kIqnLoss);
-    mean_into(iqn_.loss.get(), d_.B, 1.0, scalars_.get() + kScIqn, s);
+    mean_into(iqn_.loss.get(), d_.B, 1.0, scalars_.get() + kScIqn, target.stream());
     check_site(kIqnLoss);
   }
-  aux_head(blas_, d_, L_, params_.get(), online_.h2.get(), aux_pre_.get(), aux_h_.get(),
-           pred_.get());
+  lanes_.wait(kAuxLane, online);
+  Blas& aux = lanes_.blas(kAuxLane);
+  aux_head(aux, d_, L_, params_.get(), online_.h2.get(), aux_pre_.get(), aux_h_.get(), pred_.get());
   site(kAuxPredNb);
-  aux_loss(d_, pred_.get(), next_bar_, aux_loss_.get(), s);
+  aux_loss(d_, pred_.get(), next_bar_, aux_loss_.get(), aux.stream());
   produced(kAuxLoss);
-  mean_into(aux_loss_.get(), d_.B, 1.0, scalars_.get() + kScAux, s);
+  mean_into(aux_loss_.get(), d_.B, 1.0, scalars_.get() + kScAux, aux.stream());
   check_site(kAuxLoss);
-  ensemble_heads(blas_, d_, L_, params_.get(), online_.z.get(), ve_.get());
+  lanes_.wait(kEnsLane, online);
+  Blas& ens = lanes_.blas(kEnsLane);
+  ensemble_heads(ens, d_, L_, params_.get(), online_.z.get(), ve_.get());
   site(kEnsembleLogits);
-  ensemble_ce(d_, ve_.get(), m_.get(), ens_part_.get(), s);
-  mean_into(ens_part_.get(), d_.E * d_.B, 1.0 / d_.D, scalars_.get() + kScEns, s);
+  lanes_.wait(kEnsLane, projection);
+  ensemble_ce(d_, ve_.get(), m_.get(), ens_part_.get(), ens.stream());
+  mean_into(ens_part_.get(), d_.E * d_.B, 1.0 / d_.D, scalars_.get() + kScEns, ens.stream());
+  lanes_.join_all();
   total_loss(scalars_.get(), weights_d_, total_.get(), s);
   site(kTotalLoss);
 }
 
 void CudaBackend::optimizer() {
+  lanes_.join_all();  // every parameter gradient, from whichever lane made it
   opt_.grad_norms(bw_.grads.get(), norms_.get());
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.

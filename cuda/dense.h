@@ -25,9 +25,21 @@ class Blas {
             const float* b, float beta, float* c);
   cudaStream_t stream() const { return stream_; }
 
+  // The GEMMs enqueued since the last reset: their floating-point operations (2 m n k each) and the
+  // largest one's shape (what bench/step_scaling times cuBLAS on alone).
+  struct Tally {
+    double flops = 0;
+    bool trans_a = false, trans_b = false;
+    int m = 0, n = 0, k = 0;  // the largest GEMM
+    void add(const Tally& o);
+  };
+  const Tally& tally() const { return tally_; }
+  void reset_tally() { tally_ = {}; }
+
  private:
   void* handle_ = nullptr;
   cudaStream_t stream_;
+  Tally tally_;
 };
 
 // y[rows, cols] += bias[cols] (row broadcast).

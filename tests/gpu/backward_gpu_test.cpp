@@ -53,13 +53,15 @@ TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
                       static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
                       static_cast<float>(l.lambda_ens)};
   cuda::BackwardBuffers b(d, cpu.params.size());
-  cuda::backward_main(f.blas, d, cpu.layout, f.params.get(), st, w, b);
+  cuda::Lanes lanes(f.blas.stream(), f.blas);  // off: one stream, the phases in order
+  cuda::backward_begin(b, f.blas.stream());
+  cuda::backward_main(lanes, d, cpu.layout, f.params.get(), st, w, b);
   auto gpu33 = b.bw.download();
-  cuda::backward_aux(f.blas, d, cpu.layout, f.params.get(), st, w, b);
+  cuda::backward_aux(lanes, {}, d, cpu.layout, f.params.get(), st, w, b);
   auto gpu34 = b.bw.download();
-  cuda::backward_iqn(f.blas, d, cpu.layout, f.params.get(), st, w, b);
+  cuda::backward_iqn(lanes, {}, d, cpu.layout, f.params.get(), st, w, b);
   auto gpu35 = b.bw.download();
-  cuda::backward_encoder(f.blas, d, cpu.layout, f.params.get(), st, b);
+  cuda::backward_encoder(lanes, d, cpu.layout, f.params.get(), st, b);
 
   EXPECT_TRUE(f.expect_close(kDValueLogits, b.d_value.download()));
   EXPECT_TRUE(f.expect_close(kDAdvLogits, b.d_adv.download()));

@@ -1,8 +1,9 @@
-// twin_fixture OUT.h5 [cpu|cuda|auto] [STEPS]: runs the default config (target_sync 2, so the
-// target network differs) for STEPS steps on the chosen backend, then one more step, and writes
-// that step as a dump file: the state before it, its batch and draws, and the slot buffers 1-35 at
-// their check moments. bench/torch_twin.py recomputes the step with PyTorch autograd from the same
-// inputs and compares.
+// twin_fixture OUT.h5 [cpu|cuda|auto] [STEPS] [--state-only] [KEY=VALUE...]: runs the default
+// config (target_sync 2, so the target network differs; KEY=VALUE sets config keys, e.g.
+// model.batch=1024) for STEPS steps on the chosen backend, then one more step, and writes that
+// step as a dump file: the state before it, its batch and draws, and the slot buffers 1-35 at
+// their check moments (not with --state-only: bench/step_scaling.py only times the twin).
+// bench/torch_twin.py recomputes the step with PyTorch autograd from the same inputs and compares.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -19,15 +20,27 @@ using namespace nanscope;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: twin_fixture OUT.h5 [cpu|cuda|auto] [STEPS]\n");
+    std::fprintf(
+        stderr,
+        "usage: twin_fixture OUT.h5 [cpu|cuda|auto] [STEPS] [--state-only] [KEY=VALUE...]\n");
     return 2;
   }
   try {
     const std::string out = argv[1];
     const std::string choice = argc > 2 ? argv[2] : "cpu";
     const int steps = argc > 3 ? std::atoi(argv[3]) : 3;
-    Config c;
-    c.optim.target_sync = 2;
+    bool state_only = false;
+    ConfigBuilder builder;
+    Config defaults;
+    defaults.optim.target_sync = 2;
+    builder.load_text(to_toml(defaults), "twin_fixture");
+    for (int i = 4; i < argc; ++i) {
+      if (std::string(argv[i]) == "--state-only")
+        state_only = true;
+      else
+        builder.set(argv[i]);
+    }
+    const Config c = builder.build();
     auto backend = choose_backend(choice, c, false);
     const auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
     backend->load_fold(
@@ -54,7 +67,7 @@ int main(int argc, char** argv) {
       const Phase phase = static_cast<Phase>(p);
       backend->run_phase(phase, key);
       if (phase == Phase::Sample) d.batch = backend->batch_context();
-      if (phase == Phase::Optimizer) break;
+      if (phase == Phase::Optimizer || state_only) break;
       for (int s = 1; s < kSlotCount; ++s) {  // each slot at its own check moment
         if (slot_info(s).phase != phase || s == kGradNorm || s == kAdamMoments || s == kParams)
           continue;

@@ -67,8 +67,9 @@ Config variant_config(const Variant& v) {
   return c;
 }
 
-std::unique_ptr<Session> warm_session(const Variant& v) {
-  const Config c = variant_config(v);
+std::unique_ptr<Session> warm_session(const Variant& v, const std::vector<int>& unchecked = {}) {
+  Config c = variant_config(v);
+  for (int slot : unchecked) c.sentinel.disabled.push_back(slot);
   SessionOptions o;
   o.graph = v.graph;
   if (v.record) {
@@ -83,6 +84,16 @@ std::unique_ptr<Session> warm_session(const Variant& v) {
   return s;
 }
 
+std::vector<int> parse_slots(const char* text) {
+  std::vector<int> out;
+  for (const char* p = text; *p;) {
+    char* end = nullptr;
+    out.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+    p = *end ? end + 1 : end;
+  }
+  return out;
+}
+
 double time_variant(const Variant& v, int blocks, double* copies_per_step) {
   auto session = warm_session(v);
   Session& s = *session;
@@ -95,8 +106,10 @@ double time_variant(const Variant& v, int blocks, double* copies_per_step) {
 
 // sentinel_overhead: the graphed step with every check against none, blocks of 100 steps
 // alternating between the two sessions so that clock and thermal drift fall on both alike.
-std::pair<double, double> interleaved_checks_on_off(int blocks) {
-  auto on = warm_session({"", true, false, true});
+// `unchecked`: slots left off in the session with checks (bench_cuda_step split).
+std::pair<double, double> interleaved_checks_on_off(int blocks,
+                                                    const std::vector<int>& unchecked = {}) {
+  auto on = warm_session({"", true, false, true}, unchecked);
   auto off = warm_session({"", true, false, false});
   std::vector<double> t_on, t_off;
   for (int b = 0; b < blocks; ++b) {
@@ -134,12 +147,29 @@ void print_graph_shape() {
 
 }  // namespace
 
-// Usage: bench_cuda_step [BLOCKS] [STEP_FILE]. STEP_FILE receives the graphed and ungraphed ms per
-// step (fold-end readback) for bench/torch_twin.py's step_rate ratios.
+// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | split | profile [nohealth]. STEP_FILE
+// receives the graphed and ungraphed ms per step (fold-end readback) for bench/torch_twin.py's
+// step_rate ratios.
 int main(int argc, char** argv) {
   // `bench_cuda_step profile`: 30 ungraphed steps and nothing else, for a kernel-by-kernel profile
   // (ncu --metrics gpu__time_duration.sum) of where a step's time goes.
   // `profile nohealth`: the same with sentinel.health off.
+  if (argc > 1 && std::string(argv[1]) == "split") {  // where sentinel_overhead goes
+    const char* groups[][2] = {
+        {"every check", ""},
+        {"all but Adam's slots (22, 23: after the update)", "22,23"},
+        {"all but the gradient norm (21: before the update)", "21"},
+        {"the forward's and backward's only (beside the step)", "21,22,23"},
+        {"all but the forward's (0-20)", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"},
+        {"all but the backward's (24-35)", "24,25,26,27,28,29,30,31,32,33,34,35"},
+    };
+    for (const auto& [name, off] : groups) {
+      const auto [on_ms, off_ms] = interleaved_checks_on_off(21, parse_slots(off));
+      fmt::print("sentinel_overhead, {:<52} {:.4f} ms vs none {:.4f} ms: {:+.2f}%\n", name, on_ms,
+                 off_ms, 100.0 * (on_ms - off_ms) / off_ms);
+    }
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "shape") {  // the step graph's shape alone
     print_graph_shape();
     return 0;

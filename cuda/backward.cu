@@ -65,6 +65,16 @@ __global__ void add(const float* a, const float* b, float* out, size_t n) {
   if (i < n) out[i] = a[i] + b[i];
 }
 
+// out = parts[0] + parts[1] + ... + parts[count - 1], in that order (parts of n floats each).
+__global__ void sum_parts(const float* __restrict__ parts, int count, unsigned n,
+                          float* __restrict__ out) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = parts[i];
+  for (int k = 1; k < count; ++k) acc += parts[static_cast<size_t>(k) * n + i];
+  out[i] = acc;
+}
+
 // out += alpha * x
 __global__ void axpy(float alpha, const float* x, float* out, size_t n) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -198,6 +208,7 @@ BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
       cql_dv(d_value_main.size()),
       d_ve(static_cast<size_t>(d.E) * d.B * d.NA),
       dz(static_cast<size_t>(d.B) * d.Z),
+      dz_parts((2 + static_cast<size_t>(d.E)) * dz.size()),
       bw(static_cast<size_t>(d.B) * d.H),
       d_aux_y(static_cast<size_t>(d.B) * d.AO),
       d_aux_h(static_cast<size_t>(d.B) * d.AH),
@@ -244,7 +255,6 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, lanes.stream(kEnsLane)>>>(
       bd, f.ve, f.m, b.d_ve.get());
   NANSCOPE_LAUNCH_CHECK();
-  const Lanes::Mark d_ve = lanes.mark(kEnsLane);
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
   c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(
       bd, w.lambda_mse, f.logp, f.m, f.q, f.y, f.actions, b.g_main.get());
@@ -264,40 +274,47 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   at_slot(hook, kDAdvLogits);
   const Lanes::Mark logits = lanes.mark();
   at_slot(hook, kEnsembleDLogits);
-  // The head parameter gradients beside the branch concat (each reads its logits' gradient).
+  // The branch concat's terms side by side, each on the lane of its logits' gradient, first there
+  // (the critical path), then that head's parameter gradients: dz = value + advantage + lambda_ens
+  // * ensemble heads, summed in this order.
+  const size_t bz = b.dz.size();
+  float* part_value = b.dz_parts.get();
+  float* part_adv = part_value + bz;
+  float* part_ens = part_adv + bz;
   lanes.wait(kValueLane, logits);
-  {
-    Blas& blas = lanes.blas(kValueLane);
-    blas.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
-    bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch[kValueLane],
-              blas.stream());
-  }
+  Blas& value = lanes.blas(kValueLane);
+  value.gemm(false, true, d.B, d.Z, d.NA, 1.f, b.d_value.get(), at(kValW), 0.f, part_value);
+  const Lanes::Mark value_done = lanes.mark(kValueLane);
+  value.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
+  bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch[kValueLane], value.stream());
   lanes.wait(kAdvLane, logits);
+  Blas& adv = lanes.blas(kAdvLane);
+  adv.gemm(false, true, d.B, d.Z, d.A * d.NA, 1.f, b.d_adv.get(), at(kAdvW), 0.f, part_adv);
+  const Lanes::Mark adv_done = lanes.mark(kAdvLane);
+  adv.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
+  bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch[kAdvLane], adv.stream());
+  Lanes::Mark ens_done;
   {
-    Blas& blas = lanes.blas(kAdvLane);
-    blas.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
-    bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch[kAdvLane],
-              blas.stream());
+    Blas& ens = lanes.blas(kEnsLane);  // after ens_grad on its lane
+    const long long ve_stride = static_cast<long long>(d.B) * d.NA;
+    const long long w_stride = static_cast<long long>(d.Z) * d.NA;
+    ens.gemm_batched(false, true, d.B, d.Z, d.NA, w.lambda_ens, b.d_ve.get(), ve_stride, at(kEnsW),
+                     w_stride, 0.f, part_ens, static_cast<long long>(bz), d.E);
+    ens_done = lanes.mark(kEnsLane);
+    ens.gemm_batched(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, 0, b.d_ve.get(), ve_stride,
+                     0.f, gat(kEnsW), w_stride, d.E);
+    for (int e = 0; e < d.E; ++e)
+      bias_grad(b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA, d.B, d.NA, w.lambda_ens,
+                gat(kEnsB) + static_cast<size_t>(e) * d.NA, b.col_scratch[kEnsLane], ens.stream());
   }
-  {
-    Blas& blas = lanes.blas(kEnsLane);  // after ens_grad on its lane
-    for (int e = 0; e < d.E; ++e) {
-      const float* dve = b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA;
-      blas.gemm(true, false, d.Z, d.NA, d.B, w.lambda_ens, f.z, dve, 0.f,
-                gat(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA);
-      bias_grad(dve, d.B, d.NA, w.lambda_ens, gat(kEnsB) + static_cast<size_t>(e) * d.NA,
-                b.col_scratch[kEnsLane], blas.stream());
-    }
-  }
-  // Branch concat: value, advantage and lambda_ens * ensemble heads into dz, in this order.
   Blas& blas = lanes.blas(kMainLane);
-  lanes.wait(kMainLane, d_ve);
-  blas.gemm(false, true, d.B, d.Z, d.NA, 1.f, b.d_value.get(), at(kValW), 0.f, b.dz.get());
-  blas.gemm(false, true, d.B, d.Z, d.A * d.NA, 1.f, b.d_adv.get(), at(kAdvW), 1.f, b.dz.get());
-  for (int e = 0; e < d.E; ++e)
-    blas.gemm(false, true, d.B, d.Z, d.NA, w.lambda_ens,
-              b.d_ve.get() + static_cast<size_t>(e) * d.B * d.NA,
-              at(kEnsW) + static_cast<size_t>(e) * d.Z * d.NA, 1.f, b.dz.get());
+  lanes.wait(kMainLane, value_done);
+  lanes.wait(kMainLane, adv_done);
+  lanes.wait(kMainLane, ens_done);
+  if (bz >= (size_t{1} << 31)) throw InternalError("backward: dz too large for the sum kernel");
+  sum_parts<<<grid(bz), 128, 0, s>>>(b.dz_parts.get(), 2 + d.E, static_cast<unsigned>(bz),
+                                     b.dz.get());
+  NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kBnDConcat);
   lanes.wait(kCqlLane, lanes.mark());
   {

@@ -26,7 +26,8 @@ struct BackwardBuffers {
   BackwardBuffers(const Dims& d, std::size_t param_total);
   DeviceArray<float> g_main, g_cql, d_value_main;
   DeviceArray<float> d_value, d_adv, cql_dv, d_ve, dz, bw;  // slots 24, 25, 29, 31, 32, bw_d_h_s2
-  DeviceArray<float> d_aux_y, d_aux_h, aux_dh;              // slot 30
+  DeviceArray<float> dz_parts;  // the branch concat's terms [2 + E, B, Z], made side by side
+  DeviceArray<float> d_aux_y, d_aux_h, aux_dh;                         // slot 30
   DeviceArray<float> iqn_dq, iqn_dpsi, iqn_dphi_pre, iqn_dh, trunk_m;  // slots 28, 27, 26
   DeviceArray<float> d_pre2, d_h1, d_pre1;
   DeviceArray<float> grads;  // flat, parameter layout

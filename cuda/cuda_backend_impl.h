@@ -117,8 +117,20 @@ class CudaBackend final : public Backend, public CheckBank {
   // checked after it. So the records are those of checking each slot at its site, in one launch
   // per step (22 and 23 are checked by Adam itself, see producer_sink; a second launch at the
   // step's end only when an injection sends their check to the site) instead of two per slot.
-  void flush_checks() {
-    for (const auto& [slot, buf] : pending_measures_) measure_learner(slot, buf);
+  void flush_checks() { flush_checks_on(stream_.s); }
+  // In a captured graph (lanes on), the checks due so far go to the check lane beside the step
+  // (at the forward's end and after slot 35: nothing writes a checked buffer after its site until
+  // the update), so they leave the step's critical path; the update waits for that lane. Without
+  // the lanes, they stay pending for the one launch before the update.
+  // `ready`: where the pending checks' buffers are finished (lane 0's current point by default).
+  void flush_checks_beside(Lanes::Mark ready) {
+    if (!lanes_.parallel()) return;
+    lanes_.wait(kCheckLane, ready);
+    flush_checks_on(lanes_.stream(kCheckLane));
+  }
+  void flush_checks_beside() { flush_checks_beside(lanes_.mark()); }
+  void flush_checks_on(cudaStream_t stream) {
+    for (const auto& [slot, buf] : pending_measures_) measure_learner(slot, buf, stream);
     pending_measures_.clear();
     if (pending_checks_.empty()) return;
     std::vector<DeviceBank::GroupItem> due;
@@ -127,8 +139,9 @@ class CudaBackend final : public Backend, public CheckBank {
       launch_log_->launches.emplace_back();
       for (const auto& it : due) launch_log_->launches.back().push_back({it.slot, it.count});
     }
-    bank_.check_group(due);
+    bank_.check_group(due, stream);
   }
+  static constexpr int kCheckLane = Lanes::kSideLanes;  // a lane of its own
   // A slot its producer checks in place, when the session allows it (the slot is checked at this
   // step and nothing writes it between producer and check site): the producer kernel gets the
   // bank's sink and the check site enqueues nothing, so the fused launches never read the buffer
@@ -138,7 +151,7 @@ class CudaBackend final : public Backend, public CheckBank {
   // those buffers after their producer within the step.
   SlotSink producer_sink(int slot);
   struct DevBuf;
-  void measure_learner(int slot, const DevBuf& b);
+  void measure_learner(int slot, const DevBuf& b, cudaStream_t stream);
   // Execution positions taken ahead for check sites that come after a producer kernel which runs
   // before an earlier site (Adam writes adam_moments and params, whose sites follow in that order):
   // the site, or the producer checking in its place, uses the reserved position.
@@ -282,7 +295,8 @@ class CudaBackend final : public Backend, public CheckBank {
   const float *s_ = nullptr, *s_next_ = nullptr, *ret_ = nullptr, *done_ = nullptr,
               *next_bar_ = nullptr;
   ForwardState fwd_{};
-  Lanes::Mark bw_start_;  // the backward's start, where the heads' side lanes begin
+  Lanes::Mark bw_start_;       // the backward's start, where the heads' side lanes begin
+  Lanes::Mark bw_heads_done_;  // slot 35's buffer made: every check site up to 35 finished
   LossWeights weights_{};
   LossWeightsD weights_d_{};
   SlotHook hook_ = [this](int slot) { produced(slot); };

@@ -49,12 +49,12 @@ void CudaBackend::check_site(int slot) {
 
 // The learner's health fields the watches ask for, enqueued with the fused check (the buffer stays
 // as the site saw it until the update, like the fused check's).
-void CudaBackend::measure_learner(int slot, const DevBuf& b) {
+void CudaBackend::measure_learner(int slot, const DevBuf& b, cudaStream_t stream) {
   const WatchConfig& w = c_.watch;
   if (w.c51_mass > 0 && is_c51_row_slot(slot))
-    bank_.measure_c51_rows(slot, b.p, b.n / static_cast<std::size_t>(d_.NA), d_.NA);
+    bank_.measure_c51_rows(slot, b.p, b.n / static_cast<std::size_t>(d_.NA), d_.NA, stream);
   if (w.quantile_crossing > 0 && slot == kIqnQuantiles)
-    bank_.measure_crossings(b.p, read_buf(kIqnTau).p, d_.B, d_.N, d_.A);
+    bank_.measure_crossings(b.p, read_buf(kIqnTau).p, d_.B, d_.N, d_.A, stream);
 }
 
 SlotSink CudaBackend::producer_sink(int slot) {

@@ -38,11 +38,14 @@ void CudaBackend::phase_body(Phase phase) {
       check_site(kBwDHS2Iqn);
       break;
     case Phase::BackwardEncoder:
+      bw_heads_done_ = lanes_.mark();
       backward_encoder(lanes_, d_, L_, params_.get(), fwd_, bw_);
       break;
     case Phase::ChecksPostBackward:
       for (int s = kDValueLogits; s <= kBnDConcat; ++s)
         if (!shapes_[s].empty()) check_site(s);
+      // The encoder backward writes none of 24-35: their checks run beside it.
+      flush_checks_beside(bw_heads_done_);
       break;
     case Phase::Optimizer:
       optimizer();
@@ -219,10 +222,11 @@ void CudaBackend::forward() {
   lanes_.join_all();
   total_loss(scalars_.get(), weights_d_, total_.get(), s);
   site(kTotalLoss);
+  flush_checks_beside();  // the backward writes no forward slot: their checks run beside it
 }
 
 void CudaBackend::optimizer() {
-  lanes_.join_all();  // every parameter gradient, from whichever lane made it
+  lanes_.join_all_but(kCheckLane);  // every parameter gradient, from whichever lane made it
   opt_.grad_norms(bw_.grads.get(), norms_.get());
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.
@@ -231,6 +235,7 @@ void CudaBackend::optimizer() {
   // parameters, moments and t stay untouched there; with capture on, the update leaves the state
   // it started from in the optimizer's shadow (for dumps).
   flush_checks();              // every check before the update: the guard reads their status word
+  lanes_.join_all();           // ... the checks beside the step among them
   reserve_site(kAdamMoments);  // the sites' positions in their order, though Adam checks both
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
@@ -250,8 +255,10 @@ void CudaBackend::optimizer() {
   bank_.copy_first_fires(late_captures_);  // the slots checked by their producers, with capture on
   late_captures_.clear();
   capture_context();  // before the target sync: the target as the step used it
+  // The target sync beside the step record (which reads neither network).
+  lanes_.wait(kNextLane, lanes_.mark());
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
-                     params_.size(), stream_.s);
+                     params_.size(), lanes_.stream(kNextLane));
   pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), norms_.get(),
                    bank_.step_word(), reinterpret_cast<StepStatusRecord*>(records_.get()), health,
                    stream_.s);

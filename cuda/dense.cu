@@ -110,6 +110,18 @@ void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n));
 }
 
+void Blas::gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                        const float* a, long long stride_a, const float* b, long long stride_b,
+                        float beta, float* c, long long stride_c, int count) {
+  tally_.add(Tally{2.0 * m * n * k * count, trans_a, trans_b, m, n, k});
+  const int lda = trans_a ? m : k;
+  const int ldb = trans_b ? k : n;
+  NANSCOPE_CUBLAS_CHECK(cublasSgemmStridedBatched(
+      static_cast<cublasHandle_t>(handle_), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+      trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, stride_b, a, lda, stride_a,
+      &beta, c, n, stride_c, count));
+}
+
 void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream) {
   const size_t count = static_cast<size_t>(rows) * cols;
   if (!count) return;

@@ -23,6 +23,11 @@ class Blas {
   // beta = 1 accumulates into C (never alpha = 0 to skip work).
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
             const float* b, float beta, float* c);
+  // `count` independent GEMMs of one shape in one launch: the i-th reads a + i * stride_a and
+  // b + i * stride_b and writes c + i * stride_c (a stride of 0 shares an operand).
+  void gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                    long long stride_a, const float* b, long long stride_b, float beta, float* c,
+                    long long stride_c, int count);
   cudaStream_t stream() const { return stream_; }
 
   // The GEMMs enqueued since the last reset: their floating-point operations (2 m n k each) and the

@@ -353,11 +353,10 @@ void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* lo
 void ensemble_heads(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* z,
                     float* ve) {
   cudaStream_t s = blas.stream();
-  for (int e = 0; e < d.E; ++e) {
-    float* out = ve + static_cast<size_t>(e) * d.B * d.NA;
-    blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, z,
-              p + L[kEnsW].offset + static_cast<size_t>(e) * d.Z * d.NA, 0.f, out);
-  }
+  // The heads in one launch: head e reads the shared z and its own ens.w[e].
+  blas.gemm_batched(false, false, d.B, d.NA, d.Z, 1.f, z, 0, p + L[kEnsW].offset,
+                    static_cast<long long>(d.Z) * d.NA, 0.f, ve, static_cast<long long>(d.B) * d.NA,
+                    d.E);
   add_bias_blocks(ve, p + L[kEnsB].offset, d.E, d.B, d.NA, s);  // ens.b is [E, atoms]
 }
 

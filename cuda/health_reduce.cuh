@@ -13,7 +13,10 @@ namespace nanscope::cuda {
 // Where a measuring launch's blocks leave their partial sums, the per-slot count of blocks done,
 // and the step's rows.
 struct HealthOut {
-  HealthSums* partials = nullptr;  // one per block of the launch
+  // Each slot's own area of `per_slot` partials, one per block of its check: checks of distinct
+  // slots may run side by side (launches on several streams).
+  HealthSums* partials = nullptr;
+  unsigned per_slot = 0;
   unsigned int* arrivals = nullptr;
   float* rows = nullptr;  // [kBankSlots, kHealthFieldCount]
 };
@@ -105,8 +108,9 @@ __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot,
   HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
   const HealthSums block = block_health<kThreads>(mine, sh);
   __shared__ bool last;
+  HealthSums* const partials = h.partials + static_cast<std::size_t>(slot) * h.per_slot;
   if (threadIdx.x == 0) {
-    h.partials[blockIdx.x] = block;
+    partials[blockIdx.x - first] = block;
     __threadfence();  // the partial is visible before the arrival is counted
     last = atomicAdd(h.arrivals + slot, 1u) == blocks - 1;
   }
@@ -115,7 +119,7 @@ __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot,
   __threadfence();
   HealthSums mine_of_all;
   for (unsigned b = threadIdx.x; b < blocks; b += kThreads)
-    mine_of_all.merge(load_partial(h.partials + first + b));
+    mine_of_all.merge(load_partial(partials + b));
   const HealthSums all = block_health<kThreads>(mine_of_all, sh);
   if (threadIdx.x != 0) return;
   all.write(h.rows + slot * kHealthFieldCount);

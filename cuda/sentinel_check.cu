@@ -232,7 +232,7 @@ DeviceBank::DeviceBank(int max_steps, cudaStream_t stream, bool health)
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step.get(), 0, sizeof(int)));
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->arrivals.get(), 0, kBankSlots * sizeof(unsigned int)));
   impl_->blocks_per_item = 4 * device_sm_count();
-  // A launch has at most kBankSlots items (check_group splits a slot seen twice).
+  // Each slot its own partials (check_group gives an item at most blocks_per_item blocks).
   if (health_)
     impl_->partials = DeviceArray<HealthSums>(static_cast<std::size_t>(kBankSlots) *
                                               static_cast<std::size_t>(impl_->blocks_per_item));
@@ -242,7 +242,7 @@ DeviceBank::DeviceBank(int max_steps, cudaStream_t stream, bool health)
 
 DeviceBank::~DeviceBank() = default;
 
-void DeviceBank::check_group(const std::vector<GroupItem>& items) {
+void DeviceBank::check_group(const std::vector<GroupItem>& items, cudaStream_t stream) {
   if (items.empty()) return;
   // A slot twice in one launch would have two warps writing its record: split there instead.
   std::uint64_t seen = 0;
@@ -250,8 +250,8 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
     const int slot = items[i].slot;
     if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
     if (seen >> slot & 1u) {
-      check_group({items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i)});
-      check_group({items.begin() + static_cast<std::ptrdiff_t>(i), items.end()});
+      check_group({items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i)}, stream);
+      check_group({items.begin() + static_cast<std::ptrdiff_t>(i), items.end()}, stream);
       return;
     }
     seen |= std::uint64_t{1} << slot;
@@ -281,13 +281,14 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items) {
   }
   t.block_start[t.count] = blocks;
   if (health_) {
-    const HealthOut h{impl_->partials.get(), impl_->arrivals.get(), impl_->health_rows.get()};
-    check_group_kernel<true><<<blocks, kThreads, 0, stream_>>>(
+    const HealthOut h{impl_->partials.get(), static_cast<unsigned>(impl_->blocks_per_item),
+                      impl_->arrivals.get(), impl_->health_rows.get()};
+    check_group_kernel<true><<<blocks, kThreads, 0, stream>>>(
         t, impl_->records.get(), impl_->history.get(), impl_->status.get(), impl_->step.get(), h);
   } else {
     check_group_kernel<false>
-        <<<blocks, kThreads, 0, stream_>>>(t, impl_->records.get(), impl_->history.get(),
-                                           impl_->status.get(), impl_->step.get(), HealthOut{});
+        <<<blocks, kThreads, 0, stream>>>(t, impl_->records.get(), impl_->history.get(),
+                                          impl_->status.get(), impl_->step.get(), HealthOut{});
   }
   NANSCOPE_LAUNCH_CHECK();
 }
@@ -397,17 +398,19 @@ __global__ void crossings_kernel(const float* __restrict__ q, const float* __res
 
 }  // namespace
 
-void DeviceBank::measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms) {
+void DeviceBank::measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms,
+                                  cudaStream_t stream) {
   if (!health_ || rows == 0) return;
   const auto blocks = static_cast<unsigned>((rows + kThreads - 1) / kThreads);
-  c51_rows_kernel<<<blocks, kThreads, 0, stream_>>>(data, rows, atoms, holds_log_probs(slot),
-                                                    impl_->mass_bits.get() + slot);
+  c51_rows_kernel<<<blocks, kThreads, 0, stream>>>(data, rows, atoms, holds_log_probs(slot),
+                                                   impl_->mass_bits.get() + slot);
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void DeviceBank::measure_crossings(const float* quantiles, const float* taus, int B, int N, int A) {
+void DeviceBank::measure_crossings(const float* quantiles, const float* taus, int B, int N, int A,
+                                   cudaStream_t stream) {
   if (!health_ || B * A == 0) return;
-  crossings_kernel<<<(B * A + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
+  crossings_kernel<<<(B * A + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
       quantiles, taus, B, N, A, impl_->crossings.get());
   NANSCOPE_LAUNCH_CHECK();
 }

@@ -79,7 +79,9 @@ class DeviceBank {
     float* capture = nullptr;
     int exec = -1;  // the check's execution position in the step (-1: taken at the launch)
   };
-  void check_group(const std::vector<GroupItem>& items);
+  // On `stream` (the bank's by default): launches with distinct slots may run side by side.
+  void check_group(const std::vector<GroupItem>& items) { check_group(items, stream_); }
+  void check_group(const std::vector<GroupItem>& items, cudaStream_t stream);
   // A check's execution position in the step, taken when a check is due but enqueued later.
   int take_exec() { return exec_++; }
   // Where a producer kernel adds `slot`'s non-finite values itself, at execution position `exec`
@@ -92,8 +94,10 @@ class DeviceBank {
   // The learner's health fields of a checked slot's buffer, enqueued (slots 6, 7 and 8: the
   // largest |row mass - 1| over `rows` rows of `atoms`; slot 14: the crossed and ordered quantile
   // pairs against the taus [B, N]). Integer atomics only (a maximum over float bits, sums).
-  void measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms);
-  void measure_crossings(const float* quantiles, const float* taus, int B, int N, int A);
+  void measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms,
+                        cudaStream_t stream);
+  void measure_crossings(const float* quantiles, const float* taus, int B, int N, int A,
+                         cudaStream_t stream);
   bool health() const { return health_; }
   DeviceStepHealth step_health() const;
   BankReadback readback();  // synchronises the stream; the only device-to-host copies

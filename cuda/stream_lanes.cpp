@@ -87,10 +87,10 @@ void Lanes::wait(int lane, Mark m) {
   if (lane > 0) joined_[static_cast<std::size_t>(lane - 1)] = true;
 }
 
-void Lanes::join_all() {
+void Lanes::join_all_but(int skip) {
   if (!parallel_) return;
   for (int lane = 1; lane < kLanes; ++lane)
-    if (joined_[static_cast<std::size_t>(lane - 1)]) wait(0, mark(lane));
+    if (lane != skip && joined_[static_cast<std::size_t>(lane - 1)]) wait(0, mark(lane));
 }
 
 }  // namespace nanscope::cuda

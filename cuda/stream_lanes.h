@@ -25,7 +25,7 @@ bool step_lanes_on();
 
 class Lanes {
  public:
-  static constexpr int kSideLanes = 6;
+  static constexpr int kSideLanes = 7;
   static constexpr int kLanes = kSideLanes + 1;
 
   Lanes(cudaStream_t main, Blas& main_blas);
@@ -57,7 +57,9 @@ class Lanes {
   void after(int lane, int other) { wait(lane, mark(other)); }
   // The backend's stream waits for every side lane (before the step's serial tail and the end of
   // a capture: a capture must end with every forked stream joined).
-  void join_all();
+  void join_all() { join_all_but(-1); }
+  // The same but for one lane (which goes on beside the step).
+  void join_all_but(int lane);
 
  private:
   void release();

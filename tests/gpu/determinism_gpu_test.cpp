@@ -1,6 +1,7 @@
 // The step is deterministic on the device: two runs of one seed leave the same losses, slot
 // buffers, health rows and state bit for bit, and the captured graph (the step's independent
-// branches on side lanes) leaves exactly what the one-stream step leaves.
+// branches on side lanes) leaves exactly what the one-stream step leaves. The graph's checks run
+// beside the step where the step allows it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -106,4 +107,38 @@ TEST(CudaDeterminism, WithoutTheIqnHeadToo) {
   Config c = small_sync();
   c.loss.lambda_iqn = 0;
   expect_identical(steps_of(c, true, 3), steps_of(c, false, 3));
+}
+
+TEST(CudaStepGraph, TheChecksBeforeTheUpdateRunBesideTheStep) {
+  // In the captured step the forward's checks run beside the backward, 24-35 beside the encoder
+  // backward; only the gradient norm's check (the guard reads it) and Adam's two slots stay on the
+  // step's own path. The graph has parallel branches: its longest chain is well short of its nodes.
+  Config c;
+  SessionOptions o;
+  o.graph = true;
+  Session s(c, cuda::make_cuda_backend(c), o);
+  cuda::StepCheckPlan plan;
+  cuda::log_check_launches(s.backend(), &plan);
+  s.step();  // the capture
+  cuda::log_check_launches(s.backend(), nullptr);
+  ASSERT_EQ(s.backend().step_graph_captures(), 1);
+  ASSERT_EQ(plan.launches.size(), 4u);
+  std::vector<int> seen(kSlotCount, 0);
+  for (const auto& launch : plan.launches)
+    for (const auto& it : launch) ++seen[static_cast<std::size_t>(it.slot)];
+  const SlotSetup setup = slot_setup(c);  // the ensemble's logits start deferred
+  for (int slot = 0; slot < kSlotCount; ++slot)
+    EXPECT_EQ(seen[static_cast<std::size_t>(slot)], setup.checked(slot) ? 1 : 0)
+        << slot_info(slot).name;
+  for (const auto& it : plan.launches[0]) EXPECT_LT(it.slot, kGradNorm) << it.slot;
+  for (const auto& it : plan.launches[1]) EXPECT_GE(it.slot, kDValueLogits) << it.slot;
+  ASSERT_EQ(plan.launches[2].size(), 1u);
+  EXPECT_EQ(plan.launches[2][0].slot, kGradNorm);
+  ASSERT_EQ(plan.launches[3].size(), 2u);
+  EXPECT_EQ(plan.launches[3][0].slot, kAdamMoments);
+  EXPECT_EQ(plan.launches[3][1].slot, kParams);
+  const cuda::StepGraphShape g = cuda::step_graph_shape(s.backend());
+  EXPECT_GT(g.kernels, 100);
+  EXPECT_LT(2 * g.longest_path, g.nodes);
+  EXPECT_GT(g.gemm_flops, 1e9);  // the default step's GEMMs: about 2 GFLOP
 }

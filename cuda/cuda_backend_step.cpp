@@ -231,17 +231,31 @@ void CudaBackend::optimizer() {
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.
   site(kGradNorm);
-  // The guard (guard_allows_update) is decided on the device from the step's status word, so
-  // parameters, moments and t stay untouched there; with capture on, the update leaves the state
-  // it started from in the optimizer's shadow (for dumps).
-  flush_checks();              // every check before the update: the guard reads their status word
+  // Slot 21's check goes with the update's own slots, after it (nothing writes the norms there):
+  // the guard reads the norms itself, so no launch stands between them and the update.
+  std::vector<DeviceBank::GroupItem> norm_check;
+  for (auto it = pending_checks_.begin(); it != pending_checks_.end(); ++it)
+    if (it->slot == kGradNorm) {
+      norm_check.push_back(*it);
+      pending_checks_.erase(it);
+      break;
+    }
+  // The guard (guard_allows_update) is decided on the device from the step's status word and the
+  // norms, so parameters, moments and t stay untouched there; with capture on, the update leaves
+  // the state it started from in the optimizer's shadow (for dumps).
+  flush_checks();              // every other check before the update: the guard reads the status
   lanes_.join_all();           // ... the checks beside the step among them
   reserve_site(kAdamMoments);  // the sites' positions in their order, though Adam checks both
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
+  AdamGuard guard;
+  if (c_.guard.enabled) {
+    guard.status = bank_.status_word();
+    if (!norm_check.empty()) guard.norms = norms_.get();
+  }
   opt_.adam_step(bw_.grads.get(), params_.get(), adam_.get(), norms_.get(), adam_t_dev_.get(),
-                 c_.guard.enabled ? bank_.status_word() : nullptr, optimizer_shadow(), checks,
-                 delta_.get());
+                 guard, optimizer_shadow(), checks, delta_.get());
+  pending_checks_.insert(pending_checks_.begin(), norm_check.begin(), norm_check.end());
   StepHealthIn health{bank_.health(), bank_.step_health()};
   if (delta_.get()) {
     opt_.norms_of(delta_.get(), update_norms_.get());
@@ -251,7 +265,7 @@ void CudaBackend::optimizer() {
   }
   site(kAdamMoments);
   site(kParams);
-  flush_checks();  // nothing, unless an injection into 22 or 23 sent their check here
+  flush_checks();                          // 21, and 22 and 23 unless their producer took them
   bank_.copy_first_fires(late_captures_);  // the slots checked by their producers, with capture on
   late_captures_.clear();
   capture_context();  // before the target sync: the target as the step used it

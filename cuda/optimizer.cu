@@ -58,13 +58,17 @@ __global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t,
 
 // The guard: a non-zero status word (the step's checks so far) skips the whole update on the
 // device, t included; no host round trip, so it works inside a captured graph.
-__device__ __forceinline__ bool guarded(const std::uint32_t* skip_if) {
-  return skip_if && *skip_if != 0u;
+__device__ __forceinline__ bool guarded(const AdamGuard& g) {
+  if (g.status && *g.status != 0u) return true;
+  if (g.norms)
+    for (int k = 0; k <= kGroupCount; ++k)
+      if (!isfinite(g.norms[k])) return true;
+  return false;
 }
 
-__global__ void advance_t(std::int64_t* t, const std::uint32_t* skip_if, std::int64_t* shadow_t) {
+__global__ void advance_t(std::int64_t* t, AdamGuard guard, std::int64_t* shadow_t) {
   if (shadow_t) *shadow_t = *t;
-  if (!guarded(skip_if)) ++*t;
+  if (!guarded(guard)) ++*t;
 }
 
 // Adam over every entry in one launch: blockIdx.y is the entry (its own learning rate), x its
@@ -75,7 +79,7 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
                             float* __restrict__ m_all, float* __restrict__ v_all, EntryTable table,
                             const float* __restrict__ norms, double max_norm, float b1, float b2,
                             const std::int64_t* __restrict__ t, double beta1, double beta2,
-                            double eps, const std::uint32_t* skip_if, float* __restrict__ sp_all,
+                            double eps, AdamGuard guard, float* __restrict__ sp_all,
                             float* __restrict__ sm_all, float* __restrict__ sv_all,
                             AdamChecks checks, float* __restrict__ delta) {
   const int e = blockIdx.y;
@@ -100,7 +104,7 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
       sv_all[o + i] = vi;
     }
   }
-  if (in && !guarded(skip_if)) {
+  if (in && !guarded(guard)) {
     const double lr = table.lr[e];
     const double bc1 = 1.0 - pow(beta1, static_cast<double>(*t));
     const double bc2 = 1.0 - pow(beta2, static_cast<double>(*t));
@@ -176,10 +180,10 @@ void DeviceOptimizer::norms_of(const float* grads, float* norms) {
 }
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
-                                std::int64_t* t, const std::uint32_t* skip_if,
-                                const AdamShadow& shadow, const AdamChecks& checks, float* delta) {
+                                std::int64_t* t, const AdamGuard& guard, const AdamShadow& shadow,
+                                const AdamChecks& checks, float* delta) {
   auto s = stream_;
-  advance_t<<<1, 1, 0, s>>>(t, skip_if, shadow.t);
+  advance_t<<<1, 1, 0, s>>>(t, guard, shadow.t);
   NANSCOPE_LAUNCH_CHECK();
   const std::size_t total = layout_.total();
   const EntryTable& table = *table_;
@@ -188,7 +192,7 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
   adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms,
                                    optim_.max_grad_norm, static_cast<float>(optim_.beta1),
                                    static_cast<float>(optim_.beta2), t, optim_.beta1, optim_.beta2,
-                                   optim_.eps, skip_if, shadow.params, shadow.adam,
+                                   optim_.eps, guard, shadow.params, shadow.adam,
                                    shadow.adam ? shadow.adam + total : nullptr, checks, delta);
   NANSCOPE_LAUNCH_CHECK();
 }

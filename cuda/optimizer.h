@@ -21,6 +21,14 @@ struct AdamShadow {
   std::int64_t* t = nullptr;
 };
 
+// What the guard reads on the device (both null: no guard): the step's status word (the checks
+// before the update), and the gradient norms the clip reads when slot 21 is checked (their check
+// runs with the update's own slots, after it: a non-finite norm is exactly slot 21 firing).
+struct AdamGuard {
+  const std::uint32_t* status = nullptr;
+  const float* norms = nullptr;  // [1 + kGroupCount]
+};
+
 // Where the update adds the non-finite values of what it leaves (slots 22 and 23 checked by their
 // producer, skipped update or not), each sink on or off.
 struct AdamChecks {
@@ -41,8 +49,8 @@ class DeviceOptimizer {
   void norms_of(const float* x, float* norms);
   // Clips `grads` in place with the global norm just computed, then one Adam step on params and
   // adam = [m | v]. Adam's counter lives on the device (*t is incremented first, then used
-  // for the bias correction); with `skip_if` non-null and *skip_if != 0 (the step's sentinel
-  // status: the guard) nothing changes, t included. Enqueue only, graph-capturable.
+  // for the bias correction); when `guard` finds a fired check (AdamGuard) nothing changes, t
+  // included. Enqueue only, graph-capturable.
   // With `shadow`, the update also leaves the values it started from there (parameters, [m | v],
   // t), skipped or not: the state before the step, for first-fire capture, at the cost of the
   // writes alone (the update reads those values anyway). With `checks`, the kernel adds the
@@ -51,7 +59,7 @@ class DeviceOptimizer {
   // With `delta`, each parameter's change (new - old, 0 where the guard skips) is left there, for
   // the update_ratio watch.
   void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
-                 const std::uint32_t* skip_if, const AdamShadow& shadow = AdamShadow{},
+                 const AdamGuard& guard, const AdamShadow& shadow = AdamShadow{},
                  const AdamChecks& checks = AdamChecks{}, float* delta = nullptr);
 
  private:

@@ -31,7 +31,7 @@ void adam_step(DeviceOptimizer& opt, float* grads, float* params, float* adam, c
                std::int64_t t) {
   DeviceArray<std::int64_t> t_dev(1);
   t_dev.upload({t - 1});  // the step advances it first
-  opt.adam_step(grads, params, adam, norms, t_dev.get(), nullptr);
+  opt.adam_step(grads, params, adam, norms, t_dev.get(), AdamGuard{});
   NANSCOPE_CUDA_CHECK(cudaDeviceSynchronize());  // t_dev goes away
 }
 

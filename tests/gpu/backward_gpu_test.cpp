@@ -119,4 +119,28 @@ TEST(DeviceOptimizer, NormsClipAndAdamMatchTheCpuBackend) {
                              cpu.adam_t + 1);
   EXPECT_TRUE(std::isnan(norms.download()[0]));
   EXPECT_TRUE(std::isnan(params.download()[cpu.layout[kEncW1].offset]));
+
+  // The guard reads the norms itself (slot 21 is checked after the update): a non-finite norm and a
+  // clean status word leave parameters, moments and t untouched; finite norms let the step through.
+  params.upload(cpu.params);
+  adam.upload(cpu.adam);
+  cuda::DeviceArray<std::uint32_t> status(1);
+  status.upload({0u});
+  cuda::DeviceArray<std::int64_t> t(1);
+  t.upload({4});
+  std::vector<float> norm_values(8, 1.f);
+  norm_values[3] = std::numeric_limits<float>::infinity();  // a group's norm overflowed
+  norms.upload(norm_values);
+  grads.upload(cpu.grads);
+  opt.adam_step(grads.get(), params.get(), adam.get(), norms.get(), t.get(),
+                cuda::AdamGuard{status.get(), norms.get()});
+  EXPECT_EQ(t.download()[0], 4);
+  EXPECT_TRUE(params.download() == cpu.params);
+  EXPECT_TRUE(adam.download() == cpu.adam);
+  norm_values[3] = 1.f;
+  norms.upload(norm_values);
+  opt.adam_step(grads.get(), params.get(), adam.get(), norms.get(), t.get(),
+                cuda::AdamGuard{status.get(), norms.get()});
+  EXPECT_EQ(t.download()[0], 5);
+  EXPECT_FALSE(params.download() == cpu.params);
 }

@@ -163,7 +163,8 @@ TEST(CudaHealth, HealthOffKeepsTheProducersChecksAndTheSameFires) {
 TEST(CudaHealth, TheFusedCheckMeasuresEverySlotInTwoLaunches) {
   // Health on (the default): the producers leave their slots to the fused check (measured there,
   // the step is faster than with the producers summing: bench/NOTES.md), one launch before the
-  // update and one after it for Adam's two slots.
+  // update and one after it for the gradient norms (the guard reads them itself) and Adam's two
+  // slots.
   const Config c = test::scenario_config("healthy", 2);
   Session s(c, cuda::make_cuda_backend(c));
   s.step();
@@ -176,9 +177,11 @@ TEST(CudaHealth, TheFusedCheckMeasuresEverySlotInTwoLaunches) {
   bool phi = false;
   for (const auto& it : plan.launches[0]) phi = phi || it.slot == kIqnPhi;
   EXPECT_TRUE(phi);
-  ASSERT_EQ(plan.launches[1].size(), 2u);
-  EXPECT_EQ(plan.launches[1][0].slot, kAdamMoments);
-  EXPECT_EQ(plan.launches[1][1].slot, kParams);
+  for (const auto& it : plan.launches[0]) EXPECT_NE(it.slot, kGradNorm);
+  ASSERT_EQ(plan.launches[1].size(), 3u);
+  EXPECT_EQ(plan.launches[1][0].slot, kGradNorm);
+  EXPECT_EQ(plan.launches[1][1].slot, kAdamMoments);
+  EXPECT_EQ(plan.launches[1][2].slot, kParams);
   for (int slot : {kIqnPhi, kAdamMoments, kParams}) {
     const HealthRow& r = s.history().back().health[static_cast<std::size_t>(slot)];
     ASSERT_TRUE(measured(r)) << slot;

@@ -48,6 +48,24 @@ __global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict
   psi[t] = h2[b * H + h] * phi[t];
 }
 
+// The layer after the cosine GEMM and psi in one pass (the IQN passes with no call site between
+// them): pre += bias; phi = relu(pre) (NaN passing, as bias_relu); psi = h2 (broadcast over the n
+// samples of a row) * phi. The same arithmetic as bias_relu then psi_kernel, bit for bit, without
+// reading phi back; 32-bit indices (the launcher checks).
+__global__ void phi_psi_kernel(float* __restrict__ pre, const float* __restrict__ bias,
+                               const float* __restrict__ h2, unsigned B, unsigned n, unsigned H,
+                               float* __restrict__ phi, float* __restrict__ psi) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= B * n * H) return;
+  const unsigned h = t % H;
+  const unsigned b = t / (n * H);
+  const float v = pre[t] + bias[h];
+  pre[t] = v;
+  const float y = v < 0.f ? 0.f : v;
+  phi[t] = y;
+  psi[t] = h2[b * H + h] * y;
+}
+
 // One warp per sample (enough lanes in flight: one thread per sample left most of the GPU idle):
 // the C51 loss on the taken sub-actions (mean over branches), summed in double over (branch, atom)
 // lane-strided and folded in a fixed order.
@@ -282,16 +300,28 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
                                                    static_cast<unsigned>(n),
                                                    static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
-  add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+  blas.gemm_bias(false, false, rows, d.A, d.H, psi.get(), p + L[kIqnOutW].offset,
+                 p + L[kIqnOutB].offset, q.get());
 }
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
               const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
-              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q,
-              const SlotSink& phi_sink) {
-  iqn_embedding(blas, d, L, p, tau, d.B * n, cos, phi_pre, phi, phi_sink);
-  iqn_quantile_layer(blas, d, L, p, h2, n, phi, psi, q);
+              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q) {
+  cudaStream_t s = blas.stream();
+  const int rows = d.B * n;
+  if (d.C > kCosMaxC) throw InternalError("iqn_pass: more cosine features than the kernel holds");
+  if (psi.size() >= (std::size_t{1} << 31))
+    throw InternalError("iqn_pass: more IQN samples than the kernel indexes");
+  cos_features<<<grid(rows, kCosRows), 128, 0, s>>>(tau, rows, d.C, cos.get());
+  NANSCOPE_LAUNCH_CHECK();
+  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
+            phi_pre.get());
+  phi_psi_kernel<<<grid(psi.size(), 256), 256, 0, s>>>(
+      phi_pre.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B),
+      static_cast<unsigned>(n), static_cast<unsigned>(d.H), phi.get(), psi.get());
+  NANSCOPE_LAUNCH_CHECK();
+  blas.gemm_bias(false, false, rows, d.A, d.H, psi.get(), p + L[kIqnOutW].offset,
+                 p + L[kIqnOutB].offset, q.get());
 }
 
 // ---- The forward's stages, each enqueued on the stream with no host copy ----
@@ -340,8 +370,8 @@ void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   cudaStream_t s = blas.stream();
   blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
   bias_relu(pre, p + L[kAuxB1].offset, d.B, d.AH, h, s);
-  blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
-  add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
+  blas.gemm_bias(false, false, d.B, d.AO, d.AH, h, p + L[kAuxW2].offset, p + L[kAuxB2].offset,
+                 pred);
 }
 
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss,

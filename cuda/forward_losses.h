@@ -33,14 +33,13 @@ void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float*
 void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
                         const float* h2, int n, const DeviceArray<float>& phi,
                         DeviceArray<float>& psi, DeviceArray<float>& q);
-// Both layers at once (the target and greedy passes, which have no call site between them).
-// The IQN head for `n` samples per row of h2: cos -> phi = relu(cos Wphi + b) -> psi = h2 * phi
-// -> q = psi Wq + bq. `phi_sink`: where the relu adds phi's non-finite values (slot iqn_phi
-// checked by its producer), or off.
+// Both layers at once (the target and greedy passes, which have no call site between them):
+// the IQN head for `n` samples per row of h2, cos -> phi = relu(cos Wphi + b) -> psi = h2 * phi
+// -> q = psi Wq + bq, with phi's bias, relu and psi in one kernel (bit for bit the two layers
+// apart: tests/gpu/forward_gpu_test.cpp).
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
               const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
-              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q,
-              const SlotSink& phi_sink = {});
+              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q);
 
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);

@@ -138,11 +138,14 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
   blas.gemm(false, false, d.B, d.H, d.H, 1.f, o.h1.get(), at(kEncW2), 0.f, o.pre2.get());
   bias_relu(o.pre2.get(), at(kEncB2), d.B, d.H, o.h2.get(), s);
   at_slot(kHS2);
-  blas.gemm_bias(false, false, d.B, d.Z, d.H, o.h2.get(), at(kBnW), at(kBnB), o.z.get());
+  blas.gemm(false, false, d.B, d.Z, d.H, 1.f, o.h2.get(), at(kBnW), 0.f, o.z.get());
+  add_bias_rows(o.z.get(), at(kBnB), d.B, d.Z, s);
   at_slot(kBnZ);
-  blas.gemm_bias(false, false, d.B, d.NA, d.Z, o.z.get(), at(kValW), at(kValB), o.v.get());
+  blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, o.z.get(), at(kValW), 0.f, o.v.get());
+  add_bias_rows(o.v.get(), at(kValB), d.B, d.NA, s);
   at_slot(kValueLogits);
-  blas.gemm_bias(false, false, d.B, d.A * d.NA, d.Z, o.z.get(), at(kAdvW), at(kAdvB), o.adv.get());
+  blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
+  add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
   at_slot(kAdvLogits);
   aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), s>>>(d, o.v.get(), o.adv.get(),
                                                                      o.logp.get());

@@ -1,8 +1,4 @@
-#include <cublasLt.h>
 #include <cublas_v2.h>
-
-#include <map>
-#include <tuple>
 
 #include "dense.h"
 #include "device_array.h"
@@ -79,79 +75,7 @@ __global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restric
 
 }  // namespace
 
-// cuBLASLt for the GEMMs with a bias epilogue: one plan per shape (layouts, descriptor, the
-// algorithm the heuristic gave), kept for the handle's life.
-struct Blas::LtPlans {
-  static constexpr std::size_t kWorkspace = std::size_t{4} << 20;
-  struct Plan {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    cublasLtMatmulAlgo_t algo{};
-    bool usable = false;  // the heuristic found an algorithm
-  };
-  cublasLtHandle_t handle = nullptr;
-  DeviceArray<unsigned char> workspace{kWorkspace};
-  // (trans_a, trans_b, m, n, k, pointers 16-byte aligned): the heuristic reads the alignment.
-  std::map<std::tuple<bool, bool, int, int, int, bool>, Plan> plans;
-
-  LtPlans() { NANSCOPE_CUBLAS_CHECK(cublasLtCreate(&handle)); }
-  ~LtPlans() {
-    for (auto& [key, p] : plans) {
-      if (p.desc) cublasLtMatmulDescDestroy(p.desc);
-      for (auto l : {p.a, p.b, p.d})
-        if (l) cublasLtMatrixLayoutDestroy(l);
-    }
-    cublasLtDestroy(handle);
-  }
-  LtPlans(const LtPlans&) = delete;
-  LtPlans& operator=(const LtPlans&) = delete;
-
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, as in Blas::gemm: the
-  // column-major output has n rows, so the epilogue's bias (one per output row) is per column of C.
-  Plan& plan(bool ta, bool tb, int m, int n, int k, bool aligned) {
-    const auto key = std::make_tuple(ta, tb, m, n, k, aligned);
-    auto found = plans.find(key);
-    if (found != plans.end()) return found->second;
-    Plan& p = plans[key];
-    NANSCOPE_CUBLAS_CHECK(
-        cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F));
-    const cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N;  // B's, then A's
-    const cublasOperation_t op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    NANSCOPE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                         &op_first, sizeof op_first));
-    NANSCOPE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                         &op_second, sizeof op_second));
-    NANSCOPE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                         &epilogue, sizeof epilogue));
-    NANSCOPE_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, tb ? k : n, tb ? n : k, tb ? k : n));
-    NANSCOPE_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, ta ? m : k, ta ? k : m, ta ? m : k));
-    NANSCOPE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, CUDA_R_32F, n, m, n));
-    cublasLtMatmulPreference_t pref = nullptr;
-    NANSCOPE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const std::uint64_t ws = kWorkspace;
-    // Split-K only with a separate reduction (no in-place accumulation whose order could vary).
-    const std::uint32_t schemes =
-        CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
-    cublasLtMatmulHeuristicResult_t result{};
-    int found_count = 0;
-    const bool ok =
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                             sizeof ws) == CUBLAS_STATUS_SUCCESS &&
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                             &schemes, sizeof schemes) == CUBLAS_STATUS_SUCCESS &&
-        cublasLtMatmulAlgoGetHeuristic(handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result,
-                                       &found_count) == CUBLAS_STATUS_SUCCESS;
-    cublasLtMatmulPreferenceDestroy(pref);
-    p.usable = ok && found_count > 0;
-    if (p.usable) p.algo = result.algo;
-    return p;
-  }
-};
-
-Blas::Blas(cudaStream_t stream) : stream_(stream), lt_(std::make_unique<LtPlans>()) {
+Blas::Blas(cudaStream_t stream) : stream_(stream) {
   cublasHandle_t h = nullptr;
   NANSCOPE_CUBLAS_CHECK(cublasCreate(&h));
   handle_ = h;
@@ -184,25 +108,6 @@ void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
   NANSCOPE_CUBLAS_CHECK(cublasSgemm(
       static_cast<cublasHandle_t>(handle_), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n));
-}
-
-void Blas::gemm_bias(bool trans_a, bool trans_b, int m, int n, int k, const float* a,
-                     const float* b, const float* bias, float* c) {
-  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  LtPlans::Plan& p =
-      lt_->plan(trans_a, trans_b, m, n, k, aligned(a) && aligned(b) && aligned(bias) && aligned(c));
-  if (!p.usable || m == 0 || n == 0) {
-    gemm(trans_a, trans_b, m, n, k, 1.f, a, b, 0.f, c);
-    add_bias_rows(c, bias, m, n, stream_);
-    return;
-  }
-  tally_.add(Tally{2.0 * m * n * k, trans_a, trans_b, m, n, k});
-  NANSCOPE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                       &bias, sizeof bias));
-  const float one = 1.f, zero = 0.f;
-  NANSCOPE_CUBLAS_CHECK(cublasLtMatmul(lt_->handle, p.desc, &one, b, p.a, a, p.b, &zero, c, p.d, c,
-                                       p.d, &p.algo, lt_->workspace.get(), LtPlans::kWorkspace,
-                                       stream_));
 }
 
 void Blas::gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha,

@@ -23,11 +23,6 @@ class Blas {
   // beta = 1 accumulates into C (never alpha = 0 to skip work).
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
             const float* b, float beta, float* c);
-  // C[m,n] = op(A) op(B) + bias[n] (row broadcast) in one launch: cuBLASLt's bias epilogue, its
-  // algorithm chosen once per shape (pedantic fp32, no in-place split-K reduction: the same
-  // result on every run). Where cuBLASLt offers no algorithm, gemm then add_bias_rows.
-  void gemm_bias(bool trans_a, bool trans_b, int m, int n, int k, const float* a, const float* b,
-                 const float* bias, float* c);
   // `count` independent GEMMs of one shape in one launch: the i-th reads a + i * stride_a and
   // b + i * stride_b and writes c + i * stride_c (a stride of 0 shares an operand).
   void gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
@@ -50,8 +45,6 @@ class Blas {
   void* handle_ = nullptr;
   cudaStream_t stream_;
   Tally tally_;
-  struct LtPlans;  // the cuBLASLt handle, workspace and each shape's plan (dense.cu)
-  std::unique_ptr<LtPlans> lt_;
 };
 
 // y[rows, cols] += bias[cols] (row broadcast).

@@ -300,8 +300,8 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
                                                    static_cast<unsigned>(n),
                                                    static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm_bias(false, false, rows, d.A, d.H, psi.get(), p + L[kIqnOutW].offset,
-                 p + L[kIqnOutB].offset, q.get());
+  blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
+  add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
@@ -316,12 +316,12 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
             phi_pre.get());
-  phi_psi_kernel<<<grid(psi.size(), 256), 256, 0, s>>>(
+  phi_psi_kernel<<<grid(static_cast<std::size_t>(rows) * d.H, 256), 256, 0, s>>>(
       phi_pre.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B),
       static_cast<unsigned>(n), static_cast<unsigned>(d.H), phi.get(), psi.get());
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm_bias(false, false, rows, d.A, d.H, psi.get(), p + L[kIqnOutW].offset,
-                 p + L[kIqnOutB].offset, q.get());
+  blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
+  add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 
 // ---- The forward's stages, each enqueued on the stream with no host copy ----
@@ -370,8 +370,8 @@ void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, c
   cudaStream_t s = blas.stream();
   blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
   bias_relu(pre, p + L[kAuxB1].offset, d.B, d.AH, h, s);
-  blas.gemm_bias(false, false, d.B, d.AO, d.AH, h, p + L[kAuxW2].offset, p + L[kAuxB2].offset,
-                 pred);
+  blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
+  add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
 }
 
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss,

@@ -6,12 +6,14 @@
 #   (tests/io/check_propagation.py); compute-sanitizer memcheck and initcheck on tiny-network tests that run every
 #   kernel in every mode (the fused check, first-fire capture graphed and not, the guard, recapture,
 #   parity runs), racecheck on those with shared memory (fused check, guard, a graphed parity run);
-#   the step benchmark (sentinel_overhead, graphed and ungraphed, recording); the sentinel benchmark
+#   the step benchmark (sentinel_overhead, graphed and ungraphed, recording; the step graph's shape,
+#   with its side lanes and on one stream; where the checks' cost is); the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
-#   with step_rate.
+#   with step_rate; with the part `scaling` (not in the default), the scaling table
+#   (bench/step_scaling.py: batch 64-4096 x hidden 128-2048 against cuBLAS SGEMM and the twin).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
-# PARTS: a comma-separated choice of tests, propagation, sanitizers, bench (default all four). On the H200:
-# tests and bench about a minute, the sanitizers under one more.
+# PARTS: a comma-separated choice of tests, propagation, sanitizers, bench, scaling (default the first
+# four). On the H200: tests and bench about a minute each, the sanitizers under one more, scaling one.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2
@@ -26,7 +28,7 @@ step() {  # NAME SECONDS COMMAND...
   timeout "$secs" "$@" >"$out/$name.txt" 2>&1
   echo "$name: exit $?"
 }
-tiny='DeviceSentinel*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard'
+tiny='DeviceSentinel*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard'
 race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param'
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
@@ -45,9 +47,16 @@ step initcheck 180 compute-sanitizer --tool initcheck "$bin/gpu_tests" --gtest_f
 step racecheck 300 compute-sanitizer --tool racecheck "$bin/gpu_tests" --gtest_filter="$race"
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/memcheck.txt "$out"/initcheck.txt "$out"/racecheck.txt
 fi
+if want scaling; then
+step scaling 600 python3 "$src/bench/step_scaling.py" "$bin" "$out/scaling"
+sed -n '/^scaling:/,$p' "$out/scaling.txt"
+fi
 want bench || exit 0
 step cuda_step 300 "$bin/bench_cuda_step" 5 "$out/step_ms.txt"
-grep -hE "sentinel_overhead|health_overhead|graph vs ungraphed|^  graph" "$out/cuda_step.txt"
+grep -hE "sentinel_overhead|health_overhead|graph vs ungraphed|^  graph|^step graph" "$out/cuda_step.txt"
+NANSCOPE_STEP_LANES=0 "$bin/bench_cuda_step" shape | tail -1
+step cuda_step_split 300 "$bin/bench_cuda_step" split
+cat "$out/cuda_step_split.txt"
 step sentinel 120 "$bin/bench_sentinel" "$out/sentinel_shapes.txt"
 grep -hE "^sentinel_" "$out/sentinel.txt"
 if python3 -c "import torch, h5py" 2>/dev/null; then

@@ -44,8 +44,10 @@ void CudaBackend::phase_body(Phase phase) {
     case Phase::ChecksPostBackward:
       for (int s = kDValueLogits; s <= kBnDConcat; ++s)
         if (!shapes_[s].empty()) check_site(s);
-      // The encoder backward writes none of 24-35: their checks run beside it.
-      flush_checks_beside(bw_heads_done_);
+      // With the guard on, the update waits for them: they run beside the encoder backward (which
+      // writes none of 24-35). Without it nothing reads them before the update: they go with the
+      // update's own slots after it (one launch fewer).
+      if (c_.guard.enabled) flush_checks_beside(bw_heads_done_);
       break;
     case Phase::Optimizer:
       optimizer();
@@ -231,20 +233,26 @@ void CudaBackend::optimizer() {
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.
   site(kGradNorm);
-  // Slot 21's check goes with the update's own slots, after it (nothing writes the norms there):
-  // the guard reads the norms itself, so no launch stands between them and the update.
+  // With the guard on, the update waits for every check before it (it reads their status word),
+  // except slot 21's, which goes with the update's own slots after it (nothing writes the norms
+  // there): the guard reads the norms itself, so no launch stands between them and the update.
+  // Without the guard, every check not already run beside the step waits for after the update.
   std::vector<DeviceBank::GroupItem> norm_check;
-  for (auto it = pending_checks_.begin(); it != pending_checks_.end(); ++it)
-    if (it->slot == kGradNorm) {
-      norm_check.push_back(*it);
-      pending_checks_.erase(it);
-      break;
-    }
-  // The guard (guard_allows_update) is decided on the device from the step's status word and the
-  // norms, so parameters, moments and t stay untouched there; with capture on, the update leaves
-  // the state it started from in the optimizer's shadow (for dumps).
-  flush_checks();              // every other check before the update: the guard reads the status
-  lanes_.join_all();           // ... the checks beside the step among them
+  if (c_.guard.enabled) {
+    for (auto it = pending_checks_.begin(); it != pending_checks_.end(); ++it)
+      if (it->slot == kGradNorm) {
+        norm_check.push_back(*it);
+        pending_checks_.erase(it);
+        break;
+      }
+    flush_checks();
+  }
+  // The checks beside the step: before the update when the guard reads them, else before the
+  // step's record and first-fire capture read the bank (below).
+  if (c_.guard.enabled)
+    lanes_.join_all();
+  else
+    lanes_.join_all_but(kCheckLane);
   reserve_site(kAdamMoments);  // the sites' positions in their order, though Adam checks both
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
@@ -265,7 +273,8 @@ void CudaBackend::optimizer() {
   }
   site(kAdamMoments);
   site(kParams);
-  flush_checks();                          // 21, and 22 and 23 unless their producer took them
+  flush_checks();  // 21, 22 and 23 (unless their producer took them), without the guard the rest
+  lanes_.join(kCheckLane);
   bank_.copy_first_fires(late_captures_);  // the slots checked by their producers, with capture on
   late_captures_.clear();
   capture_context();  // before the target sync: the target as the step used it

@@ -87,6 +87,11 @@ void Lanes::wait(int lane, Mark m) {
   if (lane > 0) joined_[static_cast<std::size_t>(lane - 1)] = true;
 }
 
+void Lanes::join(int lane) {
+  if (parallel_ && lane > 0 && lane < kLanes && joined_[static_cast<std::size_t>(lane - 1)])
+    wait(0, mark(lane));
+}
+
 void Lanes::join_all_but(int skip) {
   if (!parallel_) return;
   for (int lane = 1; lane < kLanes; ++lane)

@@ -58,6 +58,8 @@ class Lanes {
   // The backend's stream waits for every side lane (before the step's serial tail and the end of
   // a capture: a capture must end with every forked stream joined).
   void join_all() { join_all_but(-1); }
+  // The backend's stream waits for one lane (nothing when the lane took no work in this capture).
+  void join(int lane);
   // The same but for one lane (which goes on beside the step).
   void join_all_but(int lane);
 

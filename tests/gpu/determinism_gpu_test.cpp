@@ -110,35 +110,42 @@ TEST(CudaDeterminism, WithoutTheIqnHeadToo) {
 }
 
 TEST(CudaStepGraph, TheChecksBeforeTheUpdateRunBesideTheStep) {
-  // In the captured step the forward's checks run beside the backward, 24-35 beside the encoder
-  // backward; the gradient norm's check (the guard reads the norms itself) goes with Adam's two
-  // slots after the update: no check launch stands before the update. The graph has parallel
-  // branches: its longest chain is well short of its nodes.
-  Config c;
-  SessionOptions o;
-  o.graph = true;
-  Session s(c, cuda::make_cuda_backend(c), o);
-  cuda::StepCheckPlan plan;
-  cuda::log_check_launches(s.backend(), &plan);
-  s.step();  // the capture
-  cuda::log_check_launches(s.backend(), nullptr);
-  ASSERT_EQ(s.backend().step_graph_captures(), 1);
-  ASSERT_EQ(plan.launches.size(), 3u);
-  std::vector<int> seen(kSlotCount, 0);
-  for (const auto& launch : plan.launches)
-    for (const auto& it : launch) ++seen[static_cast<std::size_t>(it.slot)];
-  const SlotSetup setup = slot_setup(c);  // the ensemble's logits start deferred
-  for (int slot = 0; slot < kSlotCount; ++slot)
-    EXPECT_EQ(seen[static_cast<std::size_t>(slot)], setup.checked(slot) ? 1 : 0)
-        << slot_info(slot).name;
-  for (const auto& it : plan.launches[0]) EXPECT_LT(it.slot, kGradNorm) << it.slot;
-  for (const auto& it : plan.launches[1]) EXPECT_GE(it.slot, kDValueLogits) << it.slot;
-  ASSERT_EQ(plan.launches[2].size(), 3u);
-  EXPECT_EQ(plan.launches[2][0].slot, kGradNorm);
-  EXPECT_EQ(plan.launches[2][1].slot, kAdamMoments);
-  EXPECT_EQ(plan.launches[2][2].slot, kParams);
-  const cuda::StepGraphShape g = cuda::step_graph_shape(s.backend());
-  EXPECT_GT(g.kernels, 100);
-  EXPECT_LT(2 * g.longest_path, g.nodes);
-  EXPECT_GT(g.gemm_flops, 1e9);  // the default step's GEMMs: about 2 GFLOP
+  // In the captured step the forward's checks run beside the backward. With the guard on, 24-35
+  // run beside the encoder backward and the gradient norm's check (the guard reads the norms
+  // itself) goes with Adam's two slots after the update: no check launch stands before the
+  // update. Without the guard (the default) 24-35 and 21 go with Adam's slots too. The graph has
+  // parallel branches: its longest chain is well short of its nodes.
+  for (bool guard : {false, true}) {
+    Config c;
+    c.guard.enabled = guard;
+    SessionOptions o;
+    o.graph = true;
+    Session s(c, cuda::make_cuda_backend(c), o);
+    cuda::StepCheckPlan plan;
+    cuda::log_check_launches(s.backend(), &plan);
+    s.step();  // the capture
+    cuda::log_check_launches(s.backend(), nullptr);
+    ASSERT_EQ(s.backend().step_graph_captures(), 1);
+    ASSERT_EQ(plan.launches.size(), guard ? 3u : 2u);
+    std::vector<int> seen(kSlotCount, 0);
+    for (const auto& launch : plan.launches)
+      for (const auto& it : launch) ++seen[static_cast<std::size_t>(it.slot)];
+    const SlotSetup setup = slot_setup(c);  // the ensemble's logits start deferred
+    for (int slot = 0; slot < kSlotCount; ++slot)
+      EXPECT_EQ(seen[static_cast<std::size_t>(slot)], setup.checked(slot) ? 1 : 0)
+          << slot_info(slot).name;
+    for (const auto& it : plan.launches[0]) EXPECT_LT(it.slot, kGradNorm) << it.slot;
+    for (std::size_t l = 1; l < plan.launches.size(); ++l)
+      for (const auto& it : plan.launches[l]) EXPECT_GE(it.slot, kGradNorm) << it.slot;
+    const auto& last = plan.launches.back();
+    ASSERT_GE(last.size(), 3u);
+    EXPECT_EQ(last[last.size() - 3].slot, kGradNorm);
+    EXPECT_EQ(last[last.size() - 2].slot, kAdamMoments);
+    EXPECT_EQ(last[last.size() - 1].slot, kParams);
+    if (guard) EXPECT_EQ(last.size(), 3u);
+    const cuda::StepGraphShape g = cuda::step_graph_shape(s.backend());
+    EXPECT_GT(g.kernels, 100);
+    EXPECT_LT(2 * g.longest_path, g.nodes);
+    EXPECT_GT(g.gemm_flops, 1e9);  // the default step's GEMMs: about 2 GFLOP
+  }
 }

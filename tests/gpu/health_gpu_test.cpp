@@ -160,38 +160,47 @@ TEST(CudaHealth, HealthOffKeepsTheProducersChecksAndTheSameFires) {
   }
 }
 
-TEST(CudaHealth, TheFusedCheckMeasuresEverySlotInTwoLaunches) {
+TEST(CudaHealth, TheFusedCheckMeasuresEverySlot) {
   // Health on (the default): the producers leave their slots to the fused check (measured there,
-  // the step is faster than with the producers summing: bench/NOTES.md), one launch before the
-  // update and one after it for the gradient norms (the guard reads them itself) and Adam's two
-  // slots.
-  const Config c = test::scenario_config("healthy", 2);
-  Session s(c, cuda::make_cuda_backend(c));
-  s.step();
-  cuda::StepCheckPlan plan;
-  cuda::log_check_launches(s.backend(), &plan);
-  s.step();
-  cuda::log_check_launches(s.backend(), nullptr);
-  EXPECT_TRUE(plan.in_producers.empty());
-  ASSERT_EQ(plan.launches.size(), 2u);
-  bool phi = false;
-  for (const auto& it : plan.launches[0]) phi = phi || it.slot == kIqnPhi;
-  EXPECT_TRUE(phi);
-  for (const auto& it : plan.launches[0]) EXPECT_NE(it.slot, kGradNorm);
-  ASSERT_EQ(plan.launches[1].size(), 3u);
-  EXPECT_EQ(plan.launches[1][0].slot, kGradNorm);
-  EXPECT_EQ(plan.launches[1][1].slot, kAdamMoments);
-  EXPECT_EQ(plan.launches[1][2].slot, kParams);
-  for (int slot : {kIqnPhi, kAdamMoments, kParams}) {
-    const HealthRow& r = s.history().back().health[static_cast<std::size_t>(slot)];
-    ASSERT_TRUE(measured(r)) << slot;
-    EXPECT_EQ(r[kHealthNonfinite], 0.f) << slot;
-    EXPECT_GT(r[kHealthRms], 0.f) << slot;
+  // the step is faster than with the producers summing: bench/NOTES.md). Without the guard (the
+  // default) the step's checks are one launch after the update; with it, one before the update
+  // (the guard reads its status word) and one after it for the gradient norms (the guard reads
+  // them itself) and Adam's two slots.
+  Config guarded = test::scenario_config("healthy", 2);
+  guarded.guard.enabled = true;
+  for (bool guard : {false, true}) {
+    const Config c = guard ? guarded : test::scenario_config("healthy", 2);
+    Session s(c, cuda::make_cuda_backend(c));
+    s.step();
+    cuda::StepCheckPlan plan;
+    cuda::log_check_launches(s.backend(), &plan);
+    s.step();
+    cuda::log_check_launches(s.backend(), nullptr);
+    EXPECT_TRUE(plan.in_producers.empty());
+    ASSERT_EQ(plan.launches.size(), guard ? 2u : 1u);
+    bool phi = false;
+    for (const auto& it : plan.launches[0]) phi = phi || it.slot == kIqnPhi;
+    EXPECT_TRUE(phi);
+    const auto& last = plan.launches.back();
+    ASSERT_GE(last.size(), 3u);
+    EXPECT_EQ(last[last.size() - 3].slot, kGradNorm);
+    EXPECT_EQ(last[last.size() - 2].slot, kAdamMoments);
+    EXPECT_EQ(last[last.size() - 1].slot, kParams);
+    if (guard) {
+      EXPECT_EQ(last.size(), 3u);
+      for (const auto& it : plan.launches[0]) EXPECT_NE(it.slot, kGradNorm);
+    }
+    for (int slot : {kIqnPhi, kAdamMoments, kParams}) {
+      const HealthRow& r = s.history().back().health[static_cast<std::size_t>(slot)];
+      ASSERT_TRUE(measured(r)) << slot;
+      EXPECT_EQ(r[kHealthNonfinite], 0.f) << slot;
+      EXPECT_GT(r[kHealthRms], 0.f) << slot;
+    }
+    // A relu's output: no negatives, some zeros.
+    const HealthRow& phi_row = s.history().back().health[kIqnPhi];
+    EXPECT_GE(phi_row[kHealthMin], 0.f);
+    EXPECT_GT(phi_row[kHealthZeroFraction], 0.f);
   }
-  // A relu's output: no negatives, some zeros.
-  const HealthRow& phi_row = s.history().back().health[kIqnPhi];
-  EXPECT_GE(phi_row[kHealthMin], 0.f);
-  EXPECT_GT(phi_row[kHealthZeroFraction], 0.f);
 }
 
 TEST(CudaHealth, TheSameRowsOnEveryRun) {

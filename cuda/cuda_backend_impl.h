@@ -7,13 +7,13 @@
 //
 // The verified device pieces (sampler, dense layers, heads, losses, backward, optimizer, sentinel
 // bank) run phase by phase on one stream, or as one captured CUDA graph of the same phase
-// functions. The slot call sites are the CPU backend's, in the same order: the observer's
-// `produced` (fault injection) right after each producer, then the site's device check (every site
-// takes an execution position, checked or not) and the observer's `check`. Everything that changes
-// from step to step (fold and step of the draws, the bank's step, the global step, Adam's t) is
-// read from device memory, set by tiny kernels before the step, so a replayed graph is the same
-// step as an ungraphed one. A step makes no device-to-host copy unless the session reads its
-// record.
+// functions whose independent branches run on side lanes (stream_lanes.h). The slot call sites are
+// the CPU backend's, in the same order: the observer's `produced` (fault injection) right after
+// each producer, then the site's device check (every site takes an execution position, checked or
+// not) and the observer's `check`. Everything that changes from step to step (fold and step of the
+// draws, the bank's step, the global step, Adam's t) is read from device memory, set by tiny
+// kernels before the step, so a replayed graph is the same step as an ungraphed one. A step makes
+// no device-to-host copy unless the session reads its record.
 #pragma once
 
 #include <array>
@@ -109,19 +109,21 @@ class CudaBackend final : public Backend, public CheckBank {
   // A check site: the device check of a checked slot, enqueued (see flush_checks) unless its
   // producer took it; every site takes an execution position. Then the observer's `check`.
   void check_site(int slot);
-  // The session's checks are collected and enqueued as one fused launch (DeviceBank::check_group)
-  // where the step needs their result: before the update (the guard reads the status word) and at
-  // the step's end; and before anything that reads the bank or writes a slot buffer from the host.
-  // Deferring is exact: every slot buffer stays as its check site saw it until the update (33 and
-  // 34 have their own copies; the encoder backward only reads bw_d_h_s2), and 22 and 23 are
-  // checked after it. So the records are those of checking each slot at its site, in one launch
-  // per step (22 and 23 are checked by Adam itself, see producer_sink; a second launch at the
-  // step's end only when an injection sends their check to the site) instead of two per slot.
+  // The session's checks are collected and enqueued as fused launches (DeviceBank::check_group)
+  // where the step needs their result: with the guard, before the update (it reads the status
+  // word; slot 21's check waits for after it, the guard reads the norms itself); at the step's end
+  // (Adam's slots, and without the guard everything not checked beside the step); and before
+  // anything that reads the bank or writes a slot buffer from the host. Deferring is exact: every
+  // slot buffer stays as its check site saw it until its check (33 and 34 have their own copies;
+  // the encoder backward only reads bw_d_h_s2; the update writes no slot but 22 and 23, checked
+  // after it). So the records are those of checking each slot at its site, in one or two launches
+  // per ungraphed step (with health off, iqn_phi, 22 and 23 are checked by their producers, see
+  // producer_sink) instead of two per slot.
   void flush_checks() { flush_checks_on(stream_.s); }
-  // In a captured graph (lanes on), the checks due so far go to the check lane beside the step
-  // (at the forward's end and after slot 35: nothing writes a checked buffer after its site until
-  // the update), so they leave the step's critical path; the update waits for that lane. Without
-  // the lanes, they stay pending for the one launch before the update.
+  // In a captured graph (lanes on), the checks due so far go to the check lane beside the step (at
+  // the forward's end, and with the guard after slot 35: nothing writes a checked buffer after its
+  // site until the update); the update (with the guard) or the step's record waits for that lane.
+  // Without the lanes, they stay pending for the step's launches.
   // `ready`: where the pending checks' buffers are finished (lane 0's current point by default).
   void flush_checks_beside(Lanes::Mark ready) {
     if (!lanes_.parallel()) return;

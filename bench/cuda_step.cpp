@@ -20,29 +20,17 @@
 #include "session/session.h"
 
 #include "bench_util.h"
+#include "session_timing.h"
 
 using namespace nanscope;
 using nanscope::bench::median;
+using nanscope::bench::ms_per_step;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Median ms per step over `blocks` blocks of `steps` steps (each step ends with its readback).
-double ms_per_step(Session& s, int blocks, int steps) {
-  std::vector<double> t;
-  RunUntil n;
-  n.kind = RunUntil::Kind::Steps;
-  n.steps = steps;
-  for (int b = 0; b < blocks; ++b) {
-    const auto start = Clock::now();
-    s.run(n);
-    t.push_back(seconds_since(start) * 1e3 / steps);
-  }
-  return median(t);
 }
 
 struct Variant {

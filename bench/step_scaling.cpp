@@ -21,25 +21,14 @@
 #include "session/session.h"
 
 #include "bench_util.h"
+#include "session_timing.h"
 
 using namespace nanscope;
 using nanscope::bench::median;
+using nanscope::bench::ms_per_step;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double ms_per_step(Session& s, int blocks, int steps) {
-  std::vector<double> t;
-  RunUntil n;
-  n.kind = RunUntil::Kind::Steps;
-  n.steps = steps;
-  for (int b = 0; b < blocks; ++b) {
-    const auto start = Clock::now();
-    s.run(n);
-    t.push_back(std::chrono::duration<double>(Clock::now() - start).count() * 1e3 / steps);
-  }
-  return median(t);
-}
 
 // cuBLAS SGEMM alone on one shape: ms per call, median over blocks of `reps` calls captured in one
 // graph (so that launch gaps count as they do in the step's graph).

@@ -24,6 +24,7 @@
 #include "session_timing.h"
 
 using namespace nanscope;
+using nanscope::bench::int_list;
 using nanscope::bench::median;
 using nanscope::bench::ms_per_step;
 using Clock = std::chrono::steady_clock;
@@ -32,7 +33,7 @@ namespace {
 
 // cuBLAS SGEMM alone on one shape: ms per call, median over blocks of `reps` calls captured in one
 // graph (so that launch gaps count as they do in the step's graph).
-double sgemm_ms(const cuda::StepGraphShape& g, int blocks = 7, int reps = 20) {
+double sgemm_ms(const cuda::GemmWork& g, int blocks = 7, int reps = 20) {
   cudaStream_t s = nullptr;
   NANSCOPE_CUDA_CHECK(cudaStreamCreate(&s));
   cuda::Blas blas(s);
@@ -73,24 +74,13 @@ double sgemm_ms(const cuda::StepGraphShape& g, int blocks = 7, int reps = 20) {
   return median(t);
 }
 
-std::vector<int> list_of(const char* text) {
-  std::vector<int> out;
-  for (const char* p = text; *p;) {
-    char* end = nullptr;
-    out.push_back(static_cast<int>(std::strtol(p, &end, 10)));
-    p = *end == ',' ? end + 1 : end;
-    if (end == p && *p) break;
-  }
-  return out;
-}
-
 }  // namespace
 
 // Usage: bench_step_scaling [BATCHES] [HIDDENS] [OUT]   (comma-separated lists; OUT receives one
 // line per point: batch hidden ms_per_step gemm_gflop sgemm_ms m n k, for bench/step_scaling.py)
 int main(int argc, char** argv) {
-  const auto batches = list_of(argc > 1 ? argv[1] : "64,256,1024,4096");
-  const auto hiddens = list_of(argc > 2 ? argv[2] : "128,512,2048");
+  const auto batches = int_list(argc > 1 ? argv[1] : "64,256,1024,4096");
+  const auto hiddens = int_list(argc > 2 ? argv[2] : "128,512,2048");
   std::FILE* out = argc > 3 ? std::fopen(argv[3], "w") : nullptr;
   fmt::print(
       "bench step_scaling: the graphed step (every check on, slot health on) against cuBLAS SGEMM "
@@ -118,19 +108,20 @@ int main(int argc, char** argv) {
         ms = ms_per_step(s, 5, steps);
         g = cuda::step_graph_shape(s.backend());
       }
-      const double gemm = sgemm_ms(g);
-      const double step_tf = g.gemm_flops / (ms * 1e-3) / 1e12;
-      const double gemm_tf = 2.0 * g.m * g.n * g.k / (gemm * 1e-3) / 1e12;
+      const cuda::GemmWork& w = g.gemms;
+      const double gemm = sgemm_ms(w);
+      const double step_tf = w.flops / (ms * 1e-3) / 1e12;
+      const double gemm_tf = 2.0 * w.m * w.n * w.k / (gemm * 1e-3) / 1e12;
       fmt::print(
           "{:>6} {:>6} {:>10.4f} {:>10.2f} {:>9.2f} {:>22} {:>10.2f} {:>7.1f}% {:>6} {:>8} {:>8}\n",
-          batch, hidden, ms, g.gemm_flops / 1e9, step_tf,
-          fmt::format("{},{},{}{}", g.m, g.n, g.k,
-                      g.trans_a ? " (A^T)" : (g.trans_b ? " (B^T)" : "")),
+          batch, hidden, ms, w.flops / 1e9, step_tf,
+          fmt::format("{},{},{}{}", w.m, w.n, w.k,
+                      w.trans_a ? " (A^T)" : (w.trans_b ? " (B^T)" : "")),
           gemm_tf, 100.0 * step_tf / gemm_tf, g.nodes, g.kernels, g.longest_path);
       std::fflush(stdout);
       if (out)
-        std::fprintf(out, "%d %d %.5f %.4f %.5f %d %d %d\n", batch, hidden, ms, g.gemm_flops / 1e9,
-                     gemm, g.m, g.n, g.k);
+        std::fprintf(out, "%d %d %.5f %.4f %.5f %d %d %d\n", batch, hidden, ms, w.flops / 1e9, gemm,
+                     w.m, w.n, w.k);
     }
   if (out) std::fclose(out);
   return 0;

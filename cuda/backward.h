@@ -1,7 +1,8 @@
 // The backward pass on the device, in the spec's order (main, aux, iqn, encoder), mirroring
 // engine/model/cpu_backward.inl: the head gradient buffers 27, 28, 30, 31 hold the gradients of
 // their unweighted losses; each lambda is applied once where the gradient joins the shared path.
-// Parameter gradients go to one flat buffer with the parameters' layout. No CUDA types here.
+// Parameter gradients go to one flat buffer with the parameters' layout. Streams are
+// cudaStream_t; the branches run on the step's lanes (stream_lanes.h).
 #pragma once
 
 #include <array>

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "gemm_work.h"
 #include "model/backend.h"
 
 namespace nanscope::cuda {
@@ -32,15 +33,11 @@ void log_check_launches(Backend& backend, StepCheckPlan* log);
 
 // The step graph a CUDA backend captured last: its nodes, the kernel nodes among them, and its
 // longest chain of dependent nodes and the most kernels on any chain (the launches a replay runs
-// one after another at the least). All zero before a capture.
-// Also the step's GEMM work: floating-point operations, and its largest GEMM's shape (row-major
-// C[m,n] = op(A)[m,k] op(B)[k,n]).
+// one after another at the least), and the step's GEMM work. All zero before a capture.
 struct StepGraphShape {
   int nodes = 0, kernels = 0, longest_path = 0, kernels_on_longest = 0;
   bool one_stream = false;  // captured with NANSCOPE_STEP_LANES=0
-  double gemm_flops = 0;
-  bool trans_a = false, trans_b = false;
-  int m = 0, n = 0, k = 0;
+  GemmWork gemms;
 };
 StepGraphShape step_graph_shape(const Backend& backend);
 

@@ -66,6 +66,7 @@ void CudaBackend::drop_graph() {
 
 void CudaBackend::capture() {
   drop_graph();
+  lanes_.prepare();
   NANSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
   cudaGraph_t graph = nullptr;
   // Launches are recorded, not run: no debug synchronisation meanwhile. The step's independent
@@ -102,14 +103,8 @@ void CudaBackend::capture() {
     ~GraphOwner() { cudaGraphDestroy(g); }
   } owner{graph};
   graph_shape_ = shape_of(graph);
-  const Blas::Tally t = lanes_.tally();
   graph_shape_.one_stream = !step_lanes_on();
-  graph_shape_.gemm_flops = t.flops;
-  graph_shape_.trans_a = t.trans_a;
-  graph_shape_.trans_b = t.trans_b;
-  graph_shape_.m = t.m;
-  graph_shape_.n = t.n;
-  graph_shape_.k = t.k;
+  graph_shape_.gemms = lanes_.tally();
   graph_exec_.instantiate(graph);
   ++captures_;
 }
@@ -249,10 +244,7 @@ void CudaBackend::optimizer() {
   }
   // The checks beside the step: before the update when the guard reads them, else before the
   // step's record and first-fire capture read the bank (below).
-  if (c_.guard.enabled)
-    lanes_.join_all();
-  else
-    lanes_.join_all_but(kCheckLane);
+  if (c_.guard.enabled) lanes_.join(kCheckLane);
   reserve_site(kAdamMoments);  // the sites' positions in their order, though Adam checks both
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};

@@ -88,20 +88,9 @@ Blas::~Blas() {
   cublasDestroy(static_cast<cublasHandle_t>(handle_));
 }
 
-void Blas::Tally::add(const Tally& o) {
-  if (2.0 * o.m * o.n * o.k > 2.0 * m * n * k) {
-    trans_a = o.trans_a;
-    trans_b = o.trans_b;
-    m = o.m;
-    n = o.n;
-    k = o.k;
-  }
-  flops += o.flops;
-}
-
 void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                 const float* b, float beta, float* c) {
-  tally_.add(Tally{2.0 * m * n * k, trans_a, trans_b, m, n, k});
+  tally_.add(GemmWork{2.0 * m * n * k, trans_a, trans_b, m, n, k});
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   const int lda = trans_a ? m : k;  // row-major leading dimensions of the stored A and B
   const int ldb = trans_b ? k : n;
@@ -113,7 +102,7 @@ void Blas::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
 void Blas::gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
                         const float* a, long long stride_a, const float* b, long long stride_b,
                         float beta, float* c, long long stride_c, int count) {
-  tally_.add(Tally{2.0 * m * n * k * count, trans_a, trans_b, m, n, k});
+  tally_.add(GemmWork{2.0 * m * n * k * count, trans_a, trans_b, m, n, k});
   const int lda = trans_a ? m : k;
   const int ldb = trans_b ? k : n;
   NANSCOPE_CUBLAS_CHECK(cublasSgemmStridedBatched(

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "gemm_work.h"
 #include "slot_sink.h"
 
 namespace nanscope::cuda {
@@ -30,21 +31,14 @@ class Blas {
                     long long stride_c, int count);
   cudaStream_t stream() const { return stream_; }
 
-  // The GEMMs enqueued since the last reset: their floating-point operations (2 m n k each) and the
-  // largest one's shape (what bench/step_scaling times cuBLAS on alone).
-  struct Tally {
-    double flops = 0;
-    bool trans_a = false, trans_b = false;
-    int m = 0, n = 0, k = 0;  // the largest GEMM
-    void add(const Tally& o);
-  };
-  const Tally& tally() const { return tally_; }
+  // The GEMMs enqueued since the last reset (what a captured step's graph reports).
+  const GemmWork& tally() const { return tally_; }
   void reset_tally() { tally_ = {}; }
 
  private:
   void* handle_ = nullptr;
   cudaStream_t stream_;
-  Tally tally_;
+  GemmWork tally_;
 };
 
 // y[rows, cols] += bias[cols] (row broadcast).

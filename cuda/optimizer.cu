@@ -56,8 +56,9 @@ __global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t,
   norms[0] = static_cast<float>(sqrt(global));
 }
 
-// The guard: a non-zero status word (the step's checks so far) skips the whole update on the
-// device, t included; no host round trip, so it works inside a captured graph.
+// The guard (AdamGuard): a non-zero status word (the step's checks before the update) or a
+// non-finite gradient norm skips the whole update on the device, t included; no host round trip,
+// so it works inside a captured graph.
 __device__ __forceinline__ bool guarded(const AdamGuard& g) {
   if (g.status && *g.status != 0u) return true;
   if (g.norms)

@@ -15,7 +15,10 @@ bool step_lanes_on() {
   return on;
 }
 
-Lanes::Lanes(cudaStream_t main, Blas& main_blas) : main_(main), main_blas_(main_blas) {
+Lanes::Lanes(cudaStream_t main, Blas& main_blas) : main_(main), main_blas_(main_blas) {}
+
+void Lanes::prepare() {
+  if (side_blas_.back()) return;
   try {
     for (auto& e : events_)
       NANSCOPE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -44,6 +47,7 @@ void Lanes::release() {
 }
 
 void Lanes::set_parallel(bool on) {
+  if (on && !side_blas_.back()) throw InternalError("Lanes: parallel before prepare()");
   parallel_ = on;
   next_event_ = 0;
   joined_.fill(false);
@@ -58,8 +62,8 @@ Blas& Lanes::blas(int lane) {
   return *side_blas_[i];
 }
 
-Blas::Tally Lanes::tally() const {
-  Blas::Tally t = main_blas_.tally();
+GemmWork Lanes::tally() const {
+  GemmWork t = main_blas_.tally();
   for (const auto& b : side_blas_)
     if (b) t.add(b->tally());
   return t;

@@ -33,7 +33,11 @@ class Lanes {
   Lanes(const Lanes&) = delete;
   Lanes& operator=(const Lanes&) = delete;
 
-  // On for a graph capture, off otherwise (turning it on starts a new set of marks).
+  // Makes the side lanes' streams, handles and events, once, before the first capture (not during
+  // one, where allocations are not allowed; a backend that never captures never pays for them).
+  void prepare();
+  // On for a graph capture (after prepare), off otherwise (turning it on starts a new set of
+  // marks).
   void set_parallel(bool on);
   bool parallel() const { return parallel_; }
 
@@ -42,8 +46,8 @@ class Lanes {
   Blas& blas(int lane);
   cudaStream_t stream(int lane) { return blas(lane).stream(); }
 
-  // Every lane's GEMMs since the last reset (Blas::Tally), and the reset.
-  Blas::Tally tally() const;
+  // Every lane's GEMMs since the last reset (Blas::tally), and the reset.
+  GemmWork tally() const;
   void reset_tally();
 
   // A point in a lane's order: everything enqueued on it so far.
@@ -58,10 +62,10 @@ class Lanes {
   // The backend's stream waits for every side lane (before the step's serial tail and the end of
   // a capture: a capture must end with every forked stream joined).
   void join_all() { join_all_but(-1); }
-  // The backend's stream waits for one lane (nothing when the lane took no work in this capture).
-  void join(int lane);
   // The same but for one lane (which goes on beside the step).
   void join_all_but(int lane);
+  // The backend's stream waits for one lane (nothing when the lane took no work in this capture).
+  void join(int lane);
 
  private:
   void release();

@@ -142,10 +142,12 @@ TEST(CudaStepGraph, TheChecksBeforeTheUpdateRunBesideTheStep) {
     EXPECT_EQ(last[last.size() - 3].slot, kGradNorm);
     EXPECT_EQ(last[last.size() - 2].slot, kAdamMoments);
     EXPECT_EQ(last[last.size() - 1].slot, kParams);
-    if (guard) EXPECT_EQ(last.size(), 3u);
+    if (guard) {
+      EXPECT_EQ(last.size(), 3u);
+    }
     const cuda::StepGraphShape g = cuda::step_graph_shape(s.backend());
     EXPECT_GT(g.kernels, 100);
     EXPECT_LT(2 * g.longest_path, g.nodes);
-    EXPECT_GT(g.gemm_flops, 1e9);  // the default step's GEMMs: about 2 GFLOP
+    EXPECT_GT(g.gemms.flops, 1e9);  // the default step's GEMMs: about 2 GFLOP
   }
 }

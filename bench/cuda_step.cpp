@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/config_io.h"
 #include "cuda_backend.h"
 #include "session/session.h"
 
@@ -126,13 +127,14 @@ void print_graph_shape() {
 
 }  // namespace
 
-// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | split | profile [nohealth]. STEP_FILE
-// receives the graphed and ungraphed ms per step (fold-end readback) for bench/torch_twin.py's
-// step_rate ratios.
+// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | split | profile [nohealth] [KEY=VALUE...].
+// STEP_FILE receives the graphed and ungraphed ms per step (fold-end readback) for
+// bench/torch_twin.py's step_rate ratios.
 int main(int argc, char** argv) {
   // `bench_cuda_step profile`: 30 ungraphed steps and nothing else, for a kernel-by-kernel profile
   // (ncu --metrics gpu__time_duration.sum) of where a step's time goes.
-  // `profile nohealth`: the same with sentinel.health off.
+  // `profile nohealth`: the same with sentinel.health off; KEY=VALUE settings change the config
+  // (the scaling bench's sizes: model.batch=4096 model.hidden=2048).
   if (argc > 1 && std::string(argv[1]) == "split") {  // where sentinel_overhead goes
     const char* groups[][2] = {
         {"every check", ""},
@@ -154,8 +156,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "profile") {
-    Config c;
-    c.sentinel.health = !(argc > 2 && std::string(argv[2]) == "nohealth");
+    ConfigBuilder b;
+    bool health = true;
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "nohealth")
+        health = false;
+      else
+        b.set(argv[i]);  // KEY=VALUE: another size (model.batch=4096 model.hidden=2048)
+    }
+    Config c = b.build();
+    c.sentinel.health = health;
     c.run.folds = 1;
     c.run.steps_per_fold = 100;
     c.halt.collapse_patience = 0;

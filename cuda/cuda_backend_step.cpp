@@ -186,10 +186,10 @@ void CudaBackend::forward() {
                        iqn_.q);
     site(kIqnQuantiles);
     iqn_pass(next, d_, L_, params_.get(), online_next_.h2.get(), sampler_.tau_greedy(), d_.K,
-             iqn_.g_cos, iqn_.g_phi_pre, iqn_.g_phi, iqn_.g_psi, iqn_.g_q);
+             iqn_.g_cos, iqn_.g_work, iqn_.g_q);
     iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), next.stream());
     iqn_pass(target, d_, L_, target_.get(), target_next_.h2.get(), sampler_.tau_target(), d_.Np,
-             iqn_.t_cos, iqn_.t_phi_pre, iqn_.t_phi, iqn_.t_psi, iqn_.t_q);
+             iqn_.t_cos, iqn_.t_work, iqn_.t_q);
     site(kIqnTargetQuantiles);
     lanes_.after(kTargetLane, kNextLane);
     iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), ret_, done_, iqn_.targets.get(),

@@ -48,22 +48,19 @@ __global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict
   psi[t] = h2[b * H + h] * phi[t];
 }
 
-// The layer after the cosine GEMM and psi in one pass (the IQN passes with no call site between
-// them): pre += bias; phi = relu(pre) (NaN passing, as bias_relu); psi = h2 (broadcast over the n
-// samples of a row) * phi. The same arithmetic as bias_relu then psi_kernel, bit for bit, without
-// reading phi back; 32-bit indices (the launcher checks).
-__global__ void phi_psi_kernel(float* __restrict__ pre, const float* __restrict__ bias,
-                               const float* __restrict__ h2, unsigned B, unsigned n, unsigned H,
-                               float* __restrict__ phi, float* __restrict__ psi) {
+// The layer after the cosine GEMM and psi in one pass, in place (the IQN passes with no call
+// site between them and no backward): v = x + bias; phi = relu(v) (NaN passing, as bias_relu);
+// x = h2 (broadcast over the n samples of a row) * phi. The same arithmetic as bias_relu then
+// psi_kernel, bit for bit, without storing phi; 32-bit indices (the launcher checks).
+__global__ void phi_psi_kernel(float* __restrict__ x, const float* __restrict__ bias,
+                               const float* __restrict__ h2, unsigned B, unsigned n, unsigned H) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= B * n * H) return;
   const unsigned h = t % H;
   const unsigned b = t / (n * H);
-  const float v = pre[t] + bias[h];
-  pre[t] = v;
+  const float v = x[t] + bias[h];
   const float y = v < 0.f ? 0.f : v;
-  phi[t] = y;
-  psi[t] = h2[b * H + h] * y;
+  x[t] = h2[b * H + h] * y;
 }
 
 // One warp per sample (enough lanes in flight: one thread per sample left most of the GPU idle):
@@ -263,14 +260,10 @@ IqnBuffers::IqnBuffers(const Dims& d)
       psi(phi_pre.size()),
       q(static_cast<size_t>(d.B) * d.N * d.A),
       g_cos(static_cast<size_t>(d.B) * d.K * d.C),
-      g_phi_pre(static_cast<size_t>(d.B) * d.K * d.H),
-      g_phi(g_phi_pre.size()),
-      g_psi(g_phi_pre.size()),
+      g_work(static_cast<size_t>(d.B) * d.K * d.H),
       g_q(static_cast<size_t>(d.B) * d.K * d.A),
       t_cos(static_cast<size_t>(d.B) * d.Np * d.C),
-      t_phi_pre(static_cast<size_t>(d.B) * d.Np * d.H),
-      t_phi(t_phi_pre.size()),
-      t_psi(t_phi_pre.size()),
+      t_work(static_cast<size_t>(d.B) * d.Np * d.H),
       t_q(static_cast<size_t>(d.B) * d.Np * d.A),
       astar(static_cast<size_t>(d.B) * d.D),
       targets(static_cast<size_t>(d.B) * d.D * d.Np),
@@ -305,22 +298,21 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
 }
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
-              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
-              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q) {
+              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work,
+              DeviceArray<float>& q) {
   cudaStream_t s = blas.stream();
   const int rows = d.B * n;
   if (d.C > kCosMaxC) throw InternalError("iqn_pass: more cosine features than the kernel holds");
-  if (psi.size() >= (std::size_t{1} << 31))
+  if (work.size() >= (std::size_t{1} << 31))
     throw InternalError("iqn_pass: more IQN samples than the kernel indexes");
   cos_features<<<grid(rows, kCosRows), 128, 0, s>>>(tau, rows, d.C, cos.get());
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
-            phi_pre.get());
+  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, work.get());
   phi_psi_kernel<<<grid(static_cast<std::size_t>(rows) * d.H, 256), 256, 0, s>>>(
-      phi_pre.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B),
-      static_cast<unsigned>(n), static_cast<unsigned>(d.H), phi.get(), psi.get());
+      work.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B), static_cast<unsigned>(n),
+      static_cast<unsigned>(d.H));
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
+  blas.gemm(false, false, rows, d.A, d.H, 1.f, work.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 

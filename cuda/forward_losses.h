@@ -16,11 +16,11 @@ namespace nanscope::cuda {
 struct IqnBuffers {
   IqnBuffers(const Dims& d);
   DeviceArray<float> cos, phi_pre, phi, psi, q;  // online on s, N samples   (slots 13, 14)
-  DeviceArray<float> g_cos, g_phi_pre, g_phi, g_psi, g_q;  // online on s', K samples
-  DeviceArray<float> t_cos, t_phi_pre, t_phi, t_psi, t_q;  // target on s', N' samples (slot 15)
-  DeviceArray<std::int32_t> astar;                         // [B, D]
-  DeviceArray<float> targets;                              // T [B, D*N']
-  DeviceArray<float> loss;                                 // [B] (slot 16)
+  DeviceArray<float> g_cos, g_work, g_q;         // online on s', K samples (iqn_pass)
+  DeviceArray<float> t_cos, t_work, t_q;         // target on s', N' samples (slot 15)
+  DeviceArray<std::int32_t> astar;               // [B, D]
+  DeviceArray<float> targets;                    // T [B, D*N']
+  DeviceArray<float> loss;                       // [B] (slot 16)
 };
 
 // The IQN head's two layers, with phi's call site between them: the cosine embedding of `rows`
@@ -33,13 +33,15 @@ void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float*
 void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
                         const float* h2, int n, const DeviceArray<float>& phi,
                         DeviceArray<float>& psi, DeviceArray<float>& q);
-// Both layers at once (the target and greedy passes, which have no call site between them):
-// the IQN head for `n` samples per row of h2, cos -> phi = relu(cos Wphi + b) -> psi = h2 * phi
-// -> q = psi Wq + bq, with phi's bias, relu and psi in one kernel (bit for bit the two layers
-// apart: tests/gpu/forward_gpu_test.cpp).
+// Both layers at once (the target and greedy passes, which have no call site between them and
+// no backward): the IQN head for `n` samples per row of h2, cos -> phi = relu(cos Wphi + b) ->
+// psi = h2 * phi -> q = psi Wq + bq, with phi's bias, relu and psi in one kernel that turns the
+// cosine GEMM's output in `work` [B*n, H] into psi in place: phi is never stored (at batch 4,096
+// and hidden 2,048 that is two fewer 1 GB passes per call). psi and q bit for bit the two layers
+// apart (tests/gpu/forward_gpu_test.cpp).
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
-              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
-              DeviceArray<float>& phi, DeviceArray<float>& psi, DeviceArray<float>& q);
+              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work,
+              DeviceArray<float>& q);
 
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);

@@ -54,15 +54,16 @@ TEST(DeviceForward, LossesIqnAuxEnsembleAndTotalMatchTheCpuBackend) {
 }
 
 TEST(DeviceForward, TheFusedIqnPassGivesTheTwoLayersApartBitForBit) {
-  // iqn_pass makes phi's bias, relu and psi in one kernel; the online pass runs the two layers
-  // apart (phi's call site is between them). Same inputs, same bits, at every sample count.
+  // iqn_pass makes phi's bias, relu and psi in one kernel, in place over the cosine GEMM's
+  // output; the online pass runs the two layers apart (phi's call site is between them). Same
+  // inputs, the same psi and q bit for bit, at every sample count.
   test::GpuFixture f;
   const auto& L = f.cpu.layout;
   const Dims& d = f.d;
   for (int n : {d.N, d.K, 3}) {
     cuda::IqnBuffers fused(d), apart(d);
     cuda::iqn_pass(f.blas, d, L, f.params.get(), f.online.h2.get(), f.sampler.tau(), n, fused.cos,
-                   fused.phi_pre, fused.phi, fused.psi, fused.q);
+                   fused.psi, fused.q);
     cuda::iqn_embedding(f.blas, d, L, f.params.get(), f.sampler.tau(), d.B * n, apart.cos,
                         apart.phi_pre, apart.phi);
     cuda::iqn_quantile_layer(f.blas, d, L, f.params.get(), f.online.h2.get(), n, apart.phi,
@@ -73,14 +74,14 @@ TEST(DeviceForward, TheFusedIqnPassGivesTheTwoLayersApartBitForBit) {
       v.resize(count);
       return v;
     };
-    EXPECT_TRUE(head(fused.phi_pre, rows_h) == head(apart.phi_pre, rows_h)) << n;
-    EXPECT_TRUE(head(fused.phi, rows_h) == head(apart.phi, rows_h)) << n;
     EXPECT_TRUE(head(fused.psi, rows_h) == head(apart.psi, rows_h)) << n;
     const std::size_t rows_a = static_cast<std::size_t>(d.B) * n * d.A;
     EXPECT_TRUE(head(fused.q, rows_a) == head(apart.q, rows_a)) << n;
-    // Not a comparison of two zeros: the layer has positive and zero (relu'd) outputs.
-    const auto phi = head(fused.phi, rows_h);
+    // Not a comparison of two zeros: psi has non-zero and zero (relu'd) values.
+    const auto psi = head(fused.psi, rows_h);
+    EXPECT_GT(std::count(psi.begin(), psi.end(), 0.f), 0);
+    EXPECT_GT(*std::max_element(psi.begin(), psi.end()), 0.f);
+    const auto phi = head(apart.phi, rows_h);
     EXPECT_GT(std::count(phi.begin(), phi.end(), 0.f), 0);
-    EXPECT_GT(*std::max_element(phi.begin(), phi.end()), 0.f);
   }
 }

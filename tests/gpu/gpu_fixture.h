@@ -120,12 +120,14 @@ struct GpuFixture {
                static_cast<float>(c.loss.alpha_cql), fw->c51.get(), fw->lse.get(), fw->y.get(),
                fw->sc, nullptr);
     auto& iqn = fw->iqn;
-    cuda::iqn_pass(blas, d, L, params.get(), online.h2.get(), sampler.tau(), d.N, iqn.cos,
-                   iqn.phi_pre, iqn.phi, iqn.psi, iqn.q);
+    cuda::iqn_embedding(blas, d, L, params.get(), sampler.tau(), d.B * d.N, iqn.cos, iqn.phi_pre,
+                        iqn.phi);
+    cuda::iqn_quantile_layer(blas, d, L, params.get(), online.h2.get(), d.N, iqn.phi, iqn.psi,
+                             iqn.q);
     cuda::iqn_pass(blas, d, L, params.get(), online_next.h2.get(), sampler.tau_greedy(), d.K,
-                   iqn.g_cos, iqn.g_phi_pre, iqn.g_phi, iqn.g_psi, iqn.g_q);
+                   iqn.g_cos, iqn.g_work, iqn.g_q);
     cuda::iqn_pass(blas, d, L, target.get(), target_next.h2.get(), sampler.tau_target(), d.Np,
-                   iqn.t_cos, iqn.t_phi_pre, iqn.t_phi, iqn.t_psi, iqn.t_q);
+                   iqn.t_cos, iqn.t_work, iqn.t_q);
     iqn_targets_and_loss(d, iqn, sampler.tau(), sampler.actions(), ret, done, iqn, fw->sc, nullptr);
     aux_forward(blas, d, L, params.get(), online.h2.get(), next_bar, fw->aux_pre.get(),
                 fw->aux_h.get(), fw->pred.get(), fw->aux_loss.get(), fw->sc);

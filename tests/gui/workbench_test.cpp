@@ -267,6 +267,24 @@ class WorkbenchTest : public QObject, public GuiFixture {
     const auto fires = w.metrics()->fireMarks();
     QVERIFY(!fires.empty());
     QCOMPARE(fires.front(), 1);
+    // What the plot shows: the band over steps 1-19 (under the series), the fire's line at step 1,
+    // and no band over step 0, whose loss is finite.
+    MetricsPlot* m = w.metrics();
+    const QImage img = m->toPixmap().toImage();
+    const QRect r = m->axisRect()->rect();
+    auto colour_at = [&](double step, int y) {
+      return QColor(img.pixel(static_cast<int>(std::lround(m->xAxis->coordToPixel(step))), y));
+    };
+    int band = 0, clear = 0;
+    for (int y = r.top() + 2; y < r.bottom() - 2; y += 7) {
+      band += colour_at(10.3, y) == MetricsPlot::nonfiniteBandColour();
+      clear += colour_at(-0.3, y) == QColor(Qt::white);
+    }
+    const int rows = (r.height() - 4 + 6) / 7;
+    QVERIFY2(band > rows * 3 / 4, qPrintable(QString("band at %1 of %2 rows").arg(band).arg(rows)));
+    QVERIFY2(clear > rows * 3 / 4,
+             qPrintable(QString("white at %1 of %2 rows").arg(clear).arg(rows)));
+    QCOMPARE(colour_at(1, r.center().y() + 3), MetricsPlot::fireMarkColour());
   }
 
   // Bug 8: Run until fire stops at a new first fire; a breakpoint stops once per slot and fold.

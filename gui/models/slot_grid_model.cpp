@@ -40,16 +40,23 @@ void SlotGridModel::setView(const Snapshot* view) {
   beginResetModel();
   view_ = view;
   columns_ = wantedColumns();
-  collectWarned();
+  collectWarned(true);
   endResetModel();
 }
 
 // The watch trips of the picture's events, as slot masks per column: the fold a trip happened in
-// (fold grid) or its step (step grid of its fold).
-void SlotGridModel::collectWarned() {
-  warned_.assign(static_cast<std::size_t>(columns_), 0);
+// (fold grid) or its step (step grid of its fold). An appending update folds in only its new
+// events, so a refresh costs what the update brought, not what the run holds.
+void SlotGridModel::collectWarned(bool from_scratch) {
+  if (from_scratch || !view_ || view_->events.size() < warned_events_) {
+    warned_.assign(static_cast<std::size_t>(columns_), 0);
+    warned_events_ = 0;
+  } else {
+    warned_.resize(static_cast<std::size_t>(columns_), 0);
+  }
   if (!view_) return;
-  for (const SnapshotEvent& e : view_->events) {
+  for (; warned_events_ < view_->events.size(); ++warned_events_) {
+    const SnapshotEvent& e = view_->events[warned_events_];
     if (e.kind != EventKind::Watch || e.entry_slot < 0 || e.entry_slot >= kSlotCount) continue;
     const int column = mode_ == Folds ? e.fold : (e.fold == fold_ ? e.step : -1);
     if (column >= 0 && column < columns_)
@@ -76,7 +83,7 @@ void SlotGridModel::refresh(bool reset) {
   if (reset || want < columns_) {
     beginResetModel();
     columns_ = want;
-    collectWarned();
+    collectWarned(true);
     endResetModel();
     return;
   }
@@ -86,7 +93,7 @@ void SlotGridModel::refresh(bool reset) {
     columns_ = want;
     endInsertColumns();
   }
-  collectWarned();
+  collectWarned(false);
   // The fold grid's last fold keeps changing, and so may the step grid's cells' check states.
   const int from = mode_ == Folds ? std::max(0, before - 1) : std::max(0, before - 1);
   if (columns_ > 0 && from < columns_)
@@ -97,7 +104,7 @@ void SlotGridModel::setFold(int fold) {
   beginResetModel();
   fold_ = fold;
   columns_ = wantedColumns();
-  collectWarned();
+  collectWarned(true);
   endResetModel();
 }
 

@@ -47,7 +47,7 @@ class SlotGridModel : public QAbstractTableModel {
 
  private:
   int wantedColumns();  // and the fold's first step
-  void collectWarned();
+  void collectWarned(bool from_scratch);
   bool warned(int column, int slot) const;
   Mode mode_;
   const Snapshot* view_ = nullptr;
@@ -55,6 +55,7 @@ class SlotGridModel : public QAbstractTableModel {
   int columns_ = 0;
   std::size_t first_ = 0;              // Steps mode: the fold's first step in the picture's steps
   std::vector<std::uint64_t> warned_;  // per column: the slots a watch tripped on
+  std::size_t warned_events_ = 0;      // the picture's events already folded into warned_
 };
 
 }  // namespace nanscope::gui

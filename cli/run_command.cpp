@@ -97,11 +97,7 @@ void print_report(Session& s) {
                backward_stage_description(b->slot), b->slot, slot_info(b->slot).name, b->fold,
                b->step);
   for (const WatchTrip& t : s.watch_trips())
-    fmt::print(
-        stderr, "watch: {} on {} (fold {}, step {}): {:.6g} against {:.6g}\n", name_of(t.condition),
-        t.group >= 0 ? fmt::format("group {}", kParamGroups[static_cast<std::size_t>(t.group)])
-                     : fmt::format("slot {} {}", t.slot, slot_info(t.slot).name),
-        t.fold, t.step, t.value, t.threshold);
+    fmt::print(stderr, "watch (fold {}, step {}): {}\n", t.fold, t.step, watch_trip_text(t));
   if (const auto& h = s.halt())
     fmt::print(stderr, "stopped: {} at fold {}, step {}\n", name_of(h->kind), h->fold, h->step);
 }

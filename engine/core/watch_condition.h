@@ -2,6 +2,8 @@
 // file's /watches name them, and one trip of one.
 #pragma once
 
+#include <string>
+
 #include "core/enum_names.h"
 
 namespace nanscope {
@@ -30,5 +32,11 @@ struct WatchTrip {
   int fold = 0, step = 0;
   double value = 0, threshold = 0;
 };
+
+// What tripped, as the CLI and the workbench say it: "group encoder" or "slot 13 iqn_phi".
+std::string watch_target_text(const WatchTrip& t);
+// "grad_explode on group adv: 1520 against 1000", "absmax on slot 2 h_s2: 3.2e+27 against 1e+06";
+// without the slot where the reader sees it already ("absmax: 3.2e+27 against 1e+06").
+std::string watch_trip_text(const WatchTrip& t, bool name_slot = true);
 
 }  // namespace nanscope

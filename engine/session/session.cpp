@@ -284,7 +284,7 @@ void Session::complete_step(StepOutcome& o) {
   const std::vector<WatchTrip> trips = watches_.step(fold_, o);
   for (const WatchTrip& t : trips) {
     watch_trips_.push_back(t);
-    events_.push_back(Event{fold_, o.step, EventKind::Watch, t.slot, std::string()});
+    events_.push_back(Event{fold_, o.step, EventKind::Watch, t.slot, std::string(), t});
   }
   bool hit_break = false;
   for (int s : options_.breakpoints) hit_break = hit_break || f.flags.slots[s].first_step == o.step;

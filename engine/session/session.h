@@ -51,13 +51,14 @@ struct FoldSummary {
   std::array<SlotPeak, kSlotCount> peaks{};  // from the slots' health
 };
 
-// Something the run stopped on or noticed: halts, breakpoints, first fires.
+// Something the run stopped on or noticed: halts, breakpoints, first fires, watch trips.
 struct Event {
   int fold = 0;
   int step = 0;
   EventKind kind = EventKind::Manual;
-  int entry_slot = -1;  // the entry point at that moment (-1: none)
-  std::string dump;     // dump file written for it, if any
+  int entry_slot = -1;             // the entry point at that moment (-1: none)
+  std::string dump;                // dump file written for it, if any
+  std::optional<WatchTrip> watch;  // a watch event's trip: condition, group, value, threshold
 };
 
 struct SessionOptions {

@@ -56,7 +56,7 @@ Options parse(int argc, char** argv) {
       "screenshot-view",
       "before the screenshot: zoom-entry (jump to the entry point, zoom onto it), all-series, "
       "magnitude (the step grid's magnitude view), compare (the Step compare dock in front), "
-      "help-menu (comma-separated)",
+      "events (the Events dock in front), help-menu (comma-separated)",
       "what");
   QCommandLineOption simulate("screenshot-simulate",
                               "save the screenshot as seen with deuteranopia or protanopia",
@@ -90,9 +90,10 @@ void prepare_view(MainWindow& w, const QString& what) {
     Q_EMIT w.stepPlot()->columnRangeChangedByUser(step - 12.0, step + 12.0);  // the metrics follow
   }
   if (parts.contains("magnitude")) w.UI_showMagnitude(true);
-  if (parts.contains("compare"))
-    for (QDockWidget* d : w.findChildren<QDockWidget*>())
-      if (d->windowTitle() == "Step compare") d->raise();
+  for (const auto& [part, title] : {std::pair{"compare", "Step compare"}, {"events", "Events"}})
+    if (parts.contains(part))
+      for (QDockWidget* d : w.findChildren<QDockWidget*>())
+        if (d->windowTitle() == title) d->raise();
   if (parts.contains("help-menu"))
     for (QAction* m : w.menuBar()->actions())
       if (m->text().remove('&') == "Help")

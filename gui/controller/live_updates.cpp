@@ -98,7 +98,7 @@ UpdatePtr LiveUpdates::make(Session& s, bool running, double rate, const QString
     const Event& e = events[i];
     u->events.push_back(
         {e.fold, e.step, e.kind, e.entry_slot,
-         e.dump.empty() ? QString() : QString::fromStdString((dir / e.dump).string())});
+         e.dump.empty() ? QString() : QString::fromStdString((dir / e.dump).string()), e.watch});
   }
   steps_ = history.size();
   events_ = events.size();

@@ -2,6 +2,8 @@
 
 #include <QFileInfo>
 
+#include "models/slot_grid_model.h"
+
 namespace nanscope::gui {
 
 void SlotTableModel::setView(const Snapshot* view) {
@@ -139,6 +141,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const {
   const SnapshotEvent& e = view_->events[static_cast<std::size_t>(index.row())];
   if (role == DumpPathRole) return e.dump;
   if (role == SlotRole) return e.entry_slot;
+  if (role == Qt::ToolTipRole && index.column() == Detail) return detail(e);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Fold:
@@ -152,15 +155,30 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const {
                                      .arg(e.entry_slot)
                                      .arg(QString::fromUtf8(slot_info(e.entry_slot).name.data()))
                                : QString("-");
+    case Detail:
+      return detail(e);
     case Dump:
       return e.dump.isEmpty() ? QString("-") : QFileInfo(e.dump).fileName();
   }
   return {};
 }
 
+// What a row cannot say in its other columns: a watch's condition, group, value and threshold (two
+// trips at one step on one slot, the encoder's and the aux group's norms, differ only here); the
+// kinds a first fire found at its step.
+QString EventsModel::detail(const SnapshotEvent& e) const {
+  if (e.watch) return QString::fromStdString(watch_trip_text(*e.watch, false));  // slot: Entry
+  if (e.kind == EventKind::FirstFire && e.entry_slot >= 0 && e.entry_slot < kSlotCount) {
+    const auto [begin, end] = view_->fold_steps(e.fold);
+    const std::size_t g = begin + static_cast<std::size_t>(std::max(e.step, 0));
+    if (g < end) return kinds_text(view_->steps[g].flags[static_cast<std::size_t>(e.entry_slot)]);
+  }
+  return "-";
+}
+
 QVariant EventsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole || o != Qt::Horizontal) return {};
-  static const char* names[] = {"fold", "step", "event", "entry point", "dump"};
+  static const char* names[] = {"fold", "step", "event", "entry point", "detail", "dump"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

@@ -42,7 +42,7 @@ class SlotTableModel : public QAbstractTableModel {
 class EventsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Fold, Step, Kind, Entry, Dump, ColumnCount };
+  enum Column { Fold, Step, Kind, Entry, Detail, Dump, ColumnCount };
   static constexpr int DumpPathRole = Qt::UserRole + 1;
   explicit EventsModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
   void setView(const Snapshot* view);
@@ -54,6 +54,7 @@ class EventsModel : public QAbstractTableModel {
   static constexpr int SlotRole = Qt::UserRole + 2;  // the event's slot (its entry slot)
 
  private:
+  QString detail(const SnapshotEvent& e) const;
   const Snapshot* view_ = nullptr;
   int rows_ = 0;
 };

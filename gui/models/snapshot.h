@@ -22,6 +22,7 @@
 #include "core/sentinel.h"
 #include "core/slot_health.h"
 #include "core/slot_table.h"
+#include "core/watch_condition.h"
 #include "model/backend.h"
 
 namespace nanscope::gui {
@@ -36,7 +37,8 @@ struct SnapshotEvent {
   int fold = 0, step = 0;
   EventKind kind = EventKind::Manual;
   int entry_slot = -1;
-  QString dump;  // absolute path, empty when none
+  QString dump;                    // absolute path, empty when none
+  std::optional<WatchTrip> watch;  // a watch event's trip (absent in files without /watches)
 };
 
 using SnapshotEntry = RunEntry;

@@ -248,6 +248,15 @@ void MainWindow::buildDocks() {
   events_view->setModel(events_);
   events_view->verticalHeader()->setVisible(false);
   events_view->horizontalHeader()->setStretchLastSection(true);
+  events_view->setWordWrap(false);
+  // Fixed widths (measuring every row's text would cost as much as the rows; a run can trip a
+  // watch at every step): the numbers narrow, the detail wide, its whole text in the tooltip.
+  for (auto [column, chars] : {std::pair{EventsModel::Fold, 5},
+                               {EventsModel::Step, 6},
+                               {EventsModel::Kind, 11},
+                               {EventsModel::Entry, 17},
+                               {EventsModel::Detail, 44}})
+    events_view->setColumnWidth(column, events_view->fontMetrics().averageCharWidth() * chars);
   connect(events_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
     // The event's own slot, in the event's dump (not whatever slot is selected).
     const QString path = i.data(EventsModel::DumpPathRole).toString();

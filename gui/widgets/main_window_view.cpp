@@ -323,13 +323,17 @@ QJsonObject MainWindow::viewState() const {
   } else {
     o["compare"] = QJsonValue();
   }
-  QJsonArray events;
-  for (const auto& e : s.events)
-    events.append(QJsonObject{{"kind", kind_text(e.kind)},
-                              {"fold", e.fold},
-                              {"step", e.step},
-                              {"slot", e.entry_slot},
-                              {"dump", e.dump}});
+  QJsonArray events;  // with the detail the events view shows
+  for (std::size_t i = 0; i < s.events.size(); ++i) {
+    const SnapshotEvent& e = s.events[i];
+    events.append(QJsonObject{
+        {"kind", kind_text(e.kind)},
+        {"fold", e.fold},
+        {"step", e.step},
+        {"slot", e.entry_slot},
+        {"detail", events_->index(static_cast<int>(i), EventsModel::Detail).data().toString()},
+        {"dump", e.dump}});
+  }
   o["events"] = events;
   if (const BufferStatsPtr st = inspector_->stats()) {
     o["inspector"] =

@@ -74,6 +74,52 @@ class HealthViewsTest : public QObject, public GuiFixture {
     health_off_ = runOf("off", "healthy", small);
   }
 
+  // Two watch trips at one step on one slot (slot 21's group norms) differ in the events view by
+  // their detail: condition, group, value and threshold, live and from the run file.
+  void theEventsViewNamesEachWatchTrip() {
+    // The detail texts of the watch rows at step 0, as the events view shows them ("" when its
+    // detail column is hidden or misnamed).
+    auto details_at_step0 = [](MainWindow& w) {
+      auto* view = w.findChild<QTableView*>("eventsView");
+      const QAbstractItemModel* m = view->model();
+      QStringList out;
+      if (view->isColumnHidden(EventsModel::Detail) ||
+          m->headerData(EventsModel::Detail, Qt::Horizontal).toString() != "detail")
+        return QStringList{""};
+      for (int r = 0; r < m->rowCount(); ++r)
+        if (m->index(r, EventsModel::Kind).data().toString() == "watch" &&
+            m->index(r, EventsModel::Step).data().toInt() == 0)
+          out << m->index(r, EventsModel::Detail).data().toString();
+      return out;
+    };
+    const QStringList trips = {"run.folds=1", "run.steps_per_fold=2", "watch.grad_explode=1e-12"};
+    QStringList live, offline;
+    {
+      MainWindow w(settings("healthy", trips));
+      w.show();
+      waitReady(w);
+      w.UI_run(EngineController::UntilFoldEnd);
+      QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 2, 30000);
+      live = details_at_step0(w);
+    }
+    QVERIFY2(live.size() >= 2, qPrintable(live.join(" | ")));
+    QVERIFY2(live.filter("grad_explode on group encoder: ").size() == 1,
+             qPrintable(live.join(" | ")));
+    QVERIFY2(live.filter("grad_explode on group value: ").size() == 1,
+             qPrintable(live.join(" | ")));
+    for (const QString& d : live) QVERIFY2(d.endsWith(" against 1e-12"), qPrintable(d));
+    QCOMPARE(QSet<QString>(live.begin(), live.end()).size(), live.size());
+
+    std::vector<std::string> sets;
+    for (const auto& s : kSmall + trips) sets.push_back(s.toStdString());
+    const QString file = runOf("gx", "healthy", sets);
+    MainWindow w(settings("healthy"), file);
+    w.show();
+    waitOffline(w, file);
+    offline = details_at_step0(w);
+    QCOMPARE(offline, live);
+  }
+
   void warnedCellsComeBeforeTheFire() {
     MainWindow w(settings("healthy"), lr_explosion_);
     w.show();

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QTimer>
 
 #include "backend_choice.h"
 #include "core/config_io.h"
@@ -18,6 +19,9 @@ namespace {
 constexpr auto kPieceBudget = std::chrono::milliseconds(20);  // a run piece: one step, or this long
 constexpr auto kPublishEvery =
     std::chrono::milliseconds(100);  // updates while running: ~10 per second
+// A stepped run's file is rewritten this long after the last step, not after every step: the
+// whole file is rewritten (100 ms at 20,000 steps), which would make each F10 of a long run wait.
+constexpr auto kRunFileQuiet = std::chrono::milliseconds(250);
 }  // namespace
 
 ErrorClass error_class(ErrorKind kind) {
@@ -39,7 +43,33 @@ ErrorClass error_class(ErrorKind kind) {
 }
 
 EngineController::EngineController(QObject* parent) : QObject(parent) {}
-EngineController::~EngineController() = default;
+EngineController::~EngineController() {
+  try {  // the window is closing: the steps taken since the last write are not lost
+    if (file_stale_ && session_) session_->write_run_file();
+  } catch (const std::exception&) {
+  }
+}
+
+// After a single step: the file once the stepping pauses (kRunFileQuiet).
+void EngineController::runFileStale() {
+  file_stale_ = true;
+  if (!file_timer_) {
+    file_timer_ = new QTimer(this);
+    file_timer_->setSingleShot(true);
+    file_timer_->setInterval(kRunFileQuiet);
+    connect(file_timer_, &QTimer::timeout, this, [this] { guarded([&] { flushRunFile(); }); });
+  }
+  file_timer_->start();
+}
+
+// Now, if steps were taken since the last write: before the session is replaced or let go, when
+// a run stops, when the window closes.
+void EngineController::flushRunFile() {
+  if (file_timer_) file_timer_->stop();
+  if (!file_stale_ || !session_) return;
+  file_stale_ = false;
+  session_->write_run_file();
+}
 
 // Runs `f`; an error stops a running chain and reaches the window with its class: `as` for what
 // the command was about (a file, a config), a device error always as one. After a device error
@@ -66,6 +96,10 @@ void EngineController::guarded(F&& f) {
   }
   if (cls == ErrorClass::Device) {
     device_failed_ = true;
+    try {  // the host-side history of the steps that finished (the device is not touched)
+      flushRunFile();
+    } catch (const Error&) {
+    }
     session_.reset();
     Q_EMIT errorOccurred(static_cast<int>(cls), message);
     Q_EMIT sessionLost("device error: " + message);
@@ -97,6 +131,7 @@ bool EngineController::rebuild() {
   // The new session is built (and its injections validated) before the old one is let go: a
   // refused injection leaves the running session as it was.
   auto fresh = std::make_unique<Session>(config, std::move(backend), o);
+  flushRunFile();  // the run being replaced keeps its last steps
   session_ = std::move(fresh);
   session_->write_run_file();
   updates_.restart();
@@ -113,6 +148,7 @@ void EngineController::publish(bool running) {
 
 void EngineController::RT_configure(EngineSettings settings) {
   stopRun();
+  guarded([&] { flushRunFile(); });
   session_.reset();  // the old run is over whatever happens next
   settings_ = std::move(settings);
   injections_.clear();
@@ -128,8 +164,8 @@ void EngineController::RT_stepPhase() {
   guarded([&] {
     if (!session_ || session_->finished() || running_) return;
     session_->step_phase();
-    if (!session_->mid_step()) session_->write_run_file();
     publish(false);
+    if (!session_->mid_step()) runFileStale();
   });
 }
 
@@ -137,8 +173,8 @@ void EngineController::RT_step() {
   guarded([&] {
     if (!session_ || session_->finished() || running_) return;
     session_->step();
-    session_->write_run_file();
     publish(false);
+    runFileStale();
   });
 }
 
@@ -149,6 +185,8 @@ void EngineController::RT_run(int kind) {
       return;
     }
     if (session_->mid_step()) session_->step();  // finish a phase-stepped step first
+    if (file_timer_) file_timer_->stop();        // written when the run stops
+    file_stale_ = true;
     pause_.store(false);
     until_ = RunUntil{};
     until_.kind = kind == UntilFoldEnd
@@ -190,7 +228,8 @@ void EngineController::RT_runPiece() {
 void EngineController::stopRun() {
   if (!running_) return;
   running_ = false;
-  if (session_) session_->write_run_file();
+  file_stale_ = true;  // a run piece may have ended mid-fold
+  flushRunFile();
   Q_EMIT runStateChanged(false);
   publish(false);
 }

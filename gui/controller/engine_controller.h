@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <QTimer>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -86,6 +87,8 @@ class EngineController : public QObject {
   void sendInspect();
   bool rebuild();  // a new session from settings_ and injections_; false (reported) if it failed
   void stopRun();
+  void runFileStale();
+  void flushRunFile();
   template <class F>
   void guarded(F&& f);
 
@@ -97,6 +100,9 @@ class EngineController : public QObject {
   std::atomic<bool> pause_{false};
   LiveUpdates updates_;
   bool device_failed_ = false;  // a device error: the CUDA context is not used again
+  // The run file: steps taken since it was last written, and the write that waits for a pause.
+  bool file_stale_ = false;
+  QTimer* file_timer_ = nullptr;
   // The running chain.
   bool running_ = false;
   RunUntil until_;

@@ -69,6 +69,24 @@ class WorkbenchRunTest : public QObject, public GuiFixture {
 
   // Bug 11: double-clicking an event opens that event's slot in its dump.
 
+  // F10 answers with the step at once; the run file follows when the stepping pauses, and a
+  // window closed right after a step still leaves that step in the file.
+  void steppedRunsKeepTheirFileCurrent() {
+    QString path;
+    {
+      MainWindow w(settings("healthy"));
+      waitReady(w);
+      for (int i = 0; i < 3; ++i) w.UI_step();
+      QTRY_COMPARE(w.snapshot()->global_step, 3);
+      path = w.snapshot()->run_file;
+      QTRY_COMPARE_WITH_TIMEOUT(read_run_file(path.toStdString()).steps.size(), std::size_t{3},
+                                5000);
+      w.UI_step();
+      QTRY_COMPARE(w.snapshot()->global_step, 4);
+    }  // closed before the pause
+    QCOMPARE(read_run_file(path.toStdString()).steps.size(), std::size_t{4});
+  }
+
   void uncheckingASlotChangesOnlyLaterSteps() {
     MainWindow w(settings("healthy"));
     waitReady(w);

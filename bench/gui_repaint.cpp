@@ -79,8 +79,12 @@ UpdatePtr grow(std::size_t have, std::size_t want, quint64 seq, std::size_t have
   // a first fire at step 200 of each fold the new steps complete up to
   for (std::size_t g = have; g < want; ++g)
     if (g % kStepsPerFold == 200)
-      u->events.push_back(SnapshotEvent{
-          static_cast<int>(g / kStepsPerFold), 200, EventKind::FirstFire, kAuxPredNb, {}});
+      u->events.push_back(SnapshotEvent{static_cast<int>(g / kStepsPerFold),
+                                        200,
+                                        EventKind::FirstFire,
+                                        kAuxPredNb,
+                                        {},
+                                        std::nullopt});
   return u;
 }
 

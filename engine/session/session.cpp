@@ -270,11 +270,13 @@ void Session::complete_step(StepOutcome& o) {
   // A first fire in this fold: the entry point at this step.
   const std::optional<int> first = first_by_rank(f.flags.slots, o.step);
   if (first)
-    events_.push_back(Event{fold_, o.step, EventKind::FirstFire, *first, record_dump(o, *first)});
+    events_.push_back(
+        Event{fold_, o.step, EventKind::FirstFire, *first, record_dump(o, *first), std::nullopt});
 
   const int entry = f.flags.entry_slot.value_or(-1);
   auto stop = [&](EventKind kind) {
-    halt_ = Event{fold_, o.step, kind, entry, first ? events_.back().dump : std::string()};
+    halt_ = Event{fold_,       o.step, kind, entry, first ? events_.back().dump : std::string(),
+                  std::nullopt};
     events_.push_back(*halt_);
   };
   // A breakpoint stops once per slot and fold: after the step in which its slot first fired in
@@ -321,7 +323,8 @@ void Session::end_fold() {
       if (e.kind == EventKind::FirstFire && e.fold == fold_ &&
           e.step == f.flags.entry_step.value_or(-1))
         dump = e.dump;
-    halt_ = Event{fold_, last, EventKind::HaltNan, f.flags.entry_slot.value_or(-1), dump};
+    halt_ =
+        Event{fold_, last, EventKind::HaltNan, f.flags.entry_slot.value_or(-1), dump, std::nullopt};
     events_.push_back(*halt_);
   }
   step_ = 0;

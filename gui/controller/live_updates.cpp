@@ -61,7 +61,7 @@ SnapshotHead live_head(Session& s, bool running, double rate, const QString& sce
   h.mid_step = s.mid_step();
   h.setup = s.bank().setup().state;
   if (const auto& e = s.halt())
-    h.halt = SnapshotEvent{e->fold, e->step, e->kind, e->entry_slot, {}};
+    h.halt = SnapshotEvent{e->fold, e->step, e->kind, e->entry_slot, {}, e->watch};
   h.entry = s.entry();
   h.backward_entry = s.backward_entry();
   h.breakpoints = s.breakpoints();

@@ -55,8 +55,12 @@ UpdatePtr load_run_update(const QString& run_file) {
   // the k-th trip; a file whose two tables disagree there shows the event without its detail.
   std::size_t trips = 0;
   for (const auto& e : r.events) {
-    SnapshotEvent ev{e.fold, e.step, e.kind, e.entry_slot,
-                     e.dump.empty() ? QString() : dir + "/" + QString::fromStdString(e.dump)};
+    SnapshotEvent ev{e.fold,
+                     e.step,
+                     e.kind,
+                     e.entry_slot,
+                     e.dump.empty() ? QString() : dir + "/" + QString::fromStdString(e.dump),
+                     std::nullopt};
     if (e.kind == EventKind::Watch && trips < r.watches.size()) {
       const WatchTrip& t = r.watches[trips++];
       if (t.fold == e.fold && t.step == e.step && t.slot == e.entry_slot) ev.watch = t;

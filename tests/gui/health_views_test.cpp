@@ -274,7 +274,7 @@ class HealthViewsTest : public QObject, public GuiFixture {
         u->health.push_back(rows);
       }
       u->folds.resize(1);
-      if (watch) u->events.push_back(SnapshotEvent{0, 2, EventKind::Watch, kHS1, {}});
+      if (watch) u->events.push_back(SnapshotEvent{0, 2, EventKind::Watch, kHS1, {}, std::nullopt});
       return u;
     };
     MainWindow w(settings("healthy"), three_fold_run_);

@@ -275,8 +275,8 @@ void Session::complete_step(StepOutcome& o) {
 
   const int entry = f.flags.entry_slot.value_or(-1);
   auto stop = [&](EventKind kind) {
-    halt_ = Event{fold_,       o.step, kind, entry, first ? events_.back().dump : std::string(),
-                  std::nullopt};
+    const std::string dump = first ? events_.back().dump : std::string();
+    halt_ = Event{fold_, o.step, kind, entry, dump, std::nullopt};
     events_.push_back(*halt_);
   };
   // A breakpoint stops once per slot and fold: after the step in which its slot first fired in

@@ -131,7 +131,8 @@ bool EngineController::rebuild() {
   // The new session is built (and its injections validated) before the old one is let go: a
   // refused injection leaves the running session as it was.
   auto fresh = std::make_unique<Session>(config, std::move(backend), o);
-  flushRunFile();  // the run being replaced keeps its last steps
+  // The run being replaced keeps its last steps; a failed write is reported, the new run starts.
+  guarded([&] { flushRunFile(); });
   session_ = std::move(fresh);
   session_->write_run_file();
   updates_.restart();

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "controller/engine_controller.h"
+#include "models/events_model.h"
 #include "models/slot_grid_model.h"
 #include "models/slot_table_model.h"
 

@@ -79,7 +79,9 @@ TEST(Cli, ExitCodesOfTheContract) {
   auto bad_value = run("--backend cpu --set model.atoms=0");
   EXPECT_EQ(bad_value.code, 78);
   EXPECT_NE(bad_value.out.find("model.atoms"), std::string::npos) << bad_value.out;
-  EXPECT_EQ(run("--config /nonexistent/x.toml").code, 66);
+  auto no_config = run("--backend cpu --config /nonexistent/x.toml");
+  EXPECT_EQ(no_config.code, 66);
+  EXPECT_NE(no_config.out.find("/nonexistent/x.toml"), std::string::npos) << no_config.out;
   EXPECT_EQ(run("--no-such-flag").code, 2);
   EXPECT_EQ(run("--backend gpu").code, 2);
   auto csv = run("--backend cpu --set data.source=csv --set data.csv=/nonexistent/bars.csv");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/cpu_health_sums.h"
+
 namespace nanscope {
 
 CpuCheckBank::CpuCheckBank(Backend& backend, const Config& config)
@@ -25,8 +27,11 @@ void CpuCheckBank::check(int slot) {
     bank_.record(slot, ScanResult{});
   } else {
     const SlotView v = backend_.slot(slot);
-    const ScanResult r = scan_view(v);
-    if (config_.sentinel.health) measure(slot, v);
+    // With health on, a float32 buffer whose health counts no non-finite value needs no scan (the
+    // same values, the same test); a float64 one is scanned in float64, where its health is not.
+    const bool health = config_.sentinel.health;
+    const std::uint64_t nonfinite = health ? measure(slot, v) : 0;
+    const ScanResult r = health && !v.is_f64 && nonfinite == 0 ? ScanResult{} : scan_view(v);
     // A copy is made only when a slot fires for the first time in its fold.
     if (bank_.record(slot, r) && capture_) {
       CapturedSlot c;
@@ -43,13 +48,6 @@ void CpuCheckBank::check(int slot) {
 }
 
 namespace {
-
-template <class T>
-HealthSums sums_of(const T* x, std::size_t n) {
-  HealthSums h;
-  for (std::size_t i = 0; i < n; ++i) h.add(static_cast<float>(x[i]));
-  return h;
-}
 
 template <class T>
 float largest_mass_error(const T* x, std::size_t n, int atoms, bool log_probs) {
@@ -76,10 +74,10 @@ float crossing_fraction(const T* q, const T* tau, std::int64_t B, std::int64_t N
 
 }  // namespace
 
-void CpuCheckBank::measure(int slot, const SlotView& v) {
+std::uint64_t CpuCheckBank::measure(int slot, const SlotView& v) {
   HealthRow& row = out_.health[static_cast<std::size_t>(slot)];
-  const HealthSums h = v.is_f64 ? sums_of(static_cast<const double*>(v.data), v.count)
-                                : sums_of(static_cast<const float*>(v.data), v.count);
+  const HealthSums h = v.is_f64 ? cpu_health_sums(static_cast<const double*>(v.data), v.count)
+                                : cpu_health_sums(static_cast<const float*>(v.data), v.count);
   h.write(row.data());
   const WatchConfig& w = config_.watch;
   if (w.c51_mass > 0 && is_c51_row_slot(slot) && !v.shape.empty()) {
@@ -98,6 +96,7 @@ void CpuCheckBank::measure(int slot, const SlotView& v) {
                                : crossing_fraction(static_cast<const float*>(v.data),
                                                    static_cast<const float*>(tau.data), B, N, A);
   }
+  return h.nonfinite;
 }
 
 // The state before the step: live until the update, kept just before it after that.

@@ -48,7 +48,7 @@ class CpuCheckBank final : public CheckBank, public CpuCallSites {
  private:
   void keep_context();
   // The slot's health row; the learner's fields when a watch needs them.
-  void measure(int slot, const SlotView& v);
+  std::uint64_t measure(int slot, const SlotView& v);  // its non-finite count
 
   Backend& backend_;
   const Config& config_;

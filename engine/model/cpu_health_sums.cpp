@@ -1,0 +1,149 @@
+#include "model/cpu_health_sums.h"
+
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace nanscope {
+
+namespace {
+
+constexpr std::size_t kLanes = 8;       // of the sums: element i on lane i % 8
+constexpr std::size_t kRangeLanes = 4;  // of min and max (one SSE2 register): i % 4
+
+// The lanes' state: what HealthSums holds, per lane. (Min and max only differ by order in the
+// sign of a zero, but that too is the same in every build.)
+struct Lanes {
+  std::array<double, kLanes> sum{}, sumsq{};
+  std::array<float, kRangeLanes> lo{INFINITY, INFINITY, INFINITY, INFINITY},
+      hi{-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  std::uint64_t finite = 0, zeros = 0;
+};
+
+// The whole groups of eight, in plain C++: the reference form of the loop below.
+template <class T>
+void add_groups_plain(const T* x, std::size_t groups, Lanes& l) {
+  for (std::size_t g = 0; g < groups; ++g)
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      const float v = static_cast<float>(x[g * kLanes + k]);
+      if (!std::isfinite(v)) continue;
+      float& lo = l.lo[k % kRangeLanes];
+      float& hi = l.hi[k % kRangeLanes];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+      const double d = v;
+      l.sum[k] += d;
+      l.sumsq[k] += d * d;
+      ++l.finite;
+      l.zeros += v == 0.f;
+    }
+}
+
+#if defined(__SSE2__)
+// The same groups with SSE2: two float vectors a group, four double vectors of sums. A non-finite
+// value adds +0.0 to its lane's sums where the plain form skips it: the same bits, since a lane's
+// sum is never -0.0 (it starts at +0.0, and round-to-nearest makes an exact cancellation +0.0).
+void add_groups_sse2(const float* x, std::size_t groups, Lanes& l) {
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  const __m128 largest = _mm_set1_ps(FLT_MAX);
+  const __m128 zero = _mm_setzero_ps();
+  __m128 lo = _mm_loadu_ps(l.lo.data()), hi = _mm_loadu_ps(l.hi.data());
+  __m128i finite = _mm_setzero_si128(), zeros = _mm_setzero_si128();  // 32-bit counts per lane
+  __m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;           // lanes 0-1, 2-3, 4-5, 6-7
+  __m128d q0 = s0, q1 = s0, q2 = s0, q3 = s0;
+  std::uint64_t finite_total = 0, zeros_total = 0;
+  // The 32-bit counts are emptied into 64-bit totals before they could overflow.
+  constexpr std::size_t kFlushEvery = std::size_t{1} << 28;
+  auto flush = [&] {
+    alignas(16) std::array<std::uint32_t, 4> f, z;
+    _mm_store_si128(reinterpret_cast<__m128i*>(f.data()), finite);
+    _mm_store_si128(reinterpret_cast<__m128i*>(z.data()), zeros);
+    for (int i = 0; i < 4; ++i) {
+      finite_total += f[static_cast<std::size_t>(i)];
+      zeros_total += z[static_cast<std::size_t>(i)];
+    }
+    finite = zeros = _mm_setzero_si128();
+  };
+  for (std::size_t g = 0; g < groups; ++g) {
+    const __m128 v[2] = {_mm_loadu_ps(x + g * kLanes), _mm_loadu_ps(x + g * kLanes + 4)};
+    __m128d* sums[2][2] = {{&s0, &s1}, {&s2, &s3}};
+    __m128d* squares[2][2] = {{&q0, &q1}, {&q2, &q3}};
+    for (int h = 0; h < 2; ++h) {
+      const __m128 m = _mm_cmple_ps(_mm_and_ps(v[h], abs_mask), largest);  // finite (NaN: false)
+      lo = _mm_or_ps(_mm_and_ps(m, _mm_min_ps(v[h], lo)), _mm_andnot_ps(m, lo));
+      hi = _mm_or_ps(_mm_and_ps(m, _mm_max_ps(v[h], hi)), _mm_andnot_ps(m, hi));
+      finite = _mm_sub_epi32(finite, _mm_castps_si128(m));
+      zeros = _mm_sub_epi32(zeros, _mm_castps_si128(_mm_and_ps(m, _mm_cmpeq_ps(v[h], zero))));
+      const __m128 f = _mm_and_ps(m, v[h]);  // the finite values, 0 elsewhere
+      const __m128d low = _mm_cvtps_pd(f), high = _mm_cvtps_pd(_mm_movehl_ps(f, f));
+      *sums[h][0] = _mm_add_pd(*sums[h][0], low);
+      *sums[h][1] = _mm_add_pd(*sums[h][1], high);
+      *squares[h][0] = _mm_add_pd(*squares[h][0], _mm_mul_pd(low, low));
+      *squares[h][1] = _mm_add_pd(*squares[h][1], _mm_mul_pd(high, high));
+    }
+    if ((g + 1) % kFlushEvery == 0) flush();
+  }
+  flush();
+  alignas(16) std::array<double, kLanes> s, q;
+  _mm_store_pd(s.data(), s0);
+  _mm_store_pd(s.data() + 2, s1);
+  _mm_store_pd(s.data() + 4, s2);
+  _mm_store_pd(s.data() + 6, s3);
+  _mm_store_pd(q.data(), q0);
+  _mm_store_pd(q.data() + 2, q1);
+  _mm_store_pd(q.data() + 4, q2);
+  _mm_store_pd(q.data() + 6, q3);
+  for (std::size_t k = 0; k < kLanes; ++k) {
+    l.sum[k] += s[k];
+    l.sumsq[k] += q[k];
+  }
+  _mm_storeu_ps(l.lo.data(), lo);
+  _mm_storeu_ps(l.hi.data(), hi);
+  l.finite += finite_total;
+  l.zeros += zeros_total;
+}
+#endif
+
+template <class T>
+HealthSums finish(const T* x, std::size_t n, const Lanes& l) {
+  const std::size_t whole = n - n % kLanes;
+  HealthSums h;
+  for (std::size_t k = 0; k < kRangeLanes; ++k) {
+    h.lo = l.lo[k] < h.lo ? l.lo[k] : h.lo;
+    h.hi = l.hi[k] > h.hi ? l.hi[k] : h.hi;
+  }
+  for (std::size_t k = 0; k < kLanes; ++k) {
+    h.sum += l.sum[k];
+    h.sumsq += l.sumsq[k];
+  }
+  h.finite = l.finite;
+  h.zeros = l.zeros;
+  h.nonfinite = whole - l.finite;
+  for (std::size_t i = whole; i < n; ++i) h.add(static_cast<float>(x[i]));
+  return h;
+}
+
+}  // namespace
+
+HealthSums cpu_health_sums(const float* x, std::size_t n) {
+  Lanes l;
+#if defined(__SSE2__)
+  add_groups_sse2(x, n / kLanes, l);
+#else
+  add_groups_plain(x, n / kLanes, l);
+#endif
+  return finish(x, n, l);
+}
+
+HealthSums cpu_health_sums(const double* x, std::size_t n) {
+  Lanes l;
+  add_groups_plain(x, n / kLanes, l);
+  return finish(x, n, l);
+}
+
+}  // namespace nanscope

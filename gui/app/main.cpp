@@ -7,6 +7,8 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QPainter>
+#include <QSettings>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <csignal>
 #include <cstdio>
@@ -186,6 +188,11 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName("nanscope");  // QSettings: window layout, recent files
   QApplication::setApplicationName("nanscope");
   QApplication::setApplicationVersion(nanscope::kVersion);
+  // A screenshot is the default layout, whatever the user arranged, and leaves the user's layout
+  // and recent files alone: its window settings live in a directory of their own for the run.
+  QTemporaryDir screenshot_settings;
+  if (!o.screenshot.isEmpty())
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, screenshot_settings.path());
   MainWindow w(o.settings, o.open_file);
   w.resize(1500, 950);
   w.show();

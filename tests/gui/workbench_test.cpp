@@ -363,6 +363,8 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("QT_QPA_PLATFORM", "offscreen");
+    const QString config_home = dir_.filePath("config-home");  // where the user's layout would go
+    env.insert("XDG_CONFIG_HOME", config_home);
     p.setProcessEnvironment(env);
     p.start(QString(NANSCOPE_GUI_BINARY),
             {three_fold_run_, "--screenshot", shot, "--screenshot-after", "steps:0", "--state-json",
@@ -371,6 +373,8 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QCOMPARE(p.exitCode(), 0);
     QVERIFY(QFile::exists(shot));
     QVERIFY(!QDir(dir_.filePath("unused")).exists());  // no live session, no run folder
+    QVERIFY(
+        !QFile::exists(config_home + "/nanscope/nanscope.conf"));  // the user's layout untouched
     QFile f(state);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
@@ -378,6 +382,9 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QVERIFY(o["source"].toString().endsWith("run.h5"));
     QCOMPARE(o["folds"].toArray().size(), 3);
     QCOMPARE(o["events"].toArray().size(), 3);
+    for (const auto& e : o["events"].toArray())  // first fires: the kinds at their step
+      QVERIFY2(e.toObject()["detail"].toString() != "-",
+               qPrintable(e.toObject()["detail"].toString()));
     QCOMPARE(o["entry_frames"].toArray().size(), 3);
     const int want_slot[3] = {kBnDConcat, kAuxPredNb, kC51Loss}, want_step[3] = {5, 3, 7};
     for (int k = 0; k < 3; ++k) {

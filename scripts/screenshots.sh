@@ -2,7 +2,7 @@
 # Renders the workbench under Xvfb into docs/*.png (used by the README): the default run after a
 # few steps, aux-blowup stopped at its fire, the inspector on a dumped buffer (corrupt-bar), a
 # 6 x 400 run zoomed onto its entry point (also as seen with deuteranopia), lr-explosion's step
-# compare and magnitude view, and the Help menu.
+# compare and magnitude view, the Help menu, and watch trips in the Events dock.
 # Needs the GUI built (scripts/nanscope run, or cmake --build build); uses xvfb-run (Debian: xvfb)
 # when it is there, Qt's offscreen platform otherwise.
 set -euo pipefail
@@ -43,4 +43,11 @@ shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-compare.png" --screen
 shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-magnitude.png" --screenshot-after steps:0 \
   --screenshot-view magnitude,compare
 shot --screenshot "$root/docs/screenshot-help.png" --screenshot-after steps:40 --screenshot-view help-menu
+# The aux group's learning rate 100x too high: grad_explode trips for two groups at one step of
+# fold 0 (told apart in the Events dock's detail), an injected NaN fires in fold 1.
+"${NANSCOPE_BUILD_DIR:-$root/build}/cli/nanscope-run" --backend cpu --folds 2 --steps-per-fold 30 \
+  --set optim.lr_mult.aux=100 --set watch.grad_explode=5 --set halt.on_fire=never \
+  --inject slot:h_s2@1:20 --out "$tmp/watch" --quiet || true
+shot "$tmp/watch/run.h5" --screenshot "$root/docs/screenshot-watch.png" --screenshot-after steps:0 \
+  --screenshot-view events
 ls -la "$root"/docs/screenshot-*.png

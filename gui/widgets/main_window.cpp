@@ -8,6 +8,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
@@ -249,8 +250,8 @@ void MainWindow::buildDocks() {
   events_view->verticalHeader()->setVisible(false);
   events_view->horizontalHeader()->setStretchLastSection(true);
   events_view->setWordWrap(false);
-  // Fixed widths (measuring every row's text would cost as much as the rows; a run can trip a
-  // watch at every step): the numbers narrow, the detail wide, its whole text in the tooltip.
+  // Fixed widths (measuring every row's text would cost as much as the rows, and a long run can
+  // hold thousands): the numbers narrow, the detail wide, its whole text in the tooltip.
   for (auto [column, chars] : {std::pair{EventsModel::Fold, 5},
                                {EventsModel::Step, 6},
                                {EventsModel::Kind, 11},
@@ -268,6 +269,19 @@ void MainWindow::buildDocks() {
     if (slot >= 0) UI_selectSlot(slot);
     UI_openDump(path, slot);
   });
+  // Until something happens the table says what will appear in it.
+  auto* no_events =
+      new QLabel("nothing yet: first fires, halts, breakpoints and watch trips appear here");
+  no_events->setObjectName("eventsEmpty");
+  no_events->setAlignment(Qt::AlignCenter);
+  no_events->setWordWrap(true);
+  no_events->setStyleSheet("color: rgb(90, 90, 90);");
+  no_events->setAttribute(Qt::WA_TransparentForMouseEvents);
+  (new QVBoxLayout(events_view->viewport()))->addWidget(no_events);
+  auto show_if_empty = [this, no_events] { no_events->setVisible(events_->rowCount() == 0); };
+  connect(events_, &QAbstractItemModel::modelReset, this, show_if_empty);
+  connect(events_, &QAbstractItemModel::rowsInserted, this, show_if_empty);
+  connect(events_, &QAbstractItemModel::rowsRemoved, this, show_if_empty);
   auto* events_dock = dock("Events", events_view, Qt::BottomDockWidgetArea);
   tabifyDockWidget(compare_dock, events_dock);
   events_dock->raise();

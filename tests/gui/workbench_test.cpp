@@ -257,6 +257,9 @@ class WorkbenchTest : public QObject, public GuiFixture {
   void theMetricsShowNonFiniteStepsAndFireMarks() {
     MainWindow w(settings("aux-blowup"));
     waitReady(w);
+    // The events table says what will appear in it until something does.
+    auto* no_events = w.findChild<QLabel*>("eventsEmpty");
+    QVERIFY(no_events && !no_events->isHidden());
     w.UI_run(EngineController::UntilFoldEnd);
     QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 20, 30000);
     const auto bad = w.metrics()->nonfiniteRanges();
@@ -285,6 +288,7 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QVERIFY2(clear > rows * 3 / 4,
              qPrintable(QString("white at %1 of %2 rows").arg(clear).arg(rows)));
     QCOMPARE(colour_at(1, r.center().y() + 3), MetricsPlot::fireMarkColour());
+    QVERIFY(no_events->isHidden());
   }
 
   // Bug 8: Run until fire stops at a new first fire; a breakpoint stops once per slot and fold.

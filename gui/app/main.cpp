@@ -12,6 +12,7 @@
 #include <QTimer>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 
 #include "core/version.h"
 #include "io/file_guard.h"
@@ -190,9 +191,10 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(nanscope::kVersion);
   // A screenshot is the default layout, whatever the user arranged, and leaves the user's layout
   // and recent files alone: its window settings live in a directory of their own for the run.
-  QTemporaryDir screenshot_settings;
+  std::optional<QTemporaryDir> screenshot_settings;
   if (!o.screenshot.isEmpty())
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, screenshot_settings.path());
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
+                       screenshot_settings.emplace().path());
   MainWindow w(o.settings, o.open_file);
   w.resize(1500, 950);
   w.show();

@@ -186,7 +186,7 @@ void EngineController::RT_run(int kind) {
       return;
     }
     if (session_->mid_step()) session_->step();  // finish a phase-stepped step first
-    if (file_timer_) file_timer_->stop();        // written when the run stops
+    if (file_timer_) file_timer_->stop();        // written when the run stops, whatever it ran
     file_stale_ = true;
     pause_.store(false);
     until_ = RunUntil{};
@@ -229,7 +229,6 @@ void EngineController::RT_runPiece() {
 void EngineController::stopRun() {
   if (!running_) return;
   running_ = false;
-  file_stale_ = true;  // a run piece may have ended mid-fold
   flushRunFile();
   Q_EMIT runStateChanged(false);
   publish(false);

@@ -10,7 +10,6 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
-#include <QTimer>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -21,6 +20,8 @@
 #include "core/errors.h"
 #include "models/snapshot.h"
 #include "session/session.h"
+
+class QTimer;
 
 namespace nanscope::gui {
 

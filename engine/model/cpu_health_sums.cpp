@@ -69,23 +69,23 @@ void add_groups_sse2(const float* x, std::size_t groups, Lanes& l) {
     }
     finite = zeros = _mm_setzero_si128();
   };
+  // Four floats of a group: their lanes' min, max, counts and double sums (two lanes a register).
+  auto add_four = [&](__m128 v, __m128d& s_low, __m128d& s_high, __m128d& q_low, __m128d& q_high) {
+    const __m128 m = _mm_cmple_ps(_mm_and_ps(v, abs_mask), largest);  // finite (NaN: false)
+    lo = _mm_or_ps(_mm_and_ps(m, _mm_min_ps(v, lo)), _mm_andnot_ps(m, lo));
+    hi = _mm_or_ps(_mm_and_ps(m, _mm_max_ps(v, hi)), _mm_andnot_ps(m, hi));
+    finite = _mm_sub_epi32(finite, _mm_castps_si128(m));
+    zeros = _mm_sub_epi32(zeros, _mm_castps_si128(_mm_and_ps(m, _mm_cmpeq_ps(v, zero))));
+    const __m128 f = _mm_and_ps(m, v);  // the finite values, 0 elsewhere
+    const __m128d low = _mm_cvtps_pd(f), high = _mm_cvtps_pd(_mm_movehl_ps(f, f));
+    s_low = _mm_add_pd(s_low, low);
+    s_high = _mm_add_pd(s_high, high);
+    q_low = _mm_add_pd(q_low, _mm_mul_pd(low, low));
+    q_high = _mm_add_pd(q_high, _mm_mul_pd(high, high));
+  };
   for (std::size_t g = 0; g < groups; ++g) {
-    const __m128 v[2] = {_mm_loadu_ps(x + g * kLanes), _mm_loadu_ps(x + g * kLanes + 4)};
-    __m128d* sums[2][2] = {{&s0, &s1}, {&s2, &s3}};
-    __m128d* squares[2][2] = {{&q0, &q1}, {&q2, &q3}};
-    for (int h = 0; h < 2; ++h) {
-      const __m128 m = _mm_cmple_ps(_mm_and_ps(v[h], abs_mask), largest);  // finite (NaN: false)
-      lo = _mm_or_ps(_mm_and_ps(m, _mm_min_ps(v[h], lo)), _mm_andnot_ps(m, lo));
-      hi = _mm_or_ps(_mm_and_ps(m, _mm_max_ps(v[h], hi)), _mm_andnot_ps(m, hi));
-      finite = _mm_sub_epi32(finite, _mm_castps_si128(m));
-      zeros = _mm_sub_epi32(zeros, _mm_castps_si128(_mm_and_ps(m, _mm_cmpeq_ps(v[h], zero))));
-      const __m128 f = _mm_and_ps(m, v[h]);  // the finite values, 0 elsewhere
-      const __m128d low = _mm_cvtps_pd(f), high = _mm_cvtps_pd(_mm_movehl_ps(f, f));
-      *sums[h][0] = _mm_add_pd(*sums[h][0], low);
-      *sums[h][1] = _mm_add_pd(*sums[h][1], high);
-      *squares[h][0] = _mm_add_pd(*squares[h][0], _mm_mul_pd(low, low));
-      *squares[h][1] = _mm_add_pd(*squares[h][1], _mm_mul_pd(high, high));
-    }
+    add_four(_mm_loadu_ps(x + g * kLanes), s0, s1, q0, q1);
+    add_four(_mm_loadu_ps(x + g * kLanes + 4), s2, s3, q2, q3);
     if ((g + 1) % kFlushEvery == 0) flush();
   }
   flush();

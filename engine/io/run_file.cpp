@@ -353,7 +353,7 @@ RunFileData read_run_file(const std::string& path) {
       };
       const auto kind = parse_enum<EventKind>(e.kind);
       if (!kind) throw bad(fmt::format("unknown kind '{}'", e.kind));
-      const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump};
+      const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump, std::nullopt};
       if (row.fold < 0 || static_cast<std::size_t>(row.fold) >= nf)
         throw bad(fmt::format("fold {} is not in /folds", row.fold));
       if (row.step < 0 || row.step >= fold_steps[static_cast<std::size_t>(row.fold)])
@@ -388,6 +388,14 @@ RunFileData read_run_file(const std::string& path) {
       r.watches.push_back(
           WatchTrip{*condition, w.slot, w.group, w.fold, w.step, w.value, w.threshold});
     }
+  }
+  // The session writes a watch event and its /watches row together, so the k-th watch event is
+  // the k-th trip; a file whose two tables disagree there keeps the event without its trip.
+  std::size_t trips = 0;
+  for (RunEventRow& e : r.events) {
+    if (e.kind != EventKind::Watch || trips == r.watches.size()) continue;
+    const WatchTrip& t = r.watches[trips++];
+    if (t.fold == e.fold && t.step == e.step && t.slot == e.entry_slot) e.watch = t;
   }
   return r;
 }

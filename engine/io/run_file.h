@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <vector>
@@ -32,6 +33,7 @@ struct RunEventRow {
   EventKind kind = EventKind::Manual;
   int entry_slot = -1;
   std::string dump;
+  std::optional<WatchTrip> watch;  // a watch event's row of /watches (read_run_file pairs them)
 };
 
 struct RunFileData {

@@ -109,7 +109,7 @@ void Session::write_run_file() {
                                  l.iqn, l.aux, l.ens, h.checked, h.health});
   }
   for (const auto& e : events_)
-    r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump});
+    r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump, e.watch});
   r.watches = watch_trips_;
   nanscope::write_run_file(run_file_path(), r);
 }

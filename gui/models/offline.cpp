@@ -51,20 +51,13 @@ UpdatePtr load_run_update(const QString& run_file) {
     h.step = r.steps.back().step;
   }
   const QString dir = QFileInfo(run_file).absolutePath();
-  // The session writes a watch event and its /watches row together, so the k-th watch event is
-  // the k-th trip; a file whose two tables disagree there shows the event without its detail.
-  std::size_t trips = 0;
   for (const auto& e : r.events) {
     SnapshotEvent ev{e.fold,
                      e.step,
                      e.kind,
                      e.entry_slot,
                      e.dump.empty() ? QString() : dir + "/" + QString::fromStdString(e.dump),
-                     std::nullopt};
-    if (e.kind == EventKind::Watch && trips < r.watches.size()) {
-      const WatchTrip& t = r.watches[trips++];
-      if (t.fold == e.fold && t.step == e.step && t.slot == e.entry_slot) ev.watch = t;
-    }
+                     e.watch};
     u->events.push_back(ev);
     if (stops_the_run(e.kind)) h.halt = ev;
   }

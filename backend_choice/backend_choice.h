@@ -1,6 +1,8 @@
 // Picks the trainer backend for --backend auto|cuda|cpu (the CLI and the GUI both ask here).
-// auto: the CUDA backend when this build has it and a device is present (and the config is
-// float32), otherwise the CPU backend. cuda without a device is a DeviceError (exit code 69).
+// The CUDA backend comes from the CUDA plugin (cuda_plugin.h), loaded at run time.
+// auto: the CUDA backend when the plugin is installed, a device is present and the config is
+// float32, otherwise the CPU backend. cuda without the plugin or without a device is a DeviceError
+// (exit code 69) that says what is missing.
 #pragma once
 
 #include <memory>
@@ -10,11 +12,16 @@
 
 namespace nanscope {
 
-// `say`: print the choice made for `auto` on stderr.
+// `say`: print the choice made for `auto` on stderr, in one line with its reason.
 std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config& config, bool say);
 
-// "CUDA runtime 13.0, NVIDIA H200" (or why there is no device), or "no CUDA in this build": for
-// the workbench's About box.
+// What the CUDA backend would run on, or why there is none, in one sentence: "CUDA plugin
+// /usr/lib/nanscope/libnanscope-cuda.so: CUDA runtime 13.0, NVIDIA H200", or "no CUDA plugin
+// (...)". For the workbench's About box and status bar.
 std::string cuda_description();
+
+// The same in a few words, for the status bar: "CUDA: NVIDIA H200", "CUDA: no device",
+// "CUDA: no plugin", "CUDA: plugin refused".
+std::string cuda_summary();
 
 }  // namespace nanscope

@@ -4,7 +4,8 @@
 // check on and with every check off (sentinel.disabled = all slots), and recording with the
 // device's first-fire capture; sentinel_overhead (graphed, checks on vs off, on alternating
 // blocks); against the CPU reference backend's step in the same run; and per-phase times from phase
-// stepping.
+// stepping. `plugin`: the same graphed step built in-tree against built by the CUDA plugin
+// (libnanscope-cuda.so, as the programs load it).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_choice.h"
 #include "core/config.h"
 #include "core/config_io.h"
 #include "cuda_backend.h"
@@ -57,7 +59,10 @@ Config variant_config(const Variant& v) {
   return c;
 }
 
-std::unique_ptr<Session> warm_session(const Variant& v, const std::vector<int>& unchecked = {}) {
+enum class Build { InTree, Plugin };
+
+std::unique_ptr<Session> warm_session(const Variant& v, const std::vector<int>& unchecked = {},
+                                      Build build = Build::InTree) {
   Config c = variant_config(v);
   for (int slot : unchecked) c.sentinel.disabled.push_back(slot);
   SessionOptions o;
@@ -66,7 +71,8 @@ std::unique_ptr<Session> warm_session(const Variant& v, const std::vector<int>& 
     o.out_dir = (std::filesystem::temp_directory_path() / "nanscope_bench_cuda_step").string();
     std::filesystem::remove_all(o.out_dir);
   }
-  auto s = std::make_unique<Session>(c, cuda::make_cuda_backend(c), o);
+  auto s = std::make_unique<Session>(
+      c, build == Build::Plugin ? choose_backend("cuda", c, false) : cuda::make_cuda_backend(c), o);
   RunUntil warm;
   warm.kind = RunUntil::Kind::Steps;
   warm.steps = 20;
@@ -114,6 +120,30 @@ std::pair<double, double> interleaved_health_on_off(int blocks) {
   return {median(t_on), median(t_off)};
 }
 
+// The graphed default step (every check on, fold-end readback) of the backend linked in-tree
+// against the one the CUDA plugin builds, alternating blocks of 100 steps; `which` = both, in-tree
+// or plugin (one of them alone, for alternating processes).
+void compare_plugin(int blocks, const std::string& which) {
+  const Variant v{"", true, false, true};
+  std::unique_ptr<Session> in_tree, plugin;
+  if (which != "plugin") in_tree = warm_session(v, {}, Build::InTree);
+  if (which != "in-tree") plugin = warm_session(v, {}, Build::Plugin);
+  std::vector<double> t_in, t_plugin;
+  for (int b = 0; b < blocks; ++b) {
+    if (in_tree) t_in.push_back(ms_per_step(*in_tree, 1, 100));
+    if (plugin) t_plugin.push_back(ms_per_step(*plugin, 1, 100));
+  }
+  if (in_tree && plugin)
+    fmt::print(
+        "plugin_step: graphed default step, in-tree {:.4f} ms vs plugin {:.4f} ms (alternating "
+        "blocks, medians of {}): {:+.2f}%\n",
+        median(t_in), median(t_plugin), blocks,
+        100.0 * (median(t_plugin) - median(t_in)) / median(t_in));
+  else
+    fmt::print("plugin_step: graphed default step, {} {:.4f} ms (medians of {} blocks)\n", which,
+               median(in_tree ? t_in : t_plugin), blocks);
+}
+
 // The step graph's nodes, kernels and longest chain (every check on).
 void print_graph_shape() {
   auto s = warm_session({"", true, false, true});
@@ -127,7 +157,9 @@ void print_graph_shape() {
 
 }  // namespace
 
-// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | split | profile [nohealth] [KEY=VALUE...].
+// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | split | plugin [BLOCKS]
+// [both|in-tree|plugin]
+//        | profile [nohealth] [KEY=VALUE...].
 // STEP_FILE receives the graphed and ungraphed ms per step (fold-end readback) for
 // bench/torch_twin.py's step_rate ratios.
 int main(int argc, char** argv) {
@@ -149,6 +181,10 @@ int main(int argc, char** argv) {
       fmt::print("sentinel_overhead, {:<52} {:.4f} ms vs none {:.4f} ms: {:+.2f}%\n", name, on_ms,
                  off_ms, 100.0 * (on_ms - off_ms) / off_ms);
     }
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "plugin") {  // bench_cuda_step plugin [BLOCKS] [WHICH]
+    compare_plugin(argc > 2 ? std::atoi(argv[2]) : 21, argc > 3 ? argv[3] : "both");
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "shape") {  // the step graph's shape alone

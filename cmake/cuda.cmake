@@ -23,3 +23,12 @@ if(NOT NANSCOPE_CUDA STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "nanscope: CUDA library ${NANSCOPE_HAVE_CUDA}")
+
+# Where the programs look for the CUDA plugin, relative to their own folder: the build tree puts it
+# in lib/nanscope beside cli/ and gui/, and the package in /usr/lib/nanscope beside /usr/bin.
+set(NANSCOPE_PLUGIN_SUBDIR lib/nanscope)
+set(NANSCOPE_PLUGIN_BUILD_DIR ${CMAKE_BINARY_DIR}/${NANSCOPE_PLUGIN_SUBDIR})
+# The plugin carries the engine and the CUDA library: both are compiled position-independent.
+if(NANSCOPE_HAVE_CUDA)
+  set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+endif()

@@ -1,24 +1,20 @@
-# Installation and the Debian package (cpack -G DEB): nanscope and nanscope-run, a .desktop entry,
-# the icon, man pages generated from each program's --help (help2man) and the docs.
-#
-# A build with the CUDA library links the CUDA runtime and cuBLAS from the toolkit (not Debian
-# packages): the installed programs find them through an RPATH to the toolkit's library folder, and
-# the package's description says so. A CPU-only build (-DNANSCOPE_CUDA=OFF) depends on Debian
-# packages alone.
+# Installation and the Debian packages, two from one cpack run (cpack -G DEB):
+#   nanscope       the programs (nanscope, nanscope-run), a .desktop entry, the icon, man pages
+#                  generated from each program's --help (help2man) and the docs; Debian packages only
+#   nanscope-cuda  the CUDA backend plugin (lib/nanscope/libnanscope-cuda.so), which the programs
+#                  load when it is there; it links the CUDA runtime statically and depends on NVIDIA's
+#                  cuBLAS package (docs/building.md, "The CUDA plugin")
 include(GNUInstallDirs)
-
-if(NANSCOPE_HAVE_CUDA)
-  set_target_properties(nanscope-run PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
-  if(TARGET nanscope)
-    set_target_properties(nanscope PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
-  endif()
-endif()
+set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME main)
 
 set(programs nanscope-run)
 if(TARGET nanscope)
   list(APPEND programs nanscope)
 endif()
 install(TARGETS ${programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET nanscope_cuda_plugin)
+  install(TARGETS nanscope_cuda_plugin LIBRARY DESTINATION ${NANSCOPE_PLUGIN_SUBDIR} COMPONENT cuda)
+endif()
 install(FILES resources/desktop/nanscope.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
 install(FILES resources/desktop/nanscope.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
 install(FILES README.md docs/gui.md docs/files.md docs/config.md docs/slots.md docs/trainer.md
@@ -53,16 +49,23 @@ set(CPACK_PACKAGE_VENDOR "nanscope")
 set(CPACK_PACKAGE_CONTACT "nanscope developers <nanscope@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Workbench for hunting NaNs in a deep-RL trainer")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "nanscope steps a distributional DQN trainer frame by frame, shows a live grid of NaN\nsentinel flags per buffer slot and per fold, names the buffer where the NaN entered, dumps\nthe offending buffers to HDF5 and replays that step offline (nanscope, nanscope-run).")
-if(NANSCOPE_HAVE_CUDA)
-  string(APPEND CPACK_DEBIAN_PACKAGE_DESCRIPTION
-         "\n.\nThis build uses the CUDA runtime and cuBLAS of the CUDA ${CUDAToolkit_VERSION_MAJOR} toolkit in\n${CUDAToolkit_LIBRARY_DIR}, which must be installed.")
-endif()
+    "nanscope steps a distributional DQN trainer frame by frame, shows a live grid of NaN\nsentinel flags per buffer slot and per fold, names the buffer where the NaN entered, dumps\nthe offending buffers to HDF5 and replays that step offline (nanscope, nanscope-run).\n.\nThe trainer runs on the CPU reference backend; install nanscope-cuda for the CUDA one.")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-# Dependencies on Debian's libraries from the binaries; the toolkit's are looked up as private.
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_MAIN_PACKAGE_NAME nanscope)
+set(CPACK_COMPONENTS_ALL main)
+# Dependencies on Debian's libraries from the binaries.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-if(NANSCOPE_HAVE_CUDA)
+if(TARGET nanscope_cuda_plugin)
+  list(APPEND CPACK_COMPONENTS_ALL cuda)
+  set(cuda_version "${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}")
+  set(CPACK_DEBIAN_CUDA_PACKAGE_NAME nanscope-cuda)
+  set(CPACK_DEBIAN_CUDA_PACKAGE_SECTION devel)
+  set(CPACK_DEBIAN_CUDA_DESCRIPTION
+      "CUDA backend of nanscope\nThe trainer's step on an NVIDIA GPU (float32, cuBLAS), with the sentinel checks on\nthe device: a plugin that nanscope and nanscope-run load when it is installed.\n.\nIt carries the CUDA ${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR} runtime (linked statically) and uses cuBLAS from\nNVIDIA's libcublas-${cuda_version} package and the NVIDIA driver.")
+  # cuBLAS is NVIDIA's package, not Debian's: named here, looked up by dpkg-shlibdeps as private.
+  set(CPACK_DEBIAN_CUDA_PACKAGE_DEPENDS "nanscope (= ${PROJECT_VERSION}), libcublas-${cuda_version}")
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CUDAToolkit_LIBRARY_DIR}")
 endif()
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

@@ -14,6 +14,9 @@
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
 # PARTS: a comma-separated choice of tests, propagation, sanitizers, bench, scaling (default the first
 # four). On the H200: tests and bench about a minute each, the sanitizers under one more, scaling one.
+# Exits non-zero when any part fails (a test, the propagation check, a sanitizer error or hazard, a
+# bench that did not run or failed) and ends with one line: "gpu-check: PASS ..." or
+# "gpu-check: FAIL: <the steps that failed>".
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2
@@ -22,11 +25,25 @@ want() { [[ ",$parts," == *",$1,"* ]]; }
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+failed=()
+ran=0
 step() {  # NAME SECONDS COMMAND...
-  local name=$1 secs=$2
+  local name=$1 secs=$2 code
   shift 2
   timeout "$secs" "$@" >"$out/$name.txt" 2>&1
-  echo "$name: exit $?"
+  code=$?
+  echo "$name: exit $code"
+  ran=$((ran + 1))
+  [ $code -eq 0 ] || failed+=("$name (exit $code)")
+}
+summary() {
+  if [ ${#failed[@]} -eq 0 ]; then
+    echo "gpu-check: PASS ($ran steps, parts $parts)"
+    exit 0
+  fi
+  local IFS=';'
+  echo "gpu-check: FAIL: ${failed[*]}"
+  exit 1
 }
 tiny='DeviceSentinel*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard'
 race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param'
@@ -42,16 +59,16 @@ for g in on off; do
 done
 fi
 if want sanitizers; then
-step memcheck 200 compute-sanitizer --tool memcheck "$bin/gpu_tests" --gtest_filter="$tiny"
-step initcheck 180 compute-sanitizer --tool initcheck "$bin/gpu_tests" --gtest_filter="$tiny"
-step racecheck 300 compute-sanitizer --tool racecheck "$bin/gpu_tests" --gtest_filter="$race"
+step memcheck 200 compute-sanitizer --error-exitcode 1 --tool memcheck "$bin/gpu_tests" --gtest_filter="$tiny"
+step initcheck 180 compute-sanitizer --error-exitcode 1 --tool initcheck "$bin/gpu_tests" --gtest_filter="$tiny"
+step racecheck 300 compute-sanitizer --error-exitcode 1 --tool racecheck "$bin/gpu_tests" --gtest_filter="$race"
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/memcheck.txt "$out"/initcheck.txt "$out"/racecheck.txt
 fi
 if want scaling; then
 step scaling 600 python3 "$src/bench/step_scaling.py" "$bin" "$out/scaling"
 sed -n '/^scaling:/,$p' "$out/scaling.txt"
 fi
-want bench || exit 0
+want bench || summary
 step cuda_step 300 "$bin/bench_cuda_step" 5 "$out/step_ms.txt"
 grep -hE "sentinel_overhead|health_overhead|graph vs ungraphed|^  graph|^step graph" "$out/cuda_step.txt"
 NANSCOPE_STEP_LANES=0 "$bin/bench_cuda_step" shape | tail -1
@@ -66,5 +83,7 @@ if python3 -c "import torch, h5py" 2>/dev/null; then
   grep -h "^sentinel_set" "$out/torch_amp_check.txt"
   tail -4 "$out/torch_twin.txt"
 else
-  echo "PyTorch not importable: torch_amp_check and torch_twin skipped"
+  echo "PyTorch not importable: torch_amp_check and torch_twin did not run"
+  failed+=("torch peers (PyTorch not importable)")
 fi
+summary

@@ -223,7 +223,7 @@ void MainWindow::showAbout() {
           "<b>nanscope %1</b><br>Hunt NaNs in a distributional deep-RL trainer.<br><br>"
           "Qt %2<br>HDF5 %3<br>%4<br>device of this run: %5<br><br>GPL-3.0-or-later")
           .arg(kVersion, qVersion(), QString::fromStdString(h5::hdf5_version()),
-               QString::fromStdString(cuda_description()),
+               QString::fromStdString(cuda_description()).toHtmlEscaped(),
                view_->device.isEmpty() ? QString("-") : view_->device);
   auto* box = new QMessageBox(QMessageBox::NoIcon, "About nanscope", text, QMessageBox::Ok, this);
   box->setObjectName("aboutBox");

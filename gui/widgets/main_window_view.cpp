@@ -12,6 +12,7 @@
 #include <QToolButton>
 #include <cmath>
 
+#include "backend_choice.h"
 #include "plots/grid_plot.h"
 #include "plots/magnitude_plot.h"
 #include "plots/metrics_plot.h"
@@ -118,9 +119,16 @@ void MainWindow::refreshViews(bool reset) {
                                          .arg(s.halt->fold)
                                          .arg(s.halt->step));
   if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
+  // A live run on the CPU also says why it is not on CUDA (no plugin, no device); the tooltip
+  // has the whole reason. A run file's backend is the one that wrote it.
+  const QString cuda_why = !offline_ && s.backend_kind == BackendKind::Cpu
+                               ? QString(" \u00b7 %1").arg(QString::fromStdString(cuda_summary()))
+                               : QString();
   status_backend_->setText(
-      have_view_ ? QString("%1 [%2]%3").arg(s.backend, s.device, s.graph ? " graph" : "")
-                 : QString());
+      have_view_
+          ? QString("%1 [%2]%3%4").arg(s.backend, s.device, s.graph ? " graph" : "", cuda_why)
+          : QString());
+  status_backend_->setToolTip(QString::fromStdString(cuda_description()));
   status_position_->setText(statusText());
   updateControls();
 }
@@ -266,6 +274,7 @@ QJsonObject MainWindow::viewState() const {
   o["running"] = s.running;
   o["finished"] = s.finished;
   o["global_step"] = static_cast<qint64>(s.global_step);
+  o["status_backend"] = status_backend_->text();
   QJsonArray folds;
   for (int k = 0; k < fold_grid_->columnCount(); ++k) {
     QJsonObject f;

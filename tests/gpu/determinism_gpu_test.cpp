@@ -1,13 +1,15 @@
 // The step is deterministic on the device: two runs of one seed leave the same losses, slot
 // buffers, health rows and state bit for bit, and the captured graph (the step's independent
 // branches on side lanes) leaves exactly what the one-stream step leaves. The graph's checks run
-// beside the step where the step allows it.
+// beside the step where the step allows it. The backend the CUDA plugin builds (what the programs
+// load) steps as the one linked here, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "backend_choice.h"
 #include "check_plan_checks.h"
 #include "core/sentinel.h"
 #include "cuda_backend.h"
@@ -27,8 +29,8 @@ struct StepPicture {
   std::vector<double> params;
 };
 
-std::vector<StepPicture> steps_of(const Config& c, bool graph, int steps) {
-  auto b = cuda::make_cuda_backend(c);
+std::vector<StepPicture> steps_of(const Config& c, bool graph, int steps, bool via_plugin = false) {
+  auto b = via_plugin ? choose_backend("cuda", c, false) : cuda::make_cuda_backend(c);
   b->set_step_graph(graph);
   const auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
   const auto folds = plan_folds(c.data.bars, c.run.folds, c.data.n_step);
@@ -102,6 +104,14 @@ TEST(CudaDeterminism, TwoGraphedRunsOfOneSeedAreBitIdentical) {
 TEST(CudaDeterminism, TheGraphsSideLanesGiveTheOneStreamStepBitForBit) {
   const Config c = small_sync();
   expect_identical(steps_of(c, true, 5), steps_of(c, false, 5));
+}
+
+TEST(CudaPlugin, ThePluginsBackendStepsAsTheLinkedOneBitForBit) {
+  const Config c = small_sync();
+  auto plugin = choose_backend("cuda", c, false);  // throws, with the reason, without the plugin
+  EXPECT_EQ(plugin->kind(), BackendKind::Cuda);
+  for (bool graph : {true, false})
+    expect_identical(steps_of(c, graph, 4, true), steps_of(c, graph, 4));
 }
 
 TEST(CudaDeterminism, WithoutTheIqnHeadToo) {

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "backend_choice.h"
 #include "core/config_io.h"
 #include "gui/gui_fixture.h"
 #include "plots/grid_plot.h"
@@ -210,7 +211,20 @@ class NavigationTest : public QObject, public GuiFixture {
     auto* about = w.findChild<QMessageBox*>("aboutBox");
     QVERIFY(about && about->text().contains(QString("Qt ") + qVersion()) &&
             about->text().contains("HDF5 1."));
+    // Which CUDA backend was found, or why none: the plugin and the device, or the reason.
+    const QString cuda = QString::fromStdString(cuda_description());
+    QVERIFY2(cuda.startsWith("CUDA plugin ") || cuda.startsWith("no CUDA plugin (") ||
+                 cuda.startsWith("the CUDA plugin "),
+             qPrintable(cuda));
+    QVERIFY2(about->text().contains(cuda.toHtmlEscaped()), qPrintable(about->text()));
     about->close();
+    // A live run on the CPU says in the status bar why it is not on CUDA, the reason in the
+    // tooltip.
+    const QString status = w.viewState()["status_backend"].toString();
+    QVERIFY2(status.startsWith("cpu [") && status.endsWith(QString::fromUtf8(" \u00b7 ") +
+                                                           QString::fromStdString(cuda_summary())),
+             qPrintable(status));
+    QVERIFY(QString::fromStdString(cuda_summary()).startsWith("CUDA: "));
     menu_action(w, "Help", "Keyboard shortcuts")->trigger();
     auto* keys = w.findChild<QDialog*>("shortcutsDialog");
     QVERIFY(keys);

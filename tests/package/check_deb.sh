@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the Debian package from a configured build directory (cpack -G DEB) into a scratch folder
-# and checks what it holds with dpkg-deb: both programs, the .desktop entry and its icon, both man
-# pages, the docs, and a control file with the package's name, version and dependencies.
+# Builds the Debian packages from a configured build directory (cpack -G DEB) into a scratch folder
+# and checks what they hold with dpkg-deb: nanscope has both programs, the .desktop entry and its
+# icon, both man pages, the docs, and a control file with the package's name, version and Debian
+# dependencies, none of them CUDA's; in a build with the CUDA library, nanscope-cuda has the plugin
+# and depends on nanscope of its version and on NVIDIA's cuBLAS package.
 set -euo pipefail
 build=$1
 out=$(mktemp -d)
@@ -35,6 +37,23 @@ if command -v apt-get >/dev/null && ! apt-get install -s "$deb" >"$out/apt.log" 
   echo "check_deb: apt-get install -s $deb fails:" >&2
   tail -5 "$out/apt.log" >&2
   status=1
+fi
+if grep -qiE "^ Depends: .*(cuda|cublas)" <<<"$info"; then
+  echo "check_deb: nanscope depends on CUDA: $(grep '^ Depends' <<<"$info")" >&2
+  status=1
+fi
+if [ -f "$build/lib/nanscope/libnanscope-cuda.so" ]; then
+  cuda_deb=$(ls "$out"/nanscope-cuda_*.deb 2>/dev/null) || { echo "check_deb: no nanscope-cuda package" >&2; exit 1; }
+  dpkg-deb -c "$cuda_deb" | awk '{print $6}' | grep -qx ./usr/lib/nanscope/libnanscope-cuda.so ||
+    { echo "check_deb: $cuda_deb lacks ./usr/lib/nanscope/libnanscope-cuda.so" >&2; status=1; }
+  cuda_info=$(dpkg-deb -I "$cuda_deb")
+  for field in "Package: nanscope-cuda" "Depends: .*nanscope \\(= [0-9.]+\\)" "Depends: .*libcublas-[0-9]+-[0-9]+"; do
+    grep -qE "^ $field" <<<"$cuda_info" || { echo "check_deb: nanscope-cuda's control file has no '$field'" >&2; status=1; }
+  done
+  if dpkg-deb -c "$deb" | grep -q "libnanscope-cuda"; then
+    echo "check_deb: the plugin is in nanscope, not only in nanscope-cuda" >&2
+    status=1
+  fi
 fi
 [ $status -eq 0 ] && echo "check_deb: $(basename "$deb") holds the programs, desktop entry, icon, man pages and docs"
 exit $status

@@ -1,0 +1,28 @@
+// libnanscope-cuda.so's one exported symbol: the table of backend_choice/cuda_plugin_api.h over the
+// CUDA library. Everything else in the plugin (the CUDA library, the engine, the static CUDA
+// runtime) stays hidden, so the program that loads it keeps its own copies apart.
+#include "core/version.h"
+#include "cuda_backend.h"
+#include "cuda_plugin_api.h"
+#include "device_probe.h"
+
+namespace {
+
+nanscope::CudaPluginProbe probe() {
+  const auto p = nanscope::cuda::probe_devices();
+  return {p.count, p.name, p.error, p.runtime};
+}
+
+std::unique_ptr<nanscope::Backend> make_backend(const nanscope::Config& config) {
+  return nanscope::cuda::make_cuda_backend(config);
+}
+
+const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion, &probe,
+                                   &make_backend};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const nanscope::CudaPluginApi*
+nanscope_cuda_plugin() {
+  return &kApi;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The nanscope package on a machine without CUDA, as a laptop that opens a GPU server's run files
+# has it: builds both packages (cpack), installs nanscope with apt, hides every /usr/local/cuda*
+# in a private mount namespace and runs the installed programs there:
+#   nanscope-run --version; a small default run (it must say it is on the CPU, and why);
+#   --backend cuda (exit 69, the reason); the workbench offscreen on the run's file
+#   (--state-json shows the file's grids);
+# then the nanscope-cuda plugin unpacked beside it, whose cuBLAS is hidden too (the reason names
+# the missing library). Also checks readelf -d of every installed ELF file. Needs root (apt,
+# unshare -m); removes the package at the end. Usage: installed_without_cuda.sh BUILD_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=$(mktemp -d)
+cleanup() {
+  dpkg-query -W -f='${Status}' nanscope 2>/dev/null | grep -q 'install ok installed' &&
+    apt-get remove -y nanscope >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "installed_without_cuda: $*" >&2; exit 1; }
+
+(cd "$build" && cpack -G DEB -B "$work/debs" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; exit 1; }
+deb=$(ls "$work"/debs/nanscope_*.deb)
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y --no-install-recommends "$deb" >"$work/apt.log" 2>&1 || { tail -20 "$work/apt.log"; fail "apt-get install $deb failed"; }
+
+# readelf -d: no installed ELF file of the package needs CUDA or looks into a toolkit.
+mapfile -t elves < <(dpkg -L nanscope | while read -r f; do [ -f "$f" ] && head -c4 "$f" | grep -q ELF && echo "$f"; done)
+[ ${#elves[@]} -ge 2 ] || fail "the package installs ${#elves[@]} ELF files, expected nanscope and nanscope-run"
+"$here/no_cuda_link.sh" "${elves[@]}"
+
+cuda_plugin_root="$work/cuda-root"
+if ls "$work"/debs/nanscope-cuda_*.deb >/dev/null 2>&1; then
+  dpkg-deb -x "$(ls "$work"/debs/nanscope-cuda_*.deb)" "$cuda_plugin_root"
+fi
+
+# Everything below runs with /usr/local/cuda* hidden: each real folder under a tmpfs.
+cat >"$work/hidden.sh" <<'INNER'
+set -euo pipefail
+for d in /usr/local/cuda*; do
+  [ -d "$d" ] && [ ! -L "$d" ] && mount -t tmpfs none "$d"
+done
+if ls /usr/local/cuda*/lib64/libcudart.so* >/dev/null 2>&1; then echo "the toolkit is still visible" >&2; exit 1; fi
+cd "$WORK"
+fail() { echo "installed_without_cuda (CUDA hidden): $*" >&2; exit 1; }
+small="--folds 1 --steps-per-fold 3 --set data.bars=400 --set model.batch=8 --set model.hidden=16 --set model.bottleneck=8 --set model.iqn_n=4 --set model.iqn_n_target=4 --set model.iqn_k=4 --set model.iqn_cos=8 --set model.aux_hidden=8"
+
+version=$(/usr/bin/nanscope-run --version) || fail "nanscope-run --version exits $?"
+grep -q "0\.[0-9]" <<<"$version" || fail "nanscope-run --version printed '$version'"
+
+/usr/bin/nanscope-run --out run $small >run.out 2>run.err || fail "the default run exits $?: $(cat run.err)"
+grep -q "^nanscope: backend auto -> cpu (no CUDA plugin (libnanscope-cuda.so not found" run.err ||
+  fail "the run does not say it is on the CPU and why: $(cat run.err)"
+[ -f run/run.h5 ] || fail "the run wrote no run/run.h5"
+
+set +e
+/usr/bin/nanscope-run --backend cuda $small >cuda.out 2>cuda.err
+code=$?
+set -e
+[ $code -eq 69 ] || fail "--backend cuda exits $code, not 69: $(cat cuda.err)"
+grep -q "backend cuda: no CUDA plugin" cuda.err || fail "--backend cuda gives no reason: $(cat cuda.err)"
+
+QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$WORK timeout 120 /usr/bin/nanscope run/run.h5 \
+  --screenshot shot.png --state-json state.json >gui.log 2>&1 || fail "the workbench exits $?: $(cat gui.log)"
+python3 - state.json <<'PY' || fail "the workbench's state does not show the run file's grids"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["mode"] == "offline", s["mode"]
+assert s["source"].endswith("run/run.h5"), s["source"]
+assert len(s["folds"]) == 1 and len(s["folds"][0]["slots"]) == 36, "grid size"
+states = {slot["state"] for slot in s["folds"][0]["slots"]}
+assert "clean" in states, states
+PY
+
+# The plugin unpacked from nanscope-cuda, its cuBLAS hidden with the toolkit: refused, named.
+if [ -d "$PLUGIN_ROOT" ]; then
+  plugin=$PLUGIN_ROOT/usr/lib/nanscope/libnanscope-cuda.so
+  [ -f "$plugin" ] || fail "nanscope-cuda holds no usr/lib/nanscope/libnanscope-cuda.so"
+  NANSCOPE_CUDA_PLUGIN=$plugin /usr/bin/nanscope-run $small >p.out 2>p.err || fail "auto with the plugin's libraries hidden exits $?"
+  grep -q "backend auto -> cpu (the CUDA plugin $plugin cannot be loaded: libcublas" p.err ||
+    fail "auto does not name the missing library: $(cat p.err)"
+  set +e
+  NANSCOPE_CUDA_PLUGIN=$plugin /usr/bin/nanscope-run --backend cuda $small >pc.out 2>pc.err
+  code=$?
+  set -e
+  [ $code -eq 69 ] || fail "--backend cuda with the plugin's libraries hidden exits $code"
+  grep -q "libcublas" pc.err || fail "--backend cuda does not name the missing library: $(cat pc.err)"
+fi
+echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
+INNER
+WORK=$work PLUGIN_ROOT=$cuda_plugin_root unshare -m bash "$work/hidden.sh"

@@ -1,0 +1,90 @@
+// The CUDA plugin as nanscope-run finds it: the build's own plugin (loaded; without a device the
+// run falls back to the CPU with the runtime's reason), no plugin, a plugin of another version and
+// a library that is not a plugin, each with --backend auto (one line, the CPU) and --backend cuda
+// (exit 69, the reason).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <regex>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& env, const std::string& args) {
+  const std::string cmd = "cd /tmp && " + env + " " + NANSCOPE_RUN_BINARY + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kSmall =
+    "--folds 1 --steps-per-fold 2 --set data.bars=400 --set model.batch=8 --set model.hidden=16 "
+    "--set model.bottleneck=8 --set model.iqn_n=4 --set model.iqn_n_target=4 --set model.iqn_k=4 "
+    "--set model.iqn_cos=8 --set model.aux_hidden=8";
+
+// The one line --backend auto prints.
+std::string choice_line(const std::string& out) {
+  std::smatch m;
+  return std::regex_search(out, m, std::regex("nanscope: backend auto -> [^\n]*")) ? m.str() : "";
+}
+
+void expect_refused(const std::string& env, const std::string& reason) {
+  const Result aut = run(env, "--backend auto " + kSmall);
+  EXPECT_EQ(aut.code, 0) << aut.out;
+  EXPECT_NE(choice_line(aut.out).find("backend auto -> cpu (" + reason), std::string::npos)
+      << aut.out;
+  const Result cuda = run(env, "--backend cuda " + kSmall);
+  EXPECT_EQ(cuda.code, 69) << cuda.out;
+  EXPECT_NE(cuda.out.find(reason), std::string::npos) << cuda.out;
+}
+
+TEST(CudaPlugin, NoPluginRunsOnTheCpuAndCudaIsUnavailable) {
+  expect_refused("NANSCOPE_CUDA_PLUGIN=/nonexistent/libnanscope-cuda.so",
+                 "no CUDA plugin (libnanscope-cuda.so not found: looked for "
+                 "/nonexistent/libnanscope-cuda.so)");
+}
+
+TEST(CudaPlugin, APluginOfAnotherVersionIsRefused) {
+  expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_OTHER_VERSION,
+                 std::string("the CUDA plugin ") + FAKE_OTHER_VERSION +
+                     " is for nanscope 9.9.9 (plugin ABI 99), this is nanscope " +
+                     NANSCOPE_VERSION);
+}
+
+TEST(CudaPlugin, ALibraryWithoutTheEntryPointIsRefused) {
+  expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_NO_ENTRY,
+                 std::string(FAKE_NO_ENTRY) + " is not a nanscope CUDA plugin");
+}
+
+#ifdef NANSCOPE_PLUGIN_BUILT
+// The build's plugin, found beside the program (lib/nanscope). With a device the run is on CUDA;
+// without one (CI) the plugin still loads and the CPU takes over with the CUDA runtime's reason.
+TEST(CudaPlugin, TheBuildsPluginLoadsAndNamesTheDeviceOrWhyThereIsNone) {
+  const Result aut = run("", "--backend auto " + kSmall);
+  EXPECT_EQ(aut.code, 0) << aut.out;
+  const std::string line = choice_line(aut.out);
+  const bool on_cuda = line.rfind("nanscope: backend auto -> cuda (", 0) == 0;
+  if (!on_cuda) {
+    EXPECT_TRUE(std::regex_match(
+        line, std::regex(R"(nanscope: backend auto -> cpu \(no usable CUDA device: .+\))")))
+        << aut.out;
+    const Result cuda = run("", "--backend cuda " + kSmall);
+    EXPECT_EQ(cuda.code, 69) << cuda.out;
+    const std::string reason = line.substr(line.find("device: ") + 8);
+    EXPECT_NE(cuda.out.find(reason.substr(0, reason.size() - 1)), std::string::npos) << cuda.out;
+  }
+}
+#endif
+
+}  // namespace

@@ -1,0 +1,18 @@
+// A stand-in for libnanscope-cuda.so that the loader must refuse: built with FAKE_ABI and
+// FAKE_VERSION of another nanscope, or with FAKE_NO_ENTRY as a library without the entry point.
+#include "cuda_plugin_api.h"
+
+#ifndef FAKE_NO_ENTRY
+namespace {
+const nanscope::CudaPluginApi kApi{FAKE_ABI, FAKE_VERSION, nullptr, nullptr};
+}
+
+extern "C" __attribute__((visibility("default"))) const nanscope::CudaPluginApi*
+nanscope_cuda_plugin() {
+  return &kApi;
+}
+#else
+extern "C" __attribute__((visibility("default"))) int not_a_nanscope_plugin() {
+  return 0;
+}
+#endif

@@ -28,7 +28,6 @@ message(STATUS "nanscope: CUDA library ${NANSCOPE_HAVE_CUDA}")
 # in lib/nanscope beside cli/ and gui/, and the package in /usr/lib/nanscope beside /usr/bin.
 set(NANSCOPE_PLUGIN_SUBDIR lib/nanscope)
 set(NANSCOPE_PLUGIN_BUILD_DIR ${CMAKE_BINARY_DIR}/${NANSCOPE_PLUGIN_SUBDIR})
-# The plugin carries the engine and the CUDA library: both are compiled position-independent.
-if(NANSCOPE_HAVE_CUDA)
-  set(CMAKE_POSITION_INDEPENDENT_CODE ON)
-endif()
+# The plugins (the CUDA backend's, and the tests' stand-ins) carry the engine: it is compiled
+# position-independent, as the CUDA library is.
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)

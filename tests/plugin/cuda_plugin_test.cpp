@@ -3,35 +3,20 @@
 // a library that is not a plugin, each with --backend auto (one line, the CPU) and --backend cuda
 // (exit 69, the reason).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <regex>
 #include <string>
 
+#include "cli_runner.h"
+#include "io/run_file.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
+using namespace nanscope::test::cli;
 
 Result run(const std::string& env, const std::string& args) {
-  const std::string cmd = "cd /tmp && " + env + " " + NANSCOPE_RUN_BINARY + " " + args + " 2>&1";
-  Result r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_env(env, args);
 }
-
-const std::string kSmall =
-    "--folds 1 --steps-per-fold 2 --set data.bars=400 --set model.batch=8 --set model.hidden=16 "
-    "--set model.bottleneck=8 --set model.iqn_n=4 --set model.iqn_n_target=4 --set model.iqn_k=4 "
-    "--set model.iqn_cos=8 --set model.aux_hidden=8";
 
 // The one line --backend auto prints.
 std::string choice_line(const std::string& out) {
@@ -65,6 +50,24 @@ TEST(CudaPlugin, APluginOfAnotherVersionIsRefused) {
 TEST(CudaPlugin, ALibraryWithoutTheEntryPointIsRefused) {
   expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_NO_ENTRY,
                  std::string(FAKE_NO_ENTRY) + " is not a nanscope CUDA plugin");
+}
+
+// A CUDA error in the middle of the work (a plugin whose backend fails at fold 0, step 2): exit 70,
+// the failing call named, and the run file keeps the two steps that ran.
+TEST(CudaPlugin, AFaultMidRunExits70AndTheRunFileKeepsTheStepsThatRan) {
+  const auto dir = nanscope::test::temp_dir("plugin_fault");
+  const std::string out = (dir / "run").string();
+  const Result r = run(std::string("NANSCOPE_CUDA_PLUGIN=") + FAULTING_PLUGIN,
+                       "--backend cuda --out " + out + " " + kSmall);
+  EXPECT_EQ(r.code, 70) << r.out;
+  EXPECT_NE(r.out.find("cudaMemcpyAsync(status record): an illegal memory access"),
+            std::string::npos)
+      << r.out;
+  const nanscope::RunFileData file = nanscope::read_run_file(out + "/run.h5");
+  ASSERT_EQ(file.steps.size(), 2u);
+  EXPECT_EQ(file.steps[0].step, 0);
+  EXPECT_EQ(file.steps[1].step, 1);
+  EXPECT_EQ(run("", "validate " + out + "/run.h5").code, 0);
 }
 
 #ifdef NANSCOPE_PLUGIN_BUILT

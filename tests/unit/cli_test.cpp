@@ -1,54 +1,15 @@
 // nanscope-run as a user calls it: exit codes and what it prints.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "test_support.h"
 
-namespace {
-
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-// Every run starts in a scratch directory, so default output directories land there.
-std::string in_scratch() {
-  static const std::string dir = nanscope::test::temp_dir("cli_cwd").string();
-  return "cd " + dir + " && ";
-}
-
-// Runs nanscope-run with `args` in the scratch directory; stderr is kept with stdout or dropped.
-Result run_capture(const std::string& args, bool with_stderr) {
-  std::string cmd = in_scratch() + std::string(NANSCOPE_RUN_BINARY) + " " + args +
-                    (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-Result run(const std::string& args) {
-  return run_capture(args, true);
-}
-Result run_stdout(const std::string& args) {
-  return run_capture(args, false);
-}
-
-const std::string kSmall =
-    "--folds 2 --steps-per-fold 3 --set data.bars=400 --set model.batch=8 --set model.hidden=16 "
-    "--set model.bottleneck=8 --set model.iqn_n=4 --set model.iqn_n_target=4 --set model.iqn_k=4 "
-    "--set model.iqn_cos=8 --set model.aux_hidden=8";
-
-}  // namespace
+using namespace nanscope::test::cli;
 
 TEST(Cli, HelpAndVersion) {
   auto h = run("--help");

@@ -110,3 +110,24 @@ TEST(StepCompare, OnLrExplosionTheTrunkThatGrewHeadsTheTable) {
       EXPECT_TRUE(r.jumped) << r.slot;
     }
 }
+
+TEST(StepCompare, JumpedStartsAtTenfoldGrowthAndTheTableSaysSo) {
+  // docs/slots.md: jumped is "grew 10x or more". Just under (9.99x) is not, exactly 10x is.
+  SlotHealthRows a = unmeasured_rows(), b = unmeasured_rows();
+  a[1] = row(0, 1, 0.5f, 0);
+  b[1] = row(0, 9.99f, 0.5f, 0);
+  a[2] = row(0, 1, 0.5f, 0);
+  b[2] = row(0, 10.0f, 0.5f, 0);
+  const StepComparison c = compare_steps(0, 4, a, 5, b);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.rows[0].slot, 2);
+  EXPECT_DOUBLE_EQ(c.rows[0].growth, 10.0);
+  EXPECT_TRUE(c.rows[0].jumped);
+  EXPECT_EQ(c.rows[1].slot, 1);
+  EXPECT_NEAR(c.rows[1].growth, 9.99, 1e-6);
+  EXPECT_FALSE(c.rows[1].jumped);
+  const std::string text = comparison_text(c);
+  EXPECT_NE(text.find("* jumped: |max| x10 or more"), std::string::npos) << text;
+  EXPECT_NE(text.find("*  2 h_s2"), std::string::npos) << text;
+  EXPECT_NE(text.find("   1 h_s1"), std::string::npos) << text;
+}

@@ -177,7 +177,47 @@ TEST(WatchHealth, TheCpuHealthRowIsWhatItsDefinitionSays) {
   EXPECT_FLOAT_EQ(r[kHealthRms], static_cast<float>(std::sqrt(sq / v.count)));
   EXPECT_FLOAT_EQ(r[kHealthZeroFraction], static_cast<float>(zeros / v.count));
   EXPECT_TRUE(std::isnan(r[kHealthMassError]));  // not a C51 row, and the watch is off
-  // A C51 row's mass is 1 up to float rounding when the watch asks for it.
+}
+
+TEST(WatchHealth, MassErrorAndCrossingAreWhatTheBuffersSay) {
+  // With both watches on, slot 6's c51_mass_error is the largest |sum(exp(row)) - 1| over its rows
+  // and slot 14's quantile_crossing the fraction of tau-ordered pairs out of order (slot 12's
+  // taus), computed here from the buffers the step left.
+  const Config c = with(test::scenario_config("healthy", 1),
+                        {"watch.c51_mass=1e-3", "watch.quantile_crossing=0.3"});
+  Session s(c, make_cpu_backend(c));
+  s.step();
+  const SlotHealthRows& h = s.history().back().health;
+
+  const SlotView lp = s.backend().slot(kLogProbs);
+  const std::size_t atoms = static_cast<std::size_t>(c.model.atoms);
+  ASSERT_EQ(lp.count % atoms, 0u);
+  double worst = 0;
+  for (std::size_t row = 0; row < lp.count / atoms; ++row) {
+    double mass = 0;
+    for (std::size_t i = 0; i < atoms; ++i) mass += std::exp(lp.at(row * atoms + i));
+    worst = std::max(worst, std::fabs(mass - 1));
+  }
+  EXPECT_GT(worst, 0);  // float32 log-softmax rows are never exactly of mass 1
+  EXPECT_NEAR(h[kLogProbs][kHealthMassError], worst, 1e-6 * worst + 1e-12);
+
+  const SlotView q = s.backend().slot(kIqnQuantiles), tau = s.backend().slot(kIqnTau);
+  const std::size_t B = static_cast<std::size_t>(c.model.batch), N = tau.count / B,
+                    A = q.count / tau.count;
+  ASSERT_EQ(B * N * A, q.count);
+  std::size_t crossed = 0, ordered = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t a = 0; a < A; ++a)
+      for (std::size_t i = 0; i < N; ++i)
+        for (std::size_t j = 0; j < N; ++j)
+          if (tau.at(b * N + i) < tau.at(b * N + j)) {
+            ++ordered;
+            crossed += q.at((b * N + i) * A + a) > q.at((b * N + j) * A + a);
+          }
+  ASSERT_GT(ordered, 0u);
+  const double fraction = static_cast<double>(crossed) / static_cast<double>(ordered);
+  EXPECT_GT(fraction, 0.05);  // an untrained head: many pairs crossed
+  EXPECT_FLOAT_EQ(h[kIqnQuantiles][kHealthCrossing], static_cast<float>(fraction));
 }
 
 TEST(WatchHealth, HealthOffMeasuresNothing) {

@@ -18,6 +18,11 @@ def expect(cond, what):
         failures.append(what)
 
 
+def same_number(stored, reported):
+    """A float64 of the file against the JSON's number (null for a non-finite value)."""
+    return np.isnan(stored) if reported is None else stored == reported
+
+
 STATE = {"clean": 0, "fired": 1, "absent": 2, "deferred": 3, "disabled": 4}
 KIND = {"nan": 1, "posinf": 2, "neginf": 4}
 
@@ -53,6 +58,50 @@ with h5py.File(summary["run_file"], "r") as run:
     expect(run["steps/flags"].shape == (steps, 36) and run["steps/flags"].dtype == np.uint8, "/steps/flags")
     for ds, dtype in (("fold", np.int32), ("step", np.int32), ("loss", np.float64), ("grad_norm", np.float64)):
         expect(run[f"steps/{ds}"].shape == (steps,) and run[f"steps/{ds}"].dtype == dtype, f"/steps/{ds}")
+    # The loss terms: float64 per step; a fold's first and last rows are the JSON's firsts and lasts.
+    for ds in ("c51", "mse", "cql", "iqn", "aux", "ens"):
+        d = run[f"steps/{ds}"]
+        expect(d.shape == (steps,) and d.dtype == np.float64, f"/steps/{ds} {d.shape} {d.dtype}")
+    step_fold = run["steps/fold"][()]
+    for k, fold in enumerate(summary["folds"]):
+        rows = np.flatnonzero(step_fold == k)
+        expect(len(rows) == fold["steps"], f"fold {k}: {len(rows)} rows of /steps, {fold['steps']} steps")
+        for ds, key in (("loss", "loss"), ("c51", "c51")):
+            v = run[f"steps/{ds}"][()]
+            expect(same_number(v[rows[0]], fold[f"{key}_first"]) and same_number(v[rows[-1]], fold[f"{key}_last"]),
+                   f"fold {k}: /steps/{ds} first and last rows against {key}_first and {key}_last")
+    # /steps/checked: uint8 0/1 per step and slot; a slot off all run long is never checked, a slot
+    # that stayed clean is checked at every step of its fold.
+    checked_raw = run["steps/checked"]
+    expect(checked_raw.shape == (steps, 36) and checked_raw.dtype == np.uint8, "/steps/checked")
+    expect(set(np.unique(checked_raw[()])) <= {0, 1}, "/steps/checked holds 0 and 1")
+    for k, fold in enumerate(summary["folds"]):
+        rows = checked_raw[()][step_fold == k]
+        for s in fold["slots"]:
+            if s["state"] in ("disabled", "absent"):
+                expect((rows[:, s["index"]] == 0).all(), f"fold {k} slot {s['index']} ({s['state']}) never checked")
+            if s["state"] == "clean":
+                expect((rows[:, s["index"]] == 1).all(), f"fold {k} slot {s['index']} (clean) checked at every step")
+    # /watches: the documented fields and types; row k is the JSON's k-th trip and the k-th watch event.
+    expect(len(summary["watches"]) >= 1, "the run has watch trips")
+    w = run["watches"]
+    expect(w.dtype.names == ("condition", "slot", "group", "fold", "step", "value", "threshold"),
+           f"/watches fields {w.dtype.names}")
+    expect(w.dtype["condition"].kind == "S", f"/watches condition is a string ({w.dtype['condition']})")
+    for f in ("slot", "group", "fold", "step"):
+        expect(w.dtype[f] == np.int32, f"/watches {f} int32 ({w.dtype[f]})")
+    for f in ("value", "threshold"):
+        expect(w.dtype[f] == np.float64, f"/watches {f} float64 ({w.dtype[f]})")
+    watch_events = [e for e in run["events"] if e["kind"] == b"watch"]
+    expect(w.shape == (len(summary["watches"]),) and len(watch_events) == len(summary["watches"]),
+           f"/watches {w.shape}, {len(watch_events)} watch events, {len(summary['watches'])} trips in the JSON")
+    for k, (row, trip, event) in enumerate(zip(w, summary["watches"], watch_events)):
+        expect(row["condition"].decode() == trip["condition"], f"/watches[{k}] condition")
+        for f in ("slot", "group", "fold", "step"):
+            expect(int(row[f]) == trip[f], f"/watches[{k}] {f}")
+        expect(row["value"] == trip["value"] and row["threshold"] == trip["threshold"], f"/watches[{k}] value, threshold")
+        expect((event["fold"], event["step"], event["entry_slot"]) == (row["fold"], row["step"], row["slot"]),
+               f"/watches[{k}] is the {k}-th watch event")
     # /steps/health [steps, 36, fields]: NaN rows where a slot was not checked; the JSON's per-fold
     # peaks are the largest finite absolute values it holds.
     health = run["steps/health"]

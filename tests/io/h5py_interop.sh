@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A run with an injected NaN read back with h5py (Debian's python3-h5py, /usr/bin/python3), and
-# the documentation's h5py example run on it.
+# the documentation's h5py example run on it. A C51 mass watch that trips at every C51 row (threshold
+# 1e-12: float32 rows are never of mass 1 exactly) fills /watches; slot 5 is off (/steps/checked).
 set -euo pipefail
 bin=$1 src=$2
 work=$(mktemp -d)
@@ -13,7 +14,7 @@ set +e
 # shellcheck disable=SC2086
 "$bin" --backend cpu --out run --folds 3 --steps-per-fold 5 $small \
   --inject slot:aux_loss@0:2:posinf:3 --inject param:iqn.out.w@1:3 --set halt.on_fire=\"never\" \
-  --json --quiet > summary.json
+  --set watch.c51_mass=1e-12 --set 'sentinel.disabled=[5]' --json --quiet > summary.json
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "expected exit 1, got $rc"; exit 1; }

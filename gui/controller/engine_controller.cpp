@@ -188,7 +188,6 @@ void EngineController::RT_run(int kind) {
     if (session_->mid_step()) session_->step();  // finish a phase-stepped step first
     if (file_timer_) file_timer_->stop();        // written when the run stops, whatever it ran
     file_stale_ = true;
-    pause_.store(false);
     until_ = RunUntil{};
     until_.kind = kind == UntilFoldEnd
                       ? RunUntil::Kind::FoldEnd

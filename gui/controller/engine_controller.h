@@ -56,6 +56,9 @@ class EngineController : public QObject {
   void setFileValidator(std::vector<std::string> v) { validator_ = std::move(v); }
   // Thread-safe (UI thread): asks a running chain to stop after the current step.
   void requestPause() { pause_.store(true); }
+  // Thread-safe: the window asks for a run (before posting RT_run), so that a pause it requests
+  // after this stops that run, however soon.
+  void clearPause() { pause_.store(false); }
   // Thread-safe: inspect `slot` (live) from now on; requests collapse into one pending inspect.
   void requestInspect(int slot);
 

@@ -343,6 +343,8 @@ void MainWindow::UI_step() {
 }
 void MainWindow::UI_run(EngineController::RunKind kind) {
   running_ = true;
+  updateControls();  // Pause (Esc) works at once, the step keys rest, before the engine answers
+  ctrl_->clearPause();
   post([kind](EngineController* c) { c->RT_run(kind); });
 }
 void MainWindow::UI_pause() {

@@ -1,0 +1,161 @@
+// Every shortcut of docs/gui.md's table pressed on the real window (QTest::keyClick), offscreen,
+// and its effect read back from what the window shows. F8, Shift+F8, Ctrl+1, Ctrl+2 and Ctrl+D are
+// pressed by the navigation and health views tests.
+#include <QFileDialog>
+#include <QTableWidget>
+#include <QTimer>
+
+#include "gui/gui_fixture.h"
+
+using namespace nanscope::gui_test;
+
+namespace {
+
+// Presses `key` on the window and answers the modal dialog it opens with `answer`, which gets the
+// dialog (QFileDialog::getOpenFileName runs its own event loop until the dialog closes).
+template <class Answer>
+void press_into_modal(MainWindow& w, int key, Qt::KeyboardModifiers mods, Answer answer) {
+  QTimer::singleShot(200, [answer] {
+    QWidget* modal = QApplication::activeModalWidget();
+    answer(modal);
+  });
+  QTest::keyClick(&w, static_cast<Qt::Key>(key), mods);
+}
+
+// Shortcuts of the window's context go to the active window: shown and activated first.
+void show_active(MainWindow& w) {
+  w.show();
+  w.activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(&w));
+}
+
+QMessageBox* visible_box(MainWindow& w, const char* name) {
+  for (auto* b : w.findChildren<QMessageBox*>(name))
+    if (b->isVisible()) return b;
+  return nullptr;
+}
+
+}  // namespace
+
+class ShortcutsTest : public QObject, GuiFixture {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { setUpCase(); }
+
+  void theRunMenusKeysStepRunAndStop() {
+    MainWindow w(settings("healthy"));
+    show_active(w);
+    waitReady(w);
+    QCOMPARE(w.snapshot()->global_step, 0);
+    QTest::keyClick(&w, Qt::Key_F11);  // Step phase
+    QTRY_VERIFY(w.snapshot()->mid_step);
+    QCOMPARE(w.snapshot()->global_step, 0);
+    QTest::keyClick(&w, Qt::Key_F10);  // Step: the rest of it
+    QTRY_COMPARE(w.snapshot()->global_step, 1);
+    QVERIFY(!w.snapshot()->mid_step);
+    QTest::keyClick(&w, Qt::Key_F10, Qt::ShiftModifier);  // Run to fold end
+    QTRY_COMPARE_WITH_TIMEOUT(w.snapshot()->global_step, 20, 20000);
+    QTRY_VERIFY(!w.running());
+    QTest::keyClick(&w, Qt::Key_F5, Qt::ControlModifier);  // Run: to the end
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->finished, 20000);
+    QCOMPARE(w.snapshot()->global_step, 40);
+    QTest::keyClick(&w, Qt::Key_F5, Qt::ShiftModifier);  // Stop: asks first, the run has steps
+    QMessageBox* box = visible_box(w, "restartBox");
+    QVERIFY(box);
+    for (auto* b : box->buttons())
+      if (b->text() == "Restart") b->click();
+    QTRY_COMPARE(w.snapshot()->global_step, 0);
+    QVERIFY(!w.snapshot()->finished);
+  }
+
+  void f5RunsUntilTheFirstFireAndF9SetsABreakpoint() {
+    MainWindow w(settings("healthy"));
+    show_active(w);
+    waitReady(w);
+    w.UI_inject("slot:h_s1@0:3");
+    QTest::keyClick(&w, Qt::Key_F5);  // Run until fire
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->halt.has_value() && !w.running(), 20000);
+    QCOMPARE(w.snapshot()->halt->kind, EventKind::HaltNan);
+    QCOMPARE(w.snapshot()->halt->step, 3);
+    QCOMPARE(w.snapshot()->global_step, 4);
+    w.UI_selectSlot(kAuxLoss);
+    QTest::keyClick(&w, Qt::Key_F9);  // Break on slot: the selected one
+    QTRY_VERIFY(w.snapshot()->breakpoints.count(kAuxLoss) == 1);
+    QTest::keyClick(&w, Qt::Key_F9);  // pressed again: the breakpoint goes
+    QTRY_VERIFY(w.snapshot()->breakpoints.count(kAuxLoss) == 0);
+  }
+
+  void escapeAndPausePauseARun() {
+    MainWindow w(settings("healthy", {"run.steps_per_fold=100000"}));
+    show_active(w);
+    waitReady(w);
+    for (const auto key : {Qt::Key_Escape, Qt::Key_Pause}) {
+      QTest::keyClick(&w, Qt::Key_F5, Qt::ControlModifier);
+      QVERIFY(w.running());
+      QTest::keyClick(&w, key);  // at once: before the engine thread has said it runs
+      QTRY_VERIFY_WITH_TIMEOUT(!w.running(), 10000);
+      QVERIFY(w.snapshot()->global_step < 100000);
+      const auto paused_at = w.snapshot()->global_step;
+      QTest::qWait(300);
+      QCOMPARE(w.snapshot()->global_step, paused_at);  // stopped, not running on
+      QVERIFY(!w.snapshot()->finished);
+    }
+  }
+
+  void theFileViewAndHelpKeys() {
+    MainWindow w(settings("healthy"));
+    w.resize(1500, 950);
+    show_active(w);
+    waitReady(w);
+    // Ctrl+O: the open dialog for run files and dumps (cancelled here).
+    QString title;
+    press_into_modal(w, Qt::Key_O, Qt::ControlModifier, [&title](QWidget* modal) {
+      if (auto* d = qobject_cast<QFileDialog*>(modal)) {
+        title = d->windowTitle();
+        d->reject();
+      }
+    });
+    QCOMPARE(title, QString("Open run file or dump"));
+    QVERIFY(!w.offline());
+    show_active(w);  // the dialog had the focus
+
+    w.UI_openFile(three_fold_run_);
+    waitOffline(w, three_fold_run_);
+    QTest::keyClick(&w, Qt::Key_E, Qt::ControlModifier);  // Jump to entry point
+    QCOMPARE(w.selectedFold(), 0);
+    QCOMPARE(w.selectedStep(), 5);
+    QCOMPARE(w.selectedSlot(), int(kBnDConcat));
+    // Home and End in the step grid: the fold's first and last steps.
+    w.stepPlot()->setFocus();
+    QTest::keyClick(w.stepPlot(), Qt::Key_End);
+    QCOMPARE(w.selectedStep(), 11);
+    QTest::keyClick(w.stepPlot(), Qt::Key_Home);
+    QCOMPARE(w.selectedStep(), 0);
+    // Ctrl+0 after a zoom: every step of the fold in view again.
+    w.stepPlot()->xAxis->setRange(2, 4);
+    w.stepPlot()->replot();
+    QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(w.stepPlot()->columnRange().lower, -0.5);
+    QCOMPARE(w.stepPlot()->columnRange().upper, 11.5);
+    // Ctrl+F: follow the newest step, on and off.
+    const bool follow = w.followAction()->isChecked();
+    QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+    QCOMPARE(w.followAction()->isChecked(), !follow);
+    QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+    QCOMPARE(w.followAction()->isChecked(), follow);
+    // F1: the table of every shortcut.
+    QTest::keyClick(&w, Qt::Key_F1);
+    auto* keys = w.findChild<QDialog*>("shortcutsDialog");
+    QVERIFY(keys && keys->isVisible());
+    QVERIFY(!keys->findChild<QTableWidget*>()->findItems("Ctrl+L", Qt::MatchExactly).isEmpty());
+    keys->close();
+    // Ctrl+L: back to the live run.
+    QTest::keyClick(&w, Qt::Key_L, Qt::ControlModifier);
+    QTRY_VERIFY(!w.offline());
+    QVERIFY(w.hasLiveSession());
+  }
+};
+
+QTEST_MAIN(ShortcutsTest)
+#include "shortcuts_test.moc"

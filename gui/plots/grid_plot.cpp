@@ -5,6 +5,7 @@
 
 #include <QKeyEvent>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 
 namespace nanscope::gui {
@@ -64,8 +65,14 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   QCPColorGradient g;
   g.setLevelCount(kCellCodeCount);
   g.clearColorStops();
-  for (int c = 0; c < kCellCodeCount; ++c)
-    g.setColorStopAt(static_cast<double>(c) / (kCellCodeCount - 1), cell_color(c));
+  // Each code's colour is flat around its level (a stop either side of it), so the gradient's
+  // rounding at a level never blends in a neighbour's colour: the cell is the palette's exact
+  // colour.
+  constexpr double kStep = 1.0 / (kCellCodeCount - 1), kHalfBand = 0.25 * kStep;
+  for (int c = 0; c < kCellCodeCount; ++c) {
+    g.setColorStopAt(std::max(0.0, c * kStep - kHalfBand), cell_color(c));
+    g.setColorStopAt(std::min(1.0, c * kStep + kHalfBand), cell_color(c));
+  }
   g.setColorInterpolation(QCPColorGradient::ciRGB);
   map_->setGradient(g);
   map_->setInterpolate(false);

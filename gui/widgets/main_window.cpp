@@ -117,6 +117,7 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   key += item("magnitude: white unmeasured, <span style='color:" + cell_color(kCellNaN).name() +
               "'><b>&#9632;</b></span>&nbsp;nothing finite");
   auto* legend = new QLabel(key);
+  legend->setObjectName("cellColourKey");
   legend->setWordWrap(true);
   show_state_ = new QToolButton;
   show_state_->setText("State");

@@ -43,6 +43,16 @@ std::optional<int> first_fire(const Session& s) {
 
 }  // namespace
 
+// The CUDA rows against the CPU's (both float32): the largest differences over three graphed
+// steps of the default size, measured on the H200 (2026-12-05, driver 580.159.04), and the
+// tolerances, each 10x its measurement (a field that agreed exactly gets the smallest step it can
+// take: one zero of a slot's values, one tau-ordered pair). A relative difference is |CUDA - CPU| /
+// (|CPU| + CPU rms), so that a field near zero is judged against the buffer's scale.
+constexpr double kRowRelTol = 2e-3;        // min, max, mean, rms
+constexpr double kZeroFractionTol = 2e-3;  // zero_fraction
+constexpr double kMassErrorTol = 2e-6;     // c51_mass_error
+constexpr double kCrossingTol = 0.02;      // quantile_crossing
+
 TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
   // Every learner field on (thresholds that cannot trip), three graphed steps.
   const Config c =
@@ -52,30 +62,47 @@ TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
   auto gpu = ran(c, true);
   ASSERT_EQ(cpu->history().size(), gpu->history().size());
   int compared = 0;
+  double worst_rel = 0, worst_zero = 0, worst_mass = 0, worst_crossing = 0;
   for (std::size_t i = 0; i < cpu->history().size(); ++i) {
     const StepRecord &a = cpu->history()[i], &b = gpu->history()[i];
     for (int s = 0; s < kSlotCount; ++s) {
       const HealthRow &x = a.health[s], &y = b.health[s];
       ASSERT_EQ(measured(x), measured(y)) << "step " << i << " slot " << s;
       if (!measured(x)) continue;
-      const double scale = std::fabs(x[kHealthRms]) + 1e-6;
-      for (int k : {kHealthMin, kHealthMax, kHealthMean, kHealthRms})
-        EXPECT_NEAR(y[k], x[k], 2e-3 * scale + 1e-3 * std::fabs(x[k]))
-            << "step " << i << " slot " << slot_info(s).name << " " << kHealthFieldNames[k];
+      for (int k : {kHealthMin, kHealthMax, kHealthMean, kHealthRms}) {
+        const double rel = std::fabs(static_cast<double>(y[k]) - x[k]) /
+                           (std::fabs(x[k]) + std::fabs(x[kHealthRms]) + 1e-30);
+        worst_rel = std::max(worst_rel, rel);
+        EXPECT_LE(rel, kRowRelTol) << "step " << i << " slot " << slot_info(s).name << " "
+                                   << kHealthFieldNames[k] << ": CPU " << x[k] << ", CUDA " << y[k];
+      }
       EXPECT_EQ(y[kHealthNonfinite], x[kHealthNonfinite]) << slot_info(s).name;
-      EXPECT_NEAR(y[kHealthZeroFraction], x[kHealthZeroFraction], 2e-3) << slot_info(s).name;
+      const double zero =
+          std::fabs(static_cast<double>(y[kHealthZeroFraction]) - x[kHealthZeroFraction]);
+      worst_zero = std::max(worst_zero, zero);
+      EXPECT_LE(zero, kZeroFractionTol) << slot_info(s).name;
       EXPECT_EQ(std::isnan(y[kHealthMassError]), std::isnan(x[kHealthMassError]))
           << slot_info(s).name;
       if (!std::isnan(x[kHealthMassError])) {
-        EXPECT_NEAR(y[kHealthMassError], x[kHealthMassError], 2e-6);
+        const double mass =
+            std::fabs(static_cast<double>(y[kHealthMassError]) - x[kHealthMassError]);
+        worst_mass = std::max(worst_mass, mass);
+        EXPECT_LE(mass, kMassErrorTol) << slot_info(s).name;
       }
       EXPECT_EQ(std::isnan(y[kHealthCrossing]), std::isnan(x[kHealthCrossing]));
       if (!std::isnan(x[kHealthCrossing])) {
-        EXPECT_NEAR(y[kHealthCrossing], x[kHealthCrossing], 0.02);
+        const double crossing =
+            std::fabs(static_cast<double>(y[kHealthCrossing]) - x[kHealthCrossing]);
+        worst_crossing = std::max(worst_crossing, crossing);
+        EXPECT_LE(crossing, kCrossingTol) << "step " << i;
       }
       ++compared;
     }
   }
+  std::printf(
+      "health rows, CUDA against CPU, largest differences: min/max/mean/rms %.3g relative, "
+      "zero_fraction %.3g, c51_mass_error %.3g, quantile_crossing %.3g\n",
+      worst_rel, worst_zero, worst_mass, worst_crossing);
   EXPECT_GT(compared, 3 * 30);
   const HealthRow& q = gpu->history()[0].health[kIqnQuantiles];
   std::printf(

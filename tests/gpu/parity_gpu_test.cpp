@@ -359,14 +359,21 @@ TEST(CudaWatch, TripsAsOnTheCpu) {
   gpu.run();
   ASSERT_FALSE(cpu.watch_trips().empty());
   ASSERT_EQ(cpu.watch_trips().size(), gpu.watch_trips().size());
+  // A trip's value (a gradient group's norm against its moving average) on CUDA against the CPU:
+  // the largest relative difference measured on the H200 (2026-12-05) and a tolerance 10x that.
+  constexpr double kWatchValueRelTol = 1e-3;
+  double worst = 0;
   for (std::size_t i = 0; i < cpu.watch_trips().size(); ++i) {
     const WatchTrip &a = cpu.watch_trips()[i], &b = gpu.watch_trips()[i];
     EXPECT_EQ(a.condition, b.condition);
     EXPECT_EQ(a.group, b.group);
     EXPECT_EQ(a.step, b.step);
-    EXPECT_NEAR(b.value, a.value, 1e-3 * std::abs(a.value));
+    const double rel = std::abs(b.value - a.value) / std::abs(a.value);
+    worst = std::max(worst, rel);
+    EXPECT_LE(rel, kWatchValueRelTol) << "trip " << i;
     std::printf("watch %s group %s step %d: CPU %.6g, CUDA %.6g\n",
                 std::string(name_of(a.condition)).c_str(),
                 kParamGroups[static_cast<std::size_t>(a.group)], a.step, a.value, b.value);
   }
+  std::printf("watch values, CUDA against CPU: largest relative difference %.3g\n", worst);
 }

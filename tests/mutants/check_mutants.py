@@ -48,7 +48,7 @@ MUTANTS = [
     ("ties counted as crossings", "engine/core/slot_health.h",
      "c.crossed += qi > qj;", "c.crossed += qi >= qj;",
      ["tests/unit_tests"],
-     "tests/unit_tests --gtest_filter=WatchHealth.MassErrorAndCrossingAreWhatTheBuffersSay"),
+     "tests/unit_tests --gtest_filter=WatchHealth.TiedQuantilesAreNotCrossedAndAFullRowHasMassOne"),
     ("replay's buffer_bit_equal always true", "cli/replay_command.cpp",
      '{"buffer_bit_equal", s.match.bit_equal}', '{"buffer_bit_equal", true}',
      ["nanscope-run", "tests/unit_tests"],
@@ -70,7 +70,8 @@ MUTANTS = [
      [], "ctest -R twin.torch"),
     ("the plugin's version not checked", "backend_choice/cuda_plugin.cpp",
      "std::strcmp(api->version, kVersion) != 0", "false",
-     ["nanscope-run"], "tests/cuda_plugin_tests --gtest_filter=CudaPlugin.APluginOfAnotherVersionIsRefused"),
+     ["nanscope-run", "tests/cuda_plugin_tests"],
+     "tests/cuda_plugin_tests --gtest_filter=CudaPlugin.APluginOfAnotherVersionIsRefused"),
 ]
 
 

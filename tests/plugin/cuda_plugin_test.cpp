@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "cuda_plugin_api.h"
 #include "io/run_file.h"
 
 namespace {
@@ -41,10 +42,16 @@ TEST(CudaPlugin, NoPluginRunsOnTheCpuAndCudaIsUnavailable) {
 }
 
 TEST(CudaPlugin, APluginOfAnotherVersionIsRefused) {
+  const std::string version =
+      NANSCOPE_VERSION + std::string(" (ABI ") + std::to_string(nanscope::kCudaPluginAbi) + ")";
   expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_OTHER_VERSION,
                  std::string("the CUDA plugin ") + FAKE_OTHER_VERSION +
-                     " is for nanscope 9.9.9 (plugin ABI 99), this is nanscope " +
-                     NANSCOPE_VERSION);
+                     " is for nanscope 9.9.9 (plugin ABI " +
+                     std::to_string(nanscope::kCudaPluginAbi) + "), this is nanscope " + version);
+  // This version's number with another ABI number: refused too.
+  expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_OTHER_ABI,
+                 std::string("the CUDA plugin ") + FAKE_OTHER_ABI + " is for nanscope " +
+                     NANSCOPE_VERSION + " (plugin ABI 99), this is nanscope " + version);
 }
 
 TEST(CudaPlugin, ALibraryWithoutTheEntryPointIsRefused) {

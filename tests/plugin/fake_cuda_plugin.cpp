@@ -1,11 +1,13 @@
 // A stand-in for libnanscope-cuda.so that the loader must refuse: built with FAKE_ABI and
-// FAKE_VERSION of another nanscope, or with FAKE_NO_ENTRY as a library without the entry point.
+// FAKE_VERSION of another nanscope (another version, or this version with another ABI number), or
+// with FAKE_NO_ENTRY as a library without the entry point.
 #include "cuda_plugin_api.h"
 
 #ifndef FAKE_NO_ENTRY
 namespace {
+using nanscope::kCudaPluginAbi;
 const nanscope::CudaPluginApi kApi{FAKE_ABI, FAKE_VERSION, nullptr, nullptr};
-}
+}  // namespace
 
 extern "C" __attribute__((visibility("default"))) const nanscope::CudaPluginApi*
 nanscope_cuda_plugin() {

@@ -226,3 +226,20 @@ TEST(WatchHealth, HealthOffMeasuresNothing) {
   s.step();
   for (const HealthRow& r : s.history().back().health) EXPECT_FALSE(measured(r));
 }
+
+TEST(WatchHealth, TiedQuantilesAreNotCrossedAndAFullRowHasMassOne) {
+  // quantile_crossing counts pairs strictly out of order: a head whose quantiles are all equal (a
+  // dead relu, a saturated output) crosses nothing; one pair reversed is one crossing.
+  const float taus[] = {0.1f, 0.2f, 0.3f, 0.4f};
+  const float tied[] = {1, 1, 1, 1};
+  const CrossingCount t = quantile_crossings(tied, 1, taus, 4);
+  EXPECT_EQ(t.ordered, 6u);
+  EXPECT_EQ(t.crossed, 0u);
+  const float one_reversed[] = {1, 3, 2, 4};
+  EXPECT_EQ(quantile_crossings(one_reversed, 1, taus, 4).crossed, 1u);
+  // c51_mass_error: |sum - 1| of probabilities, or of exp(log-probabilities).
+  const double probs[] = {0.25, 0.25, 0.5};
+  EXPECT_EQ(c51_mass_error(probs, 3, false), 0.0);
+  const double logs[] = {std::log(0.5), std::log(0.25), std::log(0.125)};
+  EXPECT_NEAR(c51_mass_error(logs, 3, true), 0.125, 1e-15);
+}

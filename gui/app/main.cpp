@@ -12,8 +12,10 @@
 #include <QTimer>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
+#include "core/slot_table.h"
 #include "core/version.h"
 #include "io/file_guard.h"
 #include "plots/grid_plot.h"
@@ -29,6 +31,10 @@ namespace {
 struct Options {
   EngineSettings settings;
   QString open_file, screenshot, after, state_json, view, simulate;
+  struct Cell {
+    int fold, step, slot;
+  };
+  std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
 };
 
 // The command line, read before any window system is needed: --help and --version work without a
@@ -64,7 +70,12 @@ Options parse(int argc, char** argv) {
   QCommandLineOption simulate("screenshot-simulate",
                               "save the screenshot as seen with deuteranopia or protanopia",
                               "vision");
-  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state, &view, &simulate})
+  QCommandLineOption select(
+      "screenshot-select",
+      "before the screenshot and the state JSON: select the cell FOLD:STEP:SLOT (slot by name or "
+      "index) as a click would; the inspector shows its buffer or says why there is none",
+      "cell");
+  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state, &view, &simulate, &select})
     p.addOption(*o);
   p.process(probe);  // --help, --version and bad options end here
   Options o;
@@ -78,6 +89,21 @@ Options parse(int argc, char** argv) {
   o.state_json = p.value(state);
   o.view = p.value(view);
   o.simulate = p.value(simulate);
+  if (p.isSet(select)) {
+    const QStringList f = p.value(select).split(':');
+    bool fold_ok = false, step_ok = false;
+    const int fold = f.size() == 3 ? f[0].toInt(&fold_ok) : -1;
+    const int step = f.size() == 3 ? f[1].toInt(&step_ok) : -1;
+    const auto slot = f.size() == 3 ? nanscope::find_slot(f[2].toStdString()) : std::nullopt;
+    if (!fold_ok || !step_ok || fold < 0 || step < 0 || !slot) {
+      std::fprintf(stderr,
+                   "nanscope: --screenshot-select %s: expected FOLD:STEP:SLOT (numbers from 0, a "
+                   "slot name or index 0-35)\n",
+                   qPrintable(p.value(select)));
+      std::exit(2);
+    }
+    o.select = Options::Cell{fold, step, *slot};
+  }
   return o;
 }
 
@@ -124,7 +150,7 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
   QObject::connect(&w, &MainWindow::errorShown, &w, [&w, o] {
     if (w.snapshot()) return;
     QTimer::singleShot(300, &w, [&w, o] {
-      w.grab().save(o.screenshot);
+      if (!o.screenshot.isEmpty()) w.grab().save(o.screenshot);
       if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
       QApplication::exit(78);
     });
@@ -165,9 +191,12 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
       *phase = 2;
       return;
     }
-    if (*phase == 2) prepare_view(w, o.view);
-    if (++*phase < 8) return;  // let the views settle
-    save_screenshot(w, o);
+    if (*phase == 2) {
+      prepare_view(w, o.view);
+      if (o.select) w.UI_selectCell(o.select->slot, o.select->fold, o.select->step);
+    }
+    if (++*phase < 8) return;  // let the views settle (and a selected cell's dump load)
+    if (!o.screenshot.isEmpty()) save_screenshot(w, o);
     if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
     timer->stop();
     QApplication::quit();
@@ -192,13 +221,14 @@ int main(int argc, char** argv) {
   // A screenshot is the default layout, whatever the user arranged, and leaves the user's layout
   // and recent files alone: its window settings live in a directory of their own for the run.
   std::optional<QTemporaryDir> screenshot_settings;
-  if (!o.screenshot.isEmpty())
+  const bool scripted = !o.screenshot.isEmpty() || o.select.has_value();
+  if (scripted)
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
                        screenshot_settings.emplace().path());
   MainWindow w(o.settings, o.open_file);
   w.resize(1500, 950);
   w.show();
-  if (!o.screenshot.isEmpty())
+  if (scripted)
     screenshot_when_ready(w, o);
   else if (!o.state_json.isEmpty())
     QObject::connect(&app, &QApplication::aboutToQuit, &w,

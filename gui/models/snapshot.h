@@ -118,9 +118,12 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u);
 // Buffer statistics for the inspector, reduced off the UI thread (the widget only draws).
 struct BufferStats {
   int slot = -1;
-  enum class Source { Live, Dump } source = Source::Live;
-  QString origin;  // the header's text: "live: fold F, step S" or the dump's name and step
-  QString path;    // the dump file, for source Dump
+  // Live: the newest step's buffer; Dump: a first-fire dump's; None: no buffer of the selected
+  // cell is kept (`origin` says why, `live_step` and `dump_step` offer what is kept instead).
+  enum class Source { Live, Dump, None } source = Source::Live;
+  QString
+      origin;    // the header's text: "live: fold F, step S", the dump's name and step, or why none
+  QString path;  // the dump file, for source Dump
   int fold = -1, step = -1;  // the step whose buffer this is (-1: none)
   bool computed = true;      // false: no step has written the buffer yet
   std::vector<std::int64_t> shape;
@@ -131,6 +134,7 @@ struct BufferStats {
   std::vector<std::int64_t> first_bad;  // up to 32 flat indices
   std::vector<float> values;            // the whole buffer, for the paged table
   bool exists = false;
+  int live_step = -1, dump_step = -1;  // Source::None: the cells of the fold whose buffer is kept
   std::int64_t finite() const { return count - nan - posinf - neginf; }
 };
 using BufferStatsPtr = std::shared_ptr<const BufferStats>;

@@ -1,5 +1,6 @@
 #include "widgets/inspector_widget.h"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QVBoxLayout>
 #include <cmath>
@@ -13,6 +14,21 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   bad_ = new QLabel;
   bad_->setWordWrap(true);
+  show_live_ = new QPushButton;
+  show_live_->setObjectName("inspectLive");
+  show_dump_ = new QPushButton;
+  show_dump_->setObjectName("inspectDump");
+  auto* choices = new QHBoxLayout;
+  choices->addWidget(show_live_);
+  choices->addWidget(show_dump_);
+  choices->addStretch(1);
+  for (QPushButton* b : {show_live_, show_dump_}) b->hide();
+  connect(show_live_, &QPushButton::clicked, this, [this] {
+    if (stats_) Q_EMIT stepChosen(stats_->slot, stats_->fold, stats_->live_step);
+  });
+  connect(show_dump_, &QPushButton::clicked, this, [this] {
+    if (stats_) Q_EMIT stepChosen(stats_->slot, stats_->fold, stats_->dump_step);
+  });
   histogram_ = new HistogramPlot;
   histogram_->setMinimumHeight(140);
   page_ = new QSpinBox;
@@ -22,6 +38,7 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
   values_->verticalHeader()->setVisible(false);
   values_->horizontalHeader()->setStretchLastSection(true);
   layout->addWidget(summary_);
+  layout->addLayout(choices);
   layout->addWidget(bad_);
   layout->addWidget(histogram_, 2);
   layout->addWidget(page_);
@@ -31,6 +48,7 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
 
 void InspectorWidget::clear() {
   stats_.reset();
+  for (QPushButton* b : {show_live_, show_dump_}) b->hide();
   summary_->setText("select a slot (table or grid) to inspect its buffer");
   bad_->clear();
   values_->setRowCount(0);
@@ -46,6 +64,10 @@ void InspectorWidget::setStats(BufferStatsPtr stats) {
       s.slot >= 0
           ? QString("%1 %2").arg(s.slot).arg(QString::fromUtf8(slot_info(s.slot).name.data()))
           : QString("?");
+  show_live_->setVisible(s.source == BufferStats::Source::None && s.live_step >= 0);
+  show_live_->setText(QString("Show the newest step (%1)").arg(s.live_step));
+  show_dump_->setVisible(s.source == BufferStats::Source::None && s.dump_step >= 0);
+  show_dump_->setText(QString("Show its first-fire dump (step %1)").arg(s.dump_step));
   if (!s.exists || !s.computed) {
     summary_->setText(!s.exists
                           ? QString("slot %1: the buffer does not exist in this run").arg(name)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QWidget>
@@ -21,12 +22,20 @@ class InspectorWidget : public QWidget {
   void clear();  // back to "select a slot"
   BufferStatsPtr stats() const { return stats_; }
   QString summaryText() const { return summary_->text(); }
+  QPushButton* liveChoice() const { return show_live_; }
+  QPushButton* dumpChoice() const { return show_dump_; }
+
+ Q_SIGNALS:
+  // No buffer of the selected cell is kept: the user chose the fold's newest step (live) or the
+  // slot's nearest first-fire dump instead.
+  void stepChosen(int slot, int fold, int step);
 
  private:
   void showPage(int page);
   BufferStatsPtr stats_;
   QLabel* summary_;
   QLabel* bad_;
+  QPushButton *show_live_, *show_dump_;
   HistogramPlot* histogram_;
   QSpinBox* page_;
   QTableWidget* values_;

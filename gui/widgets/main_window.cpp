@@ -60,19 +60,8 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
           Qt::QueuedConnection);
   connect(ctrl_, &EngineController::sessionLost, this, &MainWindow::onSessionLost,
           Qt::QueuedConnection);
-  connect(
-      ctrl_, &EngineController::inspectReady, this,
-      [this](BufferStatsPtr s) {
-        // Live statistics are for the live view only; a dump's are shown in either mode.
-        if (offline_ && s->source == BufferStats::Source::Live) return;
-        if (!have_view_ && !have_live_ &&
-            s->source == BufferStats::Source::Dump) {  // a dump opened on its own
-          problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
-          status_position_->setText(statusText());
-        }
-        inspector_->setStats(std::move(s));
-      },
-      Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::inspectReady, this, &MainWindow::onInspectReady,
+          Qt::QueuedConnection);
   connect(
       ctrl_, &EngineController::runStateChanged, this,
       [this](bool r) {
@@ -236,6 +225,7 @@ void MainWindow::buildDocks() {
   inspector_ = new InspectorWidget;
   inspector_->setMinimumWidth(340);
   dock("Buffer inspector", inspector_, Qt::RightDockWidgetArea);
+  connect(inspector_, &InspectorWidget::stepChosen, this, &MainWindow::UI_selectCell);
 
   metrics_ = new MetricsPlot;
   metrics_->setMinimumSize(640, 180);
@@ -374,36 +364,12 @@ void MainWindow::UI_toggleBreakOnSelected() {
                   .arg(on ? "set" : "cleared"));
 }
 
-void MainWindow::UI_selectSlot(int slot) {
-  selected_slot_ = slot;
-  slot_view_->selectRow(row_of_slot(slot));
-  fold_plot_->setSelection(slot, selected_fold_);
-  step_plot_->setSelection(slot, selected_step_);
-  magnitude_plot_->setSelection(slot, selected_step_);
-  if (!offline_) {
-    ctrl_->requestInspect(slot);  // followed at every update from now on
-    return;
-  }
-  // Offline: the slot's buffer from the dump of its first fire in the selected fold, if any.
-  for (const auto& e : view_->events)
-    if (e.kind == EventKind::FirstFire && e.fold == selected_fold_ && !e.dump.isEmpty() &&
-        static_cast<std::size_t>(e.fold) < view_->folds.size() &&
-        view_->folds[static_cast<std::size_t>(e.fold)].slots[slot].first_step == e.step) {
-      UI_openDump(e.dump, slot);
-      return;
-    }
-  BufferStats none;
-  none.slot = slot;
-  none.exists = true;
-  none.computed = false;
-  none.source = BufferStats::Source::Dump;
-  none.origin =
-      QString("no dump of this slot in fold %1 (it did not fire there)").arg(selected_fold_);
-  inspector_->setStats(std::make_shared<const BufferStats>(none));
-}
-
 void MainWindow::UI_openFile(const QString& path) {
   const int slot = selected_slot_;
+  // A dump opened by hand is shown whatever its slot: the selection follows it.
+  inspect_want_ = InspectWanted{};
+  inspect_want_.dump = QFileInfo(path).absoluteFilePath();
+  inspect_want_.any_slot = true;
   post([path, slot](EngineController* c) { c->RT_openFile(path, slot); });
 }
 
@@ -412,6 +378,9 @@ void MainWindow::UI_openRunFile(const QString& path) {
 }
 
 void MainWindow::UI_openDump(const QString& path, int slot) {
+  inspect_want_ = InspectWanted{};
+  inspect_want_.slot = slot;
+  inspect_want_.dump = QFileInfo(path).absoluteFilePath();
   post([path, slot](EngineController* c) { c->RT_openDump(path, slot); });
 }
 
@@ -431,6 +400,12 @@ void MainWindow::onRunFileLoaded(UpdatePtr u) {
   ctrl_->requestPause();  // a live run stops; its session waits for "Back to live run"
   offline_ = true;
   fold_chosen_ = false;
+  // Nothing of the previous source stays: no selection, no buffer in the inspector.
+  selected_slot_ = -1;
+  selected_step_ = -1;
+  inspect_want_ = InspectWanted{};
+  ctrl_->requestInspect(-1);
+  inspector_->clear();
   UI_applyUpdate(std::move(u));
   addRecent(view_->source);
   setWindowTitle("nanscope — " + view_->source);

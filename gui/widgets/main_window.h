@@ -150,6 +150,23 @@ class MainWindow : public QMainWindow {
   bool offline_ = false;
   bool have_live_ = false;
   bool running_ = false;
+  // The inspector: which buffer the selection asks for, so that a buffer of another cell (a newer
+  // live step, a dump of a file no longer shown) is never put on screen (main_window_inspect.cpp).
+  struct InspectWanted {
+    int slot = -1, fold = -1, step = -1;  // step -1 with `live`: the newest step, followed
+    bool live = false;
+    QString dump;           // absolute path of the dump asked for
+    bool any_slot = false;  // a dump opened by hand: whatever slot it shows
+  };
+  InspectWanted inspect_want_;
+  void inspectSelection();
+  void markSelection();  // the table and the grids show the selected cell
+  void onInspectReady(BufferStatsPtr stats);
+  void showNoBuffer();
+  // The slot's first-fire dump at (fold, step), if that is where it first fired in the fold.
+  const SnapshotEvent* dumpOfCell(int slot, int fold, int step) const;
+  // The newest finished step (fold, step in fold); (-1, -1) before the first.
+  std::pair<int, int> newestCell() const;
   int selected_slot_ = -1;
   int selected_fold_ = 0;
   int selected_step_ = -1;  // the step grid's selected column (-1: none)

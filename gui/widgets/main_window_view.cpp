@@ -53,7 +53,8 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
   have_view_ = true;
   const int last_fold = std::max(0, static_cast<int>(view_->folds.size()) - 1);
   if (u->reset) {
-    if (!u->head.offline && selected_slot_ < 0) inspector_->clear();  // never another run's buffer
+    // Never another run's buffer: a new live run asks again for the selected cell (or nothing).
+    if (!u->head.offline) inspectSelection();
     if (u->head.offline) selected_fold_ = view_->entry ? view_->entry->fold : last_fold;
   }
   if (!u->head.offline && !fold_chosen_) selected_fold_ = std::min(view_->fold, last_fold);
@@ -349,7 +350,10 @@ QJsonObject MainWindow::viewState() const {
         QJsonObject{{"slot", st->slot},
                     {"fold", st->fold},
                     {"step", st->step},
-                    {"source", st->source == BufferStats::Source::Live ? "live" : "dump"},
+                    {"source", st->source == BufferStats::Source::Live   ? "live"
+                               : st->source == BufferStats::Source::Dump ? "dump"
+                                                                         : "none"},
+                    {"reason", st->source == BufferStats::Source::None ? st->origin : QString()},
                     {"computed", st->computed},
                     {"nan", static_cast<qint64>(st->nan)},
                     {"posinf", static_cast<qint64>(st->posinf)},

@@ -1,0 +1,153 @@
+// The buffer inspector's one rule: it shows the buffer of the cell the user selected (fold, step,
+// slot), or says that no buffer of that cell is kept and offers, as explicit choices, the cells
+// whose buffers are: the newest step (live) and the slot's first-fire dump in the fold. It never
+// puts another cell's buffer on screen: a newer live step, a dump of another step, or anything of
+// a file no longer shown is dropped when it arrives.
+#include <QFileInfo>
+#include <QTableView>
+
+#include "plots/grid_plot.h"
+#include "plots/magnitude_plot.h"
+
+#include "widgets/inspector_widget.h"
+#include "widgets/main_window.h"
+
+namespace nanscope::gui {
+
+const SnapshotEvent* MainWindow::dumpOfCell(int slot, int fold, int step) const {
+  if (fold < 0 || static_cast<std::size_t>(fold) >= view_->folds.size()) return nullptr;
+  if (view_->folds[static_cast<std::size_t>(fold)].slots[slot].first_step != step) return nullptr;
+  for (const auto& e : view_->events)
+    if (e.kind == EventKind::FirstFire && e.fold == fold && e.step == step && !e.dump.isEmpty())
+      return &e;
+  return nullptr;
+}
+
+std::pair<int, int> MainWindow::newestCell() const {
+  if (view_->steps.empty() || view_->fold_begin.empty()) return {-1, -1};
+  const std::size_t last = view_->steps.size() - 1;
+  int fold = 0;
+  while (static_cast<std::size_t>(fold + 1) < view_->fold_begin.size() &&
+         view_->fold_begin[static_cast<std::size_t>(fold + 1)] <= last)
+    ++fold;
+  return {fold, static_cast<int>(last - view_->fold_begin[static_cast<std::size_t>(fold)])};
+}
+
+void MainWindow::UI_selectSlot(int slot) {
+  selected_slot_ = slot;
+  // Offline, a slot picked without a step (the table) is shown where it first fired in the fold.
+  if (offline_ && selected_step_ < 0 && slot >= 0 &&
+      static_cast<std::size_t>(selected_fold_) < view_->folds.size()) {
+    const auto first =
+        view_->folds[static_cast<std::size_t>(selected_fold_)].slots[slot].first_step;
+    if (first >= 0) selected_step_ = static_cast<int>(first);
+  }
+  markSelection();
+  inspectSelection();
+}
+
+void MainWindow::markSelection() {
+  if (selected_slot_ < 0) return;
+  slot_view_->selectRow(row_of_slot(selected_slot_));
+  fold_plot_->setSelection(selected_slot_, selected_fold_);
+  step_plot_->setSelection(selected_slot_, selected_step_);
+  magnitude_plot_->setSelection(selected_slot_, selected_step_);
+}
+
+void MainWindow::inspectSelection() {
+  const int slot = selected_slot_;
+  inspect_want_ = InspectWanted{};
+  if (slot < 0) {
+    ctrl_->requestInspect(-1);
+    inspector_->clear();
+    return;
+  }
+  inspect_want_.slot = slot;
+  inspect_want_.fold = selected_fold_;
+  inspect_want_.step = selected_step_;
+  if (const SnapshotEvent* e = dumpOfCell(slot, selected_fold_, selected_step_)) {
+    ctrl_->requestInspect(-1);
+    inspect_want_.dump = QFileInfo(e->dump).absoluteFilePath();
+    const QString path = e->dump;
+    post([path, slot](EngineController* c) { c->RT_openDump(path, slot); });
+    return;
+  }
+  const bool newest = newestCell() == std::make_pair(selected_fold_, selected_step_);
+  if (!offline_ && have_live_ && (selected_step_ < 0 || newest)) {
+    inspect_want_.live = true;
+    if (selected_step_ < 0) inspect_want_.fold = -1;  // the newest step, wherever it is
+    ctrl_->requestInspect(slot);                      // followed at every update from now on
+    return;
+  }
+  ctrl_->requestInspect(-1);
+  showNoBuffer();
+}
+
+void MainWindow::showNoBuffer() {
+  const int slot = selected_slot_;
+  BufferStats none;
+  none.slot = slot;
+  none.exists = true;
+  none.computed = false;
+  none.source = BufferStats::Source::None;
+  none.fold = selected_fold_;
+  none.step = selected_step_;
+  const auto [live_fold, live_step] = newestCell();
+  if (!offline_ && have_live_ && live_fold == selected_fold_) none.live_step = live_step;
+  if (static_cast<std::size_t>(selected_fold_) < view_->folds.size()) {
+    const auto first =
+        view_->folds[static_cast<std::size_t>(selected_fold_)].slots[slot].first_step;
+    if (first >= 0 && dumpOfCell(slot, selected_fold_, static_cast<int>(first)))
+      none.dump_step = static_cast<int>(first);
+  }
+  QStringList kept;
+  if (none.live_step >= 0) kept << QString("the newest step's (step %1)").arg(none.live_step);
+  if (none.dump_step >= 0)
+    kept << QString("this slot's first-fire dump (step %1)").arg(none.dump_step);
+  none.origin = selected_step_ < 0
+                    ? QString("fold %1: select a step (grid) to see its buffer").arg(selected_fold_)
+                    : QString(
+                          "no buffer of fold %1, step %2 is kept: nanscope keeps the newest "
+                          "step's buffers and a dump of each slot's first fire in a fold%3")
+                          .arg(selected_fold_)
+                          .arg(selected_step_)
+                          .arg(kept.isEmpty() ? QString(" (this slot has neither in this fold)")
+                                              : "; there is " + kept.join(" and "));
+  inspector_->setStats(std::make_shared<const BufferStats>(std::move(none)));
+}
+
+void MainWindow::onInspectReady(BufferStatsPtr s) {
+  const InspectWanted& w = inspect_want_;
+  if (s->source == BufferStats::Source::Live) {
+    if (offline_ || !w.live || s->slot != w.slot) return;  // not what the selection asks for now
+    if (w.step >= 0 && (s->fold != w.fold || s->step != w.step)) {
+      // The run moved on: the selected step's buffer is gone. Say so; stop following.
+      ctrl_->requestInspect(-1);
+      inspect_want_.live = false;
+      showNoBuffer();
+      return;
+    }
+    inspector_->setStats(std::move(s));
+    return;
+  }
+  if (w.dump.isEmpty() || s->path != w.dump) return;  // another file's, or asked before this one
+  if (w.any_slot) {
+    // A dump opened by hand: the selection is its cell, so the grids and the table agree.
+    selected_slot_ = s->slot;
+    if (!have_view_ && !have_live_) {
+      problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
+      status_position_->setText(statusText());
+    } else if (static_cast<std::size_t>(s->fold) < view_->folds.size()) {
+      selected_fold_ = s->fold;
+      selected_step_ = s->step;
+      fold_chosen_ = true;
+      refreshViews(false);
+    }
+    markSelection();
+  } else if (s->slot != w.slot) {
+    return;
+  }
+  inspector_->setStats(std::move(s));
+}
+
+}  // namespace nanscope::gui

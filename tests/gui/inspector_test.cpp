@@ -1,0 +1,163 @@
+// The buffer inspector shows the buffer of the cell the user selected, or says that none is kept
+// and offers the cells whose buffers are (the newest step, the slot's first-fire dump): every cell
+// of a 3-fold run file walked; Ctrl+E after a long live run (the entry's dump, not the last step);
+// a live selection the run has moved past; a file opened after a dump (nothing of the dump stays);
+// a dump opened by hand (the table and the grids select its cell).
+#include <QTableView>
+
+#include "gui/gui_fixture.h"
+
+using namespace nanscope::gui_test;
+
+namespace {
+
+struct Shown {
+  QString source;
+  int fold, step, slot;
+  QString reason;
+};
+
+Shown shown(MainWindow& w) {
+  const QJsonObject i = w.viewState()["inspector"].toObject();
+  return {i["source"].toString(), i["fold"].toInt(), i["step"].toInt(), i["slot"].toInt(),
+          i["reason"].toString()};
+}
+
+// Waits until the inspector shows something of `slot` at (fold, step), or says it has none.
+bool settles_on(MainWindow& w, int fold, int step, int slot) {
+  return QTest::qWaitFor(
+      [&] {
+        const Shown s = shown(w);
+        return s.slot == slot && s.fold == fold && s.step == step && !s.source.isEmpty();
+      },
+      5000);
+}
+
+}  // namespace
+
+class InspectorTest : public QObject, GuiFixture {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { setUpCase(); }
+
+  void everyCellOfARunFileShowsItsOwnBufferOrSaysItHasNone() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    const SnapshotPtr snap = w.snapshot();
+    int dumps = 0, none = 0;
+    for (int fold = 0; fold < 3; ++fold)
+      for (int step = 0; step < 12; ++step)
+        for (int slot = 0; slot < kSlotCount; ++slot) {
+          w.UI_selectCell(slot, fold, step);
+          QVERIFY2(settles_on(w, fold, step, slot),
+                   qPrintable(QString("fold %1 step %2 slot %3").arg(fold).arg(step).arg(slot)));
+          const Shown s = shown(w);
+          const bool first_fire =
+              snap->folds[static_cast<std::size_t>(fold)].slots[slot].first_step == step;
+          if (first_fire) {
+            QCOMPARE(s.source, QString("dump"));
+            ++dumps;
+          } else {
+            QCOMPARE(s.source, QString("none"));
+            QVERIFY(s.reason.contains(
+                QString("no buffer of fold %1, step %2 is kept").arg(fold).arg(step)));
+            ++none;
+          }
+        }
+    QVERIFY(dumps >= 3);  // each fold's injected slot at least, with what it reached
+    QCOMPARE(dumps + none, 3 * 12 * kSlotCount);
+  }
+
+  void theCommandLineSelectsACellForTheStateFile() {
+    for (const auto& [cell, source, slot] :
+         {std::tuple{QString("1:3:aux_pred_nb"), QString("dump"), int(kAuxPredNb)},
+          std::tuple{QString("1:2:17"), QString("none"), int(kAuxPredNb)}}) {
+      const QString json = dir_.filePath("select.json");
+      QProcess p;
+      p.setProcessEnvironment([] {
+        auto e = QProcessEnvironment::systemEnvironment();
+        e.insert("QT_QPA_PLATFORM", "offscreen");
+        return e;
+      }());
+      p.start(NANSCOPE_GUI_BINARY,
+              {three_fold_run_, "--screenshot-select", cell, "--state-json", json});
+      QVERIFY(p.waitForFinished(60000));
+      QCOMPARE(p.exitCode(), 0);
+      QFile f(json);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      const QJsonObject i = QJsonDocument::fromJson(f.readAll()).object()["inspector"].toObject();
+      QCOMPARE(i["source"].toString(), source);
+      QCOMPARE(i["fold"].toInt(), 1);
+      QCOMPARE(i["step"].toInt(), cell.split(':')[1].toInt());
+      QCOMPARE(i["slot"].toInt(), slot);
+    }
+    QProcess bad;
+    bad.start(NANSCOPE_GUI_BINARY, {three_fold_run_, "--screenshot-select", "1:3:no_such_slot"});
+    QVERIFY(bad.waitForFinished(30000));
+    QCOMPARE(bad.exitCode(), 2);
+    QVERIFY(bad.readAllStandardError().contains("expected FOLD:STEP:SLOT"));
+  }
+
+  void ctrlEAfterALongLiveRunShowsTheEntrysDump() {
+    MainWindow w(settings("healthy", {"run.folds=1", "run.steps_per_fold=60"}));
+    w.show();
+    waitReady(w);
+    w.UI_inject("slot:h_s2@0:30");
+    w.UI_run(EngineController::UntilEnd);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->finished && !w.running(), 30000);
+    w.UI_jumpToEntry();
+    QVERIFY(settles_on(w, 0, 30, kHS2));
+    const QJsonObject i = w.viewState()["inspector"].toObject();
+    QCOMPARE(i["source"].toString(), QString("dump"));
+    QCOMPARE(i["nan"].toInt(), 1);  // the injected element, as the check saw it
+  }
+
+  void aLiveSelectionTheRunHasPassedSaysSoAndOffersTheNewestStep() {
+    MainWindow w(settings("healthy"));
+    w.show();
+    waitReady(w);
+    for (int i = 0; i < 6; ++i) w.UI_step();
+    QTRY_COMPARE(w.snapshot()->global_step, 6);
+    w.UI_selectCell(kHS2, 0, 5);  // the newest step: its live buffer
+    QVERIFY(settles_on(w, 0, 5, kHS2));
+    QCOMPARE(shown(w).source, QString("live"));
+    w.UI_step();  // the run moves on: step 5's buffer is overwritten
+    QTRY_COMPARE(shown(w).source, QString("none"));
+    QCOMPARE(shown(w).step, 5);
+    w.UI_selectCell(kHS2, 0, 1);  // an old clean step: none, and the choice of the newest
+    QVERIFY(settles_on(w, 0, 1, kHS2));
+    QCOMPARE(shown(w).source, QString("none"));
+    QPushButton* live = w.inspector()->liveChoice();
+    QVERIFY(live->isVisible());
+    QVERIFY(!w.inspector()->dumpChoice()->isVisible());  // h_s2 never fired
+    live->click();
+    QVERIFY(settles_on(w, 0, 6, kHS2));
+    QCOMPARE(shown(w).source, QString("live"));
+    QCOMPARE(w.selectedStep(), 6);
+  }
+
+  void openingAFileAfterADumpLeavesNothingOfTheDump() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    const QString dump =
+        QFileInfo(three_fold_run_).dir().filePath("dumps/fold001_step00000003_aux_pred_nb.h5");
+    w.UI_selectCell(kHS1, 0, 2);
+    w.UI_openFile(dump);  // by hand: the selection follows the dump's cell
+    QVERIFY(settles_on(w, 1, 3, kAuxPredNb));
+    QCOMPARE(w.selectedSlot(), int(kAuxPredNb));
+    QCOMPARE(w.selectedFold(), 1);
+    QCOMPARE(w.selectedStep(), 3);
+    QCOMPARE(w.stepPlot()->selection(), std::make_pair(int(kAuxPredNb), 3));
+    const QString other = makeThreeFoldRun("other");
+    w.UI_openFile(other);
+    waitOffline(w, other);
+    QTRY_VERIFY(w.viewState()["inspector"].isNull());
+    QCOMPARE(w.selectedSlot(), -1);
+  }
+};
+
+QTEST_MAIN(InspectorTest)
+#include "inspector_test.moc"

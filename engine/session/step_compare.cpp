@@ -23,6 +23,9 @@ std::optional<DefaultCompareSteps> default_compare_steps(const std::vector<bool>
   if (first_watch && *first_watch > 0 && *first_watch < n)
     return DefaultCompareSteps{{*first_watch - 1, *first_watch},
                                "before the first watch trip / the trip"};
+  // A trip at the fold's first step has no step before it: the trip and the step after it.
+  if (first_watch && *first_watch == 0 && n > 1)
+    return DefaultCompareSteps{{0, 1}, "the first watch trip (step 0) / the step after it"};
   return DefaultCompareSteps{
       {0, n - 1}, "the fold's first / last step: nothing fired or warned", false};
 }
@@ -47,8 +50,11 @@ StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int 
         ch.went_nonfinite || ch.growth >= kJumpFactor || (std::isnan(mb) && !std::isnan(ma));
     c.rows.push_back(ch);
   }
-  // By growth, the undefined ones last; ties in slot order.
+  // What broke first: the slots that went non-finite, then the other slots that jumped, then the
+  // rest; within each, by growth, the undefined ones last; ties in slot order.
   std::stable_sort(c.rows.begin(), c.rows.end(), [](const SlotChange& p, const SlotChange& q) {
+    if (p.went_nonfinite != q.went_nonfinite) return p.went_nonfinite;
+    if (p.jumped != q.jumped) return p.jumped;
     if (std::isnan(p.growth) != std::isnan(q.growth)) return std::isnan(q.growth);
     return p.growth > q.growth;
   });
@@ -64,7 +70,8 @@ std::string cell(double v) {
 
 std::string comparison_text(const StepComparison& c) {
   std::string out = fmt::format(
-      "fold {}: step {} vs step {} (the slots measured at both, the largest growth first; * "
+      "fold {}: step {} vs step {} (the slots measured at both: new non-finite values first, then "
+      "the jumps, then the largest growth; * "
       "jumped: |max| x{} or more, or non-finite values new at step {})\n",
       c.fold, c.step_a, c.step_b, kJumpFactor, c.step_b);
   out += fmt::format("  {:>2} {:<22} {:>11} {:>11} {:>10} {:>11} {:>11} {:>8} {:>8}\n", "#", "slot",

@@ -26,17 +26,19 @@ inline constexpr double kJumpFactor = 10.0;
 
 struct StepComparison {
   int fold = 0, step_a = 0, step_b = 0;
-  // The slots measured at both steps: the largest growth first, then the slots whose growth is
-  // not defined (nothing finite at one of the steps: jumped when that is b), in slot order.
+  // The slots measured at both steps: those whose non-finite values are new at b first, then
+  // the other jumps, then the rest; within each the largest growth first and the undefined
+  // growths (nothing finite at one of the steps) last; ties in slot order.
   std::vector<SlotChange> rows;
 };
 
 // The two steps compared by default in a fold, from each step's "did anything fire" (index =
 // step): the last clean step before the first fire and that fire; without a fire, the step before
-// the first watch trip (`first_watch`) and the trip; without either, the fold's first and last
-// steps. `how` says which, as the workbench shows it; `after_trouble`: a fire or a watch chose
-// them (the first and last steps of an uneventful fold are a summary, not a suspect). nullopt when
-// the fold fired at step 0 (no clean step before it) or ran no step.
+// the first watch trip (`first_watch`) and the trip (a trip at step 0: the trip and the step
+// after it); without either, the fold's first and last steps. `how` says which, as the workbench
+// shows it; `after_trouble`: a fire or a watch chose them (the first and last steps of an
+// uneventful fold are a summary, not a suspect). nullopt when the fold fired at step 0 (no clean
+// step before it) or ran no step.
 struct DefaultCompareSteps {
   std::pair<int, int> steps;
   const char* how;

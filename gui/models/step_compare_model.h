@@ -1,6 +1,6 @@
 // The workbench's step compare (docs/gui.md, "Step compare"): which two steps of the selected fold
 // are compared (by default the last clean step and the first bad one, session/step_compare.h) and
-// the table of every slot's health at both, the largest growth first, as a table model.
+// the table of every slot's health at both, what went non-finite or jumped first, as a table model.
 #pragma once
 
 #include <QAbstractTableModel>

@@ -43,9 +43,13 @@ TEST(StepCompare, TheDefaultPairIsTheLastCleanStepAndTheFirstBadOne) {
   EXPECT_EQ(pair_of({false, false, false, false}, 2), std::make_pair(1, 2));
   // Nothing at all: the fold's first and last steps.
   EXPECT_EQ(pair_of({false, false, false}, std::nullopt), std::make_pair(0, 2));
-  // A fire (or a watch) at step 0 has no clean step before it.
+  // A fire at step 0 has no clean step before it; a watch trip there is compared with the step
+  // after it (the Events dock's trip, never "nothing fired or warned").
   EXPECT_EQ(pair_of({true, true}, std::nullopt), std::nullopt);
   EXPECT_EQ(pair_of({false, false}, 0), std::make_pair(0, 1));
+  EXPECT_STREQ(default_compare_steps({false, false, false}, 0)->how,
+               "the first watch trip (step 0) / the step after it");
+  EXPECT_TRUE(default_compare_steps({false, false, false}, 0)->after_trouble);
   EXPECT_EQ(pair_of({}, std::nullopt), std::nullopt);
 }
 
@@ -70,17 +74,19 @@ TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
   ASSERT_EQ(c.rows.size(), 5u);
   std::vector<int> order;
   for (const SlotChange& r : c.rows) order.push_back(r.slot);
-  EXPECT_EQ(order, (std::vector<int>{3, 1, 2, 5, 4}));
-  EXPECT_TRUE(std::isinf(c.rows[0].growth));
-  EXPECT_DOUBLE_EQ(c.rows[1].growth, 20.0);
-  EXPECT_NEAR(c.rows[1].mean_change, 0.4, 1e-6);
-  EXPECT_DOUBLE_EQ(c.rows[2].growth, 3.0);
-  EXPECT_FALSE(c.rows[2].jumped);
-  EXPECT_TRUE(c.rows[0].jumped && c.rows[1].jumped);
-  EXPECT_TRUE(c.rows[3].went_nonfinite && c.rows[3].jumped);
-  EXPECT_DOUBLE_EQ(c.rows[3].growth, 1.0);
-  EXPECT_TRUE(std::isnan(c.rows[4].growth));
-  EXPECT_TRUE(c.rows[4].jumped);
+  // What broke first: the slots whose non-finite values are new (5, then 4 whose growth is
+  // undefined), the other jumps by growth (3 from 0, 1 x20), then the rest (2).
+  EXPECT_EQ(order, (std::vector<int>{5, 4, 3, 1, 2}));
+  EXPECT_TRUE(std::isinf(c.rows[2].growth));
+  EXPECT_DOUBLE_EQ(c.rows[3].growth, 20.0);
+  EXPECT_NEAR(c.rows[3].mean_change, 0.4, 1e-6);
+  EXPECT_DOUBLE_EQ(c.rows[4].growth, 3.0);
+  EXPECT_FALSE(c.rows[4].jumped);
+  EXPECT_TRUE(c.rows[2].jumped && c.rows[3].jumped);
+  EXPECT_TRUE(c.rows[0].went_nonfinite && c.rows[0].jumped);
+  EXPECT_DOUBLE_EQ(c.rows[0].growth, 1.0);
+  EXPECT_TRUE(std::isnan(c.rows[1].growth));
+  EXPECT_TRUE(c.rows[1].went_nonfinite && c.rows[1].jumped);
   const std::string text = comparison_text(c);
   EXPECT_NE(text.find("fold 3: step 10 vs step 11"), std::string::npos) << text;
   EXPECT_NE(text.find("*  1 h_s1"), std::string::npos) << text;
@@ -88,8 +94,9 @@ TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
 }
 
 // lr-explosion: the learning rate blows the weights up at step 0; at step 1 the trunk's
-// activations grow by many decades while the heads go non-finite. Compare names the growers first.
-TEST(StepCompare, OnLrExplosionTheTrunkThatGrewHeadsTheTable) {
+// activations grow by many decades while the heads go non-finite. Compare names the slots that
+// went non-finite first, then the trunk that grew.
+TEST(StepCompare, OnLrExplosionWhatWentNonFiniteThenTheTrunkThatGrewHeadTheTable) {
   const Config c = test::scenario_config("lr-explosion", 3);
   Session s(c, make_cpu_backend(c));
   s.run();
@@ -101,9 +108,14 @@ TEST(StepCompare, OnLrExplosionTheTrunkThatGrewHeadsTheTable) {
   ASSERT_EQ(*pair, std::make_pair(0, 1));
   const StepComparison cmp = compare_steps(0, 0, h[0].health, 1, h[1].health);
   ASSERT_GE(cmp.rows.size(), 30u);
-  EXPECT_EQ(cmp.rows[0].slot, 2);  // h_s2
-  EXPECT_GT(cmp.rows[0].growth, 1e20);
-  EXPECT_TRUE(cmp.rows[0].jumped);
+  std::size_t grown = 0;  // the first row that did not go non-finite
+  while (grown < cmp.rows.size() && cmp.rows[grown].went_nonfinite) ++grown;
+  ASSERT_GT(grown, 0u);
+  for (std::size_t i = grown; i < cmp.rows.size(); ++i) EXPECT_FALSE(cmp.rows[i].went_nonfinite);
+  ASSERT_LT(grown, cmp.rows.size());
+  EXPECT_EQ(cmp.rows[grown].slot, 2);  // h_s2
+  EXPECT_GT(cmp.rows[grown].growth, 1e20);
+  EXPECT_TRUE(cmp.rows[grown].jumped);
   // Every slot that fired at step 1 is marked, whatever its growth.
   for (const SlotChange& r : cmp.rows)
     if (h[1].flags[static_cast<std::size_t>(r.slot)]) {

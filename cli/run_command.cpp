@@ -116,6 +116,7 @@ int run_command(const RunOptions& o) {
   SessionOptions so = session_options(o);
   so.graph = o.graph ? *o.graph == OnOff::On : backend->supports_step_graph();
   so.out_dir = prepare_out_dir(o);
+  so.scenario = o.scenario.empty() ? "healthy" : o.scenario;  // the defaults are "healthy"
   Session session(config, std::move(backend), so);
   const bool tty = human && isatty(fileno(stderr));
   if (human)

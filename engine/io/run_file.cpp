@@ -127,6 +127,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
   h5::write_attr(f, "backend", r.backend, path);
   h5::write_attr(f, "device_name", r.device_name, path);
   h5::write_attr(f, "config", r.config_toml, path);
+  if (!r.scenario.empty()) h5::write_attr(f, "scenario", r.scenario, path);
   h5::write_attr(f, "seed", static_cast<std::int64_t>(r.seed), path);
 
   std::vector<SlotRow> slots;
@@ -234,6 +235,7 @@ RunFileData read_run_file(const std::string& path) {
   r.backend = h5::read_attr_string(f, "backend", path);
   r.device_name = h5::read_attr_string(f, "device_name", path);
   r.config_toml = h5::read_attr_string(f, "config", path);
+  if (h5::has_attr(f, "scenario")) r.scenario = h5::read_attr_string(f, "scenario", path);
   r.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
 
   std::vector<std::uint64_t> dims;

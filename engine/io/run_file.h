@@ -38,6 +38,7 @@ struct RunEventRow {
 
 struct RunFileData {
   std::string nanscope_version, created_utc, backend, device_name, config_toml;
+  std::string scenario;  // root attribute `scenario` (empty in files written before it existed)
   std::uint64_t seed = 0;
   std::vector<FoldFlags> folds;
   std::vector<RunStepRow> steps;

@@ -68,6 +68,9 @@ struct SessionOptions {
   // Run whole steps as the backend's step graph where it has one (Backend::set_step_graph; phase
   // stepping always runs phase by phase).
   bool graph = false;
+  // The scenario preset the config started from ("healthy", "lr-explosion", ...), recorded in the
+  // run file (root attribute `scenario`) so that a file names what it ran; empty: none given.
+  std::string scenario;
 };
 
 enum class StopReason { Finished, Halted, StepsDone, FoldEnd, AnyFire, SlotFired, Cancelled };

@@ -100,6 +100,7 @@ void Session::write_run_file() {
   r.backend = backend_->name();
   r.device_name = backend_->device_name();
   r.config_toml = to_toml(config_);
+  r.scenario = options_.scenario;
   r.seed = config_.run.seed;
   for (const auto& f : folds_)
     if (f.steps > 0) r.folds.push_back(f.flags);

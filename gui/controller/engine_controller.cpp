@@ -121,6 +121,7 @@ bool EngineController::rebuild() {
   const QString dir = QDir(settings_.out_root)
                           .filePath("gui-" + QString::fromStdString(utc_now(kUtcCompact, true)));
   o.out_dir = dir.toStdString();
+  o.scenario = settings_.scenario.toStdString();
   std::unique_ptr<Backend> backend;
   if (device_failed_ || settings_.cpu_only)
     backend = make_cpu_backend(config);

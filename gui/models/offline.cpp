@@ -21,6 +21,7 @@ UpdatePtr load_run_update(const QString& run_file) {
   h.backend_kind = parse_enum<BackendKind>(r.backend).value_or(BackendKind::Cpu);
   h.device = QString::fromStdString(r.device_name);
   h.config_toml = QString::fromStdString(r.config_toml);
+  h.scenario = r.scenario.empty() ? QString("(not recorded)") : QString::fromStdString(r.scenario);
   h.finished = true;
   try {  // the recorded injections, for the status and the state file
     ConfigBuilder b;

@@ -64,6 +64,7 @@ void MainWindow::buildActions() {
   tb->setObjectName("controls");
   tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   scenario_ = new QComboBox;
+  scenario_->setObjectName("scenarioBox");
   for (const auto& s : scenarios()) {
     scenario_->addItem(QString::fromStdString(s.name));
     scenario_->setItemData(scenario_->count() - 1, QString::fromStdString(s.mechanism),

@@ -206,10 +206,12 @@ QString MainWindow::stepGridLabel() const {
 QString MainWindow::statusText() const {
   const Snapshot& s = *view_;
   if (offline_)
-    return have_view_ ? QString("offline: %1 (%2 folds, %3 steps)")
-                            .arg(s.source)
+    return have_view_ ? QString("offline: %1 (scenario %2, %3 [%4]; %5 %6, %7 %8)")
+                            .arg(s.source, s.scenario, s.backend, s.device)
                             .arg(s.folds.size())
+                            .arg(s.folds.size() == 1 ? "fold" : "folds")
                             .arg(s.steps.size())
+                            .arg(s.steps.size() == 1 ? "step" : "steps")
                       : QString("offline: opening...");
   if (!have_live_) return problem_.isEmpty() ? QString("starting...") : problem_;
   QString text;
@@ -260,6 +262,11 @@ void MainWindow::updateControls() {
   }
   injection_->setEnabled(live && !running_);
   scenario_->setEnabled(!offline_);
+  // Offline the box names the file's scenario (recorded in it), live the run's.
+  if (have_view_ && scenario_->currentText() != view_->scenario) {
+    scenario_->setPlaceholderText(view_->scenario);
+    scenario_->setCurrentIndex(scenario_->findText(view_->scenario));
+  }
   live_action_->setEnabled(offline_ || !have_live_);
   const bool cuda = live && view_->backend_kind == BackendKind::Cuda;
   graph_action_->setEnabled(cuda);
@@ -275,6 +282,9 @@ QJsonObject MainWindow::viewState() const {
   o["running"] = s.running;
   o["finished"] = s.finished;
   o["global_step"] = static_cast<qint64>(s.global_step);
+  o["scenario"] = s.scenario;
+  o["backend"] = s.backend;
+  o["status"] = statusText();
   o["status_backend"] = status_backend_->text();
   QJsonArray folds;
   for (int k = 0; k < fold_grid_->columnCount(); ++k) {

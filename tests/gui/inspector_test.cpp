@@ -2,7 +2,9 @@
 // and offers the cells whose buffers are (the newest step, the slot's first-fire dump): every cell
 // of a 3-fold run file walked; Ctrl+E after a long live run (the entry's dump, not the last step);
 // a live selection the run has moved past; a file opened after a dump (nothing of the dump stays);
-// a dump opened by hand (the table and the grids select its cell).
+// a dump opened by hand (the table and the grids select its cell); and the offline view names the
+// file's scenario and backend.
+#include <QComboBox>
 #include <QTableView>
 
 #include "gui/gui_fixture.h"
@@ -156,6 +158,32 @@ class InspectorTest : public QObject, GuiFixture {
     waitOffline(w, other);
     QTRY_VERIFY(w.viewState()["inspector"].isNull());
     QCOMPARE(w.selectedSlot(), -1);
+  }
+
+  void theOfflineViewNamesTheFilesScenarioAndBackend() {
+    // Written by the CLI with a scenario: the window, started on the healthy preset, names the
+    // file's (combo box, status bar, state file), and its own again once back live.
+    const QString out = dir_.filePath("lrx");
+    QProcess cli;
+    cli.start(QFileInfo(NANSCOPE_GUI_BINARY).dir().filePath("../cli/nanscope-run"),
+              {"--backend", "cpu", "--scenario", "lr-explosion", "--folds", "1", "--steps-per-fold",
+               "3", "--out", out, "--quiet"});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 1);  // it fired
+    MainWindow w(settings("healthy"), out + "/run.h5");
+    w.show();
+    waitOffline(w, out + "/run.h5");
+    QCOMPARE(w.viewState()["scenario"].toString(), QString("lr-explosion"));
+    QVERIFY2(w.viewState()["status"].toString().contains("scenario lr-explosion, cpu ["),
+             qPrintable(w.viewState()["status"].toString()));
+    QVERIFY(w.viewState()["status"].toString().contains("1 fold, 3 steps"));
+    auto* box = w.findChild<QComboBox*>("scenarioBox");
+    QVERIFY(box);
+    QCOMPARE(box->currentText(), QString("lr-explosion"));
+    QVERIFY(!box->isEnabled());
+    w.UI_goLive();
+    QTRY_VERIFY(!w.offline() && w.hasLiveSession());
+    QTRY_COMPARE(box->currentText(), QString("healthy"));
   }
 };
 

@@ -31,6 +31,7 @@ with h5py.File(summary["run_file"], "r") as run:
         expect(attr in run.attrs, f"run.h5 root attribute {attr}")
     expect(run.attrs["schema_version"] == 2, "schema_version 2")
     expect(run.attrs["backend"] == summary["backend"], "backend attribute")
+    expect(run.attrs["scenario"] == "healthy", "scenario attribute (no --scenario: the defaults, healthy)")
     slots = run["slots"]
     expect(slots.dtype.names == ("index", "name", "phase", "buffer", "rank"), f"/slots fields {slots.dtype.names}")
     expect(slots.shape == (36,), "/slots has 36 rows")

@@ -1,8 +1,8 @@
 // The step compare dock (docs/gui.md, "Step compare"): two steps of the selected fold, by default
 // its last clean step and its first bad one, and every slot's health at both with the change, the
-// what went non-finite or jumped first; the slots that jumped are bold on the grid's jump colour here and outlined
-// in the grids at the later step. The window decides which steps; the panel shows them and says
-// what the user picked.
+// what went non-finite or jumped first; the slots that jumped are bold on the grid's jump colour
+// here and outlined in the grids at the later step. The window decides which steps; the panel shows
+// them and says what the user picked.
 #pragma once
 
 #include <QLabel>

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_flag("--json", replay.json, "print the JSON verdict on stdout");
   cli::CompareOptions compare;
   CLI::App* compare_cmd = app.add_subcommand(
-      "compare", "every slot's health at two steps of a fold, what went non-finite or jumped first");
+      "compare",
+      "every slot's health at two steps of a fold, what went non-finite or jumped first");
   compare_cmd->add_option("run", compare.run_file, "run file (run.h5)")->required();
   compare_cmd->add_option("--fold", compare.fold, "the fold")->required();
   compare_cmd

@@ -46,8 +46,10 @@ MagnitudePlot::MagnitudePlot(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->addElement(0, 1, scale_);
   scale_->setType(QCPAxis::atRight);
   scale_->setGradient(magnitude_gradient());
-  scale_->axis()->setLabel("log10 max |finite value|");
-  map_->setColorScale(scale_);
+  scale_->axis()->setLabel("log10 max |value| (all finite)");
+  // The bar is the finite scale alone: the map's non-finite band above it is not a number, and the
+  // key under the grids names its colour. So the two are not linked (a linked scale shares the
+  // map's gradient and range).
   // The scale's bar spans the grid's rows exactly.
   auto* margins = new QCPMarginGroup(this);
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
@@ -90,6 +92,20 @@ double MagnitudePlot::value(int slot, int column) const {
     return std::numeric_limits<double>::quiet_NaN();
   return magnitude_of(
       view_->health[first_ + static_cast<std::size_t>(column)][static_cast<std::size_t>(slot)]);
+}
+
+QCPRange MagnitudePlot::barRange() const {
+  return scale_->dataRange();
+}
+
+QString MagnitudePlot::nonfiniteText(int slot, int column) const {
+  const HealthRow& r =
+      view_->health[first_ + static_cast<std::size_t>(column)][static_cast<std::size_t>(slot)];
+  const double m = abs_max(r);
+  return QString("%1 non-finite value(s); %2")
+      .arg(static_cast<qint64>(r[kHealthNonfinite]))
+      .arg(std::isnan(m) ? QString("nothing finite")
+                         : QString("max |finite value| %1").arg(m, 0, 'g', 4));
 }
 
 // Where a value is drawn on the bar: a finite magnitude clamped into the scale, "nothing finite"
@@ -147,8 +163,9 @@ void MagnitudePlot::refresh() {
     const QCPRange bar(lo, hi + nothing_finite_band_);
     const QCPColorGradient g = magnitude_gradient((hi - lo) / bar.size());
     map_->setGradient(g);
-    scale_->setGradient(g);
     map_->setDataRange(bar);
+    scale_->setGradient(magnitude_gradient());
+    scale_->setDataRange(scale_range_);
     gradient_set_ = true;
   }
   entry_frames_->place(entries_, columns_);
@@ -247,7 +264,7 @@ void MagnitudePlot::mouseMoveEvent(QMouseEvent* e) {
     if (std::isnan(v))
       what = "not measured";
     else if (std::isinf(v) && v > 0)
-      what = "no finite value";
+      what = nonfiniteText(slot, column);
     else if (std::isinf(v))
       what = "every value 0";
     else

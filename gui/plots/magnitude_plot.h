@@ -37,8 +37,11 @@ class MagnitudePlot : public QCustomPlot {
   // scale's range (log10), the colour of a cell's value.
   int columnCount() const { return columns_; }
   double value(int slot, int column) const;
+  // A cell with non-finite values: how many, and the largest finite |value| beside them.
+  QString nonfiniteText(int slot, int column) const;
   QCPRange scaleRange() const { return scale_range_; }
   QColor colourOf(double value) const;
+  QCPRange barRange() const;           // the colour bar's numbers: the finite scale alone
   double drawnAt(double value) const;  // the value's place on the colour bar
 
  Q_SIGNALS:

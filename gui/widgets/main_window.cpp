@@ -104,7 +104,7 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   key += item("black frame: entry point");
   key += item("<span style='color:" + jump_outline().name() + "'><b>- - -</b></span>&nbsp;jumped");
   key += item("magnitude: white unmeasured, <span style='color:" + cell_color(kCellNaN).name() +
-              "'><b>&#9632;</b></span>&nbsp;nothing finite");
+              "'><b>&#9632;</b></span>&nbsp;non-finite values");
   auto* legend = new QLabel(key);
   legend->setObjectName("cellColourKey");
   legend->setWordWrap(true);

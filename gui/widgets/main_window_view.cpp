@@ -206,8 +206,9 @@ QString MainWindow::stepGridLabel() const {
 QString MainWindow::statusText() const {
   const Snapshot& s = *view_;
   if (offline_)
-    return have_view_ ? QString("offline: %1 (scenario %2, %3 [%4]; %5 %6, %7 %8)")
-                            .arg(s.source, s.scenario, s.backend, s.device)
+    // The backend and its device are in the label beside this one (said once).
+    return have_view_ ? QString("offline: %1 (scenario %2; %3 %4, %5 %6)")
+                            .arg(s.source, s.scenario)
                             .arg(s.folds.size())
                             .arg(s.folds.size() == 1 ? "fold" : "folds")
                             .arg(s.steps.size())

@@ -163,6 +163,18 @@ class HealthViewsTest : public QObject, public GuiFixture {
     QVERIFY(std::isinf(m->value(kBnZ, 3)));
     QCOMPARE(pixel_at(m, 3, kBnZ), cell_color(kCellNaN));
     QVERIFY(std::isnan(m->value(kEnsembleDLogits, 0)));  // deferred: not checked
+    // A mostly-NaN buffer whose finite values are all 0 (Adam's moments after the blow-up) is
+    // drawn non-finite, never as the smallest magnitude, and its tooltip counts the bad values.
+    QVERIFY(std::isinf(m->value(kAdamMoments, 1)) && m->value(kAdamMoments, 1) > 0);
+    QCOMPARE(pixel_at(m, 1, kAdamMoments), cell_color(kCellNaN));
+    const float bad = w.snapshot()->health[1][kAdamMoments][kHealthNonfinite];
+    QVERIFY(bad > 1000);
+    QVERIFY2(m->nonfiniteText(kAdamMoments, 1)
+                 .startsWith(QString("%1 non-finite value(s)").arg(static_cast<qint64>(bad))),
+             qPrintable(m->nonfiniteText(kAdamMoments, 1)));
+    // The colour bar's numbers are the finite scale; the non-finite band is not on it.
+    QCOMPARE(m->barRange().upper, m->scaleRange().upper);
+    QCOMPARE(m->barRange().lower, m->scaleRange().lower);
     QCOMPARE(pixel_at(m, 0, kEnsembleDLogits), magnitude_unmeasured());
     // A click on a cell selects it, as in the state view.
     const QPoint at(static_cast<int>(m->xAxis->coordToPixel(1)),

@@ -174,9 +174,11 @@ class InspectorTest : public QObject, GuiFixture {
     w.show();
     waitOffline(w, out + "/run.h5");
     QCOMPARE(w.viewState()["scenario"].toString(), QString("lr-explosion"));
-    QVERIFY2(w.viewState()["status"].toString().contains("scenario lr-explosion, cpu ["),
-             qPrintable(w.viewState()["status"].toString()));
-    QVERIFY(w.viewState()["status"].toString().contains("1 fold, 3 steps"));
+    QVERIFY2(
+        w.viewState()["status"].toString().contains("(scenario lr-explosion; 1 fold, 3 steps)"),
+        qPrintable(w.viewState()["status"].toString()));
+    QCOMPARE(w.viewState()["backend"].toString(), QString("cpu"));
+    QVERIFY(w.viewState()["status_backend"].toString().startsWith("cpu ["));
     auto* box = w.findChild<QComboBox*>("scenarioBox");
     QVERIFY(box);
     QCOMPARE(box->currentText(), QString("lr-explosion"));

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPainter>
 #include <QSettings>
 #include <QTemporaryDir>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "backend_choice.h"
 #include "core/slot_table.h"
 #include "core/version.h"
 #include "io/file_guard.h"
@@ -35,6 +37,7 @@ struct Options {
     int fold, step, slot;
   };
   std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
+  QString usage_error;         // a command line that could not be read: said, exit 2
 };
 
 // The command line, read before any window system is needed: --help and --version work without a
@@ -54,6 +57,14 @@ Options parse(int argc, char** argv) {
   QCommandLineOption scenario("scenario", "scenario preset", "name", "healthy");
   QCommandLineOption set("set", "config override KEY=VALUE (repeatable)", "key=value");
   QCommandLineOption config("config", "TOML config file", "file");
+  // nanscope-run's run flags, with the same meaning: shorthands for config keys (applied before
+  // --set) and fault injections; a bad value is the config's error, as there.
+  QCommandLineOption folds("folds", "number of folds (run.folds)", "n");
+  QCommandLineOption steps("steps-per-fold", "steps per fold (run.steps_per_fold)", "n");
+  QCommandLineOption seed("seed", "seed (run.seed)", "n");
+  QCommandLineOption inject("inject", "fault: TARGET@FOLD:STEP[:KIND[:ELEMENT]] (repeatable)",
+                            "spec");
+  QCommandLineOption backend("backend", "auto|cuda|cpu (default auto)", "name", "auto");
   QCommandLineOption out("out-root", "where live runs write their files", "dir", "runs");
   QCommandLineOption shot("screenshot", "render the window to a PNG and quit", "file");
   QCommandLineOption after("screenshot-after",
@@ -75,12 +86,37 @@ Options parse(int argc, char** argv) {
       "before the screenshot and the state JSON: select the cell FOLD:STEP:SLOT (slot by name or "
       "index) as a click would; the inspector shows its buffer or says why there is none",
       "cell");
-  for (auto* o : {&scenario, &set, &config, &out, &shot, &after, &state, &view, &simulate, &select})
+  for (auto* o : {&scenario, &set, &config, &folds, &steps, &seed, &inject, &backend, &out, &shot,
+                  &after, &state, &view, &simulate, &select})
     p.addOption(*o);
-  p.process(probe);  // --help, --version and bad options end here
   Options o;
+  if (!p.parse(QCoreApplication::arguments())) {  // said by main(), in a dialog where one shows
+    o.usage_error = p.errorText();
+    return o;
+  }
+  if (p.isSet("help")) p.showHelp(0);
+  if (p.isSet("version")) p.showVersion();
+  for (const auto& [flag, key] :
+       {std::pair{&folds, "run.folds"}, {&steps, "run.steps_per_fold"}, {&seed, "run.seed"}})
+    if (p.isSet(*flag)) o.settings.sets << QString("%1=%2").arg(key, p.value(*flag));
+  if (p.isSet(inject)) {
+    QStringList quoted;
+    for (const QString& spec : p.values(inject)) quoted << "\"" + spec + "\"";
+    o.settings.sets << "inject.faults=[" + quoted.join(", ") + "]";
+  }
+  const QString chosen = p.value(backend);
+  if (chosen == "cpu") {
+    o.settings.cpu_only = true;
+  } else if (chosen == "cuda") {
+    o.settings.make_backend = [](const nanscope::Config& c) {
+      return nanscope::choose_backend("cuda", c, false);
+    };
+  } else if (chosen != "auto") {
+    o.usage_error = QString("--backend %1: expected auto, cuda or cpu").arg(chosen);
+    return o;
+  }
   o.settings.scenario = p.value(scenario);
-  o.settings.sets = p.values(set);
+  o.settings.sets << p.values(set);
   o.settings.config_file = p.value(config);
   o.settings.out_root = p.value(out);
   if (!p.positionalArguments().isEmpty()) o.open_file = p.positionalArguments().first();
@@ -215,6 +251,16 @@ int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   o.settings.validator = {"/proc/self/exe", "--validate-file"};
   QApplication app(argc, argv);
+  if (!o.usage_error.isEmpty()) {
+    // Said on stderr and, where a window can show (started from the desktop menu), in a dialog:
+    // never a silent exit.
+    std::fprintf(stderr, "nanscope: %s (see nanscope --help)\n", qPrintable(o.usage_error));
+    const QString platform = QGuiApplication::platformName();
+    if (platform != "offscreen" && platform != "minimal")
+      QMessageBox::critical(nullptr, "nanscope",
+                            "nanscope cannot start: " + o.usage_error + "\n\nSee nanscope --help.");
+    return 2;
+  }
   QApplication::setOrganizationName("nanscope");  // QSettings: window layout, recent files
   QApplication::setApplicationName("nanscope");
   QApplication::setApplicationVersion(nanscope::kVersion);

@@ -463,6 +463,7 @@ void MainWindow::addRecent(const QString& path) {
   r.prepend(path);
   while (r.size() > 8) r.removeLast();
   qs.setValue("recentFiles", r);
+  fillRecentMenu();
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

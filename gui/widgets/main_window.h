@@ -161,6 +161,8 @@ class MainWindow : public QMainWindow {
   InspectWanted inspect_want_;
   void inspectSelection();
   void markSelection();  // the table and the grids show the selected cell
+  void openPath(const QString& path, const QString& what);
+  void fillRecentMenu();
   void onInspectReady(BufferStatsPtr stats);
   void showNoBuffer();
   // The slot's first-fire dump at (fold, step), if that is where it first fired in the fold.

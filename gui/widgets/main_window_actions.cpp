@@ -52,8 +52,7 @@ void MainWindow::buildActions() {
   open->setToolTip(
       with_shortcut("open a run file (offline) or a dump (inspector)", open->shortcut()));
   recent_menu_ = file->addMenu("Recent");
-  for (const QString& r : QSettings().value("recentFiles").toStringList())
-    recent_menu_->addAction(r, this, [this, r] { UI_openFile(r); });
+  fillRecentMenu();
   live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this,
                                  [this] { UI_goLive(); });
   file->addSeparator();
@@ -171,13 +170,14 @@ void MainWindow::buildHelpMenu() {
   auto* help = menuBar()->addMenu("&Help");
   help->addAction("&Keyboard shortcuts", QKeySequence(Qt::Key_F1), this,
                   [this] { showShortcuts(); });
-  help->addAction("&Documentation", this, [] {
+  help->addAction("&Documentation", this, [this] {
     // Installed docs first (the .deb), then the source tree's.
     for (const QString& dir : {QString("/usr/share/doc/nanscope"), QString(NANSCOPE_DOCS_DIR)})
       if (QFileInfo::exists(dir + "/gui.md")) {
-        QDesktopServices::openUrl(QUrl::fromLocalFile(dir + "/gui.md"));
+        openPath(dir + "/gui.md", "the documentation");
         return;
       }
+    openPath({}, "the documentation");
   });
   help->addAction("&About nanscope", this, [this] { showAbout(); });
 }
@@ -239,6 +239,7 @@ QWidget* MainWindow::buildMetricsPanel() {
   lay->setSpacing(0);
   auto* tools = new QToolBar;
   tools->setObjectName("metricsTools");
+  tools->setWindowTitle("Metrics tools");  // its entry in View (untitled, it was a blank line)
   tools->setIconSize(QSize(16, 16));
   tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   auto* series = new QToolButton;
@@ -297,7 +298,7 @@ void MainWindow::buildStatusBar() {
   status_folder_->setObjectName("outputFolder");
   status_folder_->setTextFormat(Qt::RichText);
   connect(status_folder_, &QLabel::linkActivated, this,
-          [](const QString& dir) { QDesktopServices::openUrl(QUrl::fromLocalFile(dir)); });
+          [this](const QString& dir) { openPath(dir, "the run's folder"); });
   progress_ = new QProgressBar;
   progress_->setObjectName("progress");
   progress_->setMaximumWidth(220);
@@ -451,6 +452,30 @@ void MainWindow::UI_nextFire(bool forward) {
     return;
   }
   UI_selectCell(best->entry_slot, best->fold, best->step);
+}
+
+// Opens a file or folder with the desktop's program for it; where there is none (no desktop, no
+// launcher) it says so and gives the path to copy, instead of failing silently.
+void MainWindow::openPath(const QString& path, const QString& what) {
+  if (!path.isEmpty() && QDesktopServices::openUrl(QUrl::fromLocalFile(path))) return;
+  auto* box = new QMessageBox(
+      QMessageBox::Information, "nanscope",
+      path.isEmpty() ? QString("%1 is not installed (no gui.md found).").arg(what)
+                     : QString("No program to open %1 was found on this desktop.").arg(what),
+      QMessageBox::Ok, this);
+  box->setObjectName("openPathBox");
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  if (!path.isEmpty()) box->setInformativeText("Its path (select to copy):\n" + path);
+  box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  box->open();
+}
+
+// File > Recent: the files opened, newest first, as they are opened in this session too.
+void MainWindow::fillRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value("recentFiles").toStringList();
+  for (const QString& r : recent) recent_menu_->addAction(r, this, [this, r] { UI_openFile(r); });
+  recent_menu_->setEnabled(!recent.isEmpty());
 }
 
 }  // namespace nanscope::gui

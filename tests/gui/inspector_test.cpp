@@ -5,6 +5,7 @@
 // a dump opened by hand (the table and the grids select its cell); and the offline view names the
 // file's scenario and backend.
 #include <QComboBox>
+#include <QMenu>
 #include <QTableView>
 
 #include "gui/gui_fixture.h"
@@ -158,6 +159,12 @@ class InspectorTest : public QObject, GuiFixture {
     waitOffline(w, other);
     QTRY_VERIFY(w.viewState()["inspector"].isNull());
     QCOMPARE(w.selectedSlot(), -1);
+    // File > Recent follows what was opened in this session, newest first.
+    QMenu* recent = nullptr;
+    for (QMenu* m : w.findChildren<QMenu*>())
+      if (m->title() == "Recent") recent = m;
+    QVERIFY(recent && recent->isEnabled() && !recent->actions().isEmpty());
+    QCOMPARE(recent->actions().front()->text(), QFileInfo(other).absoluteFilePath());
   }
 
   void theOfflineViewNamesTheFilesScenarioAndBackend() {

@@ -2,6 +2,7 @@
 // and its effect read back from what the window shows. F8, Shift+F8, Ctrl+1, Ctrl+2 and Ctrl+D are
 // pressed by the navigation and health views tests.
 #include <QFileDialog>
+#include <QMenuBar>
 #include <QTableWidget>
 #include <QTimer>
 
@@ -144,6 +145,11 @@ class ShortcutsTest : public QObject, GuiFixture {
     QCOMPARE(w.followAction()->isChecked(), !follow);
     QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
     QCOMPARE(w.followAction()->isChecked(), follow);
+    // Every entry of the View menu has a title (a toolbar's toggle once showed as a blank line).
+    for (QAction* m : w.menuBar()->actions())
+      if (m->text().remove('&') == "View")
+        for (QAction* a : m->menu()->actions())
+          QVERIFY2(a->isSeparator() || !a->text().trimmed().isEmpty(), "an untitled View entry");
     // F1: the table of every shortcut.
     QTest::keyClick(&w, Qt::Key_F1);
     auto* keys = w.findChild<QDialog*>("shortcutsDialog");

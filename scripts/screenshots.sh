@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the workbench under Xvfb into docs/*.png (used by the README): the default run after a
-# few steps, aux-blowup stopped at its fire, the inspector on a dumped buffer (corrupt-bar), a
+# few steps, aux-blowup stopped at its fire, the inspector on a dumped buffer (corrupt-bar) and on
+# a cell whose buffer is not kept, a
 # 6 x 400 run zoomed onto its entry point (also as seen with deuteranopia), lr-explosion's step
 # compare and magnitude view, the Help menu, and watch trips in the Events dock.
 # Needs the GUI built (scripts/nanscope run, or cmake --build build); uses xvfb-run (Debian: xvfb)
@@ -25,6 +26,10 @@ shot --scenario corrupt-bar --screenshot "$root/docs/screenshot-inspector.png" -
   --set halt.on_fire=never --inject slot:32@0:20:neginf --inject slot:aux_pred_nb@1:5 \
   --inject slot:c51_loss@2:10:posinf --out "$tmp/three" --quiet || true
 shot "$tmp/three/run.h5" --screenshot "$root/docs/screenshot-offline.png" --screenshot-after steps:0
+# A cell whose buffer is not kept (bn_d_concat the step before its fire): the inspector says so and
+# offers the first-fire dump.
+shot "$tmp/three/run.h5" --screenshot "$root/docs/screenshot-inspector-none.png" --screenshot-after steps:0 \
+  --screenshot-select 0:19:bn_d_concat
 # The default 6 x 400 run with fires in folds 2, 4 and 5 (about 5 minutes on the CPU backend),
 # zoomed onto the entry point with every metrics series; the same as seen with deuteranopia.
 "${NANSCOPE_BUILD_DIR:-$root/build}/cli/nanscope-run" --backend cpu --guard --set halt.on_fire=never \

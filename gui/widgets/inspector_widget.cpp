@@ -1,7 +1,11 @@
 #include "widgets/inspector_widget.h"
 
+#include "models/npy_file.h"
+
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QMessageBox>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -18,11 +22,21 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
   show_live_->setObjectName("inspectLive");
   show_dump_ = new QPushButton;
   show_dump_->setObjectName("inspectDump");
+  save_npy_ = new QPushButton("Save .npy...");
+  save_npy_->setObjectName("saveNpy");
+  save_npy_->setToolTip("the buffer as numpy's .npy (numpy.load reads it bit for bit)");
+  save_csv_ = new QPushButton("Save CSV...");
+  save_csv_->setObjectName("saveCsv");
+  save_csv_->setToolTip("the buffer as CSV: flat index and value");
+  connect(save_npy_, &QPushButton::clicked, this, [this] { saveWithDialog(true); });
+  connect(save_csv_, &QPushButton::clicked, this, [this] { saveWithDialog(false); });
   auto* choices = new QHBoxLayout;
   choices->addWidget(show_live_);
   choices->addWidget(show_dump_);
+  choices->addWidget(save_npy_);
+  choices->addWidget(save_csv_);
   choices->addStretch(1);
-  for (QPushButton* b : {show_live_, show_dump_}) b->hide();
+  for (QPushButton* b : {show_live_, show_dump_, save_npy_, save_csv_}) b->hide();
   connect(show_live_, &QPushButton::clicked, this, [this] {
     if (stats_) Q_EMIT stepChosen(stats_->slot, stats_->fold, stats_->live_step);
   });
@@ -48,7 +62,7 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
 
 void InspectorWidget::clear() {
   stats_.reset();
-  for (QPushButton* b : {show_live_, show_dump_}) b->hide();
+  for (QPushButton* b : {show_live_, show_dump_, save_npy_, save_csv_}) b->hide();
   summary_->setText("select a slot (table or grid) to inspect its buffer");
   bad_->clear();
   values_->setRowCount(0);
@@ -68,6 +82,9 @@ void InspectorWidget::setStats(BufferStatsPtr stats) {
   show_live_->setText(QString("Show the newest step (%1)").arg(s.live_step));
   show_dump_->setVisible(s.source == BufferStats::Source::None && s.dump_step >= 0);
   show_dump_->setText(QString("Show its first-fire dump (step %1)").arg(s.dump_step));
+  const bool has_values = s.exists && s.computed && !s.values.empty();
+  save_npy_->setVisible(has_values);
+  save_csv_->setVisible(has_values);
   if (!s.exists || !s.computed) {
     summary_->setText(!s.exists
                           ? QString("slot %1: the buffer does not exist in this run").arg(name)
@@ -121,6 +138,32 @@ void InspectorWidget::showPage(int page) {
     if (!std::isfinite(v[i])) item->setForeground(QColor(211, 47, 47));
     values_->setItem(row, 1, item);
   }
+}
+
+QString InspectorWidget::saveNpy(const QString& path) const {
+  if (!stats_ || stats_->values.empty()) return "no buffer is shown";
+  return write_npy(path, stats_->shape, stats_->values);
+}
+
+QString InspectorWidget::saveCsv(const QString& path) const {
+  if (!stats_ || stats_->values.empty()) return "no buffer is shown";
+  return write_values_csv(path, stats_->values);
+}
+
+void InspectorWidget::saveWithDialog(bool npy) {
+  if (!stats_) return;
+  const QString name = QString("%1_fold%2_step%3.%4")
+                           .arg(QString::fromUtf8(slot_info(stats_->slot).name.data()))
+                           .arg(stats_->fold)
+                           .arg(stats_->step)
+                           .arg(npy ? "npy" : "csv");
+  const QString path =
+      QFileDialog::getSaveFileName(this, npy ? "Save the buffer as .npy" : "Save the buffer as CSV",
+                                   name, npy ? "numpy (*.npy)" : "CSV (*.csv)");
+  if (path.isEmpty()) return;
+  const QString error = npy ? saveNpy(path) : saveCsv(path);
+  if (!error.isEmpty())
+    QMessageBox::warning(this, "nanscope", "The buffer was not saved: " + error);
 }
 
 }  // namespace nanscope::gui

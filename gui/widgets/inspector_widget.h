@@ -23,6 +23,9 @@ class InspectorWidget : public QWidget {
   BufferStatsPtr stats() const { return stats_; }
   QString summaryText() const { return summary_->text(); }
   QPushButton* liveChoice() const { return show_live_; }
+  // The shown buffer to a file: numpy's .npy (bit for bit) or CSV; an empty string, or why not.
+  QString saveNpy(const QString& path) const;
+  QString saveCsv(const QString& path) const;
   QPushButton* dumpChoice() const { return show_dump_; }
 
  Q_SIGNALS:
@@ -35,7 +38,8 @@ class InspectorWidget : public QWidget {
   BufferStatsPtr stats_;
   QLabel* summary_;
   QLabel* bad_;
-  QPushButton *show_live_, *show_dump_;
+  QPushButton *show_live_, *show_dump_, *save_npy_, *save_csv_;
+  void saveWithDialog(bool npy);
   HistogramPlot* histogram_;
   QSpinBox* page_;
   QTableWidget* values_;

@@ -167,6 +167,46 @@ class InspectorTest : public QObject, GuiFixture {
     QCOMPARE(recent->actions().front()->text(), QFileInfo(other).absoluteFilePath());
   }
 
+  void theShownBufferSavesAsNpyAndCsvBitForBit() {
+    // A dumped buffer with a NaN in it (aux_pred_nb, fold 1, step 3) saved from the inspector:
+    // numpy.load gives the dump's dataset bit for bit (h5py reads it), the CSV the same values.
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    w.UI_selectCell(kAuxPredNb, 1, 3);
+    QVERIFY(settles_on(w, 1, 3, kAuxPredNb));
+    QCOMPARE(shown(w).source, QString("dump"));
+    QVERIFY(w.inspector()->findChild<QPushButton*>("saveNpy")->isVisible());
+    const QString npy = dir_.filePath("aux.npy"), csv = dir_.filePath("aux.csv");
+    QCOMPARE(w.inspector()->saveNpy(npy), QString());
+    QCOMPARE(w.inspector()->saveCsv(csv), QString());
+    const QString dump =
+        QFileInfo(three_fold_run_).dir().filePath("dumps/fold001_step00000003_aux_pred_nb.h5");
+    QProcess py;
+    py.start("/usr/bin/python3",
+             {"-c",
+              "import sys, h5py, numpy as np\n"
+              "a = np.load(sys.argv[1])\n"
+              "b = h5py.File(sys.argv[2], 'r')['slots/aux_pred_nb'][()]\n"
+              "assert a.dtype == np.float32 and a.shape == b.shape, (a.dtype, a.shape, b.shape)\n"
+              "assert (a.view(np.uint32) == b.view(np.uint32)).all(), 'bits differ'\n"
+              "assert np.isnan(a).sum() == 1\n"
+              "c = np.genfromtxt(sys.argv[3], delimiter=',', skip_header=1)\n"
+              "assert (c[:, 0] == np.arange(a.size)).all()\n"
+              "v = c[:, 1].astype(np.float32)\n"
+              "same = (v.view(np.uint32) == a.ravel().view(np.uint32)) | (np.isnan(v) & "
+              "np.isnan(a.ravel()))\n"
+              "assert same.all(), 'csv values differ'\n"
+              "print('ok', a.shape)\n",
+              npy, dump, csv});
+    QVERIFY(py.waitForFinished(60000));
+    QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+    QVERIFY(py.readAllStandardOutput().startsWith("ok"));
+    // A file that cannot be written is refused with its name and the reason.
+    const QString nowhere = dir_.filePath("no/such/dir/aux.npy");
+    QVERIFY(w.inspector()->saveNpy(nowhere).startsWith(nowhere));
+  }
+
   void theOfflineViewNamesTheFilesScenarioAndBackend() {
     // Written by the CLI with a scenario: the window, started on the healthy preset, names the
     // file's (combo box, status bar, state file), and its own again once back live.

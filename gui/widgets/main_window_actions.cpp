@@ -162,8 +162,15 @@ void MainWindow::buildViewMenu() {
       "the slot x step grid shows log10 of each slot's largest finite |value| per step",
       [this] { UI_showMagnitude(true); });
   add("Compare last clean / first bad", QKeySequence(Qt::CTRL | Qt::Key_D),
-      "step compare: the selected fold's last clean step and its first bad one",
-      [this] { UI_compareDefault(); });
+      "step compare: the selected fold's last clean step and its first bad one", [this] {
+        UI_compareDefault();
+        // Brought forward: Ctrl+D is asked for to be seen (the dock shares its tab with Events).
+        for (QDockWidget* d : findChildren<QDockWidget*>())
+          if (d->windowTitle() == "Step compare") {
+            d->show();
+            d->raise();
+          }
+      });
 }
 
 void MainWindow::buildHelpMenu() {

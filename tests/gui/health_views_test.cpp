@@ -241,8 +241,12 @@ class HealthViewsTest : public QObject, public GuiFixture {
     const auto marks4 = w.stepPlot()->marks();
     QVERIFY(!marks4.empty());
     for (const auto& [slot, step] : marks4) QCOMPARE(step, 4);
-    // Ctrl+D gives the default pair back.
+    // Ctrl+D gives the default pair back, and brings the dock forward over Events.
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (d->windowTitle() == "Events") d->raise();
+    QTRY_VERIFY(!p->isVisible() || p->visibleRegion().isEmpty());
     QTest::keyClick(&w, Qt::Key_D, Qt::ControlModifier);
+    QTRY_VERIFY(p->isVisible() && !p->visibleRegion().isEmpty());
     QVERIFY2(p->headline().contains("step 0 vs step 1 (last clean / first bad)"),
              qPrintable(p->headline()));
     // A row click selects its slot at the later step.

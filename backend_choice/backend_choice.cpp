@@ -43,7 +43,16 @@ std::string cuda_description() {
 
 std::string cuda_summary() {
   const CudaPlugin& plugin = cuda_plugin();
-  if (!plugin.api) return plugin.path.empty() ? "CUDA: no plugin" : "CUDA: plugin refused";
+  switch (plugin.status) {
+    case CudaPlugin::Status::Absent:
+      return "CUDA: no plugin";
+    case CudaPlugin::Status::Unloadable:
+      return "CUDA: plugin not loadable";
+    case CudaPlugin::Status::Refused:
+      return "CUDA: plugin refused";
+    case CudaPlugin::Status::Loaded:
+      break;
+  }
   const CudaPluginProbe& probe = *cuda_probe();
   return probe.count > 0 ? "CUDA: " + probe.name : "CUDA: no device";
 }

@@ -21,7 +21,8 @@ std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config&
 std::string cuda_description();
 
 // The same in a few words, for the status bar: "CUDA: NVIDIA H200", "CUDA: no device",
-// "CUDA: no plugin", "CUDA: plugin refused".
+// "CUDA: no plugin", "CUDA: plugin not loadable" (a library it needs is missing), "CUDA: plugin
+// refused" (another version, not a plugin).
 std::string cuda_summary();
 
 }  // namespace nanscope

@@ -63,10 +63,12 @@ CudaPlugin load_cuda_plugin(const std::vector<std::string>& candidates) {
         continue;
       }
       p.path = candidate;
+      p.status = CudaPlugin::Status::Unloadable;
       p.why = fmt::format("the CUDA plugin {} cannot be loaded: {}", candidate, e);
       return p;
     }
     p.path = candidate;
+    p.status = CudaPlugin::Status::Refused;
     const auto entry = reinterpret_cast<NanscopeCudaPluginEntry>(dlsym(handle, kCudaPluginEntry));
     if (!entry) {
       p.why = fmt::format("{} is not a nanscope CUDA plugin (no {} entry point)", candidate,
@@ -84,10 +86,13 @@ CudaPlugin load_cuda_plugin(const std::vector<std::string>& candidates) {
       return p;
     }
     p.api = api;
+    p.status = CudaPlugin::Status::Loaded;
     return p;
   }
-  p.why = fmt::format("no CUDA plugin ({} not found: looked for {})", kCudaPluginFile,
-                      fmt::join(absent, ", "));
+  const char* forced = std::getenv("NANSCOPE_CUDA_PLUGIN");
+  p.why = fmt::format("no CUDA plugin ({} not found: looked for {}{})", kCudaPluginFile,
+                      fmt::join(absent, ", "),
+                      forced && *forced ? ", named by NANSCOPE_CUDA_PLUGIN" : "");
   return p;
 }
 

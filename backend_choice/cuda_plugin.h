@@ -10,6 +10,9 @@
 namespace nanscope {
 
 struct CudaPlugin {
+  // Loaded; not found; found but not loadable (a library it needs is missing, a bad file); or
+  // loaded but refused (not a plugin, another version).
+  enum class Status { Loaded, Absent, Unloadable, Refused } status = Status::Absent;
   const CudaPluginApi* api = nullptr;  // null: no plugin, `why` says why
   std::string path;                    // the file loaded (or refused)
   std::string why;

@@ -19,6 +19,12 @@ install(FILES resources/desktop/nanscope.desktop DESTINATION ${CMAKE_INSTALL_DAT
 install(FILES resources/desktop/nanscope.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
 install(FILES README.md docs/gui.md docs/files.md docs/config.md docs/slots.md docs/trainer.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Debian's copyright file, in each package's doc directory.
+install(FILES resources/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+if(TARGET nanscope_cuda_plugin)
+  install(FILES resources/debian/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/nanscope-cuda
+          COMPONENT cuda)
+endif()
 
 # Man pages from --help (both programs print it without a display or a GPU).
 find_program(HELP2MAN help2man)

@@ -1,4 +1,5 @@
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -15,6 +16,11 @@ DeviceProbe probe_devices() {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     p.error = cudaGetErrorString(err);
+    // Without the driver at all the runtime says it is "insufficient": name what is missing.
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+      dlclose(driver);
+    else
+      p.error = "no NVIDIA driver (libcuda.so.1 not found; the CUDA runtime says: " + p.error + ")";
     cudaGetLastError();  // clear the sticky state left by a failed probe
     return p;
   }

@@ -188,7 +188,8 @@ void screenshot_when_ready(MainWindow& w, const Options& o) {
     QTimer::singleShot(300, &w, [&w, o] {
       if (!o.screenshot.isEmpty()) w.grab().save(o.screenshot);
       if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
-      QApplication::exit(78);
+      // nanscope-run's codes: 69 a device that cannot be used, 78 a bad config or file.
+      QApplication::exit(w.lastErrorClass() == static_cast<int>(ErrorClass::Device) ? 69 : 78);
     });
   });
   QObject::connect(timer, &QTimer::timeout, &w, [&w, o, timer, phase] {

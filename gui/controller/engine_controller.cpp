@@ -155,10 +155,13 @@ void EngineController::RT_configure(EngineSettings settings) {
   settings_ = std::move(settings);
   injections_.clear();
   bool ok = false;
+  const bool device_failed_before = device_failed_;
   guarded([&] { ok = rebuild(); });
   if (!ok) {
     session_.reset();
-    Q_EMIT sessionLost("no run: the config could not be used");
+    // A device that failed was said as such by guarded(); anything else is the config's.
+    if (device_failed_ == device_failed_before)
+      Q_EMIT sessionLost("no run: the config could not be used");
   }
 }
 

@@ -418,6 +418,7 @@ void MainWindow::onError(int error_class, const QString& message) {
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->setObjectName("errorBox");
   const auto cls = static_cast<ErrorClass>(error_class);
+  last_error_class_ = error_class;
   if (cls == ErrorClass::Device) {
     box->setInformativeText("The CUDA device is not used again in this session.");
     connect(box->addButton("Use the CPU backend", QMessageBox::AcceptRole), &QPushButton::clicked,

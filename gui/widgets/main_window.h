@@ -112,6 +112,10 @@ class MainWindow : public QMainWindow {
   void snapshotShown(quint64 seq);
   void errorShown(const QString& message);
 
+ public:
+  // The class of the last error shown (ErrorClass): scripts exit with nanscope-run's code for it.
+  int lastErrorClass() const { return last_error_class_; }
+
  protected:
   void closeEvent(QCloseEvent* e) override;
 
@@ -159,6 +163,7 @@ class MainWindow : public QMainWindow {
     bool any_slot = false;  // a dump opened by hand: whatever slot it shows
   };
   InspectWanted inspect_want_;
+  int last_error_class_ = -1;
   void inspectSelection();
   void markSelection();  // the table and the grids show the selected cell
   void openPath(const QString& path, const QString& what);

@@ -71,6 +71,19 @@ class CommandLineTest : public QObject, GuiFixture {
     QCOMPARE(folds.code, 78);  // the config's error, as nanscope-run --folds x
     QVERIFY2(folds.state["status"].toString().contains("no run"),
              qPrintable(folds.state["status"].toString()));
+    // --backend cuda where CUDA cannot be used (no plugin, no driver, no device): a device error,
+    // exit 69 as nanscope-run's; where it can, the run is on CUDA.
+    const Ran cuda = run_gui({"--backend", "cuda", "--folds", "1", "--steps-per-fold", "2",
+                              "--out-root", dir_.filePath("runs"), "--screenshot",
+                              dir_.filePath("cuda.png"), "--screenshot-after", "steps:2"},
+                             dir_.filePath("cuda.json"));
+    if (cuda.code == 0) {
+      QVERIFY(cuda.state["status_backend"].toString().startsWith("cuda ["));
+    } else {
+      QCOMPARE(cuda.code, 69);
+      QVERIFY2(cuda.state["status"].toString().startsWith("device error: "),
+               qPrintable(cuda.state["status"].toString()));
+    }
     const Ran unknown = run_gui({"--bogus"}, dir_.filePath("unknown.json"));
     QCOMPARE(unknown.code, 2);
     QVERIFY(unknown.err.contains("Unknown option 'bogus'"));

@@ -14,7 +14,8 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 status=0
 for path in ./usr/bin/nanscope ./usr/bin/nanscope-run ./usr/share/applications/nanscope.desktop \
             ./usr/share/icons/hicolor/scalable/apps/nanscope.svg ./usr/share/man/man1/nanscope.1.gz \
-            ./usr/share/man/man1/nanscope-run.1.gz ./usr/share/doc/nanscope/gui.md ./usr/share/doc/nanscope/README.md; do
+            ./usr/share/man/man1/nanscope-run.1.gz ./usr/share/doc/nanscope/gui.md ./usr/share/doc/nanscope/README.md \
+            ./usr/share/doc/nanscope/copyright; do
   if ! grep -qx "$path" <<<"$contents"; then
     echo "check_deb: $deb lacks $path" >&2
     status=1
@@ -44,8 +45,10 @@ if grep -qiE "^ Depends: .*(cuda|cublas)" <<<"$info"; then
 fi
 if [ -f "$build/lib/nanscope/libnanscope-cuda.so" ]; then
   cuda_deb=$(ls "$out"/nanscope-cuda_*.deb 2>/dev/null) || { echo "check_deb: no nanscope-cuda package" >&2; exit 1; }
-  dpkg-deb -c "$cuda_deb" | awk '{print $6}' | grep -qx ./usr/lib/nanscope/libnanscope-cuda.so ||
-    { echo "check_deb: $cuda_deb lacks ./usr/lib/nanscope/libnanscope-cuda.so" >&2; status=1; }
+  for path in ./usr/lib/nanscope/libnanscope-cuda.so ./usr/share/doc/nanscope-cuda/copyright; do
+    dpkg-deb -c "$cuda_deb" | awk '{print $6}' | grep -qx "$path" ||
+      { echo "check_deb: $cuda_deb lacks $path" >&2; status=1; }
+  done
   cuda_info=$(dpkg-deb -I "$cuda_deb")
   for field in "Package: nanscope-cuda" "Depends: .*nanscope \\(= [0-9.]+\\)" "Depends: .*libcublas-[0-9]+-[0-9]+"; do
     grep -qE "^ $field" <<<"$cuda_info" || { echo "check_deb: nanscope-cuda's control file has no '$field'" >&2; status=1; }

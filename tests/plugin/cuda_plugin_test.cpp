@@ -38,7 +38,7 @@ void expect_refused(const std::string& env, const std::string& reason) {
 TEST(CudaPlugin, NoPluginRunsOnTheCpuAndCudaIsUnavailable) {
   expect_refused("NANSCOPE_CUDA_PLUGIN=/nonexistent/libnanscope-cuda.so",
                  "no CUDA plugin (libnanscope-cuda.so not found: looked for "
-                 "/nonexistent/libnanscope-cuda.so)");
+                 "/nonexistent/libnanscope-cuda.so, named by NANSCOPE_CUDA_PLUGIN)");
 }
 
 TEST(CudaPlugin, APluginOfAnotherVersionIsRefused) {

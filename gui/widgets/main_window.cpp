@@ -243,22 +243,25 @@ void MainWindow::buildDocks() {
   events_view->setWordWrap(false);
   // Fixed widths (measuring every row's text would cost as much as the rows, and a long run can
   // hold thousands): the numbers narrow, the detail wide, its whole text in the tooltip.
-  for (auto [column, chars] : {std::pair{EventsModel::Fold, 5},
-                               {EventsModel::Step, 6},
-                               {EventsModel::Kind, 11},
-                               {EventsModel::Entry, 17},
+  // (Wide enough for a 6-digit step and the longest slot name after its index.)
+  for (auto [column, chars] : {std::pair{EventsModel::Fold, 6},
+                               {EventsModel::Step, 9},
+                               {EventsModel::Kind, 12},
+                               {EventsModel::Entry, 25},
                                {EventsModel::Detail, 44}})
     events_view->setColumnWidth(column, events_view->fontMetrics().averageCharWidth() * chars);
   connect(events_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
-    // The event's own slot, in the event's dump (not whatever slot is selected).
-    const QString path = i.data(EventsModel::DumpPathRole).toString();
+    // The event's own cell (fold, step, slot) is selected, as a click in the grid would: the
+    // inspector shows its dump (a first fire) or says what is kept of it (a watch trip).
     const int slot = i.data(EventsModel::SlotRole).toInt();
-    if (path.isEmpty()) {
-      showMessage("this event has no dump");
+    const int fold = i.sibling(i.row(), EventsModel::Fold).data().toInt();
+    const int step = i.sibling(i.row(), EventsModel::Step).data().toInt();
+    if (slot < 0) {
+      showMessage("this event names no slot");
       return;
     }
-    if (slot >= 0) UI_selectSlot(slot);
-    UI_openDump(path, slot);
+    fold_chosen_ = true;
+    UI_selectCell(slot, fold, step);
   });
   // Until something happens the table says what will appear in it.
   auto* no_events =

@@ -101,6 +101,20 @@ class HealthViewsTest : public QObject, public GuiFixture {
       w.UI_run(EngineController::UntilFoldEnd);
       QTRY_VERIFY_WITH_TIMEOUT(!w.running() && w.snapshot()->global_step == 2, 30000);
       live = details_at_step0(w);
+      // Double-clicking a watch trip selects its cell (it has no dump): its fold, step and slot,
+      // and the inspector says what is kept of that step.
+      auto* view = w.findChild<QTableView*>("eventsView");
+      const QAbstractItemModel* m = view->model();
+      int row = 0;
+      while (row < m->rowCount() && m->index(row, EventsModel::Kind).data().toString() != "watch")
+        ++row;
+      QVERIFY(row < m->rowCount());
+      const int slot = m->index(row, 0).data(EventsModel::SlotRole).toInt();
+      QVERIFY(slot >= 0);
+      Q_EMIT view->doubleClicked(m->index(row, EventsModel::Detail));
+      QCOMPARE(w.selectedSlot(), slot);
+      QCOMPARE(w.selectedStep(), m->index(row, EventsModel::Step).data().toInt());
+      QTRY_COMPARE(w.viewState()["inspector"].toObject()["slot"].toInt(), slot);
     }
     QVERIFY2(live.size() >= 2, qPrintable(live.join(" | ")));
     QVERIFY2(live.filter("grad_explode on group encoder: ").size() == 1,

@@ -12,6 +12,7 @@
 #include <QPlainTextEdit>
 #include <QThread>
 #include <functional>
+#include <set>
 
 #include "controller/engine_controller.h"
 #include "models/events_model.h"
@@ -164,6 +165,7 @@ class MainWindow : public QMainWindow {
   };
   InspectWanted inspect_want_;
   int last_error_class_ = -1;
+  std::set<EventKind> walked_;  // the event kinds F8 and Shift+F8 walk (View > F8 walks)
   void inspectSelection();
   void markSelection();  // the table and the grids show the selected cell
   void openPath(const QString& path, const QString& what);

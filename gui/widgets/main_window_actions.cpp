@@ -143,10 +143,29 @@ void MainWindow::buildViewMenu() {
   };
   add("Jump to entry point", QKeySequence(Qt::CTRL | Qt::Key_E),
       "select the run's entry point: its fold, step and slot", [this] { UI_jumpToEntry(); });
-  add("Next first fire", QKeySequence(Qt::Key_F8), "select the next first fire (any fold)",
+  add("Next event", QKeySequence(Qt::Key_F8),
+      "select the next first fire, watch trip or halt (any fold; which kinds: View > F8 walks)",
       [this] { UI_nextFire(true); });
-  add("Previous first fire", QKeySequence(Qt::SHIFT | Qt::Key_F8), "select the previous first fire",
+  add("Previous event", QKeySequence(Qt::SHIFT | Qt::Key_F8), "select the previous one",
       [this] { UI_nextFire(false); });
+  QMenu* walks = view->addMenu("F8 walks");
+  for (auto [text, kinds] :
+       {std::pair{"first fires", std::vector{EventKind::FirstFire}},
+        {"watch trips", std::vector{EventKind::Watch}},
+        {"halts and breakpoints", std::vector{EventKind::HaltNan, EventKind::HaltGradCollapse,
+                                              EventKind::HaltWatch, EventKind::Breakpoint}}}) {
+    QAction* a = walks->addAction(text);
+    a->setCheckable(true);
+    a->setChecked(true);
+    connect(a, &QAction::toggled, this, [this, kinds](bool on) {
+      for (EventKind k : kinds)
+        if (on)
+          walked_.insert(k);
+        else
+          walked_.erase(k);
+    });
+    for (EventKind k : kinds) walked_.insert(k);
+  }
   add("Zoom to fit", QKeySequence(Qt::CTRL | Qt::Key_0),
       "show every step of the fold and of the run", [this] { UI_zoomToFit(); });
   follow_action_ =
@@ -444,21 +463,27 @@ void MainWindow::UI_jumpToEntry() {
 }
 
 void MainWindow::UI_nextFire(bool forward) {
-  // First fires in run order: (fold, step); the current position is the selected fold and step.
+  // The walked events (View > F8 walks) in run order: (fold, step); the current position is the
+  // selected fold and step.
   const std::pair<int, int> at{selected_fold_, selected_step_};
   const SnapshotEvent* best = nullptr;
   for (const auto& e : view_->events) {
-    if (e.kind != EventKind::FirstFire) continue;
+    if (!walked_.count(e.kind)) continue;
     const std::pair<int, int> p{e.fold, e.step};
     if (forward ? p > at && (!best || p < std::pair{best->fold, best->step})
                 : p < at && (!best || p > std::pair{best->fold, best->step}))
       best = &e;
   }
   if (!best) {
-    showMessage(forward ? "no later first fire" : "no earlier first fire");
+    showMessage(forward ? "no later event of the kinds F8 walks"
+                        : "no earlier event of the kinds F8 walks");
     return;
   }
-  UI_selectCell(best->entry_slot, best->fold, best->step);
+  showMessage(
+      QString("%1 at fold %2, step %3").arg(kind_text(best->kind)).arg(best->fold).arg(best->step));
+  // An event without a slot (a gradient collapse) keeps the selected slot.
+  UI_selectCell(best->entry_slot >= 0 ? best->entry_slot : std::max(selected_slot_, 0), best->fold,
+                best->step);
 }
 
 // Opens a file or folder with the desktop's program for it; where there is none (no desktop, no

@@ -10,6 +10,8 @@
 #include <QtTest>
 #include <cmath>
 
+#include <QMenu>
+
 #include "gui/gui_fixture.h"
 #include "plots/magnitude_plot.h"
 #include "session/scenarios.h"
@@ -115,6 +117,23 @@ class HealthViewsTest : public QObject, public GuiFixture {
       QCOMPARE(w.selectedSlot(), slot);
       QCOMPARE(w.selectedStep(), m->index(row, EventsModel::Step).data().toInt());
       QTRY_COMPARE(w.viewState()["inspector"].toObject()["slot"].toInt(), slot);
+      // F8 walks watch trips too (nothing fired in this run), and not once they are turned off in
+      // View > F8 walks.
+      w.UI_selectCell(kBatch, 0, -1);  // no step selected: before every event of the fold
+      w.activateWindow();
+      QVERIFY(QTest::qWaitForWindowActive(&w));
+      QTest::keyClick(&w, Qt::Key_F8);
+      QCOMPARE(w.selectedStep(), 0);
+      QMenu* walks = nullptr;
+      for (QMenu* menu : w.findChildren<QMenu*>())
+        if (menu->title() == "F8 walks") walks = menu;
+      QVERIFY(walks);
+      for (QAction* a : walks->actions())
+        if (a->text() == "watch trips") a->setChecked(false);
+      QTest::keyClick(&w, Qt::Key_F8);
+      QCOMPARE(w.selectedStep(), 0);  // nothing else to walk to: the selection stays
+      QVERIFY2(w.statusBar()->currentMessage().contains("no later event"),
+               qPrintable(w.statusBar()->currentMessage()));
     }
     QVERIFY2(live.size() >= 2, qPrintable(live.join(" | ")));
     QVERIFY2(live.filter("grad_explode on group encoder: ").size() == 1,

@@ -120,12 +120,14 @@ int run_command(const RunOptions& o) {
   Session session(config, std::move(backend), so);
   const bool tty = human && isatty(fileno(stderr));
   if (human)
-    fmt::print(stderr,
-               "nanscope-run {}: backend {} [{}], {} folds x {} steps, seed {}{}, bars: {} ({})\n",
-               kVersion, session.backend().name(), session.backend().device_name(),
-               config.run.folds, config.run.steps_per_fold, config.run.seed,
-               o.scenario.empty() ? "" : ", scenario " + o.scenario, session.bars().source,
-               session.bars().bars.size());
+    fmt::print(
+        stderr,
+        "nanscope-run {}: backend {} [{}], {} fold{} x {} step{}, seed {}{}, bars: {} ({})\n",
+        kVersion, session.backend().name(), session.backend().device_name(), config.run.folds,
+        config.run.folds == 1 ? "" : "s", config.run.steps_per_fold,
+        config.run.steps_per_fold == 1 ? "" : "s", config.run.seed,
+        o.scenario.empty() ? "" : ", scenario " + o.scenario, session.bars().source,
+        session.bars().bars.size());
 
   const auto start = std::chrono::steady_clock::now();
   session.run({}, {}, [&](const StepRecord& r) {

@@ -217,10 +217,12 @@ QString MainWindow::statusText() const {
   if (!have_live_) return problem_.isEmpty() ? QString("starting...") : problem_;
   QString text;
   if (s.finished) {
-    text = QString("%1: finished, %2 folds x %3 steps; %4")
+    text = QString("%1: finished, %2 fold%3 x %4 step%5; %6")
                .arg(s.scenario)
                .arg(s.folds_total)
+               .arg(s.folds_total == 1 ? "" : "s")
                .arg(s.steps_per_fold)
+               .arg(s.steps_per_fold == 1 ? "" : "s")
                .arg(s.entry ? "fired (entry slot " + slot_name(s.entry->slot) + ")"
                             : QString("nothing fired"));
   } else {

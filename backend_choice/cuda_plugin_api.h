@@ -37,3 +37,10 @@ struct CudaPluginApi {
 
 // The plugin's entry point, looked up by name (kCudaPluginEntry).
 extern "C" using NanscopeCudaPluginEntry = const nanscope::CudaPluginApi * (*)();
+
+// Defines a plugin's entry point, returning `api` (a CudaPluginApi of static storage).
+#define NANSCOPE_CUDA_PLUGIN_ENTRY(api)                                            \
+  extern "C" __attribute__((visibility("default"))) const nanscope::CudaPluginApi* \
+  nanscope_cuda_plugin() {                                                         \
+    return &(api);                                                                 \
+  }

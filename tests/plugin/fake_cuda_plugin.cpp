@@ -9,10 +9,7 @@ using nanscope::kCudaPluginAbi;
 const nanscope::CudaPluginApi kApi{FAKE_ABI, FAKE_VERSION, nullptr, nullptr};
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const nanscope::CudaPluginApi*
-nanscope_cuda_plugin() {
-  return &kApi;
-}
+NANSCOPE_CUDA_PLUGIN_ENTRY(kApi)
 #else
 extern "C" __attribute__((visibility("default"))) int not_a_nanscope_plugin() {
   return 0;

@@ -34,7 +34,4 @@ const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion,
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const nanscope::CudaPluginApi*
-nanscope_cuda_plugin() {
-  return &kApi;
-}
+NANSCOPE_CUDA_PLUGIN_ENTRY(kApi)

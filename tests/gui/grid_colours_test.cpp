@@ -58,15 +58,9 @@ class GridColoursTest : public QObject, GuiFixture {
          {"run.folds=2", "run.steps_per_fold=6", "halt.on_fire=never", "guard.enabled=true",
           "loss.lambda_iqn=0", "sentinel.disabled=[5]", "watch.c51_mass=1e-12"})
       b.set(s);
-    const Config c = b.build();
-    SessionOptions o;
-    for (const char* f : {"slot:q_expected@0:3:nan:0", "slot:q_expected@0:3:posinf:1",
-                          "slot:h_s1@0:4", "slot:aux_loss@1:1:posinf", "slot:c51_loss@1:2:neginf"})
-      o.injections.push_back(parse_injection(f));
-    o.out_dir = dir_.filePath("every_state").toStdString();
-    Session s(c, make_cpu_backend(c), o);
-    s.run();
-    return QString::fromStdString(s.run_file_path());
+    return recordRun("every_state", b.build(),
+                     {"slot:q_expected@0:3:nan:0", "slot:q_expected@0:3:posinf:1", "slot:h_s1@0:4",
+                      "slot:aux_loss@1:1:posinf", "slot:c51_loss@1:2:neginf"});
   }
 
  private Q_SLOTS:

@@ -102,6 +102,18 @@ class GuiFixture {
         10000);
   }
 
+  // A run of `c` on the CPU backend with `injections`, recorded in the case's directory `name`:
+  // its run file.
+  QString recordRun(const QString& name, const Config& c,
+                    const std::vector<std::string>& injections = {}) {
+    SessionOptions o;
+    for (const auto& f : injections) o.injections.push_back(parse_injection(f));
+    o.out_dir = dir_.filePath(name).toStdString();
+    Session s(c, make_cpu_backend(c), o);
+    s.run();
+    return QString::fromStdString(s.run_file_path());
+  }
+
   // The CLI's run, in process: 3 folds, a fire in each (fold 0 at step 5, 1 at 3, 2 at 7).
   QString makeThreeFoldRun(const QString& name) {
     ConfigBuilder b;
@@ -110,15 +122,9 @@ class GuiFixture {
     b.set("run.steps_per_fold=12");
     b.set("halt.on_fire=never");
     b.set("guard.enabled=true");  // each fire stays in its step: the weights stay finite
-    Config c = b.build();
-    SessionOptions o;
-    for (const char* f :
-         {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"})
-      o.injections.push_back(parse_injection(f));
-    o.out_dir = dir_.filePath(name).toStdString();
-    Session s(c, make_cpu_backend(c), o);
-    s.run();
-    return QString::fromStdString(s.run_file_path());
+    return recordRun(
+        name, b.build(),
+        {"slot:bn_d_concat@0:5:neginf", "slot:aux_pred_nb@1:3", "slot:c51_loss@2:7:posinf"});
   }
 
   // The tests' window layout and recent files, apart from the user's; the 3-fold run file.

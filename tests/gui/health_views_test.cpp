@@ -56,12 +56,7 @@ class HealthViewsTest : public QObject, public GuiFixture {
     ConfigBuilder b;
     b.load_text(find_scenario(scenario)->toml, scenario);
     for (const auto& s : sets) b.set(s);
-    const Config c = b.build();
-    SessionOptions o;
-    o.out_dir = dir_.filePath(name).toStdString();
-    Session s(c, make_cpu_backend(c), o);
-    s.run();
-    return QString::fromStdString(s.run_file_path());
+    return recordRun(name, b.build());
   }
 
  private Q_SLOTS:

@@ -91,6 +91,9 @@ bool SlotTableModel::setData(const QModelIndex& index, const QVariant& value, in
 Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+  // A file shown offline has no run to break or check: its boxes are drawn disabled.
+  if ((index.column() == BreakOn || index.column() == Check) && view_ && view_->offline)
+    return Qt::ItemIsSelectable;
   if (index.column() == BreakOn) f |= Qt::ItemIsUserCheckable;
   if (index.column() == Check && view_ &&
       view_->setup[dataflow_order()[static_cast<std::size_t>(index.row())]] != SlotState::Absent)

@@ -230,9 +230,14 @@ class InspectorTest : public QObject, GuiFixture {
     QVERIFY(box);
     QCOMPARE(box->currentText(), QString("lr-explosion"));
     QVERIFY(!box->isEnabled());
+    // A file has no run to break or check: the table's boxes are disabled, not silently inert.
+    const QAbstractItemModel* table = w.slotTable();
+    for (int column : {SlotTableModel::BreakOn, SlotTableModel::Check})
+      QVERIFY(!(table->flags(table->index(0, column)) & Qt::ItemIsEnabled));
     w.UI_goLive();
     QTRY_VERIFY(!w.offline() && w.hasLiveSession());
     QTRY_COMPARE(box->currentText(), QString("healthy"));
+    QTRY_VERIFY(table->flags(table->index(0, SlotTableModel::BreakOn)) & Qt::ItemIsUserCheckable);
   }
 };
 

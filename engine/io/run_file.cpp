@@ -5,6 +5,7 @@
 #include <regex>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "core/errors.h"
@@ -235,7 +236,19 @@ RunFileData read_run_file(const std::string& path) {
   r.backend = h5::read_attr_string(f, "backend", path);
   r.device_name = h5::read_attr_string(f, "device_name", path);
   r.config_toml = h5::read_attr_string(f, "config", path);
-  if (h5::has_attr(f, "scenario")) r.scenario = h5::read_attr_string(f, "scenario", path);
+  if (h5::has_attr(f, "scenario")) {
+    r.scenario = h5::read_attr_string(f, "scenario", path);
+    // A preset's name: at most 64 letters, digits, '-' and '_' (what the workbench puts in its
+    // scenario box and status bar).
+    const bool name_like = !r.scenario.empty() && r.scenario.size() <= 64 &&
+                           std::all_of(r.scenario.begin(), r.scenario.end(), [](unsigned char c) {
+                             return std::isalnum(c) || c == '-' || c == '_';
+                           });
+    if (!name_like)
+      throw DataError(fmt::format(
+          "{}: root attribute 'scenario' is not a scenario name (1-64 letters, digits, '-', '_')",
+          path));
+  }
   r.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
 
   std::vector<std::uint64_t> dims;

@@ -121,15 +121,16 @@ void MainWindow::refreshViews(bool reset) {
                                          .arg(s.halt->step));
   if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
   // A live run on the CPU also says why it is not on CUDA (no plugin, no device); the tooltip
-  // has the whole reason. A run file's backend is the one that wrote it.
-  const QString cuda_why = !offline_ && s.backend_kind == BackendKind::Cpu
-                               ? QString(" \u00b7 %1").arg(QString::fromStdString(cuda_summary()))
-                               : QString();
+  // has the whole reason (the engine thread's backend choice has loaded the plugin and probed by
+  // then: both are cached). A run file's backend is the one that wrote it: no CUDA probe for it.
+  const bool says_why = have_view_ && !offline_ && s.backend_kind == BackendKind::Cpu;
+  const QString cuda_why =
+      says_why ? QString(" \u00b7 %1").arg(QString::fromStdString(cuda_summary())) : QString();
   status_backend_->setText(
       have_view_
           ? QString("%1 [%2]%3%4").arg(s.backend, s.device, s.graph ? " graph" : "", cuda_why)
           : QString());
-  status_backend_->setToolTip(QString::fromStdString(cuda_description()));
+  status_backend_->setToolTip(says_why ? QString::fromStdString(cuda_description()) : QString());
   status_position_->setText(statusText());
   updateControls();
 }
@@ -265,10 +266,11 @@ void MainWindow::updateControls() {
   }
   injection_->setEnabled(live && !running_);
   scenario_->setEnabled(!offline_);
-  // Offline the box names the file's scenario (recorded in it), live the run's.
+  // Offline the box names the file's scenario (recorded in it), live the run's. A name that is no
+  // preset ("(not recorded)" in older files) is shown as the box's text with no item selected.
   if (have_view_ && scenario_->currentText() != view_->scenario) {
     scenario_->setPlaceholderText(view_->scenario);
-    scenario_->setCurrentIndex(scenario_->findText(view_->scenario));
+    scenario_->setCurrentIndex(scenario_->findText(view_->scenario));  // -1: the placeholder
   }
   live_action_->setEnabled(offline_ || !have_live_);
   const bool cuda = live && view_->backend_kind == BackendKind::Cuda;

@@ -82,6 +82,26 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
   EXPECT_EQ(r.steps[2].health[kAuxLoss][kHealthNonfinite], 1.f);  // the one -Inf injected
 }
 
+TEST(Files, TheRunFilesScenarioIsReadBackAndAnythingElseIsRefused) {
+  auto dir = test::temp_dir("files_scenario");
+  auto s = recorded_run(dir.string(), {});
+  RunFileData r = read_run_file(s->run_file_path());
+  r.scenario = "lr-explosion";
+  const std::string good = (dir / "good.h5").string();
+  write_run_file(good, r);
+  EXPECT_EQ(read_run_file(good).scenario, "lr-explosion");
+  // Not a name (a crafted file): refused, naming the file and the attribute.
+  for (const std::string bad : {std::string("x\nstatus bar"), std::string(65, 'a')}) {
+    r.scenario = bad;
+    const std::string path = (dir / "bad.h5").string();
+    write_run_file(path, r);
+    const std::string what = test::error_of([&] { (void)read_run_file(path); });
+    EXPECT_NE(what.find(path + ": root attribute 'scenario' is not a scenario name"),
+              std::string::npos)
+        << what;
+  }
+}
+
 TEST(Files, AVersionOneRunFileStillOpens) {
   // A run file as nanscope wrote it before /steps/health (schema_version 1): read whole, every
   // health row unmeasured.

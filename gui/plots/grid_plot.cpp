@@ -112,7 +112,7 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   empty_ = new QCPItemText(this);
   empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
   empty_->position->setCoords(0.5, 0.5);
-  empty_->setText("no data yet\nF10: one step   F5: run until a slot fires");
+  empty_->setText("no data yet\nF10: one step\nF5: run until a slot fires");
   empty_->setColor(QColor(60, 60, 60));
   empty_->setBrush(QColor(255, 255, 255, 220));
   empty_->setPadding(QMargins(6, 4, 6, 4));
@@ -270,6 +270,16 @@ int GridPlot::shownCode(int slot, int column) const {
   const int bin = std::clamp(static_cast<int>((column - map_first_) / columns_per_cell_), 0,
                              static_cast<int>(pooled_.size() / kSlotCount) - 1);
   return pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)];
+}
+
+void GridPlot::setEmptyHint(const QString& text) {
+  if (empty_->text() == text) return;
+  empty_->setText(text);
+  replot(rpQueuedReplot);
+}
+
+QString GridPlot::emptyHint() const {
+  return empty_->text();
 }
 
 bool GridPlot::showsEmptyState() const {

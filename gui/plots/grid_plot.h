@@ -51,6 +51,9 @@ class GridPlot : public QCustomPlot {
   // The code drawn at a column (the pooled code of the pixel column holding it when pooled).
   int shownCode(int slot, int column) const;
   bool showsEmptyState() const;
+  // What the empty plot says: how to start a run, or why there is none.
+  void setEmptyHint(const QString& text);
+  QString emptyHint() const;
   int glyphsDrawn() const;
 
  Q_SIGNALS:

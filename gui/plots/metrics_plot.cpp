@@ -184,6 +184,16 @@ std::vector<int> MetricsPlot::fireMarks() const {
   return std::vector<int>(marks_->fires.begin(), marks_->fires.end());
 }
 
+void MetricsPlot::setEmptyHint(const QString& text) {
+  if (empty_->text() == text) return;
+  empty_->setText(text);
+  replot(rpQueuedReplot);
+}
+
+QString MetricsPlot::emptyHint() const {
+  return empty_->text();
+}
+
 bool MetricsPlot::showsEmptyState() const {
   return empty_->visible();
 }

@@ -48,6 +48,9 @@ class MetricsPlot : public QCustomPlot {
   std::vector<std::pair<int, int>> nonfiniteRanges() const;
   std::vector<int> fireMarks() const;
   bool showsEmptyState() const;
+  // What the empty plot says: how to start a run, or why there is none.
+  void setEmptyHint(const QString& text);
+  QString emptyHint() const;
   // What the marks are drawn in: the band of steps whose loss is not finite, a first fire's line.
   static QColor nonfiniteBandColour();
   static QColor fireMarkColour();

@@ -266,6 +266,14 @@ void MainWindow::updateControls() {
   }
   injection_->setEnabled(live && !running_);
   scenario_->setEnabled(!offline_);
+  // The empty plots say how to start, or, with no run to start, that there is none and where the
+  // reason is (never keys whose controls are disabled).
+  const bool no_run = !offline_ && !have_live_;
+  for (GridPlot* g : {fold_plot_, step_plot_})
+    g->setEmptyHint(no_run ? QString("no run\n(the status bar says why)")
+                           : QString("no data yet\nF10: one step\nF5: run until a slot fires"));
+  metrics_->setEmptyHint(no_run ? QString("no run (the status bar says why)")
+                                : QString("no data yet: step (F10) or run (F5)"));
   // Offline the box names the file's scenario (recorded in it), live the run's. A name that is no
   // preset ("(not recorded)" in older files) is shown as the box's text with no item selected.
   if (have_view_ && scenario_->currentText() != view_->scenario) {

@@ -91,6 +91,23 @@ class CommandLineTest : public QObject, GuiFixture {
     QCOMPARE(backend.code, 2);
     QVERIFY(backend.err.contains("--backend gpu: expected auto, cuda or cpu"));
   }
+
+  void withNoRunTheEmptyPlotsSaySoInsteadOfOfferingKeys() {
+    EngineSettings s = settings("healthy");
+    s.make_backend = [](const Config&) -> std::unique_ptr<Backend> {
+      throw DeviceError("no usable CUDA device: no NVIDIA driver (test)");
+    };
+    MainWindow w(s);
+    w.show();
+    QTRY_VERIFY(w.statusText().startsWith("device error: "));
+    QVERIFY(w.stepPlot()->showsEmptyState());
+    QCOMPARE(w.stepPlot()->emptyHint(), QString("no run\n(the status bar says why)"));
+    QCOMPARE(w.metrics()->emptyHint(), QString("no run (the status bar says why)"));
+    MainWindow live(settings("healthy"));
+    live.show();
+    waitReady(live);
+    QVERIFY(live.stepPlot()->emptyHint().contains("F10: one step"));
+  }
 };
 
 QTEST_MAIN(CommandLineTest)

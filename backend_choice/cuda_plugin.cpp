@@ -73,6 +73,7 @@ CudaPlugin load_cuda_plugin(const std::vector<std::string>& candidates) {
     if (!entry) {
       p.why = fmt::format("{} is not a nanscope CUDA plugin (no {} entry point)", candidate,
                           kCudaPluginEntry);
+      dlclose(handle);  // refused: nothing of it stays in the process
       return p;
     }
     const CudaPluginApi* api = entry();
@@ -83,6 +84,7 @@ CudaPlugin load_cuda_plugin(const std::vector<std::string>& candidates) {
           "install the plugin of this version",
           candidate, api && api->version ? api->version : "?", api ? api->abi : 0, kVersion,
           kCudaPluginAbi);
+      dlclose(handle);
       return p;
     }
     p.api = api;

@@ -47,6 +47,10 @@ shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-compare.png" --screen
   --screenshot-view compare
 shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-magnitude.png" --screenshot-after steps:0 \
   --screenshot-view magnitude,compare
+# Slot health beside the losses (h_s2's largest finite value, params' non-finite count, log scale)
+# and the Slots table filtered to the h_ slots, h_s2 selected at its last finite step.
+shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-tools.png" --screenshot-after steps:0 \
+  --screenshot-view log,health=h_s2:absmax,health=params:nonfinite,filter=h_ --screenshot-select 0:1:h_s2
 shot --screenshot "$root/docs/screenshot-help.png" --screenshot-after steps:40 --screenshot-view help-menu
 # The aux group's learning rate 100x too high: grad_explode trips for two groups at one step of
 # fold 0 (told apart in the Events dock's detail), an injected NaN fires in fold 1.

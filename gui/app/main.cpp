@@ -76,7 +76,9 @@ Options parse(int argc, char** argv) {
       "screenshot-view",
       "before the screenshot: zoom-entry (jump to the entry point, zoom onto it), all-series, "
       "magnitude (the step grid's magnitude view), compare (the Step compare dock in front), "
-      "events (the Events dock in front), help-menu (comma-separated)",
+      "events (the Events dock in front), help-menu, log (the metrics' log scale), "
+      "health=SLOT:MEASURE (a slot "
+      "health series in the metrics), filter=TEXT (the slot name filter) (comma-separated)",
       "what");
   QCommandLineOption simulate("screenshot-simulate",
                               "save the screenshot as seen with deuteranopia or protanopia",
@@ -155,6 +157,14 @@ void prepare_view(MainWindow& w, const QString& what) {
     Q_EMIT w.stepPlot()->columnRangeChangedByUser(step - 12.0, step + 12.0);  // the metrics follow
   }
   if (parts.contains("magnitude")) w.UI_showMagnitude(true);
+  if (parts.contains("log")) w.metrics()->setLogScale(true);
+  // health=SLOT:MEASURE adds a slot health series to the metrics; filter=TEXT filters the slots.
+  for (const QString& part : parts) {
+    if (part.startsWith("health="))
+      if (const auto k = parse_health_series(part.mid(7), nullptr))
+        w.metrics()->addHealthSeries(*k);
+    if (part.startsWith("filter=")) w.UI_setSlotFilter(part.mid(7));
+  }
   for (const auto& [part, title] : {std::pair{"compare", "Step compare"}, {"events", "Events"}})
     if (parts.contains(part))
       for (QDockWidget* d : w.findChildren<QDockWidget*>())

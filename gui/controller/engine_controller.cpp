@@ -48,6 +48,20 @@ EngineController::~EngineController() {
     if (file_stale_ && session_) session_->write_run_file();
   } catch (const std::exception&) {
   }
+  retireSession();
+}
+
+void EngineController::retireSession() {
+  if (!session_) return;
+  const bool stepped = session_->global_step() > 0 || session_->mid_step();
+  const QFileInfo file(QString::fromStdString(session_->run_file_path()));
+  session_.reset();
+  if (stepped || file.fileName().isEmpty()) return;
+  QDir dir = file.absoluteDir();
+  dir.rmdir("dumps");  // each only when empty: a file put there by anyone else stays
+  const QStringList left = dir.entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+  if (left == QStringList{file.fileName()} && dir.remove(file.fileName()))
+    QDir().rmdir(dir.absolutePath());
 }
 
 // After a single step: the file once the stepping pauses (kRunFileQuiet).
@@ -134,6 +148,7 @@ bool EngineController::rebuild() {
   auto fresh = std::make_unique<Session>(config, std::move(backend), o);
   // The run being replaced keeps its last steps; a failed write is reported, the new run starts.
   guarded([&] { flushRunFile(); });
+  if (session_ && session_->run_file_path() != fresh->run_file_path()) retireSession();
   session_ = std::move(fresh);
   session_->write_run_file();
   updates_.restart();
@@ -151,7 +166,7 @@ void EngineController::publish(bool running) {
 void EngineController::RT_configure(EngineSettings settings) {
   stopRun();
   guarded([&] { flushRunFile(); });
-  session_.reset();  // the old run is over whatever happens next
+  retireSession();  // the old run is over whatever happens next
   settings_ = std::move(settings);
   injections_.clear();
   bool ok = false;

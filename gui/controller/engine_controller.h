@@ -90,6 +90,9 @@ class EngineController : public QObject {
   void publish(bool running);
   void sendInspect();
   bool rebuild();  // a new session from settings_ and injections_; false (reported) if it failed
+  // Lets the session go; a run that took no step leaves no folder behind (its run file and the
+  // folder it made, when nothing else is in it).
+  void retireSession();
   void stopRun();
   void runFileStale();
   void flushRunFile();

@@ -17,6 +17,51 @@ constexpr double kMinVisibleColumns = 3;
 constexpr double kGlyphCellPx = 11;
 }  // namespace
 
+// Events (fired or warned cells) on columns narrower than kMinEventPx: each is drawn again at
+// kMinEventPx wide, inside the plot, so that one step's fire or watch trip is seen at any zoom.
+class NarrowEvents : public QCPLayerable {
+ public:
+  explicit NarrowEvents(GridPlot* plot) : QCPLayerable(plot, "main"), plot_(plot) {}
+  static constexpr int kMinEventPx = 3;
+  int drawn = 0;  // events widened in the last draw (tests)
+
+ protected:
+  void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
+    painter->setAntialiasing(false);
+  }
+  QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
+  void draw(QCPPainter* painter) override {
+    drawn = 0;
+    QCPAxis* x = parentPlot()->xAxis;
+    QCPAxis* y = parentPlot()->yAxis;
+    const QRect r = parentPlot()->axisRect()->rect();
+    const double cw = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+    const int cols = plot_->model()->columnCount();
+    if (cw >= kMinEventPx || cols == 0) return;
+    const int ch = static_cast<int>(std::ceil(std::abs(y->coordToPixel(1) - y->coordToPixel(0))));
+    painter->setPen(Qt::NoPen);
+    int last_column = -1;
+    for (int px = r.left(); px <= r.right(); ++px) {
+      const int c = static_cast<int>(std::lround(x->pixelToCoord(px)));
+      if (c == last_column || c < 0 || c >= cols) continue;
+      last_column = c;
+      // Clear of the axis lines on the edges.
+      const int left = std::clamp(px - kMinEventPx / 2, r.left() + 1, r.right() - kMinEventPx);
+      for (int row = 0; row < kSlotCount; ++row) {
+        const int code = plot_->shownCode(SlotGridModel::slotOfRow(row), c);
+        if (code < kCellNaN || code > kCellWarned) continue;
+        painter->setBrush(cell_color(code));
+        painter->drawRect(QRect(left, static_cast<int>(std::lround(y->coordToPixel(row))) - ch / 2,
+                                kMinEventPx, ch));
+        ++drawn;
+      }
+    }
+  }
+
+ private:
+  GridPlot* plot_;
+};
+
 // The kind glyphs, drawn over the colour map on cells large enough to hold one.
 class GridGlyphs : public QCPLayerable {
  public:
@@ -78,6 +123,7 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   map_->setInterpolate(false);
   map_->setDataRange(QCPRange(0, kCellCodeCount - 1));
   glyphs_ = new GridGlyphs(this, model_);
+  narrow_ = new NarrowEvents(this);
   entry_frames_ = std::make_unique<CellOutlines>(this, entry_pen());
   jump_marks_ = std::make_unique<CellOutlines>(this, jump_pen());
   yAxis->setRangeReversed(true);
@@ -287,6 +333,9 @@ bool GridPlot::showsEmptyState() const {
 }
 int GridPlot::glyphsDrawn() const {
   return glyphs_->drawn;
+}
+int GridPlot::eventsWidened() const {
+  return narrow_->drawn;
 }
 
 void GridPlot::placeSelection() {

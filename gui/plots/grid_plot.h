@@ -19,6 +19,7 @@
 namespace nanscope::gui {
 
 class GridGlyphs;
+class NarrowEvents;
 class CellOutlines;
 
 class GridPlot : public QCustomPlot {
@@ -55,6 +56,9 @@ class GridPlot : public QCustomPlot {
   void setEmptyHint(const QString& text);
   QString emptyHint() const;
   int glyphsDrawn() const;
+  // Fired or warned cells drawn wider than their column in the last draw (narrow columns).
+  int eventsWidened() const;
+  SlotGridModel* model() const { return model_; }
 
  Q_SIGNALS:
   void cellClicked(int slot, int column);
@@ -81,6 +85,7 @@ class GridPlot : public QCustomPlot {
   SlotGridModel* model_;
   QCPColorMap* map_;
   GridGlyphs* glyphs_;
+  NarrowEvents* narrow_;
   QCPItemText* empty_;
   std::unique_ptr<CellOutlines> entry_frames_, jump_marks_;
   std::vector<std::pair<int, int>> entries_, marks_;

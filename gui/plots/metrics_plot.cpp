@@ -119,6 +119,9 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
     if (!visible_[static_cast<std::size_t>(i)]) g->removeFromLegend();
   }
   yAxis2->setVisible(true);
+  health_axis_ = axisRect()->addAxis(QCPAxis::atRight);
+  health_axis_->setLabel("slot health");
+  health_axis_->setVisible(false);
   xAxis->setLabel(
       "global step   (red band: loss not finite, red line: first fire, grey line: fold start)");
   marks_ = new StepMarks(this);
@@ -171,6 +174,11 @@ void MetricsPlot::clearAll() {
   marks_->fires.clear();
   marks_->bad.clear();
   for (auto& s : series_) s.clear();
+  for (auto& h : health_) {
+    h->series.clear();
+    h->extent = Extent{};
+    h->shown = 0;
+  }
   extent_.fill(Extent{});
   shown_steps_ = shown_events_ = 0;
   fitted_ = true;
@@ -209,8 +217,62 @@ void MetricsPlot::setSeriesVisible(int i, bool on) {
   refresh(false);
 }
 
+void MetricsPlot::grow(Extent& e, double v) {
+  if (!std::isfinite(v)) return;
+  e.lo = e.any ? std::min(e.lo, v) : v;
+  e.hi = e.any ? std::max(e.hi, v) : v;
+  e.any = true;
+  if (v > 0) {
+    e.lowest_positive = e.any_positive ? std::min(e.lowest_positive, v) : v;
+    e.any_positive = true;
+  }
+}
+
+double MetricsPlot::healthAt(const HealthGraph& h, std::size_t step) const {
+  if (step >= view_->health.size()) return std::numeric_limits<double>::quiet_NaN();
+  return health_value(view_->health[step][static_cast<std::size_t>(h.key.slot)], h.key.measure);
+}
+
+bool MetricsPlot::addHealthSeries(const HealthSeriesKey& k) {
+  const auto shown = healthSeries();
+  if (std::find(shown.begin(), shown.end(), k) != shown.end() ||
+      static_cast<int>(health_.size()) >= kMaxHealthSeries)
+    return false;
+  auto h = std::make_unique<HealthGraph>();
+  h->key = k;
+  h->graph = addGraph(xAxis, health_axis_);
+  h->graph->setName(health_series_name(k) + " (health axis)");
+  // Hues apart from the loss terms' Okabe-Ito colours, dotted: a health series is never read as a
+  // loss.
+  QPen pen(QColor::fromHsv(static_cast<int>(health_.size()) * 45 + 20, 220, 170), 1.5,
+           Qt::DashDotLine);
+  h->graph->setPen(pen);
+  health_.push_back(std::move(h));
+  health_axis_->setVisible(true);
+  refresh(false);
+  Q_EMIT healthSeriesChanged();
+  return true;
+}
+
+void MetricsPlot::removeHealthSeries(const HealthSeriesKey& k) {
+  const auto it =
+      std::find_if(health_.begin(), health_.end(), [&](const auto& h) { return h->key == k; });
+  if (it == health_.end()) return;
+  removeGraph((*it)->graph);
+  health_.erase(it);
+  health_axis_->setVisible(!health_.empty());
+  refresh(false);
+  Q_EMIT healthSeriesChanged();
+}
+
+std::vector<HealthSeriesKey> MetricsPlot::healthSeries() const {
+  std::vector<HealthSeriesKey> keys;
+  for (const auto& h : health_) keys.push_back(h->key);
+  return keys;
+}
+
 void MetricsPlot::setLogScale(bool on) {
-  for (QCPAxis* a : {yAxis, yAxis2}) {
+  for (QCPAxis* a : {yAxis, yAxis2, health_axis_}) {
     a->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     if (on)
       a->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
@@ -238,15 +300,7 @@ void MetricsPlot::refresh(bool reset) {
     for (int k = 0; k < kSeriesCount; ++k) {
       const double v = valueOf(r, k);
       series_[static_cast<std::size_t>(k)].append(v);
-      if (!std::isfinite(v)) continue;
-      Extent& e = extent_[static_cast<std::size_t>(k)];
-      e.lo = e.any ? std::min(e.lo, v) : v;
-      e.hi = e.any ? std::max(e.hi, v) : v;
-      e.any = true;
-      if (v > 0) {
-        e.lowest_positive = e.any_positive ? std::min(e.lowest_positive, v) : v;
-        e.any_positive = true;
-      }
+      grow(extent_[static_cast<std::size_t>(k)], v);
     }
     if (i > 0 && r.fold != steps[i - 1].fold)
       marks_->fold_starts.push_back(static_cast<double>(i) - 0.5);
@@ -261,6 +315,17 @@ void MetricsPlot::refresh(bool reset) {
   const bool grew = steps.size() > shown_steps_;
   shown_steps_ = steps.size();
   QVector<double> keys, values;
+  for (auto& h : health_) {
+    for (; h->shown < steps.size(); ++h->shown) {
+      const double v = healthAt(*h, h->shown);
+      h->series.append(v);
+      grow(h->extent, v);
+    }
+    h->series.points(keys, values);
+    h->graph->setData(keys, values, true);
+    h->graph->setScatterStyle(steps.size() <= 200 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 3)
+                                                  : QCPScatterStyle(QCPScatterStyle::ssNone));
+  }
   for (int k = 0; k < kSeriesCount; ++k) {
     QCPGraph* graph = graphs_[static_cast<std::size_t>(k)];
     if (!visible_[static_cast<std::size_t>(k)]) continue;
@@ -302,7 +367,8 @@ void MetricsPlot::refresh(bool reset) {
 void MetricsPlot::rescaleValues() {
   const bool log = logScale();
   for (auto [axis, first, last] :
-       {std::tuple{yAxis, 0, kGradNorm - 1}, std::tuple{yAxis2, kGradNorm, kSeriesCount - 1}}) {
+       {std::tuple{yAxis, 0, kGradNorm - 1}, std::tuple{yAxis2, kGradNorm, kSeriesCount - 1},
+        std::tuple{health_axis_, 0, -1}}) {
     bool any = false;
     double lo = 0, hi = 0;
     for (int k = first; k <= last; ++k) {
@@ -313,6 +379,15 @@ void MetricsPlot::rescaleValues() {
       hi = any ? std::max(hi, e.hi) : e.hi;
       any = true;
     }
+    if (axis == health_axis_)
+      for (const auto& h : health_) {
+        const Extent& e = h->extent;
+        if (!(log ? e.any_positive : e.any)) continue;
+        const double l = log ? e.lowest_positive : e.lo;
+        lo = any ? std::min(lo, l) : l;
+        hi = any ? std::max(hi, e.hi) : e.hi;
+        any = true;
+      }
     if (!any)
       axis->setRange(log ? 0.1 : 0, log ? 10 : 1);
     else if (log)
@@ -360,6 +435,9 @@ QString MetricsPlot::readout(int g) const {
   for (int k = 0; k < kSeriesCount; ++k)
     if (visible_[static_cast<std::size_t>(k)])
       t += QString("\n%1: %2").arg(seriesName(k), number(valueOf(r, k)));
+  for (const auto& h : health_)
+    t += QString("\n%1: %2")
+             .arg(health_series_name(h->key), number(healthAt(*h, static_cast<std::size_t>(g))));
   return t;
 }
 
@@ -412,14 +490,15 @@ void MetricsPlot::leaveEvent(QEvent* e) {
   QCustomPlot::leaveEvent(e);
 }
 
-// Every series of every step (not only the visible ones), one row per global step; non-finite
-// values as nan, inf and -inf.
+// Every series of every step (not only the visible ones, and the health series added), one row
+// per global step; non-finite values as nan, inf and -inf.
 bool MetricsPlot::exportCsv(const QString& path) const {
   QFile f(path);
   if (!view_ || !f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
   QTextStream out(&f);
   out << "global_step,fold,step";
   for (int k = 0; k < kSeriesCount; ++k) out << ',' << seriesName(k).replace(' ', '_');
+  for (const auto& h : health_) out << ',' << health_series_name(h->key);
   out << '\n';
   auto csv = [](double v) {
     if (std::isnan(v)) return QString("nan");
@@ -430,46 +509,11 @@ bool MetricsPlot::exportCsv(const QString& path) const {
     const StepRow& r = view_->steps[g];
     out << g << ',' << r.fold << ',' << r.step;
     for (int k = 0; k < kSeriesCount; ++k) out << ',' << csv(valueOf(r, k));
+    for (const auto& h : health_) out << ',' << csv(healthAt(*h, g));
     out << '\n';
   }
   out.flush();
   return f.error() == QFile::NoError;
-}
-
-HistogramPlot::HistogramPlot(QWidget* parent) : QCustomPlot(parent) {
-  bars_ = new QCPBars(xAxis, yAxis);
-  bars_->setBrush(QColor(25, 118, 210, 160));
-  bars_->setPen(Qt::NoPen);
-  xAxis->setLabel("finite values");
-  yAxis->setLabel("count");
-  empty_ = new QCPItemText(this);
-  empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  empty_->position->setCoords(0.5, 0.5);
-  empty_->setText("no finite values");
-  empty_->setVisible(false);
-}
-
-void HistogramPlot::setStats(const BufferStats& s) {
-  QVector<double> x, y;
-  for (std::size_t b = 0; b < s.histogram.size(); ++b) {
-    x.push_back(0.5 * (s.histogram_edges[b] + s.histogram_edges[b + 1]));
-    y.push_back(static_cast<double>(s.histogram[b]));
-  }
-  bars_->setWidth(s.histogram.empty() ? 1 : (s.histogram_edges[1] - s.histogram_edges[0]));
-  bars_->setData(x, y);
-  const bool none = s.histogram.empty();
-  empty_->setText(s.source == BufferStats::Source::None ? "no buffer of this cell is kept"
-                  : !s.computed                         ? "not computed yet"
-                                                        : "no finite values");
-  empty_->setVisible(none);
-  if (none) {  // axes of their own, not the last buffer's
-    xAxis->setRange(0, 1);
-    yAxis->setRange(0, 1);
-  } else {
-    rescaleAxes();
-    yAxis->setRangeLower(0);
-  }
-  replot(QCustomPlot::rpQueuedReplot);
 }
 
 }  // namespace nanscope::gui

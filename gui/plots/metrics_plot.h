@@ -1,4 +1,5 @@
-// Every per-step series of the run (the loss terms, the global gradient norm and each group's),
+// Every per-step series of the run (the loss terms, the global gradient norm and each group's, and
+// the slot health series the user adds, on an axis of their own),
 // fold boundaries and first fires marked, steps whose total loss is not finite shaded (never
 // silently dropped). Series can be picked, the y axis made logarithmic, the steps zoomed (wheel)
 // and panned (drag); hovering reads out the step's values; the view exports as PNG and the series
@@ -8,10 +9,13 @@
 #pragma once
 
 #include <array>
+#include <memory>
+#include <vector>
 
 #include "plots/decimated_series.h"
 #include "plots/qcp.h"
 
+#include "models/health_series.h"
 #include "models/snapshot.h"
 
 namespace nanscope::gui {
@@ -31,6 +35,13 @@ class MetricsPlot : public QCustomPlot {
 
   void setSeriesVisible(int i, bool on);
   bool seriesVisible(int i) const { return visible_[static_cast<std::size_t>(i)]; }
+  // Slot health series (models/health_series.h) on the health axis at the far right, drawn from
+  // every step so far and kept up to date like the others.
+  static constexpr int kMaxHealthSeries = 8;
+  bool addHealthSeries(const HealthSeriesKey& k);  // false: shown already, or kMaxHealthSeries
+  void removeHealthSeries(const HealthSeriesKey& k);
+  std::vector<HealthSeriesKey> healthSeries() const;
+  QCPAxis* healthAxis() const { return health_axis_; }
   void setLogScale(bool on);
   bool logScale() const;
   // Visible global steps [first, last] (fractional at the edges), and setting them.
@@ -58,6 +69,7 @@ class MetricsPlot : public QCustomPlot {
  Q_SIGNALS:
   void stepRangeChangedByUser(double first, double last);
   void followChanged(bool on);
+  void healthSeriesChanged();
 
  private:
   void clearAll();
@@ -79,6 +91,17 @@ class MetricsPlot : public QCustomPlot {
     bool any = false, any_positive = false;
   };
   std::array<Extent, kSeriesCount> extent_{};
+  static void grow(Extent& e, double v);
+  struct HealthGraph {
+    HealthSeriesKey key;
+    QCPGraph* graph = nullptr;
+    DecimatedSeries series;
+    Extent extent;
+    std::size_t shown = 0;  // steps appended so far
+  };
+  std::vector<std::unique_ptr<HealthGraph>> health_;
+  QCPAxis* health_axis_;
+  double healthAt(const HealthGraph& h, std::size_t step) const;
   StepMarks* marks_;
   QCPItemText* empty_;
   QCPItemText* hover_;
@@ -88,18 +111,6 @@ class MetricsPlot : public QCustomPlot {
   bool follow_ = true, fitted_ = true, setting_range_ = false;
   bool dragging_ = false;
   int drag_x_ = 0;
-};
-
-// A histogram of finite values (inspector).
-class HistogramPlot : public QCustomPlot {
-  Q_OBJECT
- public:
-  explicit HistogramPlot(QWidget* parent = nullptr);
-  void setStats(const BufferStats& s);
-
- private:
-  QCPBars* bars_;
-  QCPItemText* empty_;
 };
 
 }  // namespace nanscope::gui

@@ -10,7 +10,7 @@
 #include <QWidget>
 
 #include "models/snapshot.h"
-#include "plots/metrics_plot.h"
+#include "plots/histogram_plot.h"
 
 namespace nanscope::gui {
 

@@ -208,7 +208,7 @@ void MainWindow::buildDocks() {
     return d;
   };
   slot_view_ = new QTableView;
-  auto* proxy = new QSortFilterProxyModel(this);
+  auto* proxy = slot_proxy_ = new QSortFilterProxyModel(this);
   proxy->setSourceModel(slot_table_);
   slot_view_->setModel(proxy);
   slot_view_->setSortingEnabled(false);
@@ -220,7 +220,7 @@ void MainWindow::buildDocks() {
   connect(slot_view_, &QTableView::clicked, this, [this, proxy](const QModelIndex& i) {
     UI_selectSlot(proxy->mapToSource(i).data(Qt::UserRole).toInt());
   });
-  dock("Slots", slot_view_, Qt::LeftDockWidgetArea);
+  dock("Slots", buildSlotsPanel(proxy), Qt::LeftDockWidgetArea);
 
   inspector_ = new InspectorWidget;
   inspector_->setMinimumWidth(340);
@@ -230,7 +230,7 @@ void MainWindow::buildDocks() {
   metrics_ = new MetricsPlot;
   metrics_->setMinimumSize(640, 180);
   metrics_->setView(view_.get());
-  dock("Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);
+  auto* metrics_dock = dock("Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);
 
   compare_ = new ComparePanel;
   auto* compare_dock = dock("Step compare", compare_, Qt::BottomDockWidgetArea);
@@ -279,6 +279,11 @@ void MainWindow::buildDocks() {
   auto* events_dock = dock("Events", events_view, Qt::BottomDockWidgetArea);
   tabifyDockWidget(compare_dock, events_dock);
   events_dock->raise();
+  // The Events and Step compare docks wide enough for their columns' text at the default layout
+  // (a 6-digit step, the longest slot name, a watch's detail); the metrics take the rest.
+  resizeDocks({metrics_dock, events_dock},
+              {760, events_view->fontMetrics().averageCharWidth() * (6 + 9 + 12 + 25 + 44) + 40},
+              Qt::Horizontal);
 
   injection_ = new InjectionPanel;
   connect(injection_, &InjectionPanel::injectRequested, this, &MainWindow::UI_inject);
@@ -368,6 +373,10 @@ void MainWindow::UI_toggleBreakOnSelected() {
 }
 
 void MainWindow::UI_openFile(const QString& path) {
+  if (QFileInfo(path).suffix() == "nsview") {
+    UI_openViewFile(path);
+    return;
+  }
   const int slot = selected_slot_;
   // A dump opened by hand is shown whatever its slot: the selection follows it.
   inspect_want_ = InspectWanted{};
@@ -411,7 +420,6 @@ void MainWindow::onRunFileLoaded(UpdatePtr u) {
   inspector_->clear();
   UI_applyUpdate(std::move(u));
   addRecent(view_->source);
-  setWindowTitle("nanscope — " + view_->source);
 }
 
 void MainWindow::onError(int error_class, const QString& message) {

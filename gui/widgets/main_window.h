@@ -25,6 +25,9 @@ class QProgressBar;
 class QToolButton;
 class QTableView;
 class QAction;
+class QLineEdit;
+class QMenu;
+class QSortFilterProxyModel;
 
 namespace nanscope::gui {
 
@@ -71,6 +74,19 @@ class MainWindow : public QMainWindow {
   // Step compare in the selected fold: two steps the user picked, or the default pair back.
   void UI_compareSteps(int step_a, int step_b);
   void UI_compareDefault();
+  // Navigation and export (main_window_tools.cpp). The selected slot's cell at (fold, step); fold
+  // -1: the selected fold. The text form is "STEP" or "FOLD:STEP", as typed in the go-to box.
+  void UI_goToStep(int fold, int step);
+  bool UI_goTo(const QString& text);
+  // The slot table shows only the slots whose name contains `text` (any case); "" shows all.
+  void UI_setSlotFilter(const QString& text);
+  // The selected cell as text (fold, step, slot, state, kinds, health), as copied to the clipboard.
+  QString cellSummary() const;
+  void UI_copyCell();
+  // A view file (.nsview, JSON): the run file, the selection, the zoom, the series and the dock
+  // layout, for a colleague to open on the same run file. Opening one opens its run file first.
+  bool saveViewFile(const QString& path, QString* error = nullptr) const;
+  void UI_openViewFile(const QString& path);
   // Applies an update from the engine thread (or a benchmark); while offline, live ones are
   // ignored.
   void UI_applyUpdate(UpdatePtr u);
@@ -123,6 +139,12 @@ class MainWindow : public QMainWindow {
  private:
   void buildActions();  // main_window_actions.cpp: menus, toolbar, status bar, navigation
   void buildViewMenu();
+  void buildNavigateTools();
+  void buildHealthSeriesMenu(QMenu* menu);
+  QWidget* buildSlotsPanel(QSortFilterProxyModel* proxy);
+  void applyViewFile(const QJsonObject& v);
+  void announceTrips(std::size_t first_new_event);
+  void centreStep(int step);
   void buildHelpMenu();
   QWidget* buildMetricsPanel();
   void buildStatusBar();
@@ -213,6 +235,11 @@ class MainWindow : public QMainWindow {
   QList<QAction*> live_anytime_;  // step controls enabled while a run goes on (Stop, Break on slot)
   QAction* live_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
+  QSortFilterProxyModel* slot_proxy_ = nullptr;
+  QLineEdit* slot_filter_ = nullptr;
+  QLineEdit* go_to_ = nullptr;
+  // A view file waiting for its run file to load (applied when it has).
+  std::optional<QJsonObject> pending_view_;
 };
 
 }  // namespace nanscope::gui

@@ -51,6 +51,21 @@ void MainWindow::buildActions() {
                                   });
   open->setToolTip(
       with_shortcut("open a run file (offline) or a dump (inspector)", open->shortcut()));
+  file->addAction("Open &view...", this,
+                  [this] {
+                    const QString p = QFileDialog::getOpenFileName(this, "Open a view", {},
+                                                                   "nanscope view (*.nsview)");
+                    if (!p.isEmpty()) UI_openViewFile(p);
+                  })
+      ->setToolTip("open a saved view: its run file, selection, zoom, series and layout");
+  file->addAction("&Save view...", this,
+                  [this] {
+                    const QString p = QFileDialog::getSaveFileName(
+                        this, "Save the view", "view.nsview", "nanscope view (*.nsview)");
+                    QString error;
+                    if (!p.isEmpty() && !saveViewFile(p, &error)) showMessage(error);
+                  })
+      ->setToolTip("save the run file's name, the selection, zoom, series and layout, to share");
   recent_menu_ = file->addMenu("Recent");
   fillRecentMenu();
   live_action_ = file->addAction("Back to &live run", QKeySequence(Qt::CTRL | Qt::Key_L), this,
@@ -58,6 +73,16 @@ void MainWindow::buildActions() {
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
+  auto* edit = menuBar()->addMenu("&Edit");
+  edit->addAction("&Copy cell summary", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
+                  [this] { UI_copyCell(); })
+      ->setToolTip("copy the selected cell's fold, step, slot, state and health as text");
+  edit->addAction("&Filter slots", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this,
+                  [this] {
+                    slot_filter_->setFocus();
+                    slot_filter_->selectAll();
+                  })
+      ->setToolTip("type part of a slot's name: the Slots table shows the slots that match");
   auto* run = menuBar()->addMenu("&Run");
   auto* tb = addToolBar("Step controls");
   tb->setObjectName("controls");
@@ -127,6 +152,7 @@ void MainWindow::buildActions() {
     settings_.graph = on;
     post([on](EngineController* c) { c->RT_setGraph(on); });
   });
+  buildNavigateTools();
   buildViewMenu();
   buildHelpMenu();
 }
@@ -271,7 +297,8 @@ QWidget* MainWindow::buildMetricsPanel() {
   auto* series = new QToolButton;
   series->setText("Series");
   series->setToolTip(
-      "pick the series to plot: every loss term, the gradient norm and each group's");
+      "pick the series to plot: every loss term, the gradient norm and each group's, and the "
+      "selected slot's health");
   series->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(series);
   for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) {
@@ -280,6 +307,8 @@ QWidget* MainWindow::buildMetricsPanel() {
     a->setChecked(metrics_->seriesVisible(i));
     connect(a, &QAction::toggled, this, [this, i](bool on) { metrics_->setSeriesVisible(i, on); });
   }
+  menu->addSection("slot health (own axis)");
+  buildHealthSeriesMenu(menu);
   series->setMenu(menu);
   tools->addWidget(series);
   QAction* log = tools->addAction("Log scale");
@@ -327,8 +356,11 @@ void MainWindow::buildStatusBar() {
           [this](const QString& dir) { openPath(dir, "the run's folder"); });
   progress_ = new QProgressBar;
   progress_->setObjectName("progress");
-  progress_->setMaximumWidth(220);
   progress_->setFormat("%v / %m steps");
+  progress_->setAlignment(Qt::AlignCenter);
+  // Wide enough for its longest text on one line: the text never wraps or sits under the fill.
+  progress_->setFixedWidth(progress_->fontMetrics().horizontalAdvance("99999999 / 99999999 steps") +
+                           24);
   cancel_ = new QToolButton;
   cancel_->setIcon(style()->standardIcon(QStyle::SP_MediaPause));
   cancel_->setText("Pause");
@@ -378,7 +410,10 @@ void MainWindow::updateProgress() {
                                : QString("%1 s").arg(static_cast<int>(std::ceil(left))));
   }
   status_rate_->setText(rate);
-  status_armed_->setText(armedText());
+  // Elided to its room (the status bar's texts never overlap); the whole list in the tooltip.
+  const QString armed = armedText();
+  status_armed_->setText(armed.size() > 60 ? armed.left(59) + QChar(0x2026) : armed);
+  status_armed_->setToolTip(armed);
   const QString dir =
       offline_ ? (have_view_ ? QFileInfo(s.source).absolutePath() : QString())
                : (s.run_file.isEmpty() ? QString() : QFileInfo(s.run_file).absolutePath());
@@ -460,6 +495,7 @@ void MainWindow::UI_jumpToEntry() {
     return;
   }
   UI_selectCell(view_->entry->slot, view_->entry->fold, view_->entry->step);
+  centreStep(view_->entry->step);
 }
 
 void MainWindow::UI_nextFire(bool forward) {

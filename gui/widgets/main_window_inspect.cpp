@@ -12,6 +12,8 @@
 #include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
 
+#include <QSortFilterProxyModel>
+
 namespace nanscope::gui {
 
 const SnapshotEvent* MainWindow::dumpOfCell(int slot, int fold, int step) const {
@@ -48,7 +50,13 @@ void MainWindow::UI_selectSlot(int slot) {
 
 void MainWindow::markSelection() {
   if (selected_slot_ < 0) return;
-  slot_view_->selectRow(row_of_slot(selected_slot_));
+  // The table's row through the name filter (a filtered-out slot has no row to select).
+  const QModelIndex row =
+      slot_proxy_->mapFromSource(slot_table_->index(row_of_slot(selected_slot_), 0));
+  if (row.isValid())
+    slot_view_->selectRow(row.row());
+  else
+    slot_view_->clearSelection();
   fold_plot_->setSelection(selected_slot_, selected_fold_);
   step_plot_->setSelection(selected_slot_, selected_step_);
   magnitude_plot_->setSelection(selected_slot_, selected_step_);

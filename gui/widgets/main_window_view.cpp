@@ -6,6 +6,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
@@ -44,6 +46,7 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
     }
     if (!u->reset && (u->epoch != epoch_ || u->seq <= last_seq_)) return;  // stale: of an older run
   }
+  const std::size_t events_before = view_->events.size();
   if (!apply_update(*view_, *u)) {  // the window lost track: ask for the whole picture
     post([](EngineController* c) { c->RT_resync(); });
     return;
@@ -59,6 +62,12 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
   }
   if (!u->head.offline && !fold_chosen_) selected_fold_ = std::min(view_->fold, last_fold);
   refreshViews(u->reset);
+  if (!u->head.offline && !u->reset) announceTrips(events_before);
+  if (u->reset && u->head.offline && pending_view_) {
+    const QJsonObject v = *pending_view_;
+    pending_view_.reset();
+    applyViewFile(v);
+  }
   Q_EMIT snapshotShown(u->seq);
 }
 
@@ -132,6 +141,17 @@ void MainWindow::refreshViews(bool reset) {
           : QString());
   status_backend_->setToolTip(says_why ? QString::fromStdString(cuda_description()) : QString());
   status_position_->setText(statusText());
+  status_position_->setToolTip(statusText());
+  setWindowTitle(
+      !have_view_ ? QString("nanscope")
+      : offline_
+          ? QString("%1 (offline, scenario %2) - nanscope")
+                .arg(QFileInfo(s.source).fileName(), s.scenario)
+          : QString("%1 (live%2) - nanscope")
+                .arg(s.scenario,
+                     s.run_file.isEmpty()
+                         ? QString()
+                         : ", " + QFileInfo(QFileInfo(s.run_file).absolutePath()).fileName()));
   updateControls();
 }
 
@@ -242,9 +262,7 @@ QString MainWindow::statusText() const {
                 .arg(kind_text(s.halt->kind))
                 .arg(s.halt->fold)
                 .arg(s.halt->step);
-  if (!s.injections.empty()) text += QString(" — %1 injection(s)").arg(s.injections.size());
-  if (!s.breakpoints.empty()) text += QString(" — %1 breakpoint(s)").arg(s.breakpoints.size());
-  if (!s.run_file.isEmpty()) text += " — files: " + QFileInfo(s.run_file).absolutePath();
+  // The injections and breakpoints are named beside this (armedText), the folder at the right.
   return text;
 }
 
@@ -387,6 +405,19 @@ QJsonObject MainWindow::viewState() const {
   } else {
     o["inspector"] = QJsonValue();
   }
+  QJsonArray series, health;
+  for (int i = 0; i < MetricsPlot::kSeriesCount; ++i)
+    if (metrics_->seriesVisible(i)) series.append(MetricsPlot::seriesName(i));
+  for (const HealthSeriesKey& k : metrics_->healthSeries()) health.append(health_series_name(k));
+  o["metrics"] = QJsonObject{
+      {"series", series},
+      {"health_series", health},
+      {"log_scale", metrics_->logScale()},
+      {"step_range", QJsonArray{metrics_->stepRange().lower, metrics_->stepRange().upper}}};
+  o["selection"] =
+      QJsonObject{{"fold", selected_fold_}, {"step", selected_step_}, {"slot", selected_slot_}};
+  o["slot_filter"] = slot_filter_->text();
+  o["window_title"] = windowTitle();
   QJsonArray inj, bps;
   for (const auto& i : s.injections) inj.append(QString::fromStdString(i));
   for (int b : s.breakpoints) bps.append(b);

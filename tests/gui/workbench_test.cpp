@@ -213,7 +213,9 @@ class WorkbenchTest : public QObject, public GuiFixture {
     QCOMPARE(QString::fromStdString(w.snapshot()->injections[0]), QString("slot:aux_loss@0:4"));
     // Bug 14: the injection is part of the run's recorded config, shown and written.
     QVERIFY(w.snapshot()->config_toml.contains("slot:aux_loss@0:4"));
-    QVERIFY(w.statusText().contains("1 injection"));
+    // Named once, beside the position (the status text no longer counts them).
+    QVERIFY2(w.armedText().contains("injections: slot:aux_loss@0:4"), qPrintable(w.armedText()));
+    QVERIFY(!w.statusText().contains("injection"));
     const RunFileData file = read_run_file(w.snapshot()->run_file.toStdString());
     QVERIFY(QString::fromStdString(file.config_toml).contains("slot:aux_loss@0:4"));
   }

@@ -6,8 +6,9 @@
 set -euo pipefail
 fixture_bin=$1
 src=$2
-if ! /usr/bin/python3 -c "import torch, h5py" 2>/dev/null; then
-  echo "twin.torch: /usr/bin/python3 cannot import torch and h5py (Debian's python3-torch and python3-h5py," >&2
+if ! why=$(/usr/bin/python3 -c "import torch, h5py" 2>&1); then
+  echo "twin.torch: /usr/bin/python3 cannot import torch and h5py: ${why##*$'\n'}" >&2
+  echo "(Debian's python3-torch and python3-h5py," >&2
   echo "listed in scripts/debian-packages.txt; scripts/nanscope test installs them): the twin cannot run" >&2
   exit 1
 fi

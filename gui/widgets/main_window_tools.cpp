@@ -1,0 +1,335 @@
+// MainWindow: finding and sharing. The go-to-step box, the slot name filter, slot health series in
+// the metrics, the selected cell copied as text, and view files (.nsview) that reopen a run file
+// with the same selection, zoom, series and dock layout.
+#include <QAction>
+#include <QClipboard>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "plots/grid_plot.h"
+#include "plots/magnitude_plot.h"
+#include "plots/metrics_plot.h"
+#include "widgets/main_window.h"
+
+namespace nanscope::gui {
+
+namespace {
+constexpr int kViewFileVersion = 1;
+QString slot_text(int slot) {
+  return QString::fromUtf8(slot_info(slot).name.data());
+}
+QString number(double v) {
+  return std::isfinite(v) ? QString::number(v, 'g', 6) : QString(std::isnan(v) ? "NaN" : "Inf");
+}
+}  // namespace
+
+QWidget* MainWindow::buildSlotsPanel(QSortFilterProxyModel* proxy) {
+  auto* panel = new QWidget;
+  auto* lay = new QVBoxLayout(panel);
+  lay->setContentsMargins(0, 0, 0, 0);
+  slot_filter_ = new QLineEdit;
+  slot_filter_->setObjectName("slotFilter");
+  slot_filter_->setPlaceholderText("filter slots by name (Enter selects the first)");
+  slot_filter_->setClearButtonEnabled(true);
+  proxy->setFilterKeyColumn(SlotTableModel::Name);
+  proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  connect(slot_filter_, &QLineEdit::textChanged, this, &MainWindow::UI_setSlotFilter);
+  connect(slot_filter_, &QLineEdit::returnPressed, this, [this] {
+    if (slot_proxy_->rowCount() > 0)
+      UI_selectSlot(slot_proxy_->mapToSource(slot_proxy_->index(0, 0)).data(Qt::UserRole).toInt());
+  });
+  lay->addWidget(slot_filter_);
+  lay->addWidget(slot_view_, 1);
+  return panel;
+}
+
+void MainWindow::UI_setSlotFilter(const QString& text) {
+  if (slot_filter_->text() != text) slot_filter_->setText(text);  // scripts and tests
+  slot_proxy_->setFilterFixedString(text);
+  markSelection();
+  showMessage(text.isEmpty() ? QString("every slot shown")
+                             : QString("%1 of %2 slots match '%3'")
+                                   .arg(slot_proxy_->rowCount())
+                                   .arg(kSlotCount)
+                                   .arg(text));
+}
+
+void MainWindow::buildNavigateTools() {
+  auto* tb = addToolBar("Navigate");
+  tb->setObjectName("navigate");
+  tb->addWidget(new QLabel(" go to step "));
+  go_to_ = new QLineEdit;
+  go_to_->setObjectName("goToStep");
+  go_to_->setPlaceholderText("STEP or FOLD:STEP");
+  go_to_->setMaximumWidth(150);
+  go_to_->setToolTip(
+      "select the selected slot's cell at a step of the selected fold (STEP) or of another fold "
+      "(FOLD:STEP), and bring it into view (Ctrl+G)");
+  connect(go_to_, &QLineEdit::returnPressed, this, [this] { UI_goTo(go_to_->text()); });
+  tb->addWidget(go_to_);
+  auto* focus = new QAction("Go to step", this);
+  focus->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  connect(focus, &QAction::triggered, this, [this] {
+    go_to_->setFocus();
+    go_to_->selectAll();
+  });
+  addAction(focus);
+}
+
+bool MainWindow::UI_goTo(const QString& text) {
+  const QStringList parts = text.trimmed().split(':');
+  bool ok_fold = true, ok_step = false;
+  const int fold = parts.size() == 2 ? parts[0].toInt(&ok_fold) : -1;
+  const int step = parts.back().toInt(&ok_step);
+  if (parts.size() > 2 || !ok_fold || !ok_step) {
+    showMessage(QString("go to step: '%1' is not STEP or FOLD:STEP").arg(text));
+    return false;
+  }
+  UI_goToStep(fold, step);
+  return true;
+}
+
+void MainWindow::UI_goToStep(int fold, int step) {
+  if (fold < 0) fold = selected_fold_;
+  const int folds = static_cast<int>(view_->folds.size());
+  if (fold >= folds) {
+    showMessage(
+        QString("go to step: fold %1 is not in the run (folds 0-%2)").arg(fold).arg(folds - 1));
+    return;
+  }
+  const auto [begin, end] = view_->fold_steps(fold);
+  const int steps = static_cast<int>(end - begin);
+  if (step < 0 || step >= steps) {
+    showMessage(steps == 0
+                    ? QString("go to step: fold %1 has no steps yet").arg(fold)
+                    : QString("go to step: fold %1 has steps 0-%2").arg(fold).arg(steps - 1));
+    return;
+  }
+  UI_selectCell(std::max(selected_slot_, 0), fold, step);
+  centreStep(step);
+}
+
+// Puts a step in the middle of the step grid (and the metrics), keeping the zoom, unless every
+// step is shown already.
+void MainWindow::centreStep(int step) {
+  const QCPRange r = step_plot_->xAxis->range();
+  if (r.lower <= -0.5 && r.upper >= step_grid_->columnCount() - 0.5) return;
+  UI_setFollow(false);
+  step_plot_->setColumnRange(step - r.size() / 2, step + r.size() / 2);
+  Q_EMIT step_plot_->columnRangeChangedByUser(step_plot_->xAxis->range().lower,
+                                              step_plot_->xAxis->range().upper);
+}
+
+void MainWindow::buildHealthSeriesMenu(QMenu* menu) {
+  QMenu* add = menu->addMenu("Add the selected slot's health");
+  for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m) {
+    const auto measure = static_cast<HealthMeasure>(m);
+    add->addAction(measure_name(measure), this, [this, measure] {
+      if (selected_slot_ < 0) {
+        showMessage("select a slot first: its health is added to the metrics");
+        return;
+      }
+      if (!metrics_->addHealthSeries({selected_slot_, measure}))
+        showMessage(QString("not added: shown already, or %1 health series are shown")
+                        .arg(MetricsPlot::kMaxHealthSeries));
+    });
+  }
+  QMenu* remove = menu->addMenu("Remove a health series");
+  auto fill = [this, remove] {
+    remove->clear();
+    for (const HealthSeriesKey& k : metrics_->healthSeries())
+      remove->addAction(health_series_name(k), this,
+                        [this, k] { metrics_->removeHealthSeries(k); });
+    remove->setEnabled(!remove->isEmpty());
+  };
+  fill();
+  connect(metrics_, &MetricsPlot::healthSeriesChanged, this, fill);
+}
+
+QString MainWindow::cellSummary() const {
+  const int slot = selected_slot_, fold = selected_fold_, step = selected_step_;
+  if (slot < 0 || fold < 0 || static_cast<std::size_t>(fold) >= view_->folds.size()) return {};
+  QStringList lines;
+  lines << QString("slot %1 %2, fold %3, %4")
+               .arg(slot)
+               .arg(slot_text(slot))
+               .arg(fold)
+               .arg(step < 0 ? QString("no step selected") : QString("step %1").arg(step));
+  const auto [begin, end] = view_->fold_steps(fold);
+  const std::size_t g = begin + static_cast<std::size_t>(std::max(step, 0));
+  if (step >= 0 && g < end) {
+    const StepRow& r = view_->steps[g];
+    const bool checked = r.checked >> slot & 1;
+    const std::uint8_t kinds = r.flags[static_cast<std::size_t>(slot)];
+    QStringList k;
+    for (const auto& n : kind_names(kinds)) k << QString::fromStdString(n);
+    lines << QString("global step %1; at this step: %2")
+                 .arg(g)
+                 .arg(!checked ? QString("not checked")
+                      : kinds  ? QString("non-finite (%1)").arg(k.join(", "))
+                               : QString("finite"));
+    if (g < view_->health.size() && measured(view_->health[g][static_cast<std::size_t>(slot)])) {
+      const HealthRow& h = view_->health[g][static_cast<std::size_t>(slot)];
+      QStringList fields;
+      for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
+        fields << QString("%1 %2").arg(measure_name(static_cast<HealthMeasure>(m)),
+                                       number(health_value(h, static_cast<HealthMeasure>(m))));
+      lines << "health: " + fields.join(", ");
+    }
+  }
+  const SlotRecord& rec = view_->folds[static_cast<std::size_t>(fold)].slots[slot];
+  QStringList k;
+  for (const auto& n : kind_names(rec.kinds)) k << QString::fromStdString(n);
+  lines << QString("in fold %1: %2")
+               .arg(fold)
+               .arg(rec.first_step >= 0
+                        ? QString("first fired at step %1 (%2), %3 non-finite values")
+                              .arg(rec.first_step)
+                              .arg(k.join(", "))
+                              .arg(rec.count)
+                        : QString(state_name(rec.state)));
+  lines << QString("source: %1").arg(offline_ ? view_->source : view_->run_file);
+  return lines.join('\n');
+}
+
+void MainWindow::UI_copyCell() {
+  const QString text = cellSummary();
+  if (text.isEmpty()) {
+    showMessage("nothing to copy: select a cell first");
+    return;
+  }
+  QGuiApplication::clipboard()->setText(text);
+  showMessage("copied the selected cell's summary");
+}
+
+bool MainWindow::saveViewFile(const QString& path, QString* error) const {
+  const QString run = offline_ ? view_->source : view_->run_file;
+  QJsonArray series, health;
+  for (int i = 0; i < MetricsPlot::kSeriesCount; ++i)
+    if (metrics_->seriesVisible(i)) series.append(MetricsPlot::seriesName(i));
+  for (const HealthSeriesKey& k : metrics_->healthSeries()) health.append(health_series_name(k));
+  const QCPRange range = step_plot_->xAxis->range();
+  QJsonObject o{
+      {"nanscope_view", kViewFileVersion},
+      {"run_file", QFileInfo(run).absoluteFilePath()},
+      // Beside the view file first: a colleague's copy of both keeps working.
+      {"run_file_relative", QFileInfo(path).absoluteDir().relativeFilePath(run)},
+      {"fold", selected_fold_},
+      {"step", selected_step_},
+      {"slot", selected_slot_ >= 0 ? QJsonValue(slot_text(selected_slot_)) : QJsonValue()},
+      {"step_range", QJsonArray{range.lower, range.upper}},
+      {"magnitude", magnitudeShown()},
+      {"series", series},
+      {"health_series", health},
+      {"log_scale", metrics_->logScale()},
+      {"dock_layout", QString::fromLatin1(saveState().toBase64())}};
+  QFile f(path);
+  if (run.isEmpty() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      f.write(QJsonDocument(o).toJson()) <= 0) {
+    if (error)
+      *error = run.isEmpty() ? QString("no run file is shown: nothing to save a view of")
+                             : QString("could not write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::UI_openViewFile(const QString& path) {
+  QFile f(path);
+  QJsonParseError parse{};
+  const QJsonDocument doc = f.open(QIODevice::ReadOnly)
+                                ? QJsonDocument::fromJson(f.read(1 << 20), &parse)
+                                : QJsonDocument();
+  const QJsonObject v = doc.object();
+  QString why;
+  if (!f.isOpen())
+    why = f.errorString();
+  else if (parse.error != QJsonParseError::NoError)
+    why = QString("not JSON at byte %1: %2").arg(parse.offset).arg(parse.errorString());
+  else if (v.value("nanscope_view").toInt() != kViewFileVersion)
+    why = QString("key nanscope_view: expected %1").arg(kViewFileVersion);
+  QString run;
+  for (const QString& candidate :
+       {QFileInfo(path).absoluteDir().filePath(v.value("run_file_relative").toString()),
+        v.value("run_file").toString()})
+    if (why.isEmpty() && run.isEmpty() && QFileInfo(candidate).isFile()) run = candidate;
+  if (why.isEmpty() && run.isEmpty())
+    why = QString("key run_file: %1 is not there (nor beside the view file)")
+              .arg(v.value("run_file").toString());
+  if (!why.isEmpty()) {
+    onError(static_cast<int>(ErrorClass::File), QString("view file %1: %2").arg(path, why));
+    return;
+  }
+  addRecent(QFileInfo(path).absoluteFilePath());
+  if (offline_ && QFileInfo(view_->source) == QFileInfo(run)) {
+    applyViewFile(v);
+    return;
+  }
+  pending_view_ = v;  // applied once the run file is shown (UI_applyUpdate)
+  UI_openFile(run);
+}
+
+void MainWindow::applyViewFile(const QJsonObject& v) {
+  restoreState(QByteArray::fromBase64(v.value("dock_layout").toString().toLatin1()));
+  QStringList series;
+  for (const auto& s : v.value("series").toArray()) series << s.toString();
+  for (int i = 0; i < MetricsPlot::kSeriesCount; ++i)
+    metrics_->setSeriesVisible(i, series.contains(MetricsPlot::seriesName(i)));
+  for (const HealthSeriesKey& k : metrics_->healthSeries()) metrics_->removeHealthSeries(k);
+  for (const auto& s : v.value("health_series").toArray())
+    if (const auto k = parse_health_series(s.toString(), nullptr)) metrics_->addHealthSeries(*k);
+  metrics_->setLogScale(v.value("log_scale").toBool());
+  UI_showMagnitude(v.value("magnitude").toBool());
+  const auto slot = find_slot(v.value("slot").toString().toStdString());
+  const int fold = v.value("fold").toInt();
+  if (fold >= 0 && fold < static_cast<int>(view_->folds.size())) {
+    fold_chosen_ = true;
+    UI_selectCell(slot.value_or(-1), fold, v.value("step").toInt(-1));
+  }
+  const QJsonArray range = v.value("step_range").toArray();
+  if (range.size() == 2) {
+    UI_setFollow(false);
+    step_plot_->setColumnRange(range[0].toDouble(), range[1].toDouble());
+    Q_EMIT step_plot_->columnRangeChangedByUser(step_plot_->xAxis->range().lower,
+                                                step_plot_->xAxis->range().upper);
+  }
+  showMessage("view restored");
+}
+
+// A watch trip that arrives during a live run says so in the status bar (it is easy to miss in a
+// long grid); the Events dock keeps it.
+void MainWindow::announceTrips(std::size_t first_new_event) {
+  int trips = 0;
+  const SnapshotEvent* first = nullptr;
+  for (std::size_t i = first_new_event; i < view_->events.size(); ++i)
+    if (view_->events[i].kind == EventKind::Watch) {
+      if (!first) first = &view_->events[i];
+      ++trips;
+    }
+  if (!first) return;
+  const QString detail =
+      events_->index(static_cast<int>(first - view_->events.data()), EventsModel::Detail)
+          .data()
+          .toString();
+  QString text =
+      QString("watch trip at fold %1, step %2: %3").arg(first->fold).arg(first->step).arg(detail);
+  if (trips > 1) text += QString(" (and %1 more; see Events, F8)").arg(trips - 1);
+  statusBar()->showMessage(text, 15000);
+}
+
+}  // namespace nanscope::gui

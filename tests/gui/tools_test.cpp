@@ -1,0 +1,294 @@
+// Finding and sharing in the real window (offscreen): slot health as metrics series, the go-to-step
+// box, the slot name filter, a cell copied as text, view files, a watch trip announced in the
+// status bar, a one-step event drawn at least 3 pixels wide, and the window title.
+#include <QClipboard>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QtTest>
+
+#include "gui/gui_fixture.h"
+#include "models/health_series.h"
+#include "plots/grid_plot.h"
+#include "plots/metrics_plot.h"
+
+using namespace nanscope;
+using namespace nanscope::gui;
+using namespace nanscope::gui_test;
+
+namespace {
+QJsonObject state(MainWindow& w) {
+  return w.viewState();
+}
+int visible_slot_rows(MainWindow& w) {
+  return w.findChild<QTableView*>()->model()->rowCount();
+}
+}  // namespace
+
+class ToolsTest : public QObject, public GuiFixture {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { setUpCase(); }
+
+  // A slot's health field against the step, read from the run file's /steps/health: the plot's
+  // read-out and CSV carry the file's numbers, beside the losses, on an axis of their own.
+  void aSlotsHealthIsAMetricsSeries() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.resize(1500, 950);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    const RunFileData file = read_run_file(three_fold_run_.toStdString());
+    QCOMPARE(file.steps.size(), std::size_t{36});
+    QVERIFY(w.metrics()->addHealthSeries({kHS2, HealthMeasure::AbsMax}));
+    QVERIFY(w.metrics()->addHealthSeries({kAuxPredNb, HealthMeasure::Nonfinite}));
+    QVERIFY(!w.metrics()->addHealthSeries({kHS2, HealthMeasure::AbsMax}));  // shown already
+    QVERIFY(w.metrics()->healthAxis()->visible());
+    const QJsonArray shown = state(w)["metrics"].toObject()["health_series"].toArray();
+    QCOMPARE(shown.size(), 2);
+    QCOMPARE(shown[0].toString(), QString("h_s2:absmax"));
+    QCOMPARE(shown[1].toString(), QString("aux_pred_nb:nonfinite"));
+    // Fold 1, step 3 (global 15) is aux_pred_nb's fire: the read-out says how many are non-finite.
+    const int g = 12 + 3;
+    const HealthRow& aux = file.steps[static_cast<std::size_t>(g)].health[kAuxPredNb];
+    QVERIFY(aux[kHealthNonfinite] > 0);
+    QVERIFY2(w.metrics()->readout(g).contains(
+                 QString("aux_pred_nb:nonfinite: %1").arg(aux[kHealthNonfinite])),
+             qPrintable(w.metrics()->readout(g)));
+    const double h_s2 = abs_max(file.steps[4].health[kHS2]);
+    QVERIFY(std::isfinite(h_s2) && h_s2 > 0);
+    QVERIFY2(w.metrics()->readout(4).contains(QString("h_s2:absmax: %1").arg(h_s2, 0, 'g', 5)),
+             qPrintable(w.metrics()->readout(4)));
+    // The CSV has both columns, every step, to full precision.
+    const QString csv = dir_.filePath("health.csv");
+    QVERIFY(w.metrics()->exportCsv(csv));
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    const QStringList header = lines[0].split(',');
+    QCOMPARE(header.mid(header.size() - 2), QStringList({"h_s2:absmax", "aux_pred_nb:nonfinite"}));
+    QCOMPARE(lines.size(), 1 + 36);
+    QCOMPARE(lines[1 + 4].split(',').at(header.size() - 2).toDouble(), h_s2);
+    QCOMPARE(lines[1 + g].split(',').back().toDouble(), double(aux[kHealthNonfinite]));
+    w.metrics()->setLogScale(true);
+    QCOMPARE(w.metrics()->healthAxis()->scaleType(), QCPAxis::stLogarithmic);
+    w.metrics()->removeHealthSeries({kHS2, HealthMeasure::AbsMax});
+    QCOMPARE(w.metrics()->healthSeries().size(), std::size_t{1});
+    QString error;
+    QVERIFY(!parse_health_series("h_s9:absmax", &error));
+    QVERIFY2(error.contains("no slot named 'h_s9'"), qPrintable(error));
+    QVERIFY(!parse_health_series("h_s2:maximum", &error));
+    QVERIFY2(error.contains("absmax, rms"), qPrintable(error));
+  }
+
+  // "go to step": the selected slot's cell at a step of this fold or another, brought into view;
+  // anything else is refused with the range it could have been. The selection survives a fold
+  // change.
+  void goToStepSelectsTheCellAndRefusesWhatIsNotThere() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.resize(1500, 950);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    w.UI_selectCell(kHS2, 0, 2);
+    QVERIFY(w.UI_goTo("1:3"));
+    QCOMPARE(w.selectedFold(), 1);
+    QCOMPARE(w.selectedStep(), 3);
+    QCOMPARE(w.selectedSlot(), int(kHS2));  // kept across the fold change
+    QTRY_COMPARE(state(w)["inspector"].toObject()["step"].toInt(), 3);
+    QVERIFY(w.UI_goTo("7"));  // this fold
+    QCOMPARE(w.selectedFold(), 1);
+    QCOMPARE(w.selectedStep(), 7);
+    QVERIFY(!w.UI_goTo("abc"));
+    QVERIFY2(w.statusBar()->currentMessage().contains("not STEP or FOLD:STEP"),
+             qPrintable(w.statusBar()->currentMessage()));
+    w.UI_goTo("1:12");
+    QVERIFY2(w.statusBar()->currentMessage().contains("fold 1 has steps 0-11"),
+             qPrintable(w.statusBar()->currentMessage()));
+    w.UI_goTo("5:0");
+    QVERIFY2(w.statusBar()->currentMessage().contains("fold 5 is not in the run (folds 0-2)"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QCOMPARE(w.selectedStep(), 7);  // nothing moved
+    // Typed into the toolbar's box.
+    auto* box = w.findChild<QLineEdit*>("goToStep");
+    QVERIFY(box);
+    box->setText("2:5");
+    QTest::keyClick(box, Qt::Key_Return);
+    QCOMPARE(w.selectedFold(), 2);
+    QCOMPARE(w.selectedStep(), 5);
+  }
+
+  // The name filter narrows the Slots table; Enter selects the first match; the grids keep all.
+  void theSlotFilterNarrowsTheTable() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.resize(1500, 950);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    QCOMPARE(visible_slot_rows(w), kSlotCount);
+    auto* filter = w.findChild<QLineEdit*>("slotFilter");
+    QVERIFY(filter);
+    QTest::keyClicks(filter, "BW_D");
+    QCOMPARE(visible_slot_rows(w), 3);  // bw_d_h_s2.main, .aux, .iqn, any case
+    QCOMPARE(state(w)["slot_filter"].toString(), QString("BW_D"));
+    QTest::keyClick(filter, Qt::Key_Return);
+    QCOMPARE(w.selectedSlot(), 33);  // the first in dataflow order
+    auto* table = w.findChild<QTableView*>();
+    QCOMPARE(table->selectionModel()->selectedRows().size(), 1);
+    QCOMPARE(table->selectionModel()->selectedRows()[0].row(), 0);
+    w.UI_selectSlot(kHS2);  // filtered out: no row is selected in the table
+    QVERIFY(table->selectionModel()->selectedRows().isEmpty());
+    QCOMPARE(w.foldGrid()->rowCount(), kSlotCount);
+    w.UI_setSlotFilter("");
+    QCOMPARE(visible_slot_rows(w), kSlotCount);
+    QCOMPARE(table->selectionModel()->selectedRows().size(), 1);
+  }
+
+  // Edit > Copy cell summary puts the selected cell as text on the clipboard.
+  void aCellIsCopiedAsText() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.resize(1500, 950);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    w.UI_copyCell();
+    QVERIFY(w.statusBar()->currentMessage().contains("select a cell first"));
+    w.UI_selectCell(kAuxPredNb, 1, 3);
+    w.UI_copyCell();
+    const QString text = QGuiApplication::clipboard()->text();
+    QVERIFY2(text.contains("slot 17 aux_pred_nb, fold 1, step 3"), qPrintable(text));
+    QVERIFY2(text.contains("global step 15; at this step: non-finite (nan)"), qPrintable(text));
+    QVERIFY2(text.contains("in fold 1: first fired at step 3 (nan)"), qPrintable(text));
+    QVERIFY2(text.contains("health: absmax"), qPrintable(text));
+    QVERIFY2(text.contains(three_fold_run_), qPrintable(text));
+    w.UI_selectCell(kHS2, 0, 1);
+    w.UI_copyCell();
+    QVERIFY2(QGuiApplication::clipboard()->text().contains("at this step: finite"),
+             qPrintable(QGuiApplication::clipboard()->text()));
+  }
+
+  // A view file reopens the run file with the same selection, view, series and zoom, in a new
+  // window; a broken one is refused naming the file and the key.
+  void aViewFileReopensWhatWasShown() {
+    const QString view = dir_.filePath("shared.nsview");
+    QJsonObject saved;
+    {
+      MainWindow w(settings("healthy"), three_fold_run_);
+      w.resize(1500, 950);
+      w.show();
+      waitOffline(w, three_fold_run_);
+      w.UI_selectCell(kAuxPredNb, 1, 3);
+      w.UI_showMagnitude(true);
+      w.metrics()->setSeriesVisible(2, true);
+      w.metrics()->addHealthSeries({kAuxPredNb, HealthMeasure::Rms});
+      w.metrics()->setLogScale(true);
+      w.stepPlot()->setColumnRange(1.5, 6.5);
+      Q_EMIT w.stepPlot()->columnRangeChangedByUser(1.5, 6.5);
+      QString error;
+      QVERIFY2(w.saveViewFile(view, &error), qPrintable(error));
+      saved = state(w);
+    }
+    MainWindow w(settings("healthy"));
+    w.resize(1500, 950);
+    w.show();
+    waitReady(w);
+    w.UI_openFile(view);  // File > Open takes a view file too
+    waitOffline(w, three_fold_run_);
+    QTRY_COMPARE(state(w)["selection"], saved["selection"]);
+    const QJsonObject now = state(w);
+    QCOMPARE(now["metrics"].toObject()["series"], saved["metrics"].toObject()["series"]);
+    QCOMPARE(now["metrics"].toObject()["health_series"],
+             saved["metrics"].toObject()["health_series"]);
+    QCOMPARE(now["metrics"].toObject()["log_scale"].toBool(), true);
+    QCOMPARE(now["step_grid"].toObject()["view"].toString(), QString("magnitude"));
+    QCOMPARE(w.stepPlot()->columnRange().lower, 1.5);
+    QCOMPARE(w.stepPlot()->columnRange().upper, 6.5);
+    QTRY_COMPARE(state(w)["inspector"].toObject()["slot"].toInt(), int(kAuxPredNb));
+    // Broken: not JSON, another version, a run file that is gone.
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    for (const auto& [text, why] :
+         {std::pair{QByteArray("{not json"), QString("not JSON at byte")},
+          {QByteArray(R"({"nanscope_view": 9})"), QString("key nanscope_view: expected 1")},
+          {QByteArray(R"({"nanscope_view": 1, "run_file": "/nowhere/run.h5"})"),
+           QString("key run_file: /nowhere/run.h5 is not there")}}) {
+      const QString bad = dir_.filePath("bad.nsview");
+      QFile f(bad);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(text);
+      f.close();
+      w.UI_openFile(bad);
+      QVERIFY(errors.count() > 0);
+      const QString message = errors.takeLast().at(0).toString();
+      QVERIFY2(message.contains(bad) && message.contains(why), qPrintable(message));
+    }
+    QVERIFY(w.offline());  // the shown file stays
+    QCOMPARE(state(w)["selection"], saved["selection"]);
+  }
+
+  // A watch that trips during a live run says so in the status bar, and the title names the run.
+  void aLiveWatchTripIsAnnounced() {
+    MainWindow w(settings("healthy", {"watch.grad_explode=1e-9"}));
+    w.resize(1500, 950);
+    w.show();
+    waitReady(w);
+    QVERIFY2(w.windowTitle().startsWith("healthy (live"), qPrintable(w.windowTitle()));
+    w.UI_step();
+    QTRY_VERIFY(w.snapshot()->global_step >= 1);
+    QTRY_VERIFY2(w.statusBar()->currentMessage().startsWith("watch trip at fold 0, step 0: "),
+                 qPrintable(w.statusBar()->currentMessage()));
+    QVERIFY(w.statusBar()->currentMessage().contains("grad_explode"));
+  }
+
+  // A live window closed (or restarted) before its first step leaves no runs/gui-* folder; one
+  // that stepped keeps its files.
+  void aRunWithoutStepsLeavesNoFolder() {
+    const QString root = dir_.filePath("launches");
+    auto launch = [&](bool step) {
+      EngineSettings s = settings("healthy");
+      s.out_root = root;
+      MainWindow w(s);
+      w.show();
+      waitReady(w);
+      QVERIFY(QFileInfo::exists(w.snapshot()->run_file));
+      if (step) {
+        w.UI_step();
+        QTRY_COMPARE(w.snapshot()->global_step, 1);
+      }
+    };
+    launch(false);
+    QCOMPARE(QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 0);
+    launch(true);
+    const QStringList kept = QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    QCOMPARE(kept.size(), 1);
+    QVERIFY(QFileInfo::exists(QDir(root).filePath(kept[0] + "/run.h5")));
+  }
+
+  // One step's event in a grid of thousands of steps is drawn at least 3 pixels wide.
+  void aOneStepEventIsAtLeastThreePixelsWide() {
+    Snapshot s;
+    for (int g = 0; g < 5000; ++g) {
+      StepRow r;
+      r.step = g;
+      r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+      if (g == 0) r.flags[kHS2] = kKindNaN;  // under the y axis, the sliver of the walkthrough
+      s.steps.push_back(r);
+    }
+    s.fold_begin = {0};
+    s.folds.resize(1);
+    SlotGridModel model(SlotGridModel::Steps);
+    model.setView(&s);
+    GridPlot plot(&model);
+    plot.resize(700, 600);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    QVERIFY(plot.columnsPerCell() > 5);
+    const QImage img = plot.toPixmap().toImage();
+    QVERIFY(plot.eventsWidened() >= 1);
+    const int y = static_cast<int>(plot.yAxis->coordToPixel(row_of_slot(kHS2)));
+    const QRect r = plot.axisRect()->rect();
+    int red = 0;
+    for (int x = r.left(); x <= r.right(); ++x)
+      if (img.pixelColor(x, y) == cell_color(kCellNaN)) ++red;
+    QVERIFY2(red >= 3, qPrintable(QString("%1 NaN pixels").arg(red)));
+  }
+};
+
+QTEST_MAIN(ToolsTest)
+#include "tools_test.moc"

@@ -34,9 +34,9 @@ StepRow synthetic_row(std::size_t g) {
   r.step = static_cast<int>(g % kStepsPerFold);
   r.checked = (std::uint64_t{1} << kSlotCount) - 1;
   if (r.step >= 200) r.flags[kAuxPredNb] = kKindNaN;  // each fold fires from its step 200 on
-  r.loss = r.step >= 200 ? qQNaN() : 3.0 + 0.001 * r.step;
-  r.c51 = 3.9 - 0.0001 * r.step;
-  r.grad_norm = 1.0;
+  r.losses.total = r.step >= 200 ? qQNaN() : 3.0 + 0.001 * r.step;
+  r.losses.c51 = 3.9 - 0.0001 * r.step;
+  r.losses.grad_norm = 1.0;
   return r;
 }
 

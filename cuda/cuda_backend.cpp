@@ -57,7 +57,8 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       scalars_(kScCount),
       records_(static_cast<std::size_t>(c.run.steps_per_fold) * sizeof(StepStatusRecord)),
       adam_t_dev_(1),
-      gstep_(1) {
+      gstep_(1),
+      updated_(1) {
   for (int s = 0; s < kSlotCount; ++s) shapes_[s] = slot_shape(d_, s, L_.total());
   const float* batch = sampler_.batch();
   const BatchSlotOffsets at = batch_slot_offsets(d_);
@@ -66,30 +67,31 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
   ret_ = batch + at.returns;
   done_ = batch + at.done;
   next_bar_ = batch + at.next_bar;
-  fwd_ = ForwardState{s_,
-                      next_bar_,
-                      sampler_.actions(),
-                      online_.h1.get(),
-                      online_.pre1.get(),
-                      online_.pre2.get(),
-                      online_.h2.get(),
-                      online_.z.get(),
-                      online_.logp.get(),
-                      q_.get(),
-                      m_.get(),
-                      y_.get(),
-                      lse_.get(),
-                      ve_.get(),
-                      sampler_.tau(),
-                      iqn_.cos.get(),
-                      iqn_.phi_pre.get(),
-                      iqn_.phi.get(),
-                      iqn_.psi.get(),
-                      iqn_.q.get(),
-                      iqn_.targets.get(),
-                      aux_pre_.get(),
-                      aux_h_.get(),
-                      pred_.get()};
+  fwd_ = ForwardState{.s = s_,
+                      .next_bar = next_bar_,
+                      .actions = sampler_.actions(),
+                      .h1 = online_.h1.get(),
+                      .pre1 = online_.pre1.get(),
+                      .pre2 = online_.pre2.get(),
+                      .h2 = online_.h2.get(),
+                      .z = online_.z.get(),
+                      .logp = online_.logp.get(),
+                      .q = q_.get(),
+                      .m = m_.get(),
+                      .y = y_.get(),
+                      .cql_lse = lse_.get(),
+                      .ve = ve_.get(),
+                      .tau = sampler_.tau(),
+                      .iqn_cos = iqn_.cos.get(),
+                      .iqn_phi_pre = iqn_.phi_pre.get(),
+                      .iqn_phi = iqn_.phi.get(),
+                      .iqn_psi = iqn_.psi.get(),
+                      .iqn_q = iqn_.q.get(),
+                      .iqn_targets = iqn_.targets.get(),
+                      .aux_pre = aux_pre_.get(),
+                      .aux_h = aux_h_.get(),
+                      .aux_pred = pred_.get()};
+  build_slot_buffers();
   const auto& l = c.loss;
   weights_ = LossWeights{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql),
                          static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
@@ -278,78 +280,59 @@ CudaBackend::DevBuf CudaBackend::read_buf(int slot) {
 }
 
 CudaBackend::DevBuf CudaBackend::write_buf(int slot) {
-  if (shapes_[slot].empty()) return {};
-  auto buf = sampler_.buffers();
-  switch (slot) {
-    case kBatch:
-      return DevBuf{buf.batch, buf.batch_count};
-    case kHS1:
-      return of(online_.h1);
-    case kHS2:
-      return of(online_.h2);
-    case kBnZ:
-      return of(online_.z);
-    case kValueLogits:
-      return of(online_.v);
-    case kAdvLogits:
-      return of(online_.adv);
-    case kLogProbs:
-      return of(online_.logp);
-    case kTargetLogProbs:
-      return of(target_next_.logp);
-    case kProjTarget:
-      return of(m_);
-    case kC51Loss:
-      return of(c51_);
-    case kQExpected:
-      return of(q_);
-    case kCqlLse:
-      return of(lse_);
-    case kIqnTau:
-      return DevBuf{buf.tau, buf.tau_count};
-    case kIqnPhi:
-      return of(iqn_.phi);
-    case kIqnQuantiles:
-      return of(iqn_.q);
-    case kIqnTargetQuantiles:
-      return of(iqn_.t_q);
-    case kIqnLoss:
-      return of(iqn_.loss);
-    case kAuxPredNb:
-      return of(pred_);
-    case kAuxLoss:
-      return of(aux_loss_);
-    case kEnsembleLogits:
-      return of(ve_);
-    case kTotalLoss:
-      return of(total_);
-    case kGradNorm:
-      return of(norms_);
-    case kAdamMoments:
-      return of(adam_);
-    case kParams:
-      return of(params_);
-    case kDValueLogits:
-      return of(bw_.d_value);
-    case kDAdvLogits:
-      return of(bw_.d_adv);
-    case kIqnTrunkM:
-      return of(bw_.trunk_m);
-    case kIqnDHS2:
-      return of(bw_.iqn_dh);
-    case kDBranchLogits:
-      return of(bw_.iqn_dq);
-    case kCqlDValueLogits:
-      return of(bw_.cql_dv);
-    case kAuxDHS2Nb:
-      return of(bw_.aux_dh);
-    case kEnsembleDLogits:
-      return of(bw_.d_ve);
-    case kBnDConcat:
-      return of(bw_.dz);
-    default:
-      return of(bw_.bw);  // 33, 34, 35: bw_d_h_s2
+  return shapes_[slot].empty() ? DevBuf{} : slot_bufs_[static_cast<std::size_t>(slot)];
+}
+
+// The slot-to-buffer table, built once: every slot names the device array its producer writes
+// (a slot the run has not, an IQN slot without the head, is never read through it).
+void CudaBackend::build_slot_buffers() {
+  const auto buf = sampler_.buffers();
+  const std::pair<int, DevBuf> table[] = {
+      {kBatch, DevBuf{buf.batch, buf.batch_count}},
+      {kHS1, of(online_.h1)},
+      {kHS2, of(online_.h2)},
+      {kBnZ, of(online_.z)},
+      {kValueLogits, of(online_.v)},
+      {kAdvLogits, of(online_.adv)},
+      {kLogProbs, of(online_.logp)},
+      {kTargetLogProbs, of(target_next_.logp)},
+      {kProjTarget, of(m_)},
+      {kC51Loss, of(c51_)},
+      {kQExpected, of(q_)},
+      {kCqlLse, of(lse_)},
+      {kIqnTau, DevBuf{buf.tau, buf.tau_count}},
+      {kIqnPhi, of(iqn_.phi)},
+      {kIqnQuantiles, of(iqn_.q)},
+      {kIqnTargetQuantiles, of(iqn_.t_q)},
+      {kIqnLoss, of(iqn_.loss)},
+      {kAuxPredNb, of(pred_)},
+      {kAuxLoss, of(aux_loss_)},
+      {kEnsembleLogits, of(ve_)},
+      {kTotalLoss, of(total_)},
+      {kGradNorm, of(norms_)},
+      {kAdamMoments, of(adam_)},
+      {kParams, of(params_)},
+      {kDValueLogits, of(bw_.d_value)},
+      {kDAdvLogits, of(bw_.d_adv)},
+      {kIqnTrunkM, of(bw_.trunk_m)},
+      {kIqnDHS2, of(bw_.iqn_dh)},
+      {kDBranchLogits, of(bw_.iqn_dq)},
+      {kCqlDValueLogits, of(bw_.cql_dv)},
+      {kAuxDHS2Nb, of(bw_.aux_dh)},
+      {kEnsembleDLogits, of(bw_.d_ve)},
+      {kBnDConcat, of(bw_.dz)},
+      {kBwDHS2Main, of(bw_.bw)},  // 33, 34, 35: bw_d_h_s2 (33 and 34 are checked on copies)
+      {kBwDHS2Aux, of(bw_.bw)},
+      {kBwDHS2Iqn, of(bw_.bw)},
+  };
+  static_assert(sizeof(table) / sizeof(table[0]) == kSlotCount);
+  std::uint64_t named = 0;
+  for (const auto& [slot, b] : table) {
+    slot_bufs_[static_cast<std::size_t>(slot)] = b;
+    named |= std::uint64_t{1} << slot;
   }
+  if (named != (std::uint64_t{1} << kSlotCount) - 1)
+    throw InternalError("CUDA backend: the slot-to-buffer table names a slot twice");
 }
 
 std::vector<double> CudaBackend::download_d(const float* dev, std::size_t n) const {

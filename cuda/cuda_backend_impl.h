@@ -210,6 +210,8 @@ class CudaBackend final : public Backend, public CheckBank {
   DevBuf read_buf(int slot);
   // Where an injection writes: the live buffer the next consumer reads.
   DevBuf write_buf(int slot);
+  void build_slot_buffers();
+  std::array<DevBuf, kSlotCount> slot_bufs_{};  // each slot's live buffer (build_slot_buffers)
 
   // ---- Transfers (stream-ordered; every device-to-host copy is counted) ----
   void sync() const { NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
@@ -274,6 +276,7 @@ class CudaBackend final : public Backend, public CheckBank {
   DeviceArray<unsigned char> records_;                    // a StepStatusRecord per step of the fold
   DeviceArray<std::int64_t> adam_t_dev_;                  // Adam's t
   DeviceArray<std::int64_t> gstep_;                       // the global step (target sync)
+  DeviceArray<std::uint32_t> updated_;                    // 1: the step's update ran (AdamGuard)
   std::vector<DeviceBank::GroupItem> pending_checks_;     // see flush_checks
   std::vector<std::pair<int, DevBuf>> pending_measures_;  // measure_learner's, with the checks
   std::uint64_t in_producer_ =

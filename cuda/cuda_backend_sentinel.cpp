@@ -51,7 +51,7 @@ void CudaBackend::check_site(int slot) {
 // as the site saw it until the update, like the fused check's).
 void CudaBackend::measure_learner(int slot, const DevBuf& b, cudaStream_t stream) {
   const WatchConfig& w = c_.watch;
-  if (w.c51_mass > 0 && is_c51_row_slot(slot))
+  if (w.c51_mass > 0 && (slot_info(slot).roles & kRoleC51Rows))
     bank_.measure_c51_rows(slot, b.p, b.n / static_cast<std::size_t>(d_.NA), d_.NA, stream);
   if (w.quantile_crossing > 0 && slot == kIqnQuantiles)
     bank_.measure_crossings(b.p, read_buf(kIqnTau).p, d_.B, d_.N, d_.A, stream);
@@ -133,8 +133,8 @@ StepOutcome CudaBackend::outcome_of(const StepKey& key, const StepStatusRecord& 
   }
   for (int s = 0; s < kSlotCount; ++s)
     std::copy_n(h.health[s], kHealthFieldCount, o.health[static_cast<std::size_t>(s)].begin());
-  // The optimizer applied the same rule on the device, from the status word before the update.
-  o.updated = guard_allows_update(c_, h.status != 0);
+  // What the optimizer decided on the device, before the update ran (AdamGuard::updated).
+  o.updated = h.updated != 0u;
   return o;
 }
 

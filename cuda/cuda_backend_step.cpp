@@ -249,6 +249,7 @@ void CudaBackend::optimizer() {
   reserve_site(kParams);
   const AdamChecks checks{producer_sink(kAdamMoments), producer_sink(kParams)};
   AdamGuard guard;
+  guard.updated = updated_.get();
   if (c_.guard.enabled) {
     guard.status = bank_.status_word();
     if (!norm_check.empty()) guard.norms = norms_.get();
@@ -274,7 +275,7 @@ void CudaBackend::optimizer() {
   lanes_.wait(kNextLane, lanes_.mark());
   sync_target_if_due(gstep_.get(), c_.optim.target_sync, params_.get(), target_.get(),
                      params_.size(), lanes_.stream(kNextLane));
-  pack_step_record(bank_.status_word(), scalars_.get(), total_.get(), norms_.get(),
+  pack_step_record(bank_.status_word(), updated_.get(), scalars_.get(), total_.get(), norms_.get(),
                    bank_.step_word(), reinterpret_cast<StepStatusRecord*>(records_.get()), health,
                    stream_.s);
 }

@@ -1,6 +1,6 @@
 // Dense layers on the device: row-major GEMMs through cuBLAS in full fp32 (pedantic math: no TF32,
-// no reduced-precision reductions), bias broadcast and NaN-preserving relu. Streams are
-// cudaStream_t; pointers are device pointers, `stream` a cudaStream_t.
+// no reduced-precision reductions), bias broadcast and NaN-preserving relu. Pointers are device
+// pointers; streams are cudaStream_t.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,4 +1,6 @@
-// Device memory as a move-only RAII object (CUDA runtime only in the .cu files that use it).
+// The CUDA runtime's plumbing for the backend's .cu and .cpp files: device memory as a move-only
+// RAII object, the checked-call and launch-check macros (graph-capture aware), NVTX ranges,
+// GraphExec, and the environment switches.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,11 +32,15 @@ inline void check(cudaError_t e, const char* what, const char* file, int line) {
 // The debug switch NANSCOPE_SYNC_LAUNCHES=1 (environment): every kernel launch is followed by a
 // device synchronisation, so an asynchronous fault is reported at the launch that made it, not at
 // a later copy. Not while a step graph is being captured (launches are recorded, not run, then).
+// An environment switch, read the same way for every one: unset or empty gives `fallback`, "0"
+// turns it off, anything else on.
+inline bool env_switch(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  return std::string(v) != "0";
+}
 inline bool sync_launches() {
-  static const bool on = [] {
-    const char* v = std::getenv("NANSCOPE_SYNC_LAUNCHES");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool on = env_switch("NANSCOPE_SYNC_LAUNCHES", false);
   return on;
 }
 inline thread_local bool capturing_graph = false;

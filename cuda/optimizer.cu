@@ -69,7 +69,9 @@ __device__ __forceinline__ bool guarded(const AdamGuard& g) {
 
 __global__ void advance_t(std::int64_t* t, AdamGuard guard, std::int64_t* shadow_t) {
   if (shadow_t) *shadow_t = *t;
-  if (!guarded(guard)) ++*t;
+  const bool skip = guarded(guard);
+  if (guard.updated) *guard.updated = skip ? 0u : 1u;
+  if (!skip) ++*t;
 }
 
 // Adam over every entry in one launch: blockIdx.y is the entry (its own learning rate), x its

@@ -27,6 +27,9 @@ struct AdamShadow {
 struct AdamGuard {
   const std::uint32_t* status = nullptr;
   const float* norms = nullptr;  // [1 + kGroupCount]
+  // Out: 1 when the update ran, 0 when the guard skipped it, as decided before it ran (the step
+  // record reports this word; it is never worked out again from the step's later flags).
+  std::uint32_t* updated = nullptr;
 };
 
 // Where the update adds the non-finite values of what it leaves (slots 22 and 23 checked by their

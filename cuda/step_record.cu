@@ -12,9 +12,9 @@ __global__ void total_kernel(const double* sc, LossWeightsD w, float* total) {
 }
 
 // One thread per health word; thread 0 also packs the rest.
-__global__ void pack_kernel(const std::uint32_t* status, const double* sc, const float* total,
-                            const float* norms, const int* step, StepStatusRecord* records,
-                            StepHealthIn h) {
+__global__ void pack_kernel(const std::uint32_t* status, const std::uint32_t* updated,
+                            const double* sc, const float* total, const float* norms,
+                            const int* step, StepStatusRecord* records, StepHealthIn h) {
   StepStatusRecord* out = records + *step;
   const int i = threadIdx.x;
   const float nan = __int_as_float(0x7fc00000);
@@ -33,7 +33,7 @@ __global__ void pack_kernel(const std::uint32_t* status, const double* sc, const
   if (i != 0) return;
   out->pad2 = 0;
   out->status = *status;
-  out->pad = 0;
+  out->updated = *updated;
   for (int i = 0; i < kScCount; ++i) out->scalars[i] = sc[i];
   out->total = total[0];
   out->grad_norm = norms[0];
@@ -59,11 +59,12 @@ void total_loss(const double* scalars, const LossWeightsD& w, float* total, cuda
   NANSCOPE_LAUNCH_CHECK();
 }
 
-void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* norms, const int* step, StepStatusRecord* records,
-                      const StepHealthIn& health, cudaStream_t stream) {
-  pack_kernel<<<1, kSlotCount * kHealthFieldCount, 0, stream>>>(status, scalars, total, norms, step,
-                                                                records, health);
+void pack_step_record(const std::uint32_t* status, const std::uint32_t* updated,
+                      const double* scalars, const float* total, const float* norms,
+                      const int* step, StepStatusRecord* records, const StepHealthIn& health,
+                      cudaStream_t stream) {
+  pack_kernel<<<1, kSlotCount * kHealthFieldCount, 0, stream>>>(status, updated, scalars, total,
+                                                                norms, step, records, health);
   NANSCOPE_LAUNCH_CHECK();
 }
 

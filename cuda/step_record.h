@@ -26,8 +26,8 @@ struct LossWeightsD {
 };
 
 struct StepStatusRecord {
-  std::uint32_t status;  // OR of the step's check kinds
-  std::uint32_t pad;
+  std::uint32_t status;   // OR of the step's check kinds
+  std::uint32_t updated;  // 1: the step's update ran, 0: the guard skipped it (advance_t decided)
   double scalars[kScCount];
   double total;                    // the total_loss slot's value
   double grad_norm;                // the grad_norm slot's global entry (the norm clipping used)
@@ -57,9 +57,10 @@ struct StepHealthIn {
   const float* update_norms = nullptr;
   const float* weight_norms = nullptr;
 };
-void pack_step_record(const std::uint32_t* status, const double* scalars, const float* total,
-                      const float* norms, const int* step, StepStatusRecord* records,
-                      const StepHealthIn& health, cudaStream_t stream);
+void pack_step_record(const std::uint32_t* status, const std::uint32_t* updated,
+                      const double* scalars, const float* total, const float* norms,
+                      const int* step, StepStatusRecord* records, const StepHealthIn& health,
+                      cudaStream_t stream);
 void set_global_step(std::int64_t* dst, std::int64_t value, cudaStream_t stream);
 // target = params when (*global_step + 1) % every == 0.
 void sync_target_if_due(const std::int64_t* global_step, int every, const float* params,

@@ -8,10 +8,7 @@
 namespace nanscope::cuda {
 
 bool step_lanes_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("NANSCOPE_STEP_LANES");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = env_switch("NANSCOPE_STEP_LANES", true);
   return on;
 }
 

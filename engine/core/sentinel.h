@@ -33,6 +33,7 @@ enum class SlotState : std::uint8_t {
   Deferred = 3,
   Disabled = 4
 };
+inline constexpr int kSlotStateCount = 5;  // the codes /folds/state may hold: 0 to this - 1
 const char* state_name(SlotState s);
 
 // What a check of a run's slot does before anything fired: Clean means "checked".

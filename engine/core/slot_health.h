@@ -172,13 +172,8 @@ NANSCOPE_HD CrossingCount quantile_crossings(const T* quantiles, int stride, con
   return c;
 }
 
-// The slot whose rows c51_mass_error reads, and whether they hold log-probabilities.
-NANSCOPE_HD inline bool is_c51_row_slot(int slot) {
-  return slot == kLogProbs || slot == kTargetLogProbs || slot == kProjTarget;
-}
-NANSCOPE_HD inline bool holds_log_probs(int slot) {
-  return slot == kLogProbs || slot == kTargetLogProbs;
-}
+// The slots whose rows c51_mass_error reads, and whether they hold log-probabilities, are the
+// slot table's (SlotInfo::roles: kRoleC51Rows, kRoleLogProbs).
 
 // Where logsumexp overflows in float: the watch cql_margin measures the largest Q's headroom below
 // it in decades (log10(FLT_MAX) - log10(max |Q|)).

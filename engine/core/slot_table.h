@@ -67,10 +67,20 @@ enum Slot : int {
   kBwDHS2Iqn,
 };
 
+// What a slot's buffer is to the health fields and the watches (SlotInfo::roles, bits).
+enum SlotRole : std::uint8_t {
+  kRoleC51Rows = 1,     // rows of C51 probabilities: c51_mass_error measures their mass
+  kRoleLogProbs = 2,    // ... held as log-probabilities
+  kRoleLseInput = 4,    // logits a logsumexp takes: the cql_margin watch
+  kRoleReluOutput = 8,  // a relu's output: the dead_relu watch
+};
+
 struct SlotInfo {
   int index;
   std::string_view name;
   Phase phase;                 // the phase in which the check runs
+  Phase written_in;            // the phase whose work writes the buffer (a post-backward check
+                               // reads a buffer the backward wrote earlier in the step)
   std::string_view call_site;  // where in that phase
   std::string_view producer;   // the operation that writes the buffer
   std::string_view buffer;     // what the buffer holds, with its shape
@@ -82,6 +92,7 @@ struct SlotInfo {
   std::uint64_t consumers;
   // Checked only once the user asks (sentinel.undefer): the slot starts in the deferred state.
   bool starts_deferred = false;
+  std::uint8_t roles = 0;  // SlotRole bits
 };
 
 // A set of slots as a bit mask (bit i: slot i).

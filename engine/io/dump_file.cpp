@@ -118,6 +118,7 @@ DumpData read_dump(const std::string& path) {
   const hid_t f = file.id();
   h5::check_schema(f, path, "dump", {"slots", "context"}, kSchemaVersion);
   DumpData d;
+  d.path = path;
   d.fold = static_cast<int>(h5::read_attr_int(f, "fold", path));
   d.step = static_cast<int>(h5::read_attr_int(f, "step", path));
   d.global_step = h5::read_attr_int(f, "global_step", path);

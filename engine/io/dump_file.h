@@ -26,6 +26,7 @@ struct DumpData {
   std::int64_t global_step = 0;
   int entry_slot = -1;
   std::string config_toml, backend, nanscope_version, run_file;
+  std::string path;  // the file it was read from (for messages)
   std::uint64_t seed = 0;
   bool context_f64 = false;  // context written as float64 (CPU float64 mode)
   std::vector<DumpSlot> slots;

@@ -18,11 +18,6 @@
 namespace nanscope::h5 {
 namespace {
 
-// HDF5 prints its own error stack to stderr by default; nanscope reports errors itself.
-struct SilenceHdf5 {
-  SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
-} silence;
-
 template <class T>
 hid_t native_type();
 template <>
@@ -89,30 +84,33 @@ std::string hdf5_reason() {
   return reason;
 }
 
-void check(herr_t status, const std::string& where, const std::string& what) {
-  if (status < 0) {
-    const std::string reason = hdf5_reason();
-    throw IoError(
-        fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
-  }
+void check(herr_t status, const std::string& where, const std::string& what, Op op) {
+  if (status >= 0) return;
+  const std::string reason = hdf5_reason();
+  const std::string message =
+      fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")");
+  if (op == Op::Read) throw DataError(message);
+  throw IoError(message);
 }
 
-void check_read(herr_t status, const std::string& where, const std::string& what) {
-  if (status < 0) {
-    const std::string reason = hdf5_reason();
-    throw DataError(
-        fmt::format("{}: {} failed{}", where, what, reason.empty() ? "" : " (" + reason + ")"));
-  }
+void check_id(hid_t id, const std::string& where, const std::string& what, Op op) {
+  check(id < 0 ? -1 : 0, where, what, op);
+}
+
+void quiet_errors() {
+  thread_local const bool quiet = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
+  (void)quiet;
 }
 
 AtomicFile::AtomicFile(const std::string& path, std::size_t size_hint)
     : path_(path), tmp_(path + ".tmp") {
+  quiet_errors();
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   const std::size_t increment = std::max<std::size_t>(1 << 20, size_hint + (1 << 20));
   check(H5Pset_fapl_core(fapl, increment, /*backing_store=*/0), path_,
         "setting up the in-memory file");
   hid_t f = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  check(f, path_, "creating the file");
+  check_id(f, path_, "creating the file");
   file_ = Handle(f, H5Fclose);
 }
 
@@ -152,6 +150,7 @@ void AtomicFile::commit() {
 }
 
 Handle open_read(const std::string& path) {
+  quiet_errors();
   check_input_file(path, "HDF5 file", std::uintmax_t{1} << 40);
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw DataError(fmt::format("{}: not an HDF5 file (empty, truncated or another format)", path));
@@ -162,14 +161,14 @@ Handle open_read(const std::string& path) {
 
 Handle create_group(hid_t loc, const std::string& name, const std::string& where) {
   hid_t g = H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  check(g, where, "creating group " + name);
+  check_id(g, where, "creating group " + name);
   return Handle(g, H5Gclose);
 }
 
 Handle open_group(hid_t loc, const std::string& name, const std::string& where) {
   if (!exists(loc, name)) throw DataError(fmt::format("{}: missing group {}", where, name));
   hid_t g = H5Gopen2(loc, name.c_str(), H5P_DEFAULT);
-  check_read(g, where, "opening group " + name);
+  check_id(g, where, "opening group " + name, Op::Read);
   return Handle(g, H5Gclose);
 }
 
@@ -189,11 +188,11 @@ void write_dataset(hid_t loc, const std::string& name, const T* data,
                    const std::vector<std::uint64_t>& dims, const std::string& where) {
   std::vector<hsize_t> d(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr), H5Sclose);
-  check(space.id(), where, "creating a dataspace for " + name);
+  check_id(space.id(), where, "creating a dataspace for " + name);
   Handle dset(
       H5Dcreate2(loc, name.c_str(), native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
       H5Dclose);
-  check(dset.id(), where, "creating dataset " + name);
+  check_id(dset.id(), where, "creating dataset " + name);
   hsize_t n = 1;
   for (auto x : d) n *= x;
   if (n > 0)
@@ -208,14 +207,14 @@ std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name,
   if (H5Oexists_by_name(loc, name.c_str(), H5P_DEFAULT) <= 0)
     throw DataError(fmt::format("{}: {} is a dangling or looping link", where, name));
   H5O_info_t info{};
-  check_read(H5Oget_info_by_name2(loc, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), where,
-             "looking at " + name);
+  check(H5Oget_info_by_name2(loc, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), where,
+        "looking at " + name, Op::Read);
   if (info.type != H5O_TYPE_DATASET)
     throw DataError(fmt::format("{}: {} is not a dataset", where, name));
   Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  check_read(dset.id(), where, "opening " + name);
+  check_id(dset.id(), where, "opening " + name, Op::Read);
   Handle space(H5Dget_space(dset), H5Sclose);
-  check_read(space.id(), where, "reading the shape of " + name);
+  check_id(space.id(), where, "reading the shape of " + name, Op::Read);
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank < 0 || rank > 8)
     throw DataError(fmt::format("{}: {} has an unreadable shape", where, name));
@@ -256,18 +255,6 @@ std::size_t checked_count(hid_t loc, const std::string& name,
   return static_cast<std::size_t>(n);
 }
 
-std::string dataset_type_class(hid_t loc, const std::string& name) {
-  Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (dset.id() < 0) return "";
-  Handle type(H5Dget_type(dset), H5Tclose);
-  const auto cls = H5Tget_class(type);
-  const auto size = H5Tget_size(type);
-  if (cls == H5T_FLOAT) return size == 4 ? "float32" : "float64";
-  if (cls == H5T_INTEGER)
-    return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(8 * size);
-  return "other";
-}
-
 template <class T>
 std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std::uint64_t>* dims,
                             const std::string& where) {
@@ -275,7 +262,7 @@ std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std:
   const std::size_t n = checked_count(loc, name, d, sizeof(T), where);
   std::vector<T> out(n);
   Handle dset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  check_read(dset.id(), where, "opening " + name);
+  check_id(dset.id(), where, "opening " + name, Op::Read);
   if (n > 0) {
     herr_t r = H5Dread(dset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data());
     if (r < 0)
@@ -326,7 +313,7 @@ void write_scalar_attr(hid_t loc, const std::string& name, hid_t type, const voi
                        const std::string& where) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle attr(H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  check(attr.id(), where, "creating attribute " + name);
+  check_id(attr.id(), where, "creating attribute " + name);
   check(H5Awrite(attr, type, v), where, "writing attribute " + name);
 }
 
@@ -337,9 +324,9 @@ Handle open_attr(hid_t loc, const std::string& name, const std::string& where) {
   if (H5Aexists(loc, name.c_str()) <= 0)
     throw DataError(fmt::format("{}: missing attribute {}", where, name));
   Handle a(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
-  check_read(a.id(), where, "opening attribute " + name);
+  check_id(a.id(), where, "opening attribute " + name, Op::Read);
   Handle space(H5Aget_space(a), H5Sclose);
-  check_read(space.id(), where, "reading the shape of attribute " + name);
+  check_id(space.id(), where, "reading the shape of attribute " + name, Op::Read);
   if (H5Sget_simple_extent_npoints(space) != 1)
     throw DataError(fmt::format("{}: attribute {} is not a single value", where, name));
   return a;
@@ -354,7 +341,7 @@ void write_attr_strings(hid_t loc, const std::string& object, const std::string&
   Handle attr(H5Acreate_by_name(loc, object.c_str(), name.c_str(), type, space, H5P_DEFAULT,
                                 H5P_DEFAULT, H5P_DEFAULT),
               H5Aclose);
-  check(attr.id(), where, "creating attribute " + object + "/" + name);
+  check_id(attr.id(), where, "creating attribute " + object + "/" + name);
   std::vector<const char*> c;
   for (const auto& v : values) c.push_back(v.c_str());
   check(H5Awrite(attr, type, c.data()), where, "writing attribute " + object + "/" + name);

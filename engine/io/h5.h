@@ -57,9 +57,17 @@ Handle open_read(const std::string& path);
 // The HDF5 library's version, "1.10.8".
 std::string hdf5_version();
 
-// Throws IoError (writing) or DataError (reading a file) with HDF5's own reason when status < 0.
-void check(herr_t status, const std::string& where, const std::string& what);
-void check_read(herr_t status, const std::string& where, const std::string& what);
+// What a call was doing when it failed: writing (IoError, exit 74) or reading a file (the file's
+// data is at fault: DataError, exit 78).
+enum class Op { Write, Read };
+// Throws with HDF5's own reason when a call that returns a status gave a negative one...
+void check(herr_t status, const std::string& where, const std::string& what, Op op = Op::Write);
+// ... or a call that returns an identifier gave a negative one.
+void check_id(hid_t id, const std::string& where, const std::string& what, Op op = Op::Write);
+// HDF5 prints its error stack to stderr unless told not to, per thread: every entry point of this
+// wrapper (open_read, AtomicFile, the dump reader) calls this first; nanscope reports errors
+// itself.
+void quiet_errors();
 // The elements `dims` claim, refused (DataError) when they overflow or exceed what the file of
 // `loc` can hold.
 std::size_t checked_count(hid_t loc, const std::string& name,
@@ -78,7 +86,6 @@ std::vector<T> read_dataset(hid_t loc, const std::string& name, std::vector<std:
                             const std::string& where);
 std::vector<std::uint64_t> dataset_dims(hid_t loc, const std::string& name,
                                         const std::string& where);
-std::string dataset_type_class(hid_t loc, const std::string& name);  // "float32", "int64", ...
 
 void write_attr(hid_t loc, const std::string& name, std::int64_t v, const std::string& where);
 void write_attr(hid_t loc, const std::string& name, double v, const std::string& where);

@@ -12,6 +12,7 @@
 #include "core/event_kind.h"
 #include "core/sentinel.h"
 #include "core/slot_health.h"
+#include "core/step_losses.h"
 #include "core/watch_condition.h"
 
 namespace nanscope {
@@ -19,7 +20,9 @@ namespace nanscope {
 struct RunStepRow {
   int fold = 0, step = 0;
   std::array<std::uint8_t, kSlotCount> flags{};
-  double loss = 0, grad_norm = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
+  // The loss terms and norms (/steps/<kLossTerms name>, /steps/group_norm: NaN in files written
+  // before it was kept).
+  StepLosses losses;
   std::uint64_t checked = 0;  // bit i: slot i was checked at this step (/steps/checked)
   // /steps/health (files of schema_version 1 have none: every row unmeasured)
   SlotHealthRows health = unmeasured_rows();

@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"
+#include "core/step_losses.h"
 #include "data/transitions.h"
 #include "model/dims.h"
 #include "model/param_layout.h"
@@ -49,13 +50,9 @@ struct StepKey {
   std::int64_t global_step = 0;
 };
 
-// Batch means of the loss terms of the last forward pass, the last global gradient norm (the one
-// clipping used) and the per-group norms as the grad_norm slot holds them.
-struct StepLosses {
-  double total = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0;
-  double grad_norm = 0;
-  std::array<double, kGroupCount> group_norm{};
-};
+// A backend's losses() are the batch means of the loss terms of the last forward pass, the last
+// global gradient norm (the one clipping used) and the per-group norms as the grad_norm slot holds
+// them (core/step_losses.h).
 
 // Parameters, target network and Adam state in layout order (existing parameters only), as
 // doubles: what a dump stores as "the state before the step" and what a replay restores.

@@ -1,7 +1,8 @@
 // A backend's checks and what they hand the session (docs/building.md, "A check's path").
 //
-// Each backend owns one bank: the CPU backend's scans each slot at its call site; the CUDA
-// backend's is the device bank with its fused checks, readbacks and first-fire capture. The bank
+// Each backend owns one bank: the CPU backend's (CpuCheckBank) scans each slot at its call site;
+// the CUDA backend implements the bank itself over its device bank (DeviceBank: the fused checks,
+// the readbacks and first-fire capture). The bank
 // keeps the fold's per-slot records where the checks run, counts the execution positions of the
 // call sites itself and decides the guard; the session receives finished step outcomes, in step
 // order, and never learns how or when the checks ran. It keeps the fold/step state machine, halts
@@ -50,7 +51,7 @@ struct StepOutcome {
   // update_ratio watch asks for it).
   SlotHealthRows health = unmeasured_rows();
   std::array<double, kGroupCount> update_ratio;
-  bool updated = true;  // guard_allows_update over the step's checks
+  bool updated = true;  // the update ran: the guard's answer before it ran, never recomputed
   // With capture on and a first fire in the step: the first-firing slots' buffers and the context.
   std::vector<CapturedSlot> captured;
   std::optional<StepContext> context;

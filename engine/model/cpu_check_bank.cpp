@@ -80,12 +80,13 @@ std::uint64_t CpuCheckBank::measure(int slot, const SlotView& v) {
                                 : cpu_health_sums(static_cast<const float*>(v.data), v.count);
   h.write(row.data());
   const WatchConfig& w = config_.watch;
-  if (w.c51_mass > 0 && is_c51_row_slot(slot) && !v.shape.empty()) {
+  if (w.c51_mass > 0 && (slot_info(slot).roles & kRoleC51Rows) && !v.shape.empty()) {
     const int atoms = static_cast<int>(v.shape.back());
-    row[kHealthMassError] = v.is_f64 ? largest_mass_error(static_cast<const double*>(v.data),
-                                                          v.count, atoms, holds_log_probs(slot))
-                                     : largest_mass_error(static_cast<const float*>(v.data),
-                                                          v.count, atoms, holds_log_probs(slot));
+    row[kHealthMassError] =
+        v.is_f64 ? largest_mass_error(static_cast<const double*>(v.data), v.count, atoms,
+                                      (slot_info(slot).roles & kRoleLogProbs) != 0)
+                 : largest_mass_error(static_cast<const float*>(v.data), v.count, atoms,
+                                      (slot_info(slot).roles & kRoleLogProbs) != 0);
   }
   if (w.quantile_crossing > 0 && slot == kIqnQuantiles && v.shape.size() == 3) {
     const SlotView tau = backend_.slot(kIqnTau);
@@ -115,7 +116,10 @@ bool CpuCheckBank::allow_update() {
   // A first fire after the update (adam_moments, params) needs the state the update started from.
   if (capture_ && !out_.context) backend_.keep_state();
   updating_done_ = true;
-  return guard_allows_update(config_, bank_.step_fired());
+  // Decided once, before the update: a fire in what the update leaves (adam_moments, params)
+  // does not undo an update that ran.
+  out_.updated = guard_allows_update(config_, bank_.step_fired());
+  return out_.updated;
 }
 
 std::vector<StepOutcome> CpuCheckBank::end_step() {
@@ -128,7 +132,6 @@ std::vector<StepOutcome> CpuCheckBank::end_step() {
     out_.first_exec[static_cast<std::size_t>(s)] = rec.exec_position;
   }
   out_.losses = backend_.losses();
-  out_.updated = guard_allows_update(config_, bank_.step_fired());
   std::vector<StepOutcome> ready;
   ready.push_back(std::move(out_));
   out_ = StepOutcome{};

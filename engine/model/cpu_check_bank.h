@@ -1,6 +1,7 @@
 // The CPU backend's bank: each slot scanned at its call site, in the step's call-site order, its
 // records kept in a SentinelBank; first fires copied there and then when capturing; the guard
-// decided before the update. Every step's outcome is handed over at its end.
+// decided once, before the update, and reported as it was decided (StepOutcome::updated). Every
+// step's outcome is handed over at its end.
 #pragma once
 
 #include "model/check_bank.h"

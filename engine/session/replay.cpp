@@ -185,6 +185,11 @@ ReplayResult replay_dump(const DumpData& d, Backend& backend, ReplayOptions opti
     const auto i = static_cast<std::size_t>(s.index);
     ReplaySlot rs{s.index, s.scan.kinds, outcome.kinds[i], {}, {}};
     if (obs.kept_[i]) rs.replayed = std::move(*obs.kept_[i]);
+    // A dataset of another size than the step makes is not this run's buffer: no verdict on it.
+    if (obs.kept_[i] && s.values.size() != rs.replayed.size())
+      throw DataError(fmt::format(
+          "{}:/slots/{}: holds {} values, but the dump's config makes the slot {} values", d.path,
+          slot_info(s.index).name, s.values.size(), rs.replayed.size()));
     rs.match = compare_buffers(s.values, rs.replayed);
     if (rs.dumped_kinds && !rs.replayed_kinds) all_back = false;
     r.slots.push_back(std::move(rs));

@@ -81,10 +81,6 @@ Session::~Session() {
   backend_->set_observer(nullptr);
 }
 
-SlotObserver& Session::sentinel_observer() {
-  return *observer_;
-}
-
 void Session::validate_injections() {
   for (const Injection& inj : injections_) {
     auto fail = [&](const std::string& what) {

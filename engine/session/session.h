@@ -98,9 +98,6 @@ class Session {
   const BarSeries& bars() const { return bars_; }
   const std::vector<FoldWindow>& windows() const { return windows_; }
   const SentinelBank& bank() const { return bank_; }
-  // The observer the session installs on its backend (checks, injections, guard). Exposed so a
-  // test can wrap it and watch what a check does to the buffers.
-  SlotObserver& sentinel_observer();
 
   bool finished() const { return fold_ >= config_.run.folds; }
   int fold() const { return fold_; }

@@ -106,8 +106,7 @@ void Session::write_run_file() {
     if (f.steps > 0) r.folds.push_back(f.flags);
   for (const auto& h : history_) {
     const auto& l = h.losses;
-    r.steps.push_back(RunStepRow{h.fold, h.step, h.flags, l.total, l.grad_norm, l.c51, l.mse, l.cql,
-                                 l.iqn, l.aux, l.ens, h.checked, h.health});
+    r.steps.push_back(RunStepRow{h.fold, h.step, h.flags, l, h.checked, h.health});
   }
   for (const auto& e : events_)
     r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump, e.watch});

@@ -29,12 +29,13 @@ std::vector<WatchTrip> Watches::step(int fold, const StepOutcome& o) {
     if (w.quantile_crossing > 0 && h[kHealthCrossing] > w.quantile_crossing)
       trip(WatchCondition::QuantileCrossing, s, -1, h[kHealthCrossing], w.quantile_crossing);
     // The logits a logsumexp takes: the C51 log-softmax's and CQL's over Q.
-    const bool lse_input = s == kValueLogits || s == kAdvLogits || s == kQExpected;
+    const bool lse_input = slot_info(s).roles & kRoleLseInput;
     if (w.cql_margin > 0 && lse_input && top > 0) {
       const double headroom = overflow_headroom_decades(top);
       if (headroom < w.cql_margin) trip(WatchCondition::CqlMargin, s, -1, headroom, w.cql_margin);
     }
-    if (w.dead_relu > 0 && (s == kHS1 || s == kHS2) && h[kHealthZeroFraction] > w.dead_relu)
+    if (w.dead_relu > 0 && (slot_info(s).roles & kRoleReluOutput) &&
+        h[kHealthZeroFraction] > w.dead_relu)
       trip(WatchCondition::DeadRelu, s, -1, h[kHealthZeroFraction], w.dead_relu);
   }
   // The parameter groups: gradient norms (slot 21 holds them; a non-finite norm is a fire, not a

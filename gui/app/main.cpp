@@ -2,42 +2,30 @@
 // PATH/run.h5` opens a finished (or running) run's files offline, with no live session.
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QDockWidget>
 #include <QFileInfo>
-#include <QMenu>
-#include <QMenuBar>
 #include <QMessageBox>
-#include <QPainter>
 #include <QSettings>
 #include <QTemporaryDir>
-#include <QTimer>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 
+#include "app/screenshot.h"
 #include "backend_choice.h"
 #include "core/slot_table.h"
 #include "core/version.h"
 #include "io/file_guard.h"
-#include "plots/grid_plot.h"
-#include "plots/metrics_plot.h"
-#include "style/colour_vision.h"
-#include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
 
 using namespace nanscope::gui;
 
 namespace {
 
-struct Options {
+struct Options : ScreenshotOptions {
   EngineSettings settings;
-  QString open_file, screenshot, after, state_json, view, simulate;
-  struct Cell {
-    int fold, step, slot;
-  };
-  std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
-  QString usage_error;         // a command line that could not be read: said, exit 2
+  QString open_file;
+  QString usage_error;  // a command line that could not be read: said, exit 2
 };
 
 // The command line, read before any window system is needed: --help and --version work without a
@@ -140,115 +128,9 @@ Options parse(int argc, char** argv) {
                    qPrintable(p.value(select)));
       std::exit(2);
     }
-    o.select = Options::Cell{fold, step, *slot};
+    o.select = ScreenshotOptions::Cell{fold, step, *slot};
   }
   return o;
-}
-
-// --screenshot-view: what the user would do before looking.
-void prepare_view(MainWindow& w, const QString& what) {
-  const QStringList parts = what.split(',', Qt::SkipEmptyParts);
-  if (parts.contains("all-series"))
-    for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) w.metrics()->setSeriesVisible(i, true);
-  if (parts.contains("zoom-entry") && w.snapshot() && w.snapshot()->entry) {
-    w.UI_jumpToEntry();
-    const int step = w.snapshot()->entry->step;
-    w.stepPlot()->setColumnRange(step - 12, step + 12);
-    Q_EMIT w.stepPlot()->columnRangeChangedByUser(step - 12.0, step + 12.0);  // the metrics follow
-  }
-  if (parts.contains("magnitude")) w.UI_showMagnitude(true);
-  if (parts.contains("log")) w.metrics()->setLogScale(true);
-  // health=SLOT:MEASURE adds a slot health series to the metrics; filter=TEXT filters the slots.
-  for (const QString& part : parts) {
-    if (part.startsWith("health="))
-      if (const auto k = parse_health_series(part.mid(7), nullptr))
-        w.metrics()->addHealthSeries(*k);
-    if (part.startsWith("filter=")) w.UI_setSlotFilter(part.mid(7));
-  }
-  for (const auto& [part, title] : {std::pair{"compare", "Step compare"}, {"events", "Events"}})
-    if (parts.contains(part))
-      for (QDockWidget* d : w.findChildren<QDockWidget*>())
-        if (d->windowTitle() == title) d->raise();
-  if (parts.contains("help-menu"))
-    for (QAction* m : w.menuBar()->actions())
-      if (m->text().remove('&') == "Help")
-        m->menu()->popup(w.mapToGlobal(w.menuBar()->actionGeometry(m).bottomLeft()));
-}
-
-// The window (with an open menu drawn where it pops up), as seen with the chosen colour vision.
-void save_screenshot(MainWindow& w, const Options& o) {
-  QImage img = w.grab().toImage();
-  for (QMenu* m : w.findChildren<QMenu*>())
-    if (m->isVisible()) {
-      QPainter p(&img);
-      p.drawPixmap(w.mapFromGlobal(m->pos()), m->grab());
-    }
-  if (const auto vision = nanscope::parse_enum<ColourVision>(o.simulate.toStdString()))
-    img = simulate(img, *vision);
-  img.save(o.screenshot);
-}
-
-// Screenshot mode (docs/): drive the window as a user would, then grab it (and say what it shows).
-void screenshot_when_ready(MainWindow& w, const Options& o) {
-  auto* timer = new QTimer(&w);
-  auto phase = std::make_shared<int>(0);
-  // A file or config refused before anything could be shown: the window with its message, exit 78.
-  QObject::connect(&w, &MainWindow::errorShown, &w, [&w, o] {
-    if (w.snapshot()) return;
-    QTimer::singleShot(300, &w, [&w, o] {
-      if (!o.screenshot.isEmpty()) w.grab().save(o.screenshot);
-      if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
-      // nanscope-run's codes: 69 a device that cannot be used, 78 a bad config or file.
-      QApplication::exit(w.lastErrorClass() == static_cast<int>(ErrorClass::Device) ? 69 : 78);
-    });
-  });
-  QObject::connect(timer, &QTimer::timeout, &w, [&w, o, timer, phase] {
-    auto snap = w.snapshot();
-    // A dump given on the command line shows in the inspector alone: settle and grab.
-    const auto stats = w.inspector()->stats();
-    if (!snap && stats && stats->source == BufferStats::Source::Dump && *phase < 2) *phase = 2;
-    if (!snap && *phase < 2) return;
-    const bool steps = o.after.startsWith("steps:");
-    const int n = steps ? o.after.mid(6).toInt() : 0;
-    if (*phase == 0) {
-      if (!w.offline()) {
-        if (steps)
-          for (int i = 0; i < n; ++i) w.UI_step();
-        else
-          w.UI_run(EngineController::UntilFire);
-      }
-      *phase = 1;
-      return;
-    }
-    if (*phase == 1) {
-      if (!snap) return;
-      const bool done = w.offline() || (steps ? snap->global_step >= n
-                                              : (!w.running() && snap->entry.has_value()));
-      if (!done) return;
-      if (!w.offline() && snap->entry) {
-        if (o.after != "inspect")
-          w.UI_selectSlot(snap->entry->slot);  // the live buffer
-        else                                   // the buffer as its check saw it, from the dump
-          for (const auto& e : snap->events)
-            if (e.kind == nanscope::EventKind::FirstFire && !e.dump.isEmpty()) {
-              w.UI_openDump(e.dump, e.entry_slot);
-              break;
-            }
-      }
-      *phase = 2;
-      return;
-    }
-    if (*phase == 2) {
-      prepare_view(w, o.view);
-      if (o.select) w.UI_selectCell(o.select->slot, o.select->fold, o.select->step);
-    }
-    if (++*phase < 8) return;  // let the views settle (and a selected cell's dump load)
-    if (!o.screenshot.isEmpty()) save_screenshot(w, o);
-    if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
-    timer->stop();
-    QApplication::quit();
-  });
-  timer->start(150);
 }
 
 }  // namespace

@@ -6,37 +6,8 @@
 
 namespace nanscope::gui {
 
-namespace {
-
-// The phase whose work writes a slot's buffer (a post-backward check reads a buffer the backward
-// wrote earlier in the step).
-Phase producer_phase(int slot) {
-  switch (slot) {
-    case kAuxDHS2Nb:
-      return Phase::BackwardAux;
-    case kIqnTrunkM:
-    case kIqnDHS2:
-    case kDBranchLogits:
-      return Phase::BackwardIqn;
-    case kDValueLogits:
-    case kDAdvLogits:
-    case kCqlDValueLogits:
-    case kEnsembleDLogits:
-    case kBnDConcat:
-      return Phase::BackwardMain;
-    default:
-      return slot_info(slot).phase;
-  }
-}
-
-}  // namespace
-
 StepRow step_row(const StepRecord& h) {
-  const auto& l = h.losses;
-  StepRow r{h.fold, h.step, h.flags, h.checked, l.total, l.c51,
-            l.mse,  l.cql,  l.iqn,   l.aux,     l.ens,   l.grad_norm};
-  r.group_norm = l.group_norm;
-  return r;
+  return StepRow{h.fold, h.step, h.flags, h.checked, h.losses};
 }
 
 SnapshotHead live_head(Session& s, bool running, double rate, const QString& scenario) {
@@ -107,7 +78,8 @@ UpdatePtr LiveUpdates::make(Session& s, bool running, double rate, const QString
 }
 
 std::optional<StepRef> live_buffer_step(const Session& s, int slot) {
-  if (s.mid_step() && static_cast<int>(producer_phase(slot)) < static_cast<int>(s.next_phase()))
+  if (s.mid_step() &&
+      static_cast<int>(slot_info(slot).written_in) < static_cast<int>(s.next_phase()))
     return StepRef{s.fold(), s.step_in_fold(), true};
   if (s.history().empty()) return std::nullopt;
   const StepRecord& last = s.history().back();

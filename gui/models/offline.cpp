@@ -41,8 +41,7 @@ UpdatePtr load_run_update(const QString& run_file) {
         h.setup[i] = st;
     }
   for (const auto& row : r.steps) {
-    u->steps.push_back(StepRow{row.fold, row.step, row.flags, row.checked, row.loss, row.c51,
-                               row.mse, row.cql, row.iqn, row.aux, row.ens, row.grad_norm});
+    u->steps.push_back(StepRow{row.fold, row.step, row.flags, row.checked, row.losses});
     u->health.push_back(row.health);
   }
   u->folds = r.folds;

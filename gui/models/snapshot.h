@@ -43,19 +43,13 @@ struct SnapshotEvent {
 
 using SnapshotEntry = RunEntry;
 
-// One step of the run: its own flags, the slots checked at it, the loss terms and the norm.
+// One step of the run: its own flags, the slots checked at it, the loss terms and the norms (the
+// per-group norms NaN when not known: run files written before /steps/group_norm).
 struct StepRow {
   int fold = 0, step = 0;
   std::array<std::uint8_t, kSlotCount> flags{};
   std::uint64_t checked = 0;  // bit i: slot i was checked at this step
-  double loss = 0, c51 = 0, mse = 0, cql = 0, iqn = 0, aux = 0, ens = 0, grad_norm = 0;
-  // Per parameter group (kParamGroups); NaN when not known (a run file keeps the global norm only).
-  std::array<double, kGroupCount> group_norm = nan_groups();
-  static std::array<double, kGroupCount> nan_groups() {
-    std::array<double, kGroupCount> a;
-    a.fill(std::numeric_limits<double>::quiet_NaN());
-    return a;
-  }
+  StepLosses losses;
 };
 
 // The run's scalars: where it is and what it is.

@@ -8,9 +8,7 @@
 namespace nanscope::gui {
 
 namespace {
-constexpr std::array<const char*, 8> kBaseSeries = {"total loss", "c51", "mse", "cql",
-                                                    "iqn",        "aux", "ens", "grad norm"};
-constexpr int kGradNorm = 7;
+constexpr int kGradNorm = kGradNormTerm;
 // Okabe-Ito colours for the loss terms (told apart with red-green colour vision deficiency), greys
 // and dashes for the norms.
 const std::array<QColor, 8> kColours = {
@@ -76,31 +74,17 @@ class StepMarks : public QCPLayerable {
 };
 
 QString MetricsPlot::seriesName(int i) {
-  if (i < 8) return kBaseSeries[static_cast<std::size_t>(i)];
-  return QString("grad norm %1").arg(kParamGroups[static_cast<std::size_t>(i - 8)]);
+  if (i < static_cast<int>(kLossTerms.size())) {
+    const auto label = kLossTerms[static_cast<std::size_t>(i)].label;
+    return QString::fromUtf8(label.data(), static_cast<qsizetype>(label.size()));
+  }
+  return QString("grad norm %1").arg(kParamGroups[static_cast<std::size_t>(i - kGradNorm - 1)]);
 }
 
 double MetricsPlot::valueOf(const StepRow& r, int i) {
-  switch (i) {
-    case 0:
-      return r.loss;
-    case 1:
-      return r.c51;
-    case 2:
-      return r.mse;
-    case 3:
-      return r.cql;
-    case 4:
-      return r.iqn;
-    case 5:
-      return r.aux;
-    case 6:
-      return r.ens;
-    case kGradNorm:
-      return r.grad_norm;
-    default:
-      return r.group_norm[static_cast<std::size_t>(i - 8)];
-  }
+  if (i < static_cast<int>(kLossTerms.size()))
+    return r.losses.*kLossTerms[static_cast<std::size_t>(i)].member;
+  return r.losses.group_norm[static_cast<std::size_t>(i) - kLossTerms.size()];
 }
 
 MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
@@ -108,7 +92,7 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
     QCPGraph* g = i < kGradNorm ? addGraph() : addGraph(xAxis, yAxis2);
     g->setName(seriesName(i) + (i >= kGradNorm ? " (right)" : ""));
     QPen pen(i <= kGradNorm ? kColours[static_cast<std::size_t>(i)]
-                            : QColor::fromHsv((i - 8) * 360 / kGroupCount, 120, 150));
+                            : QColor::fromHsv((i - kGradNorm - 1) * 360 / kGroupCount, 120, 150));
     pen.setWidthF(i < kGradNorm ? 1.5 : 1.0);
     if (i > kGradNorm) pen.setStyle(Qt::DashLine);
     g->setPen(pen);
@@ -304,7 +288,7 @@ void MetricsPlot::refresh(bool reset) {
     }
     if (i > 0 && r.fold != steps[i - 1].fold)
       marks_->fold_starts.push_back(static_cast<double>(i) - 0.5);
-    if (!std::isfinite(r.loss)) {  // a run of non-finite steps is one band
+    if (!std::isfinite(r.losses.total)) {  // a run of non-finite steps is one band
       const int g = static_cast<int>(i);
       if (!marks_->bad.empty() && marks_->bad.back().second == g - 1)
         marks_->bad.back().second = g;

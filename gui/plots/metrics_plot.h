@@ -26,7 +26,7 @@ class MetricsPlot : public QCustomPlot {
   Q_OBJECT
  public:
   // The series: 7 loss terms (left axis), then the global gradient norm and one per group (right).
-  static constexpr int kSeriesCount = 8 + kGroupCount;
+  static constexpr int kSeriesCount = static_cast<int>(kLossTerms.size()) + kGroupCount;
   static QString seriesName(int i);
 
   explicit MetricsPlot(QWidget* parent = nullptr);

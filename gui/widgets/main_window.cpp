@@ -200,9 +200,10 @@ void MainWindow::post(std::function<void(EngineController*)> f) {
 }
 
 void MainWindow::buildDocks() {
-  auto dock = [this](const QString& title, QWidget* w, Qt::DockWidgetArea area) {
+  // Docks are found by object name (scripts, tests, the saved layout), never by their titles.
+  auto dock = [this](const char* name, const QString& title, QWidget* w, Qt::DockWidgetArea area) {
     auto* d = new QDockWidget(title, this);
-    d->setObjectName(title);
+    d->setObjectName(name);
     d->setWidget(w);
     addDockWidget(area, d);
     return d;
@@ -220,20 +221,21 @@ void MainWindow::buildDocks() {
   connect(slot_view_, &QTableView::clicked, this, [this, proxy](const QModelIndex& i) {
     UI_selectSlot(proxy->mapToSource(i).data(Qt::UserRole).toInt());
   });
-  dock("Slots", buildSlotsPanel(proxy), Qt::LeftDockWidgetArea);
+  dock("slotsDock", "Slots", buildSlotsPanel(proxy), Qt::LeftDockWidgetArea);
 
   inspector_ = new InspectorWidget;
   inspector_->setMinimumWidth(340);
-  dock("Buffer inspector", inspector_, Qt::RightDockWidgetArea);
+  dock("inspectorDock", "Buffer inspector", inspector_, Qt::RightDockWidgetArea);
   connect(inspector_, &InspectorWidget::stepChosen, this, &MainWindow::UI_selectCell);
 
   metrics_ = new MetricsPlot;
   metrics_->setMinimumSize(640, 180);
   metrics_->setView(view_.get());
-  auto* metrics_dock = dock("Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);
+  auto* metrics_dock =
+      dock("metricsDock", "Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);
 
   compare_ = new ComparePanel;
-  auto* compare_dock = dock("Step compare", compare_, Qt::BottomDockWidgetArea);
+  auto* compare_dock = dock("compareDock", "Step compare", compare_, Qt::BottomDockWidgetArea);
 
   auto* events_view = new QTableView;
   events_view->setObjectName("eventsView");
@@ -276,7 +278,7 @@ void MainWindow::buildDocks() {
   connect(events_, &QAbstractItemModel::modelReset, this, show_if_empty);
   connect(events_, &QAbstractItemModel::rowsInserted, this, show_if_empty);
   connect(events_, &QAbstractItemModel::rowsRemoved, this, show_if_empty);
-  auto* events_dock = dock("Events", events_view, Qt::BottomDockWidgetArea);
+  auto* events_dock = dock("eventsDock", "Events", events_view, Qt::BottomDockWidgetArea);
   tabifyDockWidget(compare_dock, events_dock);
   events_dock->raise();
   // The Events and Step compare docks wide enough for their columns' text at the default layout
@@ -287,7 +289,7 @@ void MainWindow::buildDocks() {
 
   injection_ = new InjectionPanel;
   connect(injection_, &InjectionPanel::injectRequested, this, &MainWindow::UI_inject);
-  auto* inject_dock = dock("Fault injection", injection_, Qt::LeftDockWidgetArea);
+  auto* inject_dock = dock("injectionDock", "Fault injection", injection_, Qt::LeftDockWidgetArea);
 
   auto* summary = new QWidget;
   auto* lay = new QVBoxLayout(summary);
@@ -301,7 +303,8 @@ void MainWindow::buildDocks() {
   config_view_ = new QPlainTextEdit;
   config_view_->setReadOnly(true);
   lay->addWidget(config_view_);
-  auto* summary_dock = dock("Entry point and config", summary, Qt::LeftDockWidgetArea);
+  auto* summary_dock =
+      dock("summaryDock", "Entry point and config", summary, Qt::LeftDockWidgetArea);
   tabifyDockWidget(inject_dock, summary_dock);
   summary_dock->raise();
 

@@ -210,16 +210,16 @@ void MainWindow::buildViewMenu() {
       "step compare: the selected fold's last clean step and its first bad one", [this] {
         UI_compareDefault();
         // Brought forward: Ctrl+D is asked for to be seen (the dock shares its tab with Events).
-        for (QDockWidget* d : findChildren<QDockWidget*>())
-          if (d->windowTitle() == "Step compare") {
-            d->show();
-            d->raise();
-          }
+        if (auto* d = findChild<QDockWidget*>("compareDock")) {
+          d->show();
+          d->raise();
+        }
       });
 }
 
 void MainWindow::buildHelpMenu() {
   auto* help = menuBar()->addMenu("&Help");
+  help->setObjectName("helpMenu");
   help->addAction("&Keyboard shortcuts", QKeySequence(Qt::Key_F1), this,
                   [this] { showShortcuts(); });
   help->addAction("&Documentation", this, [this] {

@@ -221,8 +221,7 @@ class HealthViewsTest : public QObject, public GuiFixture {
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     waitOffline(w, lr_explosion_);
-    for (QDockWidget* d : w.findChildren<QDockWidget*>())
-      if (d->windowTitle() == "Step compare") d->raise();
+    w.findChild<QDockWidget*>("compareDock")->raise();
     ComparePanel* p = w.comparePanel();
     QVERIFY(p->isVisible());
     // The default: the last clean step and the first bad one.
@@ -270,8 +269,7 @@ class HealthViewsTest : public QObject, public GuiFixture {
     QVERIFY(!marks4.empty());
     for (const auto& [slot, step] : marks4) QCOMPARE(step, 4);
     // Ctrl+D gives the default pair back, and brings the dock forward over Events.
-    for (QDockWidget* d : w.findChildren<QDockWidget*>())
-      if (d->windowTitle() == "Events") d->raise();
+    w.findChild<QDockWidget*>("eventsDock")->raise();
     QTRY_VERIFY(!p->isVisible() || p->visibleRegion().isEmpty());
     QTest::keyClick(&w, Qt::Key_D, Qt::ControlModifier);
     QTRY_VERIFY(p->isVisible() && !p->visibleRegion().isEmpty());

@@ -229,8 +229,8 @@ class WorkbenchTest : public QObject, public GuiFixture {
     const RunFileData file = read_run_file(three_fold_run_.toStdString());
     QCOMPARE(w.snapshot()->steps.size(), file.steps.size());
     for (std::size_t i = 0; i < file.steps.size(); ++i) {
-      QCOMPARE(w.snapshot()->steps[i].c51, file.steps[i].c51);
-      QVERIFY(file.steps[i].c51 > 1.0);
+      QCOMPARE(w.snapshot()->steps[i].losses.c51, file.steps[i].losses.c51);
+      QVERIFY(file.steps[i].losses.c51 > 1.0);
     }
     QCOMPARE(w.foldPlot()->entries().size(), std::size_t{3});  // each fold's entry framed
     QCOMPARE(w.selectedFold(), 0);                             // the run's entry fold

@@ -63,7 +63,13 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
   EXPECT_EQ(r.steps[2].flags[kAuxLoss], kKindNegInf);
   EXPECT_EQ(r.steps[7].fold, 1);
   EXPECT_EQ(r.steps[7].step, 2);
-  EXPECT_EQ(r.steps[4].loss, s->history()[4].losses.total);
+  // Every loss term and norm, the per-group norms included, as the session recorded them.
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    for (const LossTerm& t : kLossTerms)
+      EXPECT_EQ(r.steps[i].losses.*t.member, s->history()[i].losses.*t.member) << t.name;
+    EXPECT_EQ(r.steps[i].losses.group_norm, s->history()[i].losses.group_norm);
+  }
+  EXPECT_GT(r.steps[4].losses.group_norm[0], 0.0);
   ASSERT_EQ(s->dump_paths().size(), 1u);
   EXPECT_EQ(fs::path(s->dump_paths()[0]).filename(), "fold000_step00000002_aux_loss.h5");
   bool found = false;

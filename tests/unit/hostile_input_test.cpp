@@ -411,3 +411,30 @@ TEST(HostileInput, AttributesThatAreNotOneValueAreRefusedBeforeReading) {
   msg = error_of([&] { read_run_file(path); });
   EXPECT_NE(msg.find("attribute config is not a single value"), std::string::npos) << msg;
 }
+
+// A slot dataset with another number of values than the dump's config makes is not compared (it
+// would be a verdict on nothing): replay refuses it with 78, naming the dataset.
+TEST(HostileInput, ASlotDatasetOfAnotherSizeIsRefused) {
+  const DumpData d = read_dump(recorded().dump);
+  const std::string entry = std::string(slot_info(d.entry_slot).name);
+  const std::string path = copy_of(recorded().dump, "slot_size");
+  edit(path, [&](hid_t f) {
+    const std::string name = "slots/" + entry;
+    reshape(f, name.c_str(), {7});
+    hid_t ds = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+    for (const char* attr : {"flags", "first_bad_index"}) {
+      hid_t space = H5Screate(H5S_SCALAR);
+      hid_t a = H5Acreate2(ds, attr, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT);
+      const std::int64_t zero = 0;
+      H5Awrite(a, H5T_NATIVE_INT64, &zero);
+      H5Aclose(a);
+      H5Sclose(space);
+    }
+    H5Dclose(ds);
+  });
+  const std::string msg = replay_error(path);
+  EXPECT_NE(msg.find(path + ":/slots/" + entry + ": holds 7 values, but the dump's config makes"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(run_cli("replay " + path + " --backend cpu"), 78);
+}

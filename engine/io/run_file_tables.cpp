@@ -1,0 +1,95 @@
+#include "io/run_file_tables.h"
+
+#include <fmt/format.h>
+
+#include <initializer_list>
+#include <regex>
+
+#include "core/errors.h"
+
+namespace nanscope::run_tables {
+namespace {
+
+struct Field {
+  const char* name;
+  std::size_t offset;
+  hid_t type;
+};
+
+// A compound type of `size` bytes with these fields; every insertion checked.
+h5::Handle compound(std::size_t size, std::initializer_list<Field> fields) {
+  h5::Handle t(H5Tcreate(H5T_COMPOUND, size), H5Tclose);
+  h5::check_id(t.id(), "run file", "making a table's row type");
+  for (const Field& f : fields)
+    h5::check(H5Tinsert(t, f.name, f.offset, f.type), "run file",
+              std::string("adding the field ") + f.name + " to a table's row type");
+  return t;
+}
+
+}  // namespace
+
+h5::Handle slot_row_type() {
+  const h5::Handle n = h5::string_type(kNameLen), p = h5::string_type(kPhaseLen),
+                   b = h5::string_type(kBufferLen);
+  return compound(sizeof(SlotRow), {{"index", HOFFSET(SlotRow, index), H5T_NATIVE_INT32},
+                                    {"name", HOFFSET(SlotRow, name), n},
+                                    {"phase", HOFFSET(SlotRow, phase), p},
+                                    {"buffer", HOFFSET(SlotRow, buffer), b},
+                                    {"rank", HOFFSET(SlotRow, rank), H5T_NATIVE_INT32}});
+}
+
+h5::Handle event_row_type() {
+  const h5::Handle k = h5::string_type(kKindLen), d = h5::string_type(kDumpLen);
+  return compound(sizeof(EventRow),
+                  {{"fold", HOFFSET(EventRow, fold), H5T_NATIVE_INT32},
+                   {"step", HOFFSET(EventRow, step), H5T_NATIVE_INT32},
+                   {"kind", HOFFSET(EventRow, kind), k},
+                   {"entry_slot", HOFFSET(EventRow, entry_slot), H5T_NATIVE_INT32},
+                   {"dump", HOFFSET(EventRow, dump), d}});
+}
+
+h5::Handle watch_row_type() {
+  const h5::Handle c = h5::string_type(kKindLen);
+  return compound(sizeof(WatchRow),
+                  {{"condition", HOFFSET(WatchRow, condition), c},
+                   {"slot", HOFFSET(WatchRow, slot), H5T_NATIVE_INT32},
+                   {"group", HOFFSET(WatchRow, group), H5T_NATIVE_INT32},
+                   {"fold", HOFFSET(WatchRow, fold), H5T_NATIVE_INT32},
+                   {"step", HOFFSET(WatchRow, step), H5T_NATIVE_INT32},
+                   {"value", HOFFSET(WatchRow, value), H5T_NATIVE_DOUBLE},
+                   {"threshold", HOFFSET(WatchRow, threshold), H5T_NATIVE_DOUBLE}});
+}
+
+bool is_dump_name(const std::string& d) {
+  static const std::regex name(R"(dumps/fold\d{3,}_step\d{8,}_[A-Za-z0-9_.]+\.h5)");
+  return std::regex_match(d, name) && d.find("..") == std::string::npos;
+}
+
+void write_table_rows(hid_t loc, const char* name, const h5::Handle& type, const void* rows,
+                      std::size_t n, const std::string& where) {
+  hsize_t count = n;
+  h5::Handle space(H5Screate_simple(1, &count, nullptr), H5Sclose);
+  h5::check_id(space.id(), where, std::string("making the shape of ") + name);
+  h5::Handle ds(H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Dclose);
+  h5::check_id(ds.id(), where, std::string("creating ") + name);
+  if (n)
+    h5::check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), where,
+              std::string("writing ") + name);
+}
+
+std::size_t table_rows(hid_t f, const char* name, std::size_t row_bytes, const std::string& path) {
+  const auto dims = h5::dataset_dims(f, name, path);
+  if (dims.size() != 1) throw DataError(fmt::format("{}: /{} must be one-dimensional", path, name));
+  return h5::checked_count(f, name, dims, row_bytes, path);
+}
+
+void read_table_rows(hid_t f, const char* name, const h5::Handle& type, void* rows, std::size_t n,
+                     const std::string& path, const char* what) {
+  h5::Handle ds(H5Dopen2(f, name, H5P_DEFAULT), H5Dclose);
+  h5::check_id(ds.id(), path, std::string("opening /") + name, h5::Op::Read);
+  if (n && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
+    throw DataError(fmt::format("{}: cannot read /{} (not the {})", path, name, what));
+}
+
+}  // namespace nanscope::run_tables

@@ -1,0 +1,25 @@
+// The workbench's screenshot mode (--screenshot, --screenshot-after, --screenshot-view,
+// --screenshot-select, --screenshot-simulate, --state-json): what the user would do before looking,
+// done by a timer once the window has something to show, then the PNG and the state file, and exit.
+#pragma once
+
+#include <QString>
+#include <optional>
+
+#include "widgets/main_window.h"
+
+namespace nanscope::gui {
+
+struct ScreenshotOptions {
+  QString screenshot, after, state_json, view, simulate;
+  struct Cell {
+    int fold, step, slot;
+  };
+  std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
+};
+
+// Drives `w` and quits the application with nanscope-run's code for what happened (0; 69 for a
+// device that cannot be used; 78 for a file or config refused before anything could be shown).
+void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o);
+
+}  // namespace nanscope::gui

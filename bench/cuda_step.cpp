@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "core/config_io.h"
 #include "cuda_backend.h"
+#include "test_seams.h"
 #include "session/session.h"
 
 #include "bench_util.h"

@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "core/sentinel.h"
 #include "cuda_backend.h"
+#include "test_seams.h"
 #include "dense.h"
 #include "model/dims.h"
 #include "reference/reference_check.h"

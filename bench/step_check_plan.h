@@ -4,6 +4,7 @@
 
 #include "core/config.h"
 #include "cuda_backend.h"
+#include "test_seams.h"
 
 namespace nanscope::bench {
 

@@ -16,6 +16,7 @@
 
 #include "core/config.h"
 #include "cuda_backend.h"
+#include "test_seams.h"
 #include "dense.h"
 #include "device_array.h"
 #include "session/session.h"

@@ -23,64 +23,40 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       blas_(stream_.s),
       lanes_(stream_.s, blas_),
       sampler_(SamplerShape{d_.B, d_.N, d_.Np, d_.K, d_.iqn}, stream_.s),
-      params_(L_.total()),
-      target_(L_.total()),
-      adam_(2 * L_.total()),
-      kept_params_(L_.total()),
-      kept_target_(L_.total()),
-      kept_adam_(2 * L_.total()),
-      online_(d_),
-      online_next_(d_),
-      target_next_(d_),
-      q_(static_cast<std::size_t>(d_.B) * d_.A),
-      q_next_(q_.size()),
-      astar_(static_cast<std::size_t>(d_.B) * d_.D),
-      m_(static_cast<std::size_t>(d_.B) * d_.D * d_.NA),
-      c51_(d_.B),
-      lse_(static_cast<std::size_t>(d_.B) * d_.D),
-      y_(lse_.size()),
-      mse_part_(d_.B),
+      state_(L_.total()),
+      kept_(L_.total()),
+      nets_(d_),
+      heads_(d_),
       iqn_(d_),
-      aux_pre_(static_cast<std::size_t>(d_.B) * d_.AH),
-      aux_h_(aux_pre_.size()),
-      pred_(static_cast<std::size_t>(d_.B) * d_.AO),
-      aux_loss_(d_.B),
-      ve_(static_cast<std::size_t>(d_.E) * d_.B * d_.NA),
-      ens_part_(static_cast<std::size_t>(d_.E) * d_.B),
-      total_(1),
       bw_(d_, L_.total()),
-      bw33_(bw_.bw.size()),
-      bw34_(bw_.bw.size()),
+      bw_copies_(bw_.bw.size()),
       norms_(1 + kGroupCount),
       opt_(L_, c.optim, stream_.s),
-      bank_(c.run.steps_per_fold, stream_.s, c.sentinel.health),
       scalars_(kScCount),
-      records_(static_cast<std::size_t>(c.run.steps_per_fold) * sizeof(StepStatusRecord)),
-      adam_t_dev_(1),
       gstep_(1),
-      updated_(1) {
-  for (int s = 0; s < kSlotCount; ++s) shapes_[s] = slot_shape(d_, s, L_.total());
+      checks_(c_, *this, stream_.s) {
+  for (int s = 0; s < kSlotCount; ++s) slots_.shapes[s] = slot_shape(d_, s, L_.total());
   const float* batch = sampler_.batch();
   const BatchSlotOffsets at = batch_slot_offsets(d_);
-  s_ = batch + at.obs;
-  s_next_ = batch + at.next_obs;
-  ret_ = batch + at.returns;
-  done_ = batch + at.done;
-  next_bar_ = batch + at.next_bar;
-  fwd_ = ForwardState{.s = s_,
-                      .next_bar = next_bar_,
+  batch_.s = batch + at.obs;
+  batch_.s_next = batch + at.next_obs;
+  batch_.ret = batch + at.returns;
+  batch_.done = batch + at.done;
+  batch_.next_bar = batch + at.next_bar;
+  fwd_ = ForwardState{.s = batch_.s,
+                      .next_bar = batch_.next_bar,
                       .actions = sampler_.actions(),
-                      .h1 = online_.h1.get(),
-                      .pre1 = online_.pre1.get(),
-                      .pre2 = online_.pre2.get(),
-                      .h2 = online_.h2.get(),
-                      .z = online_.z.get(),
-                      .logp = online_.logp.get(),
-                      .q = q_.get(),
-                      .m = m_.get(),
-                      .y = y_.get(),
-                      .cql_lse = lse_.get(),
-                      .ve = ve_.get(),
+                      .h1 = nets_.online.h1.get(),
+                      .pre1 = nets_.online.pre1.get(),
+                      .pre2 = nets_.online.pre2.get(),
+                      .h2 = nets_.online.h2.get(),
+                      .z = nets_.online.z.get(),
+                      .logp = nets_.online.logp.get(),
+                      .q = heads_.q.get(),
+                      .m = heads_.m.get(),
+                      .y = heads_.y.get(),
+                      .cql_lse = heads_.lse.get(),
+                      .ve = heads_.ve.get(),
                       .tau = sampler_.tau(),
                       .iqn_cos = iqn_.cos.get(),
                       .iqn_phi_pre = iqn_.phi_pre.get(),
@@ -88,39 +64,37 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
                       .iqn_psi = iqn_.psi.get(),
                       .iqn_q = iqn_.q.get(),
                       .iqn_targets = iqn_.targets.get(),
-                      .aux_pre = aux_pre_.get(),
-                      .aux_h = aux_h_.get(),
-                      .aux_pred = pred_.get()};
+                      .aux_pre = heads_.aux_pre.get(),
+                      .aux_h = heads_.aux_h.get(),
+                      .aux_pred = heads_.pred.get()};
   build_slot_buffers();
   const auto& l = c.loss;
-  weights_ = LossWeights{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql),
-                         static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
-                         static_cast<float>(l.lambda_ens)};
-  weights_d_ = LossWeightsD{l.lambda_mse, l.lambda_iqn, l.lambda_aux, l.lambda_ens, d_.iqn};
+  loss_weights_.f = LossWeights{static_cast<float>(l.lambda_mse), static_cast<float>(l.alpha_cql),
+                                static_cast<float>(l.lambda_iqn), static_cast<float>(l.lambda_aux),
+                                static_cast<float>(l.lambda_ens)};
+  loss_weights_.d = LossWeightsD{l.lambda_mse, l.lambda_iqn, l.lambda_aux, l.lambda_ens, d_.iqn};
   device_name_ = std::move(device_name);
-  setup_ = slot_setup(c_);
-  reserved_exec_.fill(-1);
   // Every slot buffer and every piece of step state starts at zero, as on the CPU backend: a
   // buffer inspected before its first step shows zeros, never leftover device memory.
   for (int s = 0; s < kSlotCount; ++s) {
     // The buffers are what the slot table says they are (shapes are what the dumps store).
     for (const DevBuf b : {read_buf(s), write_buf(s)})
-      if (b.n != element_count(shapes_[s]))
+      if (b.n != element_count(slots_.shapes[s]))
         throw InternalError(fmt::format("CUDA backend: slot {} has {} elements, its shape says {}",
-                                        s, b.n, element_count(shapes_[s])));
+                                        s, b.n, element_count(slots_.shapes[s])));
     if (const DevBuf b = write_buf(s); b.p) zero(b.p, b.n * sizeof(float));
   }
-  for (auto* a : {&bw33_, &bw34_, &kept_params_, &kept_target_, &kept_adam_})
+  for (auto* a : {&bw_copies_.main, &bw_copies_.aux, &kept_.params, &kept_.target, &kept_.adam})
     zero(a->get(), a->size() * sizeof(float));
   zero(scalars_.get(), scalars_.size() * sizeof(double));
-  zero(records_.get(), records_.size());
   if (c_.watch.needs_update_norms()) {
-    delta_ = DeviceArray<float>(L_.total());
-    update_norms_ = DeviceArray<float>(1 + kGroupCount);
-    weight_norms_ = DeviceArray<float>(1 + kGroupCount);
-    zero(delta_.get(), delta_.size() * sizeof(float));  // the padding between entries stays zero
+    ratio_.delta = DeviceArray<float>(L_.total());
+    ratio_.update_norms = DeviceArray<float>(1 + kGroupCount);
+    ratio_.weight_norms = DeviceArray<float>(1 + kGroupCount);
+    zero(ratio_.delta.get(),
+         ratio_.delta.size() * sizeof(float));  // the padding between entries stays zero
   }
-  zero(kept_t_.get(), sizeof(std::int64_t));
+  zero(kept_.t.get(), sizeof(std::int64_t));
   zero(gstep_.get(), sizeof(std::int64_t));
   reset_parameters();
 }
@@ -136,12 +110,13 @@ CudaBackend::~CudaBackend() {
 void CudaBackend::reset_parameters() {
   const std::vector<double> init = initial_parameters(c_, L_);
   const std::vector<float> p(init.begin(), init.end());
-  upload(params_.get(), p);
-  upload(target_.get(), p);
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(adam_.get(), 0, adam_.size() * sizeof(float), stream_.s));
+  upload(state_.params.get(), p);
+  upload(state_.target.get(), p);
+  NANSCOPE_CUDA_CHECK(
+      cudaMemsetAsync(state_.adam.get(), 0, state_.adam.size() * sizeof(float), stream_.s));
   NANSCOPE_CUDA_CHECK(
       cudaMemsetAsync(bw_.grads.get(), 0, bw_.grads.size() * sizeof(float), stream_.s));
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(adam_t_dev_.get(), 0, sizeof(std::int64_t), stream_.s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(state_.t.get(), 0, sizeof(std::int64_t), stream_.s));
 }
 
 void CudaBackend::load_fold(const TransitionSet& t) {
@@ -151,19 +126,19 @@ void CudaBackend::load_fold(const TransitionSet& t) {
 }
 
 SlotView CudaBackend::slot(int index) {
-  if (shapes_[index].empty()) return {};
+  if (slots_.shapes[index].empty()) return {};
   const DevBuf b = read_buf(index);
   return mirror_view(index, b.p, b.n);
 }
 
 SlotView CudaBackend::mirror_view(int slot, const float* dev, std::size_t n) {
-  auto& mirror = mirrors_[static_cast<std::size_t>(slot)];
+  auto& mirror = slots_.mirrors[static_cast<std::size_t>(slot)];
   mirror.resize(n);
   download(mirror.data(), dev, n);
   SlotView v;
   v.data = mirror.data();
   v.count = mirror.size();
-  v.shape = shapes_[slot];
+  v.shape = slots_.shapes[slot];
   return v;
 }
 
@@ -194,7 +169,7 @@ std::vector<Overwritten> CudaBackend::inject_slot(int index, std::optional<std::
 std::vector<double> CudaBackend::read_param(const std::string& name, bool target) const {
   const ParamEntry* e = entry(name);
   std::vector<float> h(e->count);
-  download(h.data(), (target ? target_ : params_).get() + e->offset, e->count);
+  download(h.data(), (target ? state_.target : state_.params).get() + e->offset, e->count);
   return std::vector<double>(h.begin(), h.end());
 }
 
@@ -204,39 +179,39 @@ void CudaBackend::write_param(const std::string& name, const std::vector<double>
   if (values.size() != e->count)
     throw InternalError(
         fmt::format("parameter '{}' has {} elements, got {}", name, e->count, values.size()));
-  upload(params_.get() + e->offset, std::vector<float>(values.begin(), values.end()));
+  upload(state_.params.get() + e->offset, std::vector<float>(values.begin(), values.end()));
 }
 
 std::int64_t CudaBackend::adam_step() const {
   std::int64_t t = 0;
-  download(&t, adam_t_dev_.get(), 1);
+  download(&t, state_.t.get(), 1);
   return t;
 }
 
 void CudaBackend::write_state(const StateSnapshot& s) {
   flush_checks();
   std::vector<float> p(L_.total()), t(L_.total()), a(2 * L_.total());
-  download(p.data(), params_.get(), p.size());  // padding stays as it is (zero)
-  download(t.data(), target_.get(), t.size());
-  download(a.data(), adam_.get(), a.size());
+  download(p.data(), state_.params.get(), p.size());  // padding stays as it is (zero)
+  download(t.data(), state_.target.get(), t.size());
+  download(a.data(), state_.adam.get(), a.size());
   std::int64_t adam_t = 0;
   unpack_state(L_, s, p, t, a, adam_t);
-  upload(params_.get(), p);
-  upload(target_.get(), t);
-  upload(adam_.get(), a);
-  upload(adam_t_dev_.get(), std::vector<std::int64_t>{adam_t});
+  upload(state_.params.get(), p);
+  upload(state_.target.get(), t);
+  upload(state_.adam.get(), a);
+  upload(state_.t.get(), std::vector<std::int64_t>{adam_t});
 }
 
 void CudaBackend::keep_state() {  // device-to-device, graph-capturable
-  copy(kept_params_.get(), params_.get(), params_.size());
-  copy(kept_target_.get(), target_.get(), target_.size());
-  copy(kept_adam_.get(), adam_.get(), adam_.size());
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(kept_t_.get(), adam_t_dev_.get(), sizeof(std::int64_t),
+  copy(kept_.params.get(), state_.params.get(), state_.params.size());
+  copy(kept_.target.get(), state_.target.get(), state_.target.size());
+  copy(kept_.adam.get(), state_.adam.get(), state_.adam.size());
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(kept_.t.get(), state_.t.get(), sizeof(std::int64_t),
                                       cudaMemcpyDeviceToDevice, stream_.s));
 }
 
 void CudaBackend::read_kept_state(StateSnapshot& s) const {
-  read_state_at(kept_params_.get(), kept_target_.get(), kept_adam_.get(), kept_t_.get(), s);
+  read_state_at(kept_.params.get(), kept_.target.get(), kept_.adam.get(), kept_.t.get(), s);
 }
 
 BatchContext CudaBackend::batch_context() const {
@@ -273,14 +248,14 @@ void CudaBackend::set_batch(const BatchContext& b) {
   }
 }
 
-CudaBackend::DevBuf CudaBackend::read_buf(int slot) {
-  if (slot == kBwDHS2Main) return of(bw33_);
-  if (slot == kBwDHS2Aux) return of(bw34_);
+DevBuf CudaBackend::read_buf(int slot) {
+  if (slot == kBwDHS2Main) return of(bw_copies_.main);
+  if (slot == kBwDHS2Aux) return of(bw_copies_.aux);
   return write_buf(slot);
 }
 
-CudaBackend::DevBuf CudaBackend::write_buf(int slot) {
-  return shapes_[slot].empty() ? DevBuf{} : slot_bufs_[static_cast<std::size_t>(slot)];
+DevBuf CudaBackend::write_buf(int slot) {
+  return slots_.shapes[slot].empty() ? DevBuf{} : slots_.live[static_cast<std::size_t>(slot)];
 }
 
 // The slot-to-buffer table, built once: every slot names the device array its producer writes
@@ -289,29 +264,29 @@ void CudaBackend::build_slot_buffers() {
   const auto buf = sampler_.buffers();
   const std::pair<int, DevBuf> table[] = {
       {kBatch, DevBuf{buf.batch, buf.batch_count}},
-      {kHS1, of(online_.h1)},
-      {kHS2, of(online_.h2)},
-      {kBnZ, of(online_.z)},
-      {kValueLogits, of(online_.v)},
-      {kAdvLogits, of(online_.adv)},
-      {kLogProbs, of(online_.logp)},
-      {kTargetLogProbs, of(target_next_.logp)},
-      {kProjTarget, of(m_)},
-      {kC51Loss, of(c51_)},
-      {kQExpected, of(q_)},
-      {kCqlLse, of(lse_)},
+      {kHS1, of(nets_.online.h1)},
+      {kHS2, of(nets_.online.h2)},
+      {kBnZ, of(nets_.online.z)},
+      {kValueLogits, of(nets_.online.v)},
+      {kAdvLogits, of(nets_.online.adv)},
+      {kLogProbs, of(nets_.online.logp)},
+      {kTargetLogProbs, of(nets_.target_next.logp)},
+      {kProjTarget, of(heads_.m)},
+      {kC51Loss, of(heads_.c51)},
+      {kQExpected, of(heads_.q)},
+      {kCqlLse, of(heads_.lse)},
       {kIqnTau, DevBuf{buf.tau, buf.tau_count}},
       {kIqnPhi, of(iqn_.phi)},
       {kIqnQuantiles, of(iqn_.q)},
       {kIqnTargetQuantiles, of(iqn_.t_q)},
       {kIqnLoss, of(iqn_.loss)},
-      {kAuxPredNb, of(pred_)},
-      {kAuxLoss, of(aux_loss_)},
-      {kEnsembleLogits, of(ve_)},
-      {kTotalLoss, of(total_)},
+      {kAuxPredNb, of(heads_.pred)},
+      {kAuxLoss, of(heads_.aux_loss)},
+      {kEnsembleLogits, of(heads_.ve)},
+      {kTotalLoss, of(heads_.total)},
       {kGradNorm, of(norms_)},
-      {kAdamMoments, of(adam_)},
-      {kParams, of(params_)},
+      {kAdamMoments, of(state_.adam)},
+      {kParams, of(state_.params)},
       {kDValueLogits, of(bw_.d_value)},
       {kDAdvLogits, of(bw_.d_adv)},
       {kIqnTrunkM, of(bw_.trunk_m)},
@@ -328,7 +303,7 @@ void CudaBackend::build_slot_buffers() {
   static_assert(sizeof(table) / sizeof(table[0]) == kSlotCount);
   std::uint64_t named = 0;
   for (const auto& [slot, b] : table) {
-    slot_bufs_[static_cast<std::size_t>(slot)] = b;
+    slots_.live[static_cast<std::size_t>(slot)] = b;
     named |= std::uint64_t{1} << slot;
   }
   if (named != (std::uint64_t{1} << kSlotCount) - 1)
@@ -343,7 +318,7 @@ std::vector<double> CudaBackend::download_d(const float* dev, std::size_t n) con
 
 void CudaBackend::read_state_at(const float* p, const float* t, const float* a,
                                 const std::int64_t* adam_t, StateSnapshot& s) const {
-  std::vector<float> hp(params_.size()), ht(target_.size()), ha(adam_.size());
+  std::vector<float> hp(state_.params.size()), ht(state_.target.size()), ha(state_.adam.size());
   download(hp.data(), p, hp.size());
   download(ht.data(), t, ht.size());
   download(ha.data(), a, ha.size());

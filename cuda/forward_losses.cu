@@ -253,6 +253,23 @@ void mean_into(const float* x, int n, double scale, double* out, cudaStream_t st
   NANSCOPE_LAUNCH_CHECK();
 }
 
+HeadBuffers::HeadBuffers(const Dims& d)
+    : q(static_cast<size_t>(d.B) * d.A),
+      q_next(q.size()),
+      astar(static_cast<size_t>(d.B) * d.D),
+      m(static_cast<size_t>(d.B) * d.D * d.NA),
+      c51(d.B),
+      lse(static_cast<size_t>(d.B) * d.D),
+      y(lse.size()),
+      mse_part(d.B),
+      aux_pre(static_cast<size_t>(d.B) * d.AH),
+      aux_h(aux_pre.size()),
+      pred(static_cast<size_t>(d.B) * d.AO),
+      aux_loss(d.B),
+      ve(static_cast<size_t>(d.E) * d.B * d.NA),
+      ens_part(static_cast<size_t>(d.E) * d.B),
+      total(1) {}
+
 IqnBuffers::IqnBuffers(const Dims& d)
     : cos(static_cast<size_t>(d.B) * d.N * d.C),
       phi_pre(static_cast<size_t>(d.B) * d.N * d.H),

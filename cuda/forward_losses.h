@@ -13,6 +13,21 @@
 
 namespace nanscope::cuda {
 
+// The forward's head and loss buffers outside the networks and the IQN head: one struct for the
+// backend and the GPU tests' fixture (slot numbers in brackets).
+struct HeadBuffers {
+  explicit HeadBuffers(const Dims& d);
+  DeviceArray<float> q, q_next;     // expected Q on s (10) and on s' (double DQN) [B, A]
+  DeviceArray<std::int32_t> astar;  // double-DQN greedy sub-actions [B, D]
+  DeviceArray<float> m;             // the C51 projection [B, D, atoms] (8)
+  DeviceArray<float> c51;           // per-sample C51 loss [B] (9)
+  DeviceArray<float> lse, y;        // CQL logsumexp [B, D] (11) and the MSE targets
+  DeviceArray<float> mse_part;      // per-sample MSE [B]
+  DeviceArray<float> aux_pre, aux_h, pred, aux_loss;  // the aux head; pred (17), loss (18)
+  DeviceArray<float> ve, ens_part;  // ensemble logits [E, B, atoms] (19) and their CE parts
+  DeviceArray<float> total;         // the total loss (20)
+};
+
 struct IqnBuffers {
   IqnBuffers(const Dims& d);
   DeviceArray<float> cos, phi_pre, phi, psi, q;  // online on s, N samples   (slots 13, 14)

@@ -58,10 +58,4 @@ StepGraphShape shape_of(cudaGraph_t graph) {
   return shape;
 }
 
-StepGraphShape step_graph_shape(const Backend& backend) {
-  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
-  if (!cuda) throw InternalError("step_graph_shape: not a CUDA backend");
-  return cuda->graph_shape_;
-}
-
 }  // namespace nanscope::cuda

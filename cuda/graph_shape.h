@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda_backend.h"
+#include "test_seams.h"
 
 namespace nanscope::cuda {
 

@@ -334,6 +334,7 @@ BankReadback DeviceBank::read_rows(std::size_t first, std::size_t rows) {
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status.get(), sizeof(unsigned int),
                                       cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  r.copies = 3;  // the records, the history rows and the status word
   return r;
 }
 

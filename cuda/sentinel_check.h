@@ -53,6 +53,7 @@ struct BankReadback {
   std::array<DeviceSlotRecord, kBankSlots> records{};
   std::vector<std::array<std::uint8_t, kBankSlots>> history;  // per step of the fold
   std::uint32_t step_status = 0;  // OR of every check of the current step (the one status word)
+  int copies = 0;                 // the device-to-host copies the readback made
 };
 
 class DeviceBank {

@@ -6,6 +6,7 @@
 
 #include "core/slot_table.h"
 #include "cuda_backend.h"
+#include "test_seams.h"
 
 namespace nanscope::test {
 

@@ -83,27 +83,11 @@ struct GpuFixture {
     cuda::net_forward(blas, d, cpu.layout, target.get(), s_next, target_next);
   }
 
-  // The whole forward of the step on the device (what forward_gpu_test checks slot by slot).
-  struct Forward {
-    explicit Forward(const Dims& d)
-        : q(static_cast<std::size_t>(d.B) * d.A),
-          q_next(q.size()),
-          astar(static_cast<std::size_t>(d.B) * d.D),
-          m(static_cast<std::size_t>(d.B) * d.D * d.NA),
-          c51(d.B),
-          lse(static_cast<std::size_t>(d.B) * d.D),
-          y(lse.size()),
-          iqn(d),
-          aux_pre(static_cast<std::size_t>(d.B) * d.AH),
-          aux_h(aux_pre.size()),
-          pred(static_cast<std::size_t>(d.B) * d.AO),
-          aux_loss(d.B),
-          ve(static_cast<std::size_t>(d.E) * d.B * d.NA) {}
-    cuda::DeviceArray<float> q, q_next;
-    cuda::DeviceArray<std::int32_t> astar;
-    cuda::DeviceArray<float> m, c51, lse, y;
+  // The whole forward of the step on the device (what forward_gpu_test checks slot by slot), in
+  // the backend's own head buffers.
+  struct Forward : cuda::HeadBuffers {
+    explicit Forward(const Dims& d) : HeadBuffers(d), iqn(d) {}
     cuda::IqnBuffers iqn;
-    cuda::DeviceArray<float> aux_pre, aux_h, pred, aux_loss, ve;
     ForwardScalars sc;
   };
 

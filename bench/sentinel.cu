@@ -17,16 +17,16 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "block_reduce.cuh"
 #include "core/config.h"
 #include "core/sentinel.h"
 #include "cuda_backend.h"
-#include "test_seams.h"
 #include "dense.h"
 #include "model/dims.h"
+#include "reduce.cuh"
 #include "reference/reference_check.h"
 #include "sentinel_check.h"
 #include "step_check_plan.h"
+#include "test_seams.h"
 
 using namespace nanscope;
 using nanscope::bench::median;
@@ -59,8 +59,7 @@ __global__ void read_pass(const float* __restrict__ x, size_t n, float* __restri
     const float4 v = __ldg(x4 + i);
     acc += v.x + v.y + v.z + v.w;
   }
-  const float sum =
-      nanscope::cuda::block_reduce<256>(acc, [](float& a, const float& b) { a += b; });
+  const float sum = nanscope::cuda::block_reduce<256>(acc, nanscope::cuda::Plus());
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
@@ -93,7 +92,7 @@ int main(int argc, char** argv) {
   cudaStreamCreate(&s);
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  const int sms = cuda::device_sm_count();
+  const int sms = nanscope::cuda::device_sm_count();
 
   // --- sentinel_big
   const size_t n = size_t{1} << 28;
@@ -102,8 +101,8 @@ int main(int argc, char** argv) {
   cudaMalloc(&big, n * sizeof(float));
   cudaMalloc(&partial, 4096 * sizeof(float));
   fill<<<4 * sms, 256, 0, s>>>(big, n);
-  cuda::DeviceBank bank(1, s);
-  cuda::ReferenceCheck reference;  // the two-pass check (cuda/reference)
+  nanscope::cuda::DeviceBank bank(1, s);
+  nanscope::cuda::ReferenceCheck reference;  // the two-pass check (cuda/reference)
   bank.begin_step(0);
   const int blocks = 4 * sms;
   const double check_ms = time_ms([&] { reference(bank, 0, big, n, blocks); }, 20, s);
@@ -128,7 +127,7 @@ int main(int argc, char** argv) {
   // makes iqn_phi, Adam for adam_moments and params) are not in these launches; what those checks
   // add to their producers is timed below (iqn_phi's) and within sentinel_overhead (the step).
   Config config;
-  const cuda::StepCheckPlan plan = bench::step_check_plan(config);
+  const nanscope::cuda::StepCheckPlan plan = bench::step_check_plan(config);
   // Every checked slot of the step, launched or checked by its producer (slots 33-35 check the same
   // buffer at three moments: three items over one allocation here).
   std::vector<std::pair<int, size_t>> slots;
@@ -178,7 +177,7 @@ int main(int argc, char** argv) {
   };
 
   // The older form for comparison: one two-pass check per slot.
-  cuda::DeviceBank set_bank(2, s);
+  nanscope::cuda::DeviceBank set_bank(2, s);
   set_bank.begin_step(0);
   cudaGraphExec_t per_slot = graph_of([&] {
     for (size_t k = 0; k < slots.size(); ++k)
@@ -198,7 +197,7 @@ int main(int argc, char** argv) {
       "eager %.1f us, status word %u (clean)\n",
       slots.size(), total, 1e3 * set_ms, 1e3 * eager_ms, r.step_status);
 
-  std::vector<std::vector<cuda::DeviceBank::GroupItem>> launches;
+  std::vector<std::vector<nanscope::cuda::DeviceBank::GroupItem>> launches;
   size_t launched_floats = 0;
   for (const auto& launch : plan.launches) {
     launches.emplace_back();
@@ -213,14 +212,14 @@ int main(int argc, char** argv) {
     in_producers += (in_producers.empty() ? "" : ", ") + std::to_string(it.slot);
     producer_floats += it.count;
   }
-  cuda::DeviceBank fused_bank(2, s);
+  nanscope::cuda::DeviceBank fused_bank(2, s);
   fused_bank.begin_step(0);
   cudaGraphExec_t step_checks = graph_of([&] {
     for (const auto& items : launches) fused_bank.check_group(items);
   });
   const double fused_ms = time_ms([&] { cudaGraphLaunch(step_checks, s); }, 500, s);
   // Every checked slot's whole buffer in one fused launch: the same bytes as the torch peer reads.
-  std::vector<cuda::DeviceBank::GroupItem> all;
+  std::vector<nanscope::cuda::DeviceBank::GroupItem> all;
   for (size_t k = 0; k < slots.size(); ++k)
     all.push_back({slots[k].first, bufs[k], slots[k].second});
   cudaGraphExec_t one_launch = graph_of([&] { fused_bank.check_group(all); });
@@ -250,9 +249,10 @@ int main(int argc, char** argv) {
     cudaMemcpyAsync(pre, buffer_of(kIqnPhi), it.count * sizeof(float), cudaMemcpyDeviceToDevice, s);
     cudaMemsetAsync(bias, 0, cols * sizeof(float), s);  // a zero bias keeps the values as they are
     const double plain_ms =
-        time_ms([&] { cuda::bias_relu(pre, bias, rows, cols, out, s); }, 500, s);
+        time_ms([&] { nanscope::cuda::bias_relu(pre, bias, rows, cols, out, s); }, 500, s);
     const double checked_ms = time_ms(
-        [&] { cuda::bias_relu(pre, bias, rows, cols, out, s, fused_bank.sink(kIqnPhi)); }, 500, s);
+        [&] { nanscope::cuda::bias_relu(pre, bias, rows, cols, out, s, fused_bank.sink(kIqnPhi)); },
+        500, s);
     std::printf(
         "sentinel_set  iqn_phi's bias and relu (%zu floats): plain %.2f us, checking its output "
         "%.2f us "

@@ -1,6 +1,6 @@
-#include "block_reduce.cuh"
 #include "forward_losses.h"
 #include "launch_grid.cuh"
+#include "reduce.cuh"
 #include "warp_rows.cuh"
 
 namespace nanscope::cuda {

@@ -1,11 +1,13 @@
 // How the fused check (sentinel_check.cu) measures slot health (core/slot_health.h) without float
-// atomics. Each block sums its values (a thread's share, then warp shuffles, then the warps in
-// order), leaves the block's partial and counts its arrival; the last block to arrive folds the
-// partials (thread t takes partials t, t + blockDim, ... in order, then the block's sums) and
-// writes the slot's row. Fixed orders throughout and no float atomics: the same row on every run.
+// atomics. Each block sums its values (a thread's share, then reduce.cuh's block reduction with
+// HealthSums' merge), leaves the block's partial and counts its arrival; the last block to arrive
+// folds the partials (thread t takes partials t, t + blockDim, ... in order, then the block's
+// reduction) and writes the slot's row. Fixed orders throughout and no float atomics: the same row
+// on every run.
 #pragma once
 
 #include "core/slot_health.h"
+#include "reduce.cuh"
 #include "slot_note.cuh"
 
 namespace nanscope::cuda {
@@ -67,46 +69,13 @@ __device__ __forceinline__ HealthSums load_partial(const HealthSums* p) {
   return h;
 }
 
-// HealthSums over a warp, by shuffles down a fixed tree (lane 0 gets the result).
-__device__ __forceinline__ void warp_health(HealthSums& h) {
-  for (int o = 16; o > 0; o >>= 1) {
-    HealthSums other;
-    other.lo = __shfl_down_sync(0xffffffffu, h.lo, o);
-    other.hi = __shfl_down_sync(0xffffffffu, h.hi, o);
-    other.sum = __shfl_down_sync(0xffffffffu, h.sum, o);
-    other.sumsq = __shfl_down_sync(0xffffffffu, h.sumsq, o);
-    other.finite = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.finite), o);
-    other.nonfinite =
-        __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.nonfinite), o);
-    other.zeros = __shfl_down_sync(0xffffffffu, static_cast<unsigned long long>(h.zeros), o);
-    h.merge(other);
-  }
-}
-
-// HealthSums over a block of kThreads: each warp's tree, then the warps in warp order. Every
-// thread calls it; thread 0 gets the result.
-template <int kThreads>
-__device__ HealthSums block_health(HealthSums mine, HealthSums* warp_sums) {
-  constexpr int kWarps = kThreads / 32;
-  warp_health(mine);
-  __syncthreads();  // warp_sums may still be read by thread 0 of an earlier call
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = mine;
-  __syncthreads();
-  HealthSums all;
-  if (threadIdx.x == 0)
-    for (int w = 0; w < kWarps; ++w) all.merge(warp_sums[w]);
-  return all;
-}
-
 // The block's sums (every thread of the block calls it) as its partial, one of the slot's blocks
 // [first, first + blocks) of the launch; the last of them to arrive folds their partials and
 // writes the slot's row.
 template <int kThreads>
 __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
                            unsigned blocks) {
-  __shared__ alignas(HealthSums) unsigned char raw[(kThreads / 32) * sizeof(HealthSums)];
-  HealthSums* sh = reinterpret_cast<HealthSums*>(raw);
-  const HealthSums block = block_health<kThreads>(mine, sh);
+  const HealthSums block = block_reduce<kThreads>(mine, MergeHealth());
   __shared__ bool last;
   HealthSums* const partials = h.partials + static_cast<std::size_t>(slot) * h.per_slot;
   if (threadIdx.x == 0) {
@@ -120,7 +89,7 @@ __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot,
   HealthSums mine_of_all;
   for (unsigned b = threadIdx.x; b < blocks; b += kThreads)
     mine_of_all.merge(load_partial(partials + b));
-  const HealthSums all = block_health<kThreads>(mine_of_all, sh);
+  const HealthSums all = block_reduce<kThreads>(mine_of_all, MergeHealth());
   if (threadIdx.x != 0) return;
   all.write(h.rows + slot * kHealthFieldCount);
   h.arrivals[slot] = 0u;  // ready for the slot's next check

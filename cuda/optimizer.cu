@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "block_reduce.cuh"
 #include "optimizer.h"
+#include "reduce.cuh"
 #include "slot_note.cuh"
 
 namespace nanscope::cuda {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "block_reduce.cuh"
 #include "device_array.h"
 #include "health_reduce.cuh"
+#include "reduce.cuh"
 #include "sentinel_check.h"
 #include "slot_note.cuh"
 
@@ -67,6 +67,34 @@ __device__ __noinline__ void warp_copy(const float* __restrict__ src, float* __r
   for (size_t i = done + lane; i < n; i += 32) dst[i] = src[i];
 }
 
+// A thread's share of x[0..n): x[start], x[start + stride], ... As float4 loads where x is 16-byte
+// aligned, kUnroll of them in flight before any use (the scan is bound by memory latency
+// otherwise): `group(v)` gets each array of loads (kUnroll, then single ones for the rest), in
+// order; `one(value)` each value of the tail and of an unaligned buffer. The one loop of both the
+// plain check and the health-measuring one, so both visit values in the same order.
+template <class Group, class One>
+__device__ __forceinline__ void scan_float4(const float* __restrict__ x, unsigned n, unsigned start,
+                                            unsigned stride, Group group, One one) {
+  if ((reinterpret_cast<uintptr_t>(x) & 15u) != 0) {
+    for (unsigned i = start; i < n; i += stride) one(__ldg(x + i));
+    return;
+  }
+  const unsigned n4 = n / 4;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  unsigned i = start;
+  for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
+    float4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
+    group(v);
+  }
+  for (; i < n4; i += stride) {
+    const float4 v[1] = {__ldg(x4 + i)};
+    group(v);
+  }
+  for (unsigned j = 4 * n4 + start; j < n; j += stride) one(__ldg(x + j));
+}
+
 // Each warp scans its share of one item; a warp that found non-finite values adds them into the
 // slot's record with integer atomics (OR for kinds and the status word, a compare-and-swap for the
 // first step, a sum for the count at the first fire), whose results do not depend on the order.
@@ -109,59 +137,33 @@ __global__ void __launch_bounds__(kThreads, 8)
     // counts stay far below 2^32 (check_group keeps shares small); kinds only where non-finite.
     ThreadHealth th;
     auto visit_health = [&](float v) { kinds |= th.add(v); };
-    if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
-      const unsigned n4 = n / 4;
-      const float4* x4 = reinterpret_cast<const float4*>(x);
-      unsigned i = start;
-      for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
-        float4 v[kUnroll];
+    scan_float4(
+        x, n, start, stride,
+        [&](const auto& v) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          visit_health(v[u].x);
-          visit_health(v[u].y);
-          visit_health(v[u].z);
-          visit_health(v[u].w);
-        }
-      }
-      for (; i < n4; i += stride) {
-        const float4 v = __ldg(x4 + i);
-        visit_health(v.x);
-        visit_health(v.y);
-        visit_health(v.z);
-        visit_health(v.w);
-      }
-      for (unsigned j = 4 * n4 + start; j < n; j += stride) visit_health(__ldg(x + j));
-    } else {
-      for (unsigned i = start; i < n; i += stride) visit_health(__ldg(x + i));
-    }
+          for (const float4& q : v) {
+            visit_health(q.x);
+            visit_health(q.y);
+            visit_health(q.z);
+            visit_health(q.w);
+          }
+        },
+        visit_health);
     count = th.nonfinite;
     const HealthSums sums = th.sums();
     health_out<kThreads>(sums, health, t.slot[item], first, blocks);
-  } else if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
-    const unsigned n4 = n / 4;
-    const float4* x4 = reinterpret_cast<const float4*>(x);
-    unsigned i = start;
-    // kUnroll independent loads before any use: the scan is bound by memory latency otherwise.
-    for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
-      float4 v[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * stride);
-      bool bad = false;
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) bad |= any_bad4(v[u]);
-      if (bad)
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) visit4(v[u]);
-    }
-    for (; i < n4; i += stride) {
-      const float4 v = __ldg(x4 + i);
-      if (any_bad4(v)) visit4(v);
-    }
-    for (unsigned j = 4 * n4 + start; j < n; j += stride) visit(__ldg(x + j));
   } else {
-    for (unsigned i = start; i < n; i += stride) visit(__ldg(x + i));
+    scan_float4(
+        x, n, start, stride,
+        [&](const auto& v) {
+          bool bad = false;
+#pragma unroll
+          for (const float4& q : v) bad |= any_bad4(q);
+          if (bad)
+#pragma unroll
+            for (const float4& q : v) visit4(q);
+        },
+        visit);
   }
   warp_sum(kinds, count);  // a thread's count is far below 2^32 (check_group keeps shares small)
   if (kinds == 0u) return;
@@ -386,11 +388,10 @@ __global__ void crossings_kernel(const float* __restrict__ q, const float* __res
     c = quantile_crossings(q + static_cast<size_t>(b) * N * A + a, A,
                            tau + static_cast<size_t>(b) * N, N);
   }
-  unsigned long long crossed = c.crossed, ordered = c.ordered;
-  for (int o = 16; o > 0; o >>= 1) {
-    crossed += __shfl_xor_sync(0xffffffffu, crossed, o);
-    ordered += __shfl_xor_sync(0xffffffffu, ordered, o);
-  }
+  const unsigned long long crossed =
+      warp_reduce(static_cast<unsigned long long>(c.crossed), Plus());
+  const unsigned long long ordered =
+      warp_reduce(static_cast<unsigned long long>(c.ordered), Plus());
   if (threadIdx.x % 32 == 0 && ordered) {
     atomicAdd(out, crossed);
     atomicAdd(out + 1, ordered);

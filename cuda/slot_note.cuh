@@ -4,6 +4,7 @@
 // not depend on which warp comes first.
 #pragma once
 
+#include "reduce.cuh"
 #include "sentinel_check.h"
 #include "slot_sink.h"
 
@@ -15,11 +16,18 @@ __device__ __forceinline__ unsigned nonfinite_kind(float v) {
 }
 
 // Kinds ORed and counts summed over the 32 lanes of a full warp (every lane gets the result).
-__device__ __forceinline__ void warp_sum(unsigned& kinds, unsigned& count) {
-  for (int o = 16; o > 0; o >>= 1) {
-    kinds |= __shfl_xor_sync(0xffffffffu, kinds, o);
-    count += __shfl_xor_sync(0xffffffffu, count, o);
+struct KindsCount {
+  unsigned kinds, count;
+};
+struct MergeKinds {
+  __device__ __forceinline__ KindsCount operator()(const KindsCount& a, const KindsCount& b) const {
+    return {a.kinds | b.kinds, a.count + b.count};
   }
+};
+__device__ __forceinline__ void warp_sum(unsigned& kinds, unsigned& count) {
+  const KindsCount all = warp_reduce(KindsCount{kinds, count}, MergeKinds());
+  kinds = all.kinds;
+  count = all.count;
 }
 
 // Lane 0 adds a warp's finding (kinds != 0, the same on every lane) into the slot's record: kinds

@@ -1,15 +1,12 @@
 // Device helpers for kernels that give one warp a short row (a head's atoms, a sample's branches):
 // enough lanes in flight to hide memory latency where one thread per row leaves most of the GPU
-// idle. Reductions fold lane-strided partial sums by a fixed shuffle tree, so a result does not
+// idle. Lane-strided partial sums are folded by reduce.cuh's warp reduction, so a result does not
 // depend on scheduling. Every lane of a full warp calls them and gets the result.
 #pragma once
 
-namespace nanscope::cuda {
+#include "reduce.cuh"
 
-__device__ __forceinline__ double warp_sum_double(double v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
+namespace nanscope::cuda {
 
 // log(sum(exp(x))) over x[0..n) with the max shifted out (in double), NaN if any value is NaN, and
 // +Inf/-Inf as the one-thread form gives them (an infinite max is not shifted out).
@@ -22,10 +19,7 @@ __device__ __forceinline__ float lse_row_warp(const float* __restrict__ x, int n
     m = x[i] > m ? x[i] : m;
   }
   if (__any_sync(0xffffffffu, nan)) return __int_as_float(0x7fc00000);
-  for (int o = 16; o > 0; o >>= 1) {
-    const float other = __shfl_xor_sync(0xffffffffu, m, o);
-    m = other > m ? other : m;
-  }
+  m = warp_reduce(m, MaxOf());
   const float shift = isinf(m) ? 0.f : m;
   double s = 0;
   for (int i = lane; i < n; i += 32) s += exp(static_cast<double>(x[i] - shift));

@@ -4,8 +4,8 @@
 // bench/sentinel times it against the read-only ceiling.
 #include <algorithm>
 
-#include "../block_reduce.cuh"
 #include "../device_array.h"
+#include "../reduce.cuh"
 #include "../slot_note.cuh"
 #include "reference_check.h"
 
@@ -27,9 +27,12 @@ __device__ __forceinline__ void combine(Partial& a, const Partial& b) {
   if (b.first_bad >= 0 && (a.first_bad < 0 || b.first_bad < a.first_bad)) a.first_bad = b.first_bad;
 }
 
+// Thread 0 gets the block's partial.
 __device__ __forceinline__ void reduce_partials(Partial& p) {
-  p = ::nanscope::cuda::block_reduce<kThreads>(p,
-                                               [](Partial& a, const Partial& b) { combine(a, b); });
+  p = ::nanscope::cuda::block_reduce<kThreads>(p, [](Partial a, const Partial& b) {
+    combine(a, b);
+    return a;
+  });
 }
 
 // Pass 1: each block scans a grid-stride share of the buffer (float4 loads when aligned).

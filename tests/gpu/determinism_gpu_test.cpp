@@ -13,10 +13,10 @@
 #include "check_plan_checks.h"
 #include "core/sentinel.h"
 #include "cuda_backend.h"
-#include "test_seams.h"
 #include "data/bars.h"
 #include "model/check_bank.h"
 #include "session/session.h"
+#include "test_seams.h"
 
 using namespace nanscope;
 

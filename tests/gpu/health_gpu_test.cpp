@@ -11,8 +11,8 @@
 #include "check_plan_checks.h"
 #include "core/config_io.h"
 #include "cuda_backend.h"
-#include "test_seams.h"
 #include "session/session.h"
+#include "test_seams.h"
 #include "unit/session_checks.h"
 #include "unit/test_support.h"
 

@@ -1,0 +1,77 @@
+// The CUDA backend's slot health and flags, bit for bit as they were before its reductions moved to
+// CUB: each run file in tests/gpu/golden/ was written on an H200 by nanscope-run built from the
+// code before the change (bench/NOTES.md, "One room for each job, part 2", says which), and each is
+// run again here from its recorded config and injections, graphed as it was, and compared step by
+// step. The directory is found from the working directory (scripts/gpu-check.sh runs from the
+// source tree) or $NANSCOPE_GOLDEN_DIR; a missing file fails.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "core/config_io.h"
+#include "cuda_backend.h"
+#include "io/run_file.h"
+#include "session/injection.h"
+#include "session/session.h"
+#include "unit/test_support.h"
+
+namespace nanscope {
+namespace {
+
+std::filesystem::path golden_dir() {
+  if (const char* d = std::getenv("NANSCOPE_GOLDEN_DIR")) return d;
+  return "tests/gpu/golden";
+}
+
+struct Golden {
+  const char* file;
+  bool graph;
+};
+
+class GoldenHealth : public ::testing::TestWithParam<Golden> {};
+
+TEST_P(GoldenHealth, HealthRowsAndFlagsAreTheReferenceBitForBit) {
+  const std::filesystem::path path = golden_dir() / GetParam().file;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing (run from the source tree)";
+  const RunFileData golden = read_run_file(path.string());
+  ConfigBuilder b;
+  b.load_text(golden.config_toml, path.string());
+  const Config c = b.build();
+  SessionOptions o;
+  for (const std::string& spec : c.inject.faults) o.injections.push_back(parse_injection(spec));
+  o.graph = GetParam().graph;
+  // Recorded as nanscope-run records (first-fire capture on), into a directory of its own.
+  o.out_dir = test::temp_dir(std::string("golden_") + GetParam().file).string();
+  Session s(c, cuda::make_cuda_backend(c), o);
+  s.run();
+  ASSERT_EQ(s.history().size(), golden.steps.size());
+  int measured_rows = 0;
+  for (std::size_t i = 0; i < golden.steps.size(); ++i) {
+    const StepRecord& now = s.history()[i];
+    const RunStepRow& then = golden.steps[i];
+    EXPECT_EQ(now.flags, then.flags) << "step " << i;
+    for (int slot = 0; slot < kSlotCount; ++slot) {
+      const HealthRow& a = now.health[static_cast<std::size_t>(slot)];
+      const HealthRow& g = then.health[static_cast<std::size_t>(slot)];
+      EXPECT_EQ(std::memcmp(a.data(), g.data(), sizeof(HealthRow)), 0)
+          << "step " << i << ", slot " << slot_info(slot).name;
+      measured_rows += measured(a) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(measured_rows, 0);  // the reference has health to compare
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, GoldenHealth,
+                         ::testing::Values(Golden{"healthy_graph.h5", true},
+                                           Golden{"healthy_eager.h5", false},
+                                           Golden{"lr_explosion.h5", true},
+                                           Golden{"injected.h5", true}),
+                         [](const auto& info) {
+                           std::string n = info.param.file;
+                           return n.substr(0, n.find('.'));
+                         });
+
+}  // namespace
+}  // namespace nanscope

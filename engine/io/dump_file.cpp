@@ -162,15 +162,24 @@ DumpData read_dump(const std::string& path) {
   d.state.adam_t = h5::read_attr_int(adam, "t", path + ":/context/adam");
   h5::Handle m = h5::open_group(adam, "m", path);
   h5::Handle v = h5::open_group(adam, "v", path);
-  // Every online parameter present, in name order (replay maps them onto its layout by name).
-  H5G_info_t info;
-  H5Gget_info(params, &info);
+  // Every online parameter present, in name order (replay maps them onto its layout by name). A
+  // group that cannot say how many links it has, or claims more than a dump ever holds (two per
+  // parameter), or a link whose name cannot be read, is refused at once: a corrupt count read
+  // name by name would keep the reader busy for minutes.
+  const std::string params_where = path + ":/context/params";
+  H5G_info_t info{};
+  h5::check(H5Gget_info(params, &info), params_where, "counting the parameters", h5::Op::Read);
+  constexpr hsize_t kMaxParamLinks = 1024;
+  if (info.nlinks > kMaxParamLinks)
+    throw DataError(fmt::format("{}: holds {} links; a dump holds two per parameter (at most {})",
+                                params_where, info.nlinks, kMaxParamLinks));
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     char buf[256];
-    if (H5Lget_name_by_idx(params, ".", H5_INDEX_NAME, H5_ITER_INC, i, buf, sizeof buf,
-                           H5P_DEFAULT) < 0)
-      continue;
+    const ssize_t len = H5Lget_name_by_idx(params, ".", H5_INDEX_NAME, H5_ITER_INC, i, buf,
+                                           sizeof buf, H5P_DEFAULT);
+    if (len < 0 || static_cast<std::size_t>(len) >= sizeof buf)
+      throw DataError(fmt::format("{}: the name of link {} cannot be read", params_where, i));
     std::string n = buf;
     if (n.rfind("target.", 0) != 0) names.push_back(n);
   }

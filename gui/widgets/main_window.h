@@ -121,7 +121,7 @@ class MainWindow : public QMainWindow {
   QAction* graphAction() const { return graph_action_; }
   QAction* followAction() const { return follow_action_; }
   int selectedStep() const { return selected_step_; }
-  QProgressBar* progressBar() const { return progress_; }
+  QProgressBar* progressBar() const;
   QString armedText() const;
   EngineController* controller() const { return ctrl_; }
 
@@ -160,7 +160,8 @@ class MainWindow : public QMainWindow {
   void onRunFileLoaded(UpdatePtr u);
   void refreshViews(bool reset);
   void updateControls();
-  void updateProgress();
+  void updateProgress();  // the status bar's texts and progress
+  struct StatusMode statusMode() const;
   void updateEntries();
   void updateCompare();
   void showMessage(const QString& text);
@@ -224,10 +225,8 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* config_view_;
   QComboBox* scenario_;
   QTableView* slot_view_;
-  QLabel *entry_, *backward_, *status_backend_, *status_position_, *status_rate_, *status_folder_,
-      *status_armed_;
-  QProgressBar* progress_ = nullptr;
-  QToolButton* cancel_ = nullptr;
+  QLabel *entry_, *backward_;
+  class RunStatusBar* status_ = nullptr;
   QAction* follow_action_ = nullptr;
   QList<QAction*> live_actions_;
   QAction* graph_action_ = nullptr;

@@ -32,6 +32,7 @@
 #include "plots/metrics_plot.h"
 #include "session/scenarios.h"
 #include "widgets/main_window.h"
+#include "widgets/run_status_bar.h"
 
 namespace nanscope::gui {
 
@@ -344,83 +345,26 @@ QWidget* MainWindow::buildMetricsPanel() {
 }
 
 void MainWindow::buildStatusBar() {
-  status_backend_ = new QLabel;
-  status_position_ = new QLabel;
-  status_rate_ = new QLabel;
-  status_armed_ = new QLabel;
-  status_armed_->setObjectName("armed");
-  status_folder_ = new QLabel;
-  status_folder_->setObjectName("outputFolder");
-  status_folder_->setTextFormat(Qt::RichText);
-  connect(status_folder_, &QLabel::linkActivated, this,
+  status_ = new RunStatusBar(statusBar());
+  connect(status_, &RunStatusBar::pauseRequested, this, [this] { UI_pause(); });
+  connect(status_, &RunStatusBar::folderRequested, this,
           [this](const QString& dir) { openPath(dir, "the run's folder"); });
-  progress_ = new QProgressBar;
-  progress_->setObjectName("progress");
-  progress_->setFormat("%v / %m steps");
-  progress_->setAlignment(Qt::AlignCenter);
-  // Wide enough for its longest text on one line: the text never wraps or sits under the fill.
-  progress_->setFixedWidth(progress_->fontMetrics().horizontalAdvance("99999999 / 99999999 steps") +
-                           24);
-  cancel_ = new QToolButton;
-  cancel_->setIcon(style()->standardIcon(QStyle::SP_MediaPause));
-  cancel_->setText("Pause");
-  cancel_->setToolTip("pause after the current step (Esc)");
-  cancel_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  connect(cancel_, &QToolButton::clicked, this, [this] { UI_pause(); });
-  statusBar()->addWidget(status_backend_);
-  statusBar()->addWidget(status_position_, 1);
-  statusBar()->addPermanentWidget(status_armed_);
-  statusBar()->addPermanentWidget(status_folder_);
-  statusBar()->addPermanentWidget(progress_);
-  statusBar()->addPermanentWidget(status_rate_);
-  statusBar()->addPermanentWidget(cancel_);
+}
+
+StatusMode MainWindow::statusMode() const {
+  return StatusMode{have_view_, offline_, have_live_, running_, problem_};
 }
 
 QString MainWindow::armedText() const {
-  QStringList parts;
-  if (!view_->injections.empty()) {
-    QStringList specs;
-    for (const auto& i : view_->injections) specs << QString::fromStdString(i);
-    parts << QString("injections: %1").arg(specs.join(", "));
-  }
-  if (!view_->breakpoints.empty()) {
-    QStringList b;
-    for (int s : view_->breakpoints) b << QString::number(s);
-    parts << QString("breakpoints: %1").arg(b.join(", "));
-  }
-  return parts.join("   ");
+  return armed_text(*view_);
+}
+
+QProgressBar* MainWindow::progressBar() const {
+  return status_->progress();
 }
 
 void MainWindow::updateProgress() {
-  const Snapshot& s = *view_;
-  const bool live = !offline_ && have_live_ && have_view_;
-  const qint64 total = static_cast<qint64>(s.folds_total) * s.steps_per_fold;
-  progress_->setVisible(live && total > 0);
-  progress_->setRange(0, static_cast<int>(std::min<qint64>(total, INT_MAX)));
-  progress_->setValue(static_cast<int>(std::min<qint64>(s.global_step, INT_MAX)));
-  cancel_->setVisible(live && running_);
-  QString rate;
-  if (live && s.running && s.steps_per_second > 0) {
-    const double left = static_cast<double>(total - s.global_step) / s.steps_per_second;
-    rate = QString("%1 steps/s, about %2 left")
-               .arg(s.steps_per_second, 0, 'f', 1)
-               .arg(left >= 60 ? QString("%1 min %2 s")
-                                     .arg(static_cast<int>(left) / 60)
-                                     .arg(static_cast<int>(left) % 60)
-                               : QString("%1 s").arg(static_cast<int>(std::ceil(left))));
-  }
-  status_rate_->setText(rate);
-  // Elided to its room (the status bar's texts never overlap); the whole list in the tooltip.
-  const QString armed = armedText();
-  status_armed_->setText(armed.size() > 60 ? armed.left(59) + QChar(0x2026) : armed);
-  status_armed_->setToolTip(armed);
-  const QString dir =
-      offline_ ? (have_view_ ? QFileInfo(s.source).absolutePath() : QString())
-               : (s.run_file.isEmpty() ? QString() : QFileInfo(s.run_file).absolutePath());
-  status_folder_->setText(
-      dir.isEmpty()
-          ? QString()
-          : QString("%1 <a href=\"%2\">open folder</a>").arg(QDir::toNativeSeparators(dir), dir));
+  status_->show(*view_, statusMode());
 }
 
 void MainWindow::confirmRestart(const QString& what, std::function<void()> then) {

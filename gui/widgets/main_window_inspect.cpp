@@ -144,7 +144,7 @@ void MainWindow::onInspectReady(BufferStatsPtr s) {
     selected_slot_ = s->slot;
     if (!have_view_ && !have_live_) {
       problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
-      status_position_->setText(statusText());
+      updateProgress();
     } else if (static_cast<std::size_t>(s->fold) < view_->folds.size()) {
       selected_fold_ = s->fold;
       selected_step_ = s->step;

@@ -22,6 +22,7 @@
 #include "widgets/injection_panel.h"
 #include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
+#include "widgets/run_status_bar.h"
 
 namespace nanscope::gui {
 
@@ -129,19 +130,6 @@ void MainWindow::refreshViews(bool reset) {
                                          .arg(s.halt->fold)
                                          .arg(s.halt->step));
   if (config_view_->toPlainText() != s.config_toml) config_view_->setPlainText(s.config_toml);
-  // A live run on the CPU also says why it is not on CUDA (no plugin, no device); the tooltip
-  // has the whole reason (the engine thread's backend choice has loaded the plugin and probed by
-  // then: both are cached). A run file's backend is the one that wrote it: no CUDA probe for it.
-  const bool says_why = have_view_ && !offline_ && s.backend_kind == BackendKind::Cpu;
-  const QString cuda_why =
-      says_why ? QString(" \u00b7 %1").arg(QString::fromStdString(cuda_summary())) : QString();
-  status_backend_->setText(
-      have_view_
-          ? QString("%1 [%2]%3%4").arg(s.backend, s.device, s.graph ? " graph" : "", cuda_why)
-          : QString());
-  status_backend_->setToolTip(says_why ? QString::fromStdString(cuda_description()) : QString());
-  status_position_->setText(statusText());
-  status_position_->setToolTip(statusText());
   setWindowTitle(
       !have_view_ ? QString("nanscope")
       : offline_
@@ -225,45 +213,7 @@ QString MainWindow::stepGridLabel() const {
 }
 
 QString MainWindow::statusText() const {
-  const Snapshot& s = *view_;
-  if (offline_)
-    // The backend and its device are in the label beside this one (said once).
-    return have_view_ ? QString("offline: %1 (scenario %2; %3 %4, %5 %6)")
-                            .arg(s.source, s.scenario)
-                            .arg(s.folds.size())
-                            .arg(s.folds.size() == 1 ? "fold" : "folds")
-                            .arg(s.steps.size())
-                            .arg(s.steps.size() == 1 ? "step" : "steps")
-                      : QString("offline: opening...");
-  if (!have_live_) return problem_.isEmpty() ? QString("starting...") : problem_;
-  QString text;
-  if (s.finished) {
-    text = QString("%1: finished, %2 fold%3 x %4 step%5; %6")
-               .arg(s.scenario)
-               .arg(s.folds_total)
-               .arg(s.folds_total == 1 ? "" : "s")
-               .arg(s.steps_per_fold)
-               .arg(s.steps_per_fold == 1 ? "" : "s")
-               .arg(s.entry ? "fired (entry slot " + slot_name(s.entry->slot) + ")"
-                            : QString("nothing fired"));
-  } else {
-    text = QString("%1: fold %2 (of %3), step %4 (of %5), next phase %6")
-               .arg(s.scenario)
-               .arg(s.fold)
-               .arg(s.folds_total)
-               .arg(s.step)
-               .arg(s.steps_per_fold)
-               .arg(s.next_phase);
-  }
-  if (s.running)
-    text += " — running";
-  else if (s.halt)
-    text += QString(" — stopped: %1 at fold %2, step %3")
-                .arg(kind_text(s.halt->kind))
-                .arg(s.halt->fold)
-                .arg(s.halt->step);
-  // The injections and breakpoints are named beside this (armedText), the folder at the right.
-  return text;
+  return position_text(*view_, statusMode());
 }
 
 void MainWindow::showMessage(const QString& text) {
@@ -316,7 +266,7 @@ QJsonObject MainWindow::viewState() const {
   o["scenario"] = s.scenario;
   o["backend"] = s.backend;
   o["status"] = statusText();
-  o["status_backend"] = status_backend_->text();
+  o["status_backend"] = status_->backendText();
   QJsonArray folds;
   for (int k = 0; k < fold_grid_->columnCount(); ++k) {
     QJsonObject f;

@@ -20,12 +20,7 @@ using namespace nanscope;
 
 namespace {
 
-Config with(Config c, const std::vector<std::string>& sets) {
-  ConfigBuilder b;
-  b.load_text(to_toml(c), "test");
-  for (const auto& s : sets) b.set(s);
-  return b.build();
-}
+using test::with;
 
 std::unique_ptr<Session> ran(const Config& c, bool cuda) {
   SessionOptions o;

@@ -3,6 +3,7 @@
 // wrong answer. Files are crafted from a real recorded run with the HDF5 C API, as the report did
 // with h5py.
 #include <gtest/gtest.h>
+
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -435,6 +436,23 @@ TEST(HostileInput, ASlotDatasetOfAnotherSizeIsRefused) {
   const std::string msg = replay_error(path);
   EXPECT_NE(msg.find(path + ":/slots/" + entry + ": holds 7 values, but the dump's config makes"),
             std::string::npos)
+      << msg;
+  EXPECT_EQ(run_cli("replay " + path + " --backend cpu"), 78);
+}
+
+// A parameter group that claims more links than a dump ever holds is refused at once, not read name
+// by name (a corrupt count kept replay busy for a minute).
+TEST(HostileInput, AParameterGroupWithTooManyLinksIsRefusedAtOnce) {
+  const std::string path = copy_of(recorded().dump, "many_links");
+  edit(path, [&](hid_t f) {
+    for (int i = 0; i < 1100; ++i)
+      H5Lcreate_soft("/context/params/encoder.w1", f,
+                     ("context/params/zz_extra_" + std::to_string(i)).c_str(), H5P_DEFAULT,
+                     H5P_DEFAULT);
+  });
+  const std::string msg = error_of([&] { read_dump(path); });
+  EXPECT_NE(msg.find(path + ":/context/params: holds "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("links; a dump holds two per parameter (at most 1024)"), std::string::npos)
       << msg;
   EXPECT_EQ(run_cli("replay " + path + " --backend cpu"), 78);
 }

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
+#include "core/config_io.h"
 #include "core/errors.h"
 
 namespace nanscope::test {
@@ -31,6 +33,14 @@ inline Config tiny_config(Precision precision = Precision::Float64) {
   c.model.aux_hidden = 6;
   c.model.precision = precision;
   return c;
+}
+
+// `c` with `sets` applied (KEY=VALUE, as --set), validated as a config file would be.
+inline Config with(Config c, const std::vector<std::string>& sets) {
+  ConfigBuilder b;
+  b.load_text(to_toml(c), "test");
+  for (const auto& s : sets) b.set(s);
+  return b.build();
 }
 
 // A fresh directory per name and process: CTest runs tests in parallel processes.

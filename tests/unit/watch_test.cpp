@@ -16,12 +16,7 @@ using namespace nanscope;
 
 namespace {
 
-Config with(Config c, const std::vector<std::string>& sets) {
-  ConfigBuilder b;
-  b.load_text(to_toml(c), "test");
-  for (const auto& s : sets) b.set(s);
-  return b.build();
-}
+using test::with;
 
 // The aux head's learning rate 100 times the default: at step 1 its gradient norm jumps from 0.26
 // to 52 (the encoder's to 89) and nothing fires in the fold (the aux-blowup scenario's 1e25 fires

@@ -39,6 +39,7 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   qRegisterMetaType<BufferStatsPtr>();
   qRegisterMetaType<EngineSettings>();
   setWindowTitle("nanscope");
+  sel_ = new ViewSelection(this);
   fold_grid_ = new SlotGridModel(SlotGridModel::Folds, this);
   step_grid_ = new SlotGridModel(SlotGridModel::Steps, this);
   slot_table_ = new SlotTableModel(this);
@@ -142,17 +143,18 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
     post([slot, on](EngineController* c) { c->RT_setChecked(slot, on); });
   });
   connect(fold_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
-    fold_chosen_ = true;
+    sel_->setFoldChosen(true);
     UI_selectFold(column);
     UI_selectSlot(slot);
   });
   connect(step_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
-    selected_step_ = column;
+    sel_->setStep(column);
     UI_selectSlot(slot);
   });
   connectNavigation();
+  connect(sel_, &ViewSelection::changed, this, &MainWindow::markSelection);
   connect(magnitude_plot_, &MagnitudePlot::cellClicked, this, [this](int slot, int column) {
-    selected_step_ = column;
+    sel_->setStep(column);
     UI_selectSlot(slot);
   });
   // The magnitude view shows the state view's columns; its wheel zooms both.
@@ -168,7 +170,7 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   connect(compare_, &ComparePanel::stepsPicked, this, &MainWindow::UI_compareSteps);
   connect(compare_, &ComparePanel::defaultPicked, this, &MainWindow::UI_compareDefault);
   connect(compare_, &ComparePanel::slotPicked, this, [this](int slot, int step) {
-    selected_step_ = step;
+    sel_->setStep(step);
     UI_selectSlot(slot);
   });
   connect(fold_plot_, &GridPlot::rowClicked, this, &MainWindow::UI_selectSlot);
@@ -262,7 +264,7 @@ void MainWindow::buildDocks() {
       showMessage("this event names no slot");
       return;
     }
-    fold_chosen_ = true;
+    sel_->setFoldChosen(true);
     UI_selectCell(slot, fold, step);
   });
   // Until something happens the table says what will appear in it.
@@ -319,7 +321,7 @@ void MainWindow::UI_configure(const QString& scenario) {
   offline_ = false;
   settings_.scenario = scenario;
   scenario_->setCurrentText(scenario);
-  fold_chosen_ = false;
+  sel_->setFoldChosen(false);
   post([s = settings_](EngineController* c) { c->RT_configure(s); });
 }
 
@@ -362,12 +364,12 @@ void MainWindow::UI_inject(const QString& spec) {
 }
 
 void MainWindow::UI_toggleBreakOnSelected() {
-  if (selected_slot_ < 0) {
+  if (sel_->slot() < 0) {
     showMessage("F9: select a slot first (table or grid), then F9 sets a breakpoint on it");
     return;
   }
-  const bool on = !view_->breakpoints.count(selected_slot_);
-  const int slot = selected_slot_;
+  const bool on = !view_->breakpoints.count(sel_->slot());
+  const int slot = sel_->slot();
   post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); });
   showMessage(QString("F9: breakpoint on slot %1 %2 %3")
                   .arg(slot)
@@ -380,7 +382,7 @@ void MainWindow::UI_openFile(const QString& path) {
     UI_openViewFile(path);
     return;
   }
-  const int slot = selected_slot_;
+  const int slot = sel_->slot();
   // A dump opened by hand is shown whatever its slot: the selection follows it.
   inspect_want_ = InspectWanted{};
   inspect_want_.dump = QFileInfo(path).absoluteFilePath();
@@ -402,7 +404,7 @@ void MainWindow::UI_openDump(const QString& path, int slot) {
 void MainWindow::UI_goLive() {
   if (!offline_ && have_live_) return;
   offline_ = false;
-  fold_chosen_ = false;
+  sel_->setFoldChosen(false);
   setWindowTitle("nanscope");
   if (have_live_)
     post([](EngineController* c) { c->RT_resync(); });
@@ -414,10 +416,10 @@ void MainWindow::UI_goLive() {
 void MainWindow::onRunFileLoaded(UpdatePtr u) {
   ctrl_->requestPause();  // a live run stops; its session waits for "Back to live run"
   offline_ = true;
-  fold_chosen_ = false;
+  sel_->setFoldChosen(false);
   // Nothing of the previous source stays: no selection, no buffer in the inspector.
-  selected_slot_ = -1;
-  selected_step_ = -1;
+  sel_->setSlot(-1);
+  sel_->setStep(-1);
   inspect_want_ = InspectWanted{};
   ctrl_->requestInspect(-1);
   inspector_->clear();

@@ -18,6 +18,7 @@
 #include "models/events_model.h"
 #include "models/slot_grid_model.h"
 #include "models/slot_table_model.h"
+#include "widgets/view_selection.h"
 
 class QComboBox;
 class QStackedWidget;
@@ -115,12 +116,12 @@ class MainWindow : public QMainWindow {
   bool running() const { return running_; }
   bool offline() const { return offline_; }
   bool hasLiveSession() const { return have_live_; }
-  int selectedSlot() const { return selected_slot_; }
-  int selectedFold() const { return selected_fold_; }
+  int selectedSlot() const { return sel_->slot(); }
+  int selectedFold() const { return sel_->fold(); }
   QList<QAction*> liveActions() const { return live_actions_; }
   QAction* graphAction() const { return graph_action_; }
   QAction* followAction() const { return follow_action_; }
-  int selectedStep() const { return selected_step_; }
+  int selectedStep() const { return sel_->step(); }
   QProgressBar* progressBar() const;
   QString armedText() const;
   EngineController* controller() const { return ctrl_; }
@@ -199,12 +200,11 @@ class MainWindow : public QMainWindow {
   const SnapshotEvent* dumpOfCell(int slot, int fold, int step) const;
   // The newest finished step (fold, step in fold); (-1, -1) before the first.
   std::pair<int, int> newestCell() const;
-  int selected_slot_ = -1;
-  int selected_fold_ = 0;
-  int selected_step_ = -1;  // the step grid's selected column (-1: none)
+  // The selected cell, the fold's pick and step compare's pair: the table and the grids mark it
+  // whenever it changes.
+  ViewSelection* sel_;
   bool syncing_ranges_ = false;
-  bool fold_chosen_ = false;  // the user picked a fold (offline): updates do not move it
-  QString problem_;           // why there is no live session, when there is none
+  QString problem_;  // why there is no live session, when there is none
 
   SlotGridModel* fold_grid_;
   SlotGridModel* step_grid_;
@@ -216,8 +216,6 @@ class MainWindow : public QMainWindow {
   QStackedWidget* step_views_;
   QToolButton *show_state_, *show_magnitude_;
   ComparePanel* compare_;
-  // The steps the user picked to compare in the selected fold (nullopt: the default pair).
-  std::optional<std::pair<int, int>> compare_pick_;
   QString compare_how_;  // how the compared steps were chosen (the state file says it)
   MetricsPlot* metrics_;
   InspectorWidget* inspector_;

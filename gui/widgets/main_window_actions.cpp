@@ -392,14 +392,14 @@ void MainWindow::connectNavigation() {
   connect(step_plot_, &GridPlot::columnRangeChangedByUser, this, [this](double lo, double hi) {
     if (syncing_ranges_) return;
     syncing_ranges_ = true;
-    const double begin = static_cast<double>(view_->fold_steps(selected_fold_).first);
+    const double begin = static_cast<double>(view_->fold_steps(sel_->fold()).first);
     metrics_->setStepRange(begin + lo, begin + hi);
     syncing_ranges_ = false;
   });
   connect(metrics_, &MetricsPlot::stepRangeChangedByUser, this, [this](double lo, double hi) {
     if (syncing_ranges_) return;
     syncing_ranges_ = true;
-    const double begin = static_cast<double>(view_->fold_steps(selected_fold_).first);
+    const double begin = static_cast<double>(view_->fold_steps(sel_->fold()).first);
     step_plot_->setColumnRange(lo - begin, hi - begin);
     syncing_ranges_ = false;
   });
@@ -425,11 +425,11 @@ void MainWindow::UI_zoomToFit() {
 }
 
 void MainWindow::UI_selectCell(int slot, int fold, int step) {
-  if (fold != selected_fold_) {
-    fold_chosen_ = true;
+  if (fold != sel_->fold()) {
+    sel_->setFoldChosen(true);
     UI_selectFold(fold);
   }
-  selected_step_ = step;
+  sel_->setStep(step);
   UI_selectSlot(slot);
 }
 
@@ -445,7 +445,7 @@ void MainWindow::UI_jumpToEntry() {
 void MainWindow::UI_nextFire(bool forward) {
   // The walked events (View > F8 walks) in run order: (fold, step); the current position is the
   // selected fold and step.
-  const std::pair<int, int> at{selected_fold_, selected_step_};
+  const std::pair<int, int> at{sel_->fold(), sel_->step()};
   const SnapshotEvent* best = nullptr;
   for (const auto& e : view_->events) {
     if (!walked_.count(e.kind)) continue;
@@ -462,7 +462,7 @@ void MainWindow::UI_nextFire(bool forward) {
   showMessage(
       QString("%1 at fold %2, step %3").arg(kind_text(best->kind)).arg(best->fold).arg(best->step));
   // An event without a slot (a gradient collapse) keeps the selected slot.
-  UI_selectCell(best->entry_slot >= 0 ? best->entry_slot : std::max(selected_slot_, 0), best->fold,
+  UI_selectCell(best->entry_slot >= 0 ? best->entry_slot : std::max(sel_->slot(), 0), best->fold,
                 best->step);
 }
 

@@ -36,34 +36,33 @@ std::pair<int, int> MainWindow::newestCell() const {
 }
 
 void MainWindow::UI_selectSlot(int slot) {
-  selected_slot_ = slot;
+  sel_->setSlot(slot);
   // Offline, a slot picked without a step (the table) is shown where it first fired in the fold.
-  if (offline_ && selected_step_ < 0 && slot >= 0 &&
-      static_cast<std::size_t>(selected_fold_) < view_->folds.size()) {
-    const auto first =
-        view_->folds[static_cast<std::size_t>(selected_fold_)].slots[slot].first_step;
-    if (first >= 0) selected_step_ = static_cast<int>(first);
+  if (offline_ && sel_->step() < 0 && slot >= 0 &&
+      static_cast<std::size_t>(sel_->fold()) < view_->folds.size()) {
+    const auto first = view_->folds[static_cast<std::size_t>(sel_->fold())].slots[slot].first_step;
+    if (first >= 0) sel_->setStep(static_cast<int>(first));
   }
   markSelection();
   inspectSelection();
 }
 
 void MainWindow::markSelection() {
-  if (selected_slot_ < 0) return;
+  if (sel_->slot() < 0) return;
   // The table's row through the name filter (a filtered-out slot has no row to select).
   const QModelIndex row =
-      slot_proxy_->mapFromSource(slot_table_->index(row_of_slot(selected_slot_), 0));
+      slot_proxy_->mapFromSource(slot_table_->index(row_of_slot(sel_->slot()), 0));
   if (row.isValid())
     slot_view_->selectRow(row.row());
   else
     slot_view_->clearSelection();
-  fold_plot_->setSelection(selected_slot_, selected_fold_);
-  step_plot_->setSelection(selected_slot_, selected_step_);
-  magnitude_plot_->setSelection(selected_slot_, selected_step_);
+  fold_plot_->setSelection(sel_->slot(), sel_->fold());
+  step_plot_->setSelection(sel_->slot(), sel_->step());
+  magnitude_plot_->setSelection(sel_->slot(), sel_->step());
 }
 
 void MainWindow::inspectSelection() {
-  const int slot = selected_slot_;
+  const int slot = sel_->slot();
   inspect_want_ = InspectWanted{};
   if (slot < 0) {
     ctrl_->requestInspect(-1);
@@ -71,20 +70,20 @@ void MainWindow::inspectSelection() {
     return;
   }
   inspect_want_.slot = slot;
-  inspect_want_.fold = selected_fold_;
-  inspect_want_.step = selected_step_;
-  if (const SnapshotEvent* e = dumpOfCell(slot, selected_fold_, selected_step_)) {
+  inspect_want_.fold = sel_->fold();
+  inspect_want_.step = sel_->step();
+  if (const SnapshotEvent* e = dumpOfCell(slot, sel_->fold(), sel_->step())) {
     ctrl_->requestInspect(-1);
     inspect_want_.dump = QFileInfo(e->dump).absoluteFilePath();
     const QString path = e->dump;
     post([path, slot](EngineController* c) { c->RT_openDump(path, slot); });
     return;
   }
-  const bool newest = newestCell() == std::make_pair(selected_fold_, selected_step_);
-  if (!offline_ && have_live_ && (selected_step_ < 0 || newest)) {
+  const bool newest = newestCell() == std::make_pair(sel_->fold(), sel_->step());
+  if (!offline_ && have_live_ && (sel_->step() < 0 || newest)) {
     inspect_want_.live = true;
-    if (selected_step_ < 0) inspect_want_.fold = -1;  // the newest step, wherever it is
-    ctrl_->requestInspect(slot);                      // followed at every update from now on
+    if (sel_->step() < 0) inspect_want_.fold = -1;  // the newest step, wherever it is
+    ctrl_->requestInspect(slot);                    // followed at every update from now on
     return;
   }
   ctrl_->requestInspect(-1);
@@ -92,33 +91,32 @@ void MainWindow::inspectSelection() {
 }
 
 void MainWindow::showNoBuffer() {
-  const int slot = selected_slot_;
+  const int slot = sel_->slot();
   BufferStats none;
   none.slot = slot;
   none.exists = true;
   none.computed = false;
   none.source = BufferStats::Source::None;
-  none.fold = selected_fold_;
-  none.step = selected_step_;
+  none.fold = sel_->fold();
+  none.step = sel_->step();
   const auto [live_fold, live_step] = newestCell();
-  if (!offline_ && have_live_ && live_fold == selected_fold_) none.live_step = live_step;
-  if (static_cast<std::size_t>(selected_fold_) < view_->folds.size()) {
-    const auto first =
-        view_->folds[static_cast<std::size_t>(selected_fold_)].slots[slot].first_step;
-    if (first >= 0 && dumpOfCell(slot, selected_fold_, static_cast<int>(first)))
+  if (!offline_ && have_live_ && live_fold == sel_->fold()) none.live_step = live_step;
+  if (static_cast<std::size_t>(sel_->fold()) < view_->folds.size()) {
+    const auto first = view_->folds[static_cast<std::size_t>(sel_->fold())].slots[slot].first_step;
+    if (first >= 0 && dumpOfCell(slot, sel_->fold(), static_cast<int>(first)))
       none.dump_step = static_cast<int>(first);
   }
   QStringList kept;
   if (none.live_step >= 0) kept << QString("the newest step's (step %1)").arg(none.live_step);
   if (none.dump_step >= 0)
     kept << QString("this slot's first-fire dump (step %1)").arg(none.dump_step);
-  none.origin = selected_step_ < 0
-                    ? QString("fold %1: select a step (grid) to see its buffer").arg(selected_fold_)
+  none.origin = sel_->step() < 0
+                    ? QString("fold %1: select a step (grid) to see its buffer").arg(sel_->fold())
                     : QString(
                           "no buffer of fold %1, step %2 is kept: nanscope keeps the newest "
                           "step's buffers and a dump of each slot's first fire in a fold%3")
-                          .arg(selected_fold_)
-                          .arg(selected_step_)
+                          .arg(sel_->fold())
+                          .arg(sel_->step())
                           .arg(kept.isEmpty() ? QString(" (this slot has neither in this fold)")
                                               : "; there is " + kept.join(" and "));
   inspector_->setStats(std::make_shared<const BufferStats>(std::move(none)));
@@ -141,14 +139,14 @@ void MainWindow::onInspectReady(BufferStatsPtr s) {
   if (w.dump.isEmpty() || s->path != w.dump) return;  // another file's, or asked before this one
   if (w.any_slot) {
     // A dump opened by hand: the selection is its cell, so the grids and the table agree.
-    selected_slot_ = s->slot;
+    sel_->setSlot(s->slot);
     if (!have_view_ && !have_live_) {
       problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
       updateProgress();
     } else if (static_cast<std::size_t>(s->fold) < view_->folds.size()) {
-      selected_fold_ = s->fold;
-      selected_step_ = s->step;
-      fold_chosen_ = true;
+      sel_->setFold(s->fold);
+      sel_->setStep(s->step);
+      sel_->setFoldChosen(true);
       refreshViews(false);
     }
     markSelection();

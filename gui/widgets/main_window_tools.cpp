@@ -105,7 +105,7 @@ bool MainWindow::UI_goTo(const QString& text) {
 }
 
 void MainWindow::UI_goToStep(int fold, int step) {
-  if (fold < 0) fold = selected_fold_;
+  if (fold < 0) fold = sel_->fold();
   const int folds = static_cast<int>(view_->folds.size());
   if (fold >= folds) {
     showMessage(
@@ -120,7 +120,7 @@ void MainWindow::UI_goToStep(int fold, int step) {
                     : QString("go to step: fold %1 has steps 0-%2").arg(fold).arg(steps - 1));
     return;
   }
-  UI_selectCell(std::max(selected_slot_, 0), fold, step);
+  UI_selectCell(std::max(sel_->slot(), 0), fold, step);
   centreStep(step);
 }
 
@@ -140,11 +140,11 @@ void MainWindow::buildHealthSeriesMenu(QMenu* menu) {
   for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m) {
     const auto measure = static_cast<HealthMeasure>(m);
     add->addAction(measure_name(measure), this, [this, measure] {
-      if (selected_slot_ < 0) {
+      if (sel_->slot() < 0) {
         showMessage("select a slot first: its health is added to the metrics");
         return;
       }
-      if (!metrics_->addHealthSeries({selected_slot_, measure}))
+      if (!metrics_->addHealthSeries({sel_->slot(), measure}))
         showMessage(QString("not added: shown already, or %1 health series are shown")
                         .arg(MetricsPlot::kMaxHealthSeries));
     });
@@ -162,7 +162,7 @@ void MainWindow::buildHealthSeriesMenu(QMenu* menu) {
 }
 
 QString MainWindow::cellSummary() const {
-  const int slot = selected_slot_, fold = selected_fold_, step = selected_step_;
+  const int slot = sel_->slot(), fold = sel_->fold(), step = sel_->step();
   if (slot < 0 || fold < 0 || static_cast<std::size_t>(fold) >= view_->folds.size()) return {};
   QStringList lines;
   lines << QString("slot %1 %2, fold %3, %4")
@@ -224,20 +224,19 @@ bool MainWindow::saveViewFile(const QString& path, QString* error) const {
     if (metrics_->seriesVisible(i)) series.append(MetricsPlot::seriesName(i));
   for (const HealthSeriesKey& k : metrics_->healthSeries()) health.append(health_series_name(k));
   const QCPRange range = step_plot_->xAxis->range();
-  QJsonObject o{
-      {"nanscope_view", kViewFileVersion},
-      {"run_file", QFileInfo(run).absoluteFilePath()},
-      // Beside the view file first: a colleague's copy of both keeps working.
-      {"run_file_relative", QFileInfo(path).absoluteDir().relativeFilePath(run)},
-      {"fold", selected_fold_},
-      {"step", selected_step_},
-      {"slot", selected_slot_ >= 0 ? QJsonValue(slot_text(selected_slot_)) : QJsonValue()},
-      {"step_range", QJsonArray{range.lower, range.upper}},
-      {"magnitude", magnitudeShown()},
-      {"series", series},
-      {"health_series", health},
-      {"log_scale", metrics_->logScale()},
-      {"dock_layout", QString::fromLatin1(saveState().toBase64())}};
+  QJsonObject o{{"nanscope_view", kViewFileVersion},
+                {"run_file", QFileInfo(run).absoluteFilePath()},
+                // Beside the view file first: a colleague's copy of both keeps working.
+                {"run_file_relative", QFileInfo(path).absoluteDir().relativeFilePath(run)},
+                {"fold", sel_->fold()},
+                {"step", sel_->step()},
+                {"slot", sel_->slot() >= 0 ? QJsonValue(slot_text(sel_->slot())) : QJsonValue()},
+                {"step_range", QJsonArray{range.lower, range.upper}},
+                {"magnitude", magnitudeShown()},
+                {"series", series},
+                {"health_series", health},
+                {"log_scale", metrics_->logScale()},
+                {"dock_layout", QString::fromLatin1(saveState().toBase64())}};
   QFile f(path);
   if (run.isEmpty() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
       f.write(QJsonDocument(o).toJson()) <= 0) {
@@ -298,7 +297,7 @@ void MainWindow::applyViewFile(const QJsonObject& v) {
   const auto slot = find_slot(v.value("slot").toString().toStdString());
   const int fold = v.value("fold").toInt();
   if (fold >= 0 && fold < static_cast<int>(view_->folds.size())) {
-    fold_chosen_ = true;
+    sel_->setFoldChosen(true);
     UI_selectCell(slot.value_or(-1), fold, v.value("step").toInt(-1));
   }
   const QJsonArray range = v.value("step_range").toArray();

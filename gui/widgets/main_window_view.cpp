@@ -59,9 +59,9 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
   if (u->reset) {
     // Never another run's buffer: a new live run asks again for the selected cell (or nothing).
     if (!u->head.offline) inspectSelection();
-    if (u->head.offline) selected_fold_ = view_->entry ? view_->entry->fold : last_fold;
+    if (u->head.offline) sel_->setFold(view_->entry ? view_->entry->fold : last_fold);
   }
-  if (!u->head.offline && !fold_chosen_) selected_fold_ = std::min(view_->fold, last_fold);
+  if (!u->head.offline && !sel_->foldChosen()) sel_->setFold(std::min(view_->fold, last_fold));
   refreshViews(u->reset);
   if (!u->head.offline && !u->reset) announceTrips(events_before);
   if (u->reset && u->head.offline && pending_view_) {
@@ -73,30 +73,26 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
 }
 
 void MainWindow::UI_selectFold(int fold) {
-  if (fold != selected_fold_) {
-    selected_step_ = -1;
-    compare_pick_.reset();  // another fold: its own default pair
-  }
-  selected_fold_ = fold;
+  sel_->switchFold(fold);  // another fold: its own step and default compare pair
   refreshViews(false);
 }
 
 void MainWindow::refreshViews(bool reset) {
   fold_grid_->refresh(reset);
-  if (step_grid_->fold() != selected_fold_)
-    step_grid_->setFold(selected_fold_);
+  if (step_grid_->fold() != sel_->fold())
+    step_grid_->setFold(sel_->fold());
   else
     step_grid_->refresh(reset);
-  slot_table_->setFold(selected_fold_);
+  slot_table_->setFold(sel_->fold());
   events_->refresh(reset);
   metrics_->refresh(reset);
   step_plot_->xAxis->setLabel(stepGridLabel());
   magnitude_plot_->xAxis->setLabel(stepGridLabel());
   if (reset) {
-    compare_pick_.reset();
+    sel_->setComparePick(std::nullopt);
     magnitude_plot_->resetCache();
   }
-  magnitude_plot_->setFold(selected_fold_);
+  magnitude_plot_->setFold(sel_->fold());
   magnitude_plot_->setColumnRange(step_plot_->xAxis->range().lower,
                                   step_plot_->xAxis->range().upper);
   updateEntries();
@@ -110,10 +106,9 @@ void MainWindow::refreshViews(bool reset) {
   } else {
     entry_->setText(have_view_ ? "entry point: - (nothing fired)" : "entry point: -");
   }
-  if (const auto fe = s.fold_entry(selected_fold_);
-      fe && (!s.entry || s.entry->fold != selected_fold_))
+  if (const auto fe = s.fold_entry(sel_->fold()); fe && (!s.entry || s.entry->fold != sel_->fold()))
     entry_->setText(entry_->text() + QString("\nfold %1's entry point: slot %2 (step %3)")
-                                         .arg(selected_fold_)
+                                         .arg(sel_->fold())
                                          .arg(slot_name(fe->slot))
                                          .arg(fe->step));
   backward_->setText(
@@ -149,7 +144,7 @@ void MainWindow::updateEntries() {
     if (const auto e = view_->fold_entry(k)) folds.emplace_back(e->slot, k);
   fold_plot_->setEntries(folds);
   std::vector<std::pair<int, int>> steps;
-  if (const auto e = view_->fold_entry(selected_fold_)) steps.emplace_back(e->slot, e->step);
+  if (const auto e = view_->fold_entry(sel_->fold())) steps.emplace_back(e->slot, e->step);
   step_plot_->setEntries(steps);
   magnitude_plot_->setEntries(steps);
 }
@@ -164,12 +159,12 @@ bool MainWindow::magnitudeShown() const {
 }
 
 void MainWindow::UI_compareSteps(int step_a, int step_b) {
-  compare_pick_ = std::make_pair(step_a, step_b);
+  sel_->setComparePick(std::make_pair(step_a, step_b));
   updateCompare();
 }
 
 void MainWindow::UI_compareDefault() {
-  compare_pick_.reset();
+  sel_->setComparePick(std::nullopt);
   updateCompare();
 }
 
@@ -178,26 +173,26 @@ void MainWindow::UI_compareDefault() {
 // last steps of a fold where nothing fired or warned: early training grows many buffers tenfold,
 // and a healthy grid covered in marks would read as trouble).
 void MainWindow::updateCompare() {
-  const auto [begin, end] = view_->fold_steps(selected_fold_);
+  const auto [begin, end] = view_->fold_steps(sel_->fold());
   const int steps = static_cast<int>(end - begin);
-  std::optional<std::pair<int, int>> pair = compare_pick_;
+  std::optional<std::pair<int, int>> pair = sel_->comparePick();
   bool mark = true;
   QString why;
   if (pair) {
     compare_how_ = "picked";
   } else if (steps == 0) {
-    why = QString("fold %1 has no steps yet").arg(selected_fold_);
-  } else if (const auto d = default_compare_steps(*view_, selected_fold_)) {
+    why = QString("fold %1 has no steps yet").arg(sel_->fold());
+  } else if (const auto d = default_compare_steps(*view_, sel_->fold())) {
     pair = d->steps;
     compare_how_ = d->how;
     mark = d->after_trouble;
   } else {
     why = QString("fold %1 fired at step 0: there is no clean step before it; pick two steps")
-              .arg(selected_fold_);
+              .arg(sel_->fold());
   }
   std::optional<StepComparison> c;
-  if (pair) c = compare_in_view(*view_, selected_fold_, pair->first, pair->second);
-  if (pair && !c) why = QString("fold %1 has no step %2").arg(selected_fold_).arg(pair->second);
+  if (pair) c = compare_in_view(*view_, sel_->fold(), pair->first, pair->second);
+  if (pair && !c) why = QString("fold %1 has no step %2").arg(sel_->fold()).arg(pair->second);
   if (!c) compare_how_.clear();
   std::vector<std::pair<int, int>> marks;
   if (c && mark)
@@ -209,7 +204,7 @@ void MainWindow::updateCompare() {
 }
 
 QString MainWindow::stepGridLabel() const {
-  return QString("slot x step (fold %1)").arg(selected_fold_);
+  return QString("slot x step (fold %1)").arg(sel_->fold());
 }
 
 QString MainWindow::statusText() const {
@@ -259,7 +254,7 @@ QJsonObject MainWindow::viewState() const {
   QJsonObject o;
   o["mode"] = offline_ ? "offline" : "live";
   o["source"] = offline_ ? s.source : s.run_file;
-  o["fold"] = selected_fold_;
+  o["fold"] = sel_->fold();
   o["running"] = s.running;
   o["finished"] = s.finished;
   o["global_step"] = static_cast<qint64>(s.global_step);
@@ -365,7 +360,7 @@ QJsonObject MainWindow::viewState() const {
       {"log_scale", metrics_->logScale()},
       {"step_range", QJsonArray{metrics_->stepRange().lower, metrics_->stepRange().upper}}};
   o["selection"] =
-      QJsonObject{{"fold", selected_fold_}, {"step", selected_step_}, {"slot", selected_slot_}};
+      QJsonObject{{"fold", sel_->fold()}, {"step", sel_->step()}, {"slot", sel_->slot()}};
   o["slot_filter"] = slot_filter_->text();
   o["window_title"] = windowTitle();
   QJsonArray inj, bps;

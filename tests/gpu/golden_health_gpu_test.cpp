@@ -1,9 +1,11 @@
 // The CUDA backend's slot health and flags, bit for bit as they were before its reductions moved to
-// CUB: each run file in tests/gpu/golden/ was written on an H200 by nanscope-run built from the
+// CUB: each run file in tests/gpu/golden/ was written on an H100 by nanscope-run built from the
 // code before the change (bench/NOTES.md, "One room for each job, part 2", says which), and each is
 // run again here from its recorded config and injections, graphed as it was, and compared step by
-// step. The directory is found from the working directory (scripts/gpu-check.sh runs from the
-// source tree) or $NANSCOPE_GOLDEN_DIR; a missing file fails.
+// step. The fused check's grids follow the card's SM count, and so does the order of the health
+// sums: the reference holds for 132-SM cards (H100 SXM, H200; the same sm_90 kernels give the same
+// bits on both). The directory is found from the working directory (scripts/gpu-check.sh runs from
+// the source tree) or $NANSCOPE_GOLDEN_DIR; a missing file fails.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

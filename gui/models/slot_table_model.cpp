@@ -60,8 +60,16 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
       return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->first_step))
                                      : QVariant(QString("-"));
     case Count:
-      return r && r->first_step >= 0 ? QVariant(static_cast<qlonglong>(r->count))
-                                     : QVariant(QString("-"));
+      if (!r || r->first_step < 0)
+        return role == Qt::ToolTipRole ? QVariant(QString("no fire in this fold"))
+                                       : QVariant(QString("-"));
+      return role == Qt::ToolTipRole
+                 ? QVariant(QString("%1 non-finite values in the buffer at its first fire (step %2 "
+                                    "of fold %3)")
+                                .arg(r->count)
+                                .arg(r->first_step)
+                                .arg(fold_))
+                 : QVariant(static_cast<qlonglong>(r->count));
     case BreakOn:
       return role == Qt::ToolTipRole
                  ? QVariant(QString("stop after the first step in which this slot fires (F9)"))
@@ -102,10 +110,21 @@ Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
 }
 
 QVariant SlotTableModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (role != Qt::DisplayRole || o != Qt::Horizontal) return {};
+  if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
   static const char* names[] = {"#",          "name",  "phase", "state",
                                 "first fire", "count", "break", "check"};
-  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+  static const char* tips[] = {
+      "the slot's index",
+      "the slot's name (docs/slots.md)",
+      "the phase whose call site checks it",
+      "its state in the selected fold: clean, fired, absent, deferred or disabled",
+      "the step of its first fire in the selected fold",
+      "how many of its buffer's values were non-finite at that first fire",
+      "stop after the first step in which this slot fires (F9)",
+      "check this slot (off: its state is disabled from the next step on)"};
+  if (role == Qt::DisplayRole) return QString(names[section]);
+  if (role == Qt::ToolTipRole) return QString(tips[section]);
+  return {};
 }
 
 }  // namespace nanscope::gui

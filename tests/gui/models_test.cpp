@@ -94,6 +94,18 @@ class ModelsTest : public QObject {
     QCOMPARE(table.stateOf(kHS2), QString("fired"));
     QCOMPARE(steps.index(row_of_slot(kAuxLoss), 6).data(SlotGridModel::CodeRole).toInt(),
              int(kCellNaN));
+    // The count column says what it counts: the header and each cell's tooltip.
+    QVERIFY(table.headerData(SlotTableModel::Count, Qt::Horizontal, Qt::ToolTipRole)
+                .toString()
+                .contains("non-finite at that first fire"));
+    const QModelIndex count = table.index(row_of_slot(kHS2), SlotTableModel::Count);
+    QCOMPARE(count.data().toLongLong(), file.folds[0].slots[kHS2].count);
+    QCOMPARE(count.data(Qt::ToolTipRole).toString(),
+             QString("%1 non-finite values in the buffer at its first fire (step 4 of fold 0)")
+                 .arg(file.folds[0].slots[kHS2].count));
+    QCOMPARE(
+        table.index(row_of_slot(kBatch), SlotTableModel::Count).data(Qt::ToolTipRole).toString(),
+        QString("no fire in this fold"));
   }
 
   // Step compare's model: rows in the comparison's order, set, replaced and cleared.

@@ -117,6 +117,21 @@ class ToolsTest : public QObject, public GuiFixture {
     QCOMPARE(w.selectedStep(), 5);
   }
 
+  // Ctrl+E centres the entry in the step grid, keeping the zoom.
+  void jumpToEntryCentresIt() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.resize(1500, 950);
+    w.show();
+    waitOffline(w, three_fold_run_);
+    w.UI_jumpToEntry();                       // the run's entry: fold 0, step 5
+    w.stepPlot()->setColumnRange(8.5, 11.5);  // 3 steps, the entry out of view
+    w.UI_jumpToEntry();
+    const QCPRange r = w.stepPlot()->columnRange();
+    QCOMPARE(r.size(), 3.0);
+    QCOMPARE(r.center(), double(w.snapshot()->entry->step));
+    QCOMPARE(w.selectedStep(), w.snapshot()->entry->step);
+  }
+
   // The name filter narrows the Slots table; Enter selects the first match; the grids keep all.
   void theSlotFilterNarrowsTheTable() {
     MainWindow w(settings("healthy"), three_fold_run_);

@@ -286,7 +286,7 @@ void MainWindow::buildDocks() {
   // The Events and Step compare docks wide enough for their columns' text at the default layout
   // (a 6-digit step, the longest slot name, a watch's detail); the metrics take the rest.
   resizeDocks({metrics_dock, events_dock},
-              {760, events_view->fontMetrics().averageCharWidth() * (6 + 9 + 12 + 25 + 44) + 40},
+              {760, events_view->fontMetrics().averageCharWidth() * (6 + 9 + 12 + 25 + 44) + 64},
               Qt::Horizontal);
 
   injection_ = new InjectionPanel;

@@ -2,7 +2,10 @@
 // box, the slot name filter, a cell copied as text, view files, a watch trip announced in the
 // status bar, a one-step event drawn at least 3 pixels wide, and the window title.
 #include <QClipboard>
+#include <QDockWidget>
 #include <QLineEdit>
+#include <QProgressBar>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QtTest>
@@ -10,6 +13,7 @@
 #include "gui/gui_fixture.h"
 #include "models/health_series.h"
 #include "plots/grid_plot.h"
+#include "plots/histogram_plot.h"
 #include "plots/metrics_plot.h"
 
 using namespace nanscope;
@@ -273,6 +277,54 @@ class ToolsTest : public QObject, public GuiFixture {
     const QStringList kept = QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QCOMPARE(kept.size(), 1);
     QVERIFY(QFileInfo::exists(QDir(root).filePath(kept[0] + "/run.h5")));
+  }
+
+  // At the default layout the Events dock shows its columns without scrolling sideways, the
+  // progress bar holds its longest text on one line, and the inspector's histogram labels of tiny
+  // values do not overprint.
+  void theDefaultLayoutFitsItsText() {
+    QSettings().clear();  // the default layout
+    MainWindow w(settings("healthy"));
+    w.resize(1500, 950);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    waitReady(w);
+    auto* events = w.findChild<QTableView*>("eventsView");
+    w.findChild<QDockWidget*>("eventsDock")->raise();
+    QApplication::processEvents();
+    int columns = 0;
+    for (int c = 0; c < events->model()->columnCount(); ++c) columns += events->columnWidth(c);
+    QVERIFY2(
+        columns <= events->viewport()->width() + 1,
+        qPrintable(
+            QString("columns %1 px, view %2 px").arg(columns).arg(events->viewport()->width())));
+    QProgressBar* progress = w.progressBar();
+    const QString longest = QString("%1 / %2 steps").arg(99 * 99999).arg(99 * 99999);
+    QVERIFY(progress->fontMetrics().horizontalAdvance(longest) < progress->width());
+    // Tiny finite values: a handful of short labels, apart from each other.
+    BufferStats s;
+    s.computed = true;
+    s.count = 4;
+    s.histogram_edges = {1.0e-7, 1.1e-7, 1.2e-7, 1.3e-7};
+    s.histogram = {1, 2, 1};
+    HistogramPlot plot;
+    plot.resize(340, 180);
+    plot.setStats(s);
+    plot.replot();
+    const QVector<double> ticks = plot.xAxis->tickVector();
+    const QVector<QString> labels = plot.xAxis->tickVectorLabels();
+    QVERIFY(ticks.size() >= 2);
+    const QFontMetrics fm(plot.xAxis->tickLabelFont());
+    for (int i = 1; i < ticks.size(); ++i) {
+      const double gap =
+          plot.xAxis->coordToPixel(ticks[i]) - plot.xAxis->coordToPixel(ticks[i - 1]);
+      const double need =
+          (fm.horizontalAdvance(labels[i]) + fm.horizontalAdvance(labels[i - 1])) / 2.0;
+      QVERIFY2(gap > need, qPrintable(QString("labels %1 and %2: %3 px apart, %4 px wide")
+                                          .arg(labels[i - 1], labels[i])
+                                          .arg(gap)
+                                          .arg(need)));
+    }
   }
 
   // One step's event in a grid of thousands of steps is drawn at least 3 pixels wide.

@@ -17,6 +17,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
@@ -284,10 +285,12 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(compare_dock, events_dock);
   events_dock->raise();
   // The Events and Step compare docks wide enough for their columns' text at the default layout
-  // (a 6-digit step, the longest slot name, a watch's detail); the metrics take the rest.
-  resizeDocks({metrics_dock, events_dock},
-              {760, events_view->fontMetrics().averageCharWidth() * (6 + 9 + 12 + 25 + 44) + 64},
-              Qt::Horizontal);
+  // (a 6-digit step, the longest slot name, a watch's detail, the start of a dump's name; the
+  // whole texts in the tooltips) beside a vertical scroll bar; the metrics take the rest.
+  const int events_width =
+      events_view->fontMetrics().averageCharWidth() * (6 + 9 + 12 + 25 + 44 + 16) +
+      events_view->style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 64;
+  resizeDocks({metrics_dock, events_dock}, {640, events_width}, Qt::Horizontal);
 
   injection_ = new InjectionPanel;
   connect(injection_, &InjectionPanel::injectRequested, this, &MainWindow::UI_inject);

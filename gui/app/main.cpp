@@ -114,6 +114,10 @@ Options parse(int argc, char** argv) {
   o.after = p.value(after);
   o.state_json = p.value(state);
   o.view = p.value(view);
+  if (const QString bad = screenshot_view_error(o.view); !bad.isEmpty()) {
+    std::fprintf(stderr, "nanscope: --screenshot-view: %s\n", qPrintable(bad));
+    std::exit(2);
+  }
   o.simulate = p.value(simulate);
   if (p.isSet(select)) {
     const QStringList f = p.value(select).split(':');

@@ -8,6 +8,7 @@
 #include <QMenuBar>
 #include <QPainter>
 #include <QTimer>
+#include <cstdio>
 
 #include "core/event_kind.h"
 #include "models/health_series.h"
@@ -22,7 +23,8 @@ namespace {
 
 // --screenshot-view: what the user would do before looking.
 void prepare_view(MainWindow& w, const QString& what) {
-  const QStringList parts = what.split(',', Qt::SkipEmptyParts);
+  QStringList parts;
+  for (const QString& part : what.split(',', Qt::SkipEmptyParts)) parts << part.trimmed();
   if (parts.contains("all-series"))
     for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) w.metrics()->setSeriesVisible(i, true);
   if (parts.contains("zoom-entry") && w.snapshot() && w.snapshot()->entry) {
@@ -63,6 +65,22 @@ void save_screenshot(MainWindow& w, const ScreenshotOptions& o) {
 
 // Screenshot mode (docs/): drive the window as a user would, then grab it (and say what it shows).
 }  // namespace
+
+QString screenshot_view_error(const QString& what) {
+  static const QStringList kItems = {"zoom-entry", "all-series", "magnitude", "compare",
+                                     "events",     "help-menu",  "log"};
+  for (const QString& raw : what.split(',', Qt::SkipEmptyParts)) {
+    const QString part = raw.trimmed();
+    QString error;
+    if (part.startsWith("health=")) {
+      if (!parse_health_series(part.mid(7), &error)) return error;
+    } else if (!part.startsWith("filter=") && !kItems.contains(part)) {
+      return QString("unknown item '%1' (one of %2, health=SLOT:MEASURE, filter=TEXT)")
+          .arg(part, kItems.join(", "));
+    }
+  }
+  return {};
+}
 
 void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
   auto* timer = new QTimer(&w);
@@ -115,7 +133,27 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
     }
     if (*phase == 2) {
       prepare_view(w, o.view);
-      if (o.select) w.UI_selectCell(o.select->slot, o.select->fold, o.select->step);
+      if (o.select) {
+        // A cell the run does not have is a usage error, as go to step refuses it.
+        const int folds = static_cast<int>(snap ? snap->folds.size() : 0);
+        const auto [begin, end] =
+            snap ? snap->fold_steps(o.select->fold) : std::pair<std::size_t, std::size_t>{0, 0};
+        const int steps = static_cast<int>(end - begin);
+        QString why;
+        if (o.select->fold >= folds)
+          why =
+              QString("fold %1 is not in the run (folds 0-%2)").arg(o.select->fold).arg(folds - 1);
+        else if (o.select->step >= steps)
+          why = QString("fold %1 has steps 0-%2").arg(o.select->fold).arg(steps - 1);
+        if (!why.isEmpty()) {
+          std::fprintf(stderr, "nanscope: --screenshot-select %d:%d: %s\n", o.select->fold,
+                       o.select->step, qPrintable(why));
+          timer->stop();
+          QApplication::exit(2);
+          return;
+        }
+        w.UI_selectCell(o.select->slot, o.select->fold, o.select->step);
+      }
     }
     if (++*phase < 8) return;  // let the views settle (and a selected cell's dump load)
     if (!o.screenshot.isEmpty()) save_screenshot(w, o);

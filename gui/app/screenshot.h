@@ -18,6 +18,9 @@ struct ScreenshotOptions {
   std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
 };
 
+// What is wrong with a --screenshot-view list ("" when every item is known and well formed).
+QString screenshot_view_error(const QString& what);
+
 // Drives `w` and quits the application with nanscope-run's code for what happened (0; 69 for a
 // device that cannot be used; 78 for a file or config refused before anything could be shown).
 void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o);

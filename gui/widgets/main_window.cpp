@@ -6,7 +6,9 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
@@ -22,6 +24,7 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <cctype>
 
 #include "plots/grid_plot.h"
 #include "plots/magnitude_plot.h"
@@ -183,8 +186,10 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   refreshViews(true);
   if (open_file.isEmpty())
     UI_configure(settings_.scenario);
-  else
-    UI_openFile(open_file);  // offline from the start: no live session, no run folder
+  else  // offline from the start: no live session, no run folder. Opened once the event loop
+        // runs, so that a refusal reaches whoever listens to errorShown (screenshot mode)
+    QMetaObject::invokeMethod(
+        this, [this, open_file] { UI_openFile(open_file); }, Qt::QueuedConnection);
 }
 
 MainWindow::~MainWindow() {
@@ -381,7 +386,14 @@ void MainWindow::UI_toggleBreakOnSelected() {
 }
 
 void MainWindow::UI_openFile(const QString& path) {
-  if (QFileInfo(path).suffix() == "nsview") {
+  // A view file is JSON: told apart from HDF5 by its first byte, whatever its name.
+  QFile probe(path);
+  char first = 0;
+  if (probe.open(QIODevice::ReadOnly)) {
+    while (probe.getChar(&first) && std::isspace(static_cast<unsigned char>(first))) {
+    }
+  }
+  if (first == '{' || QFileInfo(path).suffix() == "nsview") {
     UI_openViewFile(path);
     return;
   }

@@ -47,7 +47,8 @@ void MainWindow::buildActions() {
   QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton),
                                   "&Open run file or dump...", QKeySequence::Open, this, [this] {
                                     const QString p = QFileDialog::getOpenFileName(
-                                        this, "Open run file or dump", {}, "HDF5 (*.h5)");
+                                        this, "Open run file, dump or view", {},
+                                        "nanscope files (*.h5 *.nsview);;All files (*)");
                                     if (!p.isEmpty()) UI_openFile(p);
                                   });
   open->setToolTip(
@@ -75,15 +76,19 @@ void MainWindow::buildActions() {
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
   auto* edit = menuBar()->addMenu("&Edit");
-  edit->addAction("&Copy cell summary", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
-                  [this] { UI_copyCell(); })
-      ->setToolTip("copy the selected cell's fold, step, slot, state and health as text");
-  edit->addAction("&Filter slots", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this,
-                  [this] {
-                    slot_filter_->setFocus();
-                    slot_filter_->selectAll();
-                  })
-      ->setToolTip("type part of a slot's name: the Slots table shows the slots that match");
+  QAction* copy =
+      edit->addAction("&Copy cell summary", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
+                      [this] { UI_copyCell(); });
+  copy->setToolTip(with_shortcut(
+      "copy the selected cell's fold, step, slot, state and health as text", copy->shortcut()));
+  QAction* filter = edit->addAction("&Filter slots", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F),
+                                    this, [this] {
+                                      slot_filter_->setFocus();
+                                      slot_filter_->selectAll();
+                                    });
+  filter->setToolTip(
+      with_shortcut("type part of a slot's name: the Slots table shows the slots that match",
+                    filter->shortcut()));
   auto* run = menuBar()->addMenu("&Run");
   auto* tb = addToolBar("Step controls");
   tb->setObjectName("controls");
@@ -193,6 +198,11 @@ void MainWindow::buildViewMenu() {
     });
     for (EventKind k : kinds) walked_.insert(k);
   }
+  add("Go to step...", QKeySequence(Qt::CTRL | Qt::Key_G),
+      "the go-to box: STEP or FOLD:STEP selects the selected slot's cell there", [this] {
+        go_to_->setFocus();
+        go_to_->selectAll();
+      });
   add("Zoom to fit", QKeySequence(Qt::CTRL | Qt::Key_0),
       "show every step of the fold and of the run", [this] { UI_zoomToFit(); });
   follow_action_ =

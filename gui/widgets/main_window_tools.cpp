@@ -82,13 +82,6 @@ void MainWindow::buildNavigateTools() {
       "(FOLD:STEP), and bring it into view (Ctrl+G)");
   connect(go_to_, &QLineEdit::returnPressed, this, [this] { UI_goTo(go_to_->text()); });
   tb->addWidget(go_to_);
-  auto* focus = new QAction("Go to step", this);
-  focus->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
-  connect(focus, &QAction::triggered, this, [this] {
-    go_to_->setFocus();
-    go_to_->selectAll();
-  });
-  addAction(focus);
 }
 
 bool MainWindow::UI_goTo(const QString& text) {
@@ -96,8 +89,8 @@ bool MainWindow::UI_goTo(const QString& text) {
   bool ok_fold = true, ok_step = false;
   const int fold = parts.size() == 2 ? parts[0].toInt(&ok_fold) : -1;
   const int step = parts.back().toInt(&ok_step);
-  if (parts.size() > 2 || !ok_fold || !ok_step) {
-    showMessage(QString("go to step: '%1' is not STEP or FOLD:STEP").arg(text));
+  if (parts.size() > 2 || !ok_fold || !ok_step || (parts.size() == 2 && fold < 0)) {
+    showMessage(QString("go to step: '%1' is not STEP or FOLD:STEP (numbers from 0)").arg(text));
     return false;
   }
   UI_goToStep(fold, step);
@@ -105,6 +98,10 @@ bool MainWindow::UI_goTo(const QString& text) {
 }
 
 void MainWindow::UI_goToStep(int fold, int step) {
+  if (sel_->slot() < 0) {
+    showMessage("go to step: select a slot first (a row of the Slots table or a grid)");
+    return;
+  }
   if (fold < 0) fold = sel_->fold();
   const int folds = static_cast<int>(view_->folds.size());
   if (fold >= folds) {
@@ -120,8 +117,9 @@ void MainWindow::UI_goToStep(int fold, int step) {
                     : QString("go to step: fold %1 has steps 0-%2").arg(fold).arg(steps - 1));
     return;
   }
-  UI_selectCell(std::max(sel_->slot(), 0), fold, step);
+  UI_selectCell(sel_->slot(), fold, step);
   centreStep(step);
+  showMessage(QString("fold %1, step %2").arg(fold).arg(step));
 }
 
 // Puts a step in the middle of the step grid (and the metrics), keeping the zoom, unless every
@@ -283,22 +281,50 @@ void MainWindow::UI_openViewFile(const QString& path) {
   UI_openFile(run);
 }
 
+// Applies what the view file has (a key it lacks leaves that part as it is); what it names that the
+// run does not have is skipped and said.
 void MainWindow::applyViewFile(const QJsonObject& v) {
-  restoreState(QByteArray::fromBase64(v.value("dock_layout").toString().toLatin1()));
-  QStringList series;
-  for (const auto& s : v.value("series").toArray()) series << s.toString();
-  for (int i = 0; i < MetricsPlot::kSeriesCount; ++i)
-    metrics_->setSeriesVisible(i, series.contains(MetricsPlot::seriesName(i)));
-  for (const HealthSeriesKey& k : metrics_->healthSeries()) metrics_->removeHealthSeries(k);
-  for (const auto& s : v.value("health_series").toArray())
-    if (const auto k = parse_health_series(s.toString(), nullptr)) metrics_->addHealthSeries(*k);
-  metrics_->setLogScale(v.value("log_scale").toBool());
-  UI_showMagnitude(v.value("magnitude").toBool());
-  const auto slot = find_slot(v.value("slot").toString().toStdString());
-  const int fold = v.value("fold").toInt();
-  if (fold >= 0 && fold < static_cast<int>(view_->folds.size())) {
+  QStringList skipped;
+  if (v.contains("dock_layout") &&
+      !restoreState(QByteArray::fromBase64(v.value("dock_layout").toString().toLatin1())))
+    skipped << "dock_layout (not a layout of this window)";
+  if (v.contains("series")) {
+    QStringList series;
+    for (const auto& s : v.value("series").toArray()) series << s.toString();
+    for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) {
+      metrics_->setSeriesVisible(i, series.contains(MetricsPlot::seriesName(i)));
+      series.removeAll(MetricsPlot::seriesName(i));
+    }
+    for (const QString& s : series) skipped << QString("series '%1' (no such series)").arg(s);
+  }
+  if (v.contains("health_series")) {
+    for (const HealthSeriesKey& k : metrics_->healthSeries()) metrics_->removeHealthSeries(k);
+    for (const auto& s : v.value("health_series").toArray()) {
+      QString error;
+      if (const auto k = parse_health_series(s.toString(), &error))
+        metrics_->addHealthSeries(*k);
+      else
+        skipped << error;
+    }
+  }
+  if (v.contains("log_scale")) metrics_->setLogScale(v.value("log_scale").toBool());
+  if (v.contains("magnitude")) UI_showMagnitude(v.value("magnitude").toBool());
+  const QString slot_name = v.value("slot").toString();
+  const auto slot = find_slot(slot_name.toStdString());
+  if (!slot_name.isEmpty() && !slot) skipped << QString("slot '%1' (no such slot)").arg(slot_name);
+  const int fold = v.value("fold").toInt(-1), folds = static_cast<int>(view_->folds.size());
+  if (v.contains("fold") && (fold < 0 || fold >= folds)) {
+    skipped << QString("fold %1 (the run has folds 0-%2)").arg(fold).arg(folds - 1);
+  } else if (v.contains("fold")) {
+    const auto [begin, end] = view_->fold_steps(fold);
+    int step = v.value("step").toInt(-1);
+    if (step >= static_cast<int>(end - begin)) {
+      skipped
+          << QString("step %1 (fold %2 has steps 0-%3)").arg(step).arg(fold).arg(end - begin - 1);
+      step = -1;
+    }
     sel_->setFoldChosen(true);
-    UI_selectCell(slot.value_or(-1), fold, v.value("step").toInt(-1));
+    UI_selectCell(slot.value_or(-1), fold, step);
   }
   const QJsonArray range = v.value("step_range").toArray();
   if (range.size() == 2) {
@@ -307,7 +333,11 @@ void MainWindow::applyViewFile(const QJsonObject& v) {
     Q_EMIT step_plot_->columnRangeChangedByUser(step_plot_->xAxis->range().lower,
                                                 step_plot_->xAxis->range().upper);
   }
-  showMessage("view restored");
+  if (skipped.isEmpty())
+    showMessage("view restored");
+  else
+    onError(static_cast<int>(ErrorClass::File),
+            QString("view restored, except: %1").arg(skipped.join("; ")));
 }
 
 // A watch trip that arrives during a live run says so in the status bar (it is easy to miss in a

@@ -92,6 +92,48 @@ class CommandLineTest : public QObject, GuiFixture {
     QVERIFY(backend.err.contains("--backend gpu: expected auto, cuda or cpu"));
   }
 
+  // Screenshot mode refuses what it cannot do, with the codes of nanscope-run, and never hangs: a
+  // broken view file (78, its message in the state file), a cell the run does not have (2) and a
+  // --screenshot-view item it does not know (2).
+  void screenshotModeRefusesBadViewsCellsAndItems() {
+    const QString bad = dir_.filePath("broken.nsview");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"nanscope_view": 9})");
+    f.close();
+    const Ran view =
+        run_gui({bad, "--screenshot", dir_.filePath("v.png"), "--screenshot-after", "steps:0"},
+                dir_.filePath("v.json"));
+    QCOMPARE(view.code, 78);
+    QVERIFY2(view.state["status"].toString().contains("key nanscope_view: expected 1"),
+             qPrintable(view.state["status"].toString()));
+    QVERIFY(QFile::exists(dir_.filePath("v.png")));
+    const Ran cell =
+        run_gui({three_fold_run_, "--screenshot-select", "9:0:h_s2"}, dir_.filePath("c.json"));
+    QCOMPARE(cell.code, 2);
+    QVERIFY2(cell.err.contains("--screenshot-select 9:0: fold 9 is not in the run (folds 0-2)"),
+             cell.err.constData());
+    const Ran step =
+        run_gui({three_fold_run_, "--screenshot-select", "1:99:h_s2"}, dir_.filePath("s.json"));
+    QCOMPARE(step.code, 2);
+    QVERIFY2(step.err.contains("fold 1 has steps 0-11"), step.err.constData());
+    for (const auto& [item, why] : {std::pair{"health=h_s9:absmax", "no slot named 'h_s9'"},
+                                    {"health=h_s2:bogus", "no measure 'bogus'"},
+                                    {"bogusview", "unknown item 'bogusview'"}}) {
+      const Ran r = run_gui(
+          {three_fold_run_, "--screenshot", dir_.filePath("i.png"), "--screenshot-view", item},
+          dir_.filePath("i.json"));
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains(why), r.err.constData());
+    }
+    // Items with spaces after the commas are the same items.
+    const Ran spaced = run_gui({three_fold_run_, "--screenshot", dir_.filePath("ok.png"),
+                                "--screenshot-view", "health=h_s2:absmax, log"},
+                               dir_.filePath("ok.json"));
+    QCOMPARE(spaced.code, 0);
+    QCOMPARE(spaced.state["metrics"].toObject()["log_scale"].toBool(), true);
+  }
+
   void withNoRunTheEmptyPlotsSaySoInsteadOfOfferingKeys() {
     EngineSettings s = settings("healthy");
     s.make_backend = [](const Config&) -> std::unique_ptr<Backend> {

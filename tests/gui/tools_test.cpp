@@ -108,7 +108,13 @@ class ToolsTest : public QObject, public GuiFixture {
     w.resize(1500, 950);
     w.show();
     waitOffline(w, three_fold_run_);
+    QVERIFY(w.UI_goTo("1:3"));  // no slot selected: nothing to go to
+    QVERIFY2(w.statusBar()->currentMessage().contains("select a slot first"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QCOMPARE(w.selectedSlot(), -1);
     w.UI_selectCell(kHS2, 0, 2);
+    QVERIFY(!w.UI_goTo("-1:3"));  // a fold is a number from 0
+    QCOMPARE(w.selectedStep(), 2);
     QVERIFY(w.UI_goTo("1:3"));
     QCOMPARE(w.selectedFold(), 1);
     QCOMPARE(w.selectedStep(), 3);
@@ -254,6 +260,28 @@ class ToolsTest : public QObject, public GuiFixture {
     }
     QVERIFY(w.offline());  // the shown file stays
     QCOMPARE(state(w)["selection"], saved["selection"]);
+    // What a view names that the run lacks is skipped and said; a key it lacks changes nothing.
+    const QString partly = dir_.filePath("partly.json");  // told apart by content, not name
+    QFile p(partly);
+    QVERIFY(p.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    p.write(QJsonDocument(QJsonObject{{"nanscope_view", 1},
+                                      {"run_file", three_fold_run_},
+                                      {"slot", "nosuchslot"},
+                                      {"fold", 7},
+                                      {"health_series", QJsonArray{"h_s9:absmax", "h_s2:rms"}}})
+                .toJson());
+    p.close();
+    const QJsonArray series_before = state(w)["metrics"].toObject()["series"].toArray();
+    w.UI_openFile(partly);
+    QVERIFY(errors.count() > 0);
+    const QString said = errors.takeLast().at(0).toString();
+    QVERIFY2(said.startsWith("view restored, except: ") &&
+                 said.contains("slot 'nosuchslot' (no such slot)") &&
+                 said.contains("fold 7 (the run has folds 0-2)") &&
+                 said.contains("no slot named 'h_s9'"),
+             qPrintable(said));
+    QCOMPARE(state(w)["metrics"].toObject()["series"].toArray(), series_before);
+    QCOMPARE(state(w)["metrics"].toObject()["health_series"].toArray(), QJsonArray{"h_s2:rms"});
   }
 
   // A watch that trips during a live run says so in the status bar, and the title names the run.

@@ -20,8 +20,8 @@
 #include "core/config.h"
 #include "core/config_io.h"
 #include "cuda_backend.h"
-#include "test_seams.h"
 #include "session/session.h"
+#include "test_seams.h"
 
 #include "bench_util.h"
 #include "session_timing.h"

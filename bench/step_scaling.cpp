@@ -16,10 +16,10 @@
 
 #include "core/config.h"
 #include "cuda_backend.h"
-#include "test_seams.h"
 #include "dense.h"
 #include "device_array.h"
 #include "session/session.h"
+#include "test_seams.h"
 
 #include "bench_util.h"
 #include "session_timing.h"

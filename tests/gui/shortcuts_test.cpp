@@ -117,7 +117,7 @@ class ShortcutsTest : public QObject, GuiFixture {
         d->reject();
       }
     });
-    QCOMPARE(title, QString("Open run file or dump"));
+    QCOMPARE(title, QString("Open run file, dump or view"));
     QVERIFY(!w.offline());
     show_active(w);  // the dialog had the focus
 

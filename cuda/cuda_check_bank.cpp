@@ -49,9 +49,9 @@ void CudaCheckBank::begin_fold(const SlotSetup& setup) {
 void CudaCheckBank::set_capture(bool on) {
   flush();
   host_.capture_changed();  // the step's graph gains or loses the capture's work
-  capture_areas_ = 0;
   if (!on) {
     cap_.reset();
+    capture_areas_ = 0;
     return;
   }
   auto c = std::make_unique<Capture>();

@@ -385,18 +385,22 @@ void MainWindow::UI_toggleBreakOnSelected() {
                   .arg(on ? "set" : "cleared"));
 }
 
-void MainWindow::UI_openFile(const QString& path) {
-  // A view file is JSON: told apart from HDF5 by its first byte, whatever its name.
+// A view file is JSON: told apart from HDF5 by its first byte, whatever its name.
+bool MainWindow::isViewFile(const QString& path) {
   QFile probe(path);
   char first = 0;
-  if (probe.open(QIODevice::ReadOnly)) {
+  if (probe.open(QIODevice::ReadOnly))
     while (probe.getChar(&first) && std::isspace(static_cast<unsigned char>(first))) {
     }
-  }
-  if (first == '{' || QFileInfo(path).suffix() == "nsview") {
+  return first == '{' || QFileInfo(path).suffix() == "nsview";
+}
+
+void MainWindow::UI_openFile(const QString& path) {
+  if (isViewFile(path)) {
     UI_openViewFile(path);
     return;
   }
+  pending_view_.reset();  // a file opened by hand is shown as it is
   const int slot = sel_->slot();
   // A dump opened by hand is shown whatever its slot: the selection follows it.
   inspect_want_ = InspectWanted{};
@@ -443,6 +447,7 @@ void MainWindow::onRunFileLoaded(UpdatePtr u) {
 }
 
 void MainWindow::onError(int error_class, const QString& message) {
+  pending_view_.reset();  // a view waiting for a run file that was refused is not applied later
   // Non-modal: the engine and the window go on; the box names the file, key or slot and offers
   // what can be done about it.
   auto* box = new QMessageBox(QMessageBox::Warning, "nanscope", message, QMessageBox::Ok, this);

@@ -87,6 +87,7 @@ class MainWindow : public QMainWindow {
   // A view file (.nsview, JSON): the run file, the selection, the zoom, the series and the dock
   // layout, for a colleague to open on the same run file. Opening one opens its run file first.
   bool saveViewFile(const QString& path, QString* error = nullptr) const;
+  static bool isViewFile(const QString& path);  // JSON by its first byte, or named .nsview
   void UI_openViewFile(const QString& path);
   // Applies an update from the engine thread (or a benchmark); while offline, live ones are
   // ignored.

@@ -268,6 +268,8 @@ void MainWindow::UI_openViewFile(const QString& path) {
   if (why.isEmpty() && run.isEmpty())
     why = QString("key run_file: %1 is not there (nor beside the view file)")
               .arg(v.value("run_file").toString());
+  if (why.isEmpty() && isViewFile(run))
+    why = QString("key run_file: %1 is a view file, not a run file").arg(run);
   if (!why.isEmpty()) {
     onError(static_cast<int>(ErrorClass::File), QString("view file %1: %2").arg(path, why));
     return;
@@ -277,8 +279,8 @@ void MainWindow::UI_openViewFile(const QString& path) {
     applyViewFile(v);
     return;
   }
-  pending_view_ = v;  // applied once the run file is shown (UI_applyUpdate)
   UI_openFile(run);
+  pending_view_ = v;  // applied once the run file is shown (UI_applyUpdate); dropped on an error
 }
 
 // Applies what the view file has (a key it lacks leaves that part as it is); what it names that the
@@ -318,13 +320,15 @@ void MainWindow::applyViewFile(const QJsonObject& v) {
   } else if (v.contains("fold")) {
     const auto [begin, end] = view_->fold_steps(fold);
     int step = v.value("step").toInt(-1);
-    if (step >= static_cast<int>(end - begin)) {
+    if (step < -1 || step >= static_cast<int>(end - begin)) {
       skipped
           << QString("step %1 (fold %2 has steps 0-%3)").arg(step).arg(fold).arg(end - begin - 1);
       step = -1;
     }
     sel_->setFoldChosen(true);
     UI_selectCell(slot.value_or(-1), fold, step);
+  } else if (slot) {
+    UI_selectSlot(*slot);  // a slot without a fold: that slot in the fold shown
   }
   const QJsonArray range = v.value("step_range").toArray();
   if (range.size() == 2) {

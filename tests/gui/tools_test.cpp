@@ -282,6 +282,40 @@ class ToolsTest : public QObject, public GuiFixture {
              qPrintable(said));
     QCOMPARE(state(w)["metrics"].toObject()["series"].toArray(), series_before);
     QCOMPARE(state(w)["metrics"].toObject()["health_series"].toArray(), QJsonArray{"h_s2:rms"});
+    // A view whose run file is a view file (itself) is refused, not followed round and round.
+    const QString loop = dir_.filePath("loop.nsview");
+    QFile l(loop);
+    QVERIFY(l.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    l.write(R"({"nanscope_view": 1, "run_file_relative": "loop.nsview"})");
+    l.close();
+    w.UI_openFile(loop);
+    QVERIFY(errors.count() > 0);
+    QVERIFY2(errors.takeLast().at(0).toString().contains("is a view file, not a run file"),
+             "a view naming itself");
+    // A view whose run file is refused is dropped: the next file opened by hand is shown as is.
+    const QString corrupt = dir_.filePath("corrupt.h5");
+    QFile c(corrupt);
+    QVERIFY(c.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    c.write("not an HDF5 file at all");
+    c.close();
+    const QString stale = dir_.filePath("stale.nsview");
+    QFile st(stale);
+    QVERIFY(st.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    st.write(QJsonDocument(QJsonObject{{"nanscope_view", 1},
+                                       {"run_file", corrupt},
+                                       {"fold", 2},
+                                       {"step", 7},
+                                       {"slot", "c51_loss"}})
+                 .toJson());
+    st.close();
+    w.UI_openFile(stale);
+    QTRY_VERIFY(errors.count() > 0);
+    errors.clear();
+    const QString other = makeManyEventsRun();
+    w.UI_openFile(other);
+    QTRY_VERIFY(w.snapshot()->source.endsWith("many_events/run.h5"));
+    QCOMPARE(w.selectedSlot(), -1);  // nothing of the stale view
+    QCOMPARE(w.selectedFold(), 0);
   }
 
   // A watch that trips during a live run says so in the status bar, and the title names the run.

@@ -377,7 +377,11 @@ void MetricsPlot::rescaleValues() {
     else if (log)
       axis->setRange(lo / 1.3, hi * 1.3);
     else {
-      const double pad = std::max(1e-9, 0.08 * (hi - lo));
+      // A single value (or values equal to the print precision) gets room of its own size: a
+      // range of 1e-9 around 3.9 would label every tick "3.93535".
+      const double pad = hi - lo > 1e-6 * std::max(1.0, std::max(std::abs(lo), std::abs(hi)))
+                             ? 0.08 * (hi - lo)
+                             : 0.05 * std::max(1.0, std::max(std::abs(lo), std::abs(hi)));
       axis->setRange(axis == yAxis2 ? std::min(0.0, lo) : lo - pad, hi + pad);
     }
   }

@@ -405,6 +405,33 @@ class ToolsTest : public QObject, public GuiFixture {
     }
   }
 
+  // A series with a single finite value (every other step NaN) gets an axis whose ticks read apart,
+  // not one label repeated.
+  void aSingleFiniteValueGetsReadableTicks() {
+    Snapshot s;
+    for (int g = 0; g < 12; ++g) {
+      StepRow r;
+      r.step = g;
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      r.losses.total = g == 0 ? 3.93535 : nan;
+      r.losses.c51 = g == 0 ? 3.93535 : nan;
+      r.losses.grad_norm = g == 0 ? 0.122147 : nan;
+      s.steps.push_back(r);
+      s.health.push_back(unmeasured_rows());
+    }
+    s.fold_begin = {0};
+    s.folds.resize(1);
+    MetricsPlot plot;
+    plot.resize(640, 240);
+    plot.setView(&s);
+    plot.replot();
+    for (QCPAxis* axis : {plot.yAxis, plot.yAxis2}) {
+      const QVector<QString> labels = axis->tickVectorLabels();
+      QVERIFY(labels.size() >= 2);
+      QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+    }
+  }
+
   // One step's event in a grid of thousands of steps is drawn at least 3 pixels wide.
   void aOneStepEventIsAtLeastThreePixelsWide() {
     Snapshot s;

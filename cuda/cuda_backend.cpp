@@ -34,7 +34,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       opt_(L_, c.optim, stream_.s),
       scalars_(kScCount),
       gstep_(1),
-      checks_(c_, *this, stream_.s) {
+      checks_(c_, d_, *this, stream_.s) {
   for (int s = 0; s < kSlotCount; ++s) slots_.shapes[s] = slot_shape(d_, s, L_.total());
   const float* batch = sampler_.batch();
   const BatchSlotOffsets at = batch_slot_offsets(d_);

@@ -2,7 +2,7 @@
 // cuda_backend.cpp (construction, state, parameters, batch, slot buffers, transfers),
 // cuda_backend_step.cpp (the phases, their slot call sites, graph capture and replay),
 // cuda_backend_checks.cpp (what the check bank asks of the backend: step records as outcomes, the
-// context sources of first-fire capture and their readback) and check_launch_log.cpp (the test
+// context sources of first-fire capture and their readback) and test_seams.cpp (the test
 // seams). The checks themselves are the CudaCheckBank's (cuda_check_bank.h).
 //
 // The verified device pieces (sampler, dense layers, heads, losses, backward, optimizer, sentinel
@@ -81,7 +81,7 @@ class CudaBackend final : public Backend, private CheckBankHost {
   int step_graph_captures() const override { return graph_.captures; }
   std::int64_t device_to_host_copies() const override { return d2h_; }
 
-  // The test seams (check_launch_log.cpp): the bank, whose launches a log may note, and the last
+  // The test seams (test_seams.cpp): the bank, whose launches a log may note, and the last
   // captured step graph's shape.
   CudaCheckBank& check_bank() { return checks_; }
   const StepGraphShape& graph_shape() const { return graph_.shape; }

@@ -23,9 +23,10 @@ struct CudaCheckBank::Capture {
   std::vector<int> steps;  // the step each context area holds, from the last readback
 };
 
-CudaCheckBank::CudaCheckBank(const Config& c, CheckBankHost& host, cudaStream_t stream)
+CudaCheckBank::CudaCheckBank(const Config& c, const Dims& d, CheckBankHost& host,
+                             cudaStream_t stream)
     : c_(c),
-      d_(Dims::from(c)),
+      d_(d),
       host_(host),
       bank_(c.run.steps_per_fold, stream, c.sentinel.health),
       records_(static_cast<std::size_t>(c.run.steps_per_fold) * sizeof(StepStatusRecord)),

@@ -77,7 +77,7 @@ enum ContextSource {
 
 class CudaCheckBank final : public CheckBank {
  public:
-  CudaCheckBank(const Config& c, CheckBankHost& host, cudaStream_t stream);
+  CudaCheckBank(const Config& c, const Dims& d, CheckBankHost& host, cudaStream_t stream);
   ~CudaCheckBank() override;
 
   // ---- CheckBank ----
@@ -133,7 +133,7 @@ class CudaCheckBank final : public CheckBank {
   const StepLosses& losses() const { return losses_; }
   const SlotSetup& setup() const { return setup_; }
 
-  // For bench/sentinel and the GPU tests (check_launch_log.cpp): the launches noted while set.
+  // For bench/sentinel and the GPU tests (test_seams.cpp): the launches noted while set.
   void set_launch_log(StepCheckPlan* log) { launch_log_ = log; }
 
  private:
@@ -146,7 +146,7 @@ class CudaCheckBank final : public CheckBank {
   void take_context_table();
 
   const Config& c_;
-  const Dims d_;
+  const Dims& d_;  // the backend's
   CheckBankHost& host_;
   DeviceBank bank_;
   DeviceArray<unsigned char> records_;  // a StepStatusRecord per step of the fold

@@ -164,9 +164,17 @@ std::vector<int> steps_per_fold(const RunFileData& r) {
   return fold_steps;
 }
 
+// "" when (fold, step) is a step the run took, else what is wrong with it.
+std::string step_taken(int fold, int step, const std::vector<int>& fold_steps) {
+  if (fold < 0 || static_cast<std::size_t>(fold) >= fold_steps.size())
+    return fmt::format("fold {} is not in /folds", fold);
+  if (step < 0 || step >= fold_steps[static_cast<std::size_t>(fold)])
+    return fmt::format("step {} is not a step of fold {}", step, fold);
+  return {};
+}
+
 void read_events(hid_t f, const std::string& path, const std::vector<int>& fold_steps,
                  RunFileData& r) {
-  const std::size_t nf = r.folds.size();
   if (!h5::exists(f, "events")) return;
   {
     std::vector<EventRow> rows =
@@ -180,10 +188,8 @@ void read_events(hid_t f, const std::string& path, const std::vector<int>& fold_
       const auto kind = parse_enum<EventKind>(e.kind);
       if (!kind) throw bad(fmt::format("unknown kind '{}'", e.kind));
       const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump, std::nullopt};
-      if (row.fold < 0 || static_cast<std::size_t>(row.fold) >= nf)
-        throw bad(fmt::format("fold {} is not in /folds", row.fold));
-      if (row.step < 0 || row.step >= fold_steps[static_cast<std::size_t>(row.fold)])
-        throw bad(fmt::format("step {} is not a step of fold {}", row.step, row.fold));
+      if (const std::string why = step_taken(row.fold, row.step, fold_steps); !why.empty())
+        throw bad(why);
       if (row.entry_slot < -1 || row.entry_slot >= kSlotCount)
         throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
       if (!row.dump.empty() && !is_dump_name(row.dump))
@@ -196,7 +202,6 @@ void read_events(hid_t f, const std::string& path, const std::vector<int>& fold_
 
 void read_watches(hid_t f, const std::string& path, const std::vector<int>& fold_steps,
                   RunFileData& r) {
-  const std::size_t nf = r.folds.size();
   if (!h5::exists(f, "watches")) return;
   {
     std::vector<WatchRow> rows =
@@ -209,10 +214,8 @@ void read_watches(hid_t f, const std::string& path, const std::vector<int>& fold
       };
       const auto condition = parse_enum<WatchCondition>(w.condition);
       if (!condition) throw bad(fmt::format("unknown condition '{}'", w.condition));
-      if (w.fold < 0 || static_cast<std::size_t>(w.fold) >= nf)
-        throw bad(fmt::format("fold {} is not in /folds", w.fold));
-      if (w.step < 0 || w.step >= fold_steps[static_cast<std::size_t>(w.fold)])
-        throw bad(fmt::format("step {} is not a step of fold {}", w.step, w.fold));
+      if (const std::string why = step_taken(w.fold, w.step, fold_steps); !why.empty())
+        throw bad(why);
       if (w.slot < -1 || w.slot >= kSlotCount)
         throw bad(fmt::format("slot {} is not a slot", w.slot));
       if (w.group < -1 || w.group >= kGroupCount)

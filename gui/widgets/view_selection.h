@@ -26,11 +26,10 @@ class ViewSelection : public QObject {
   void setFold(int fold) { set(fold_, fold); }
   // ... and as the user switches to another: its own step and compare pair, none picked yet.
   void switchFold(int fold) {
-    if (fold != fold_) {
-      step_ = -1;
-      pick_.reset();
-    }
+    if (fold == fold_) return;
     fold_ = fold;
+    step_ = -1;
+    pick_.reset();
     Q_EMIT changed();
   }
   void setFoldChosen(bool chosen) { set(fold_chosen_, chosen); }

@@ -264,6 +264,7 @@ void MetricsPlot::setLogScale(bool on) {
       a->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
   }
   refresh(false);
+  Q_EMIT logScaleChanged(on);
 }
 
 bool MetricsPlot::logScale() const {

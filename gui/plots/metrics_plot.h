@@ -70,6 +70,7 @@ class MetricsPlot : public QCustomPlot {
   void stepRangeChangedByUser(double first, double last);
   void followChanged(bool on);
   void healthSeriesChanged();
+  void logScaleChanged(bool on);
 
  private:
   void clearAll();

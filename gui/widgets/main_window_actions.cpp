@@ -16,6 +16,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QStandardItemModel>
 #include <QStatusBar>
 #include <QStyle>
@@ -315,9 +316,19 @@ QWidget* MainWindow::buildMetricsPanel() {
   for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) {
     QAction* a = menu->addAction(MetricsPlot::seriesName(i));
     a->setCheckable(true);
+    a->setData(i);
     a->setChecked(metrics_->seriesVisible(i));
     connect(a, &QAction::toggled, this, [this, i](bool on) { metrics_->setSeriesVisible(i, on); });
   }
+  // The ticks follow the plot, whoever changed it (a view file, a script).
+  connect(menu, &QMenu::aboutToShow, this, [this, menu] {
+    for (QAction* a : menu->actions()) {
+      const int i = a->data().isValid() ? a->data().toInt() : -1;
+      if (i < 0) continue;
+      const QSignalBlocker quiet(a);
+      a->setChecked(metrics_->seriesVisible(i));
+    }
+  });
   menu->addSection("slot health (own axis)");
   buildHealthSeriesMenu(menu);
   series->setMenu(menu);
@@ -327,6 +338,10 @@ QWidget* MainWindow::buildMetricsPanel() {
   log->setToolTip(
       "logarithmic value axes (non-positive values are not drawn; non-finite steps stay shaded)");
   connect(log, &QAction::toggled, metrics_, &MetricsPlot::setLogScale);
+  connect(metrics_, &MetricsPlot::logScaleChanged, log, [log](bool on) {
+    const QSignalBlocker quiet(log);
+    log->setChecked(on);
+  });
   tools
       ->addAction(style()->standardIcon(QStyle::SP_BrowserReload), "Fit", this,
                   [this] { UI_zoomToFit(); })

@@ -9,6 +9,7 @@
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QToolBar>
 #include <QtTest>
 
 #include "gui/gui_fixture.h"
@@ -237,6 +238,10 @@ class ToolsTest : public QObject, public GuiFixture {
     QCOMPARE(now["metrics"].toObject()["health_series"],
              saved["metrics"].toObject()["health_series"]);
     QCOMPARE(now["metrics"].toObject()["log_scale"].toBool(), true);
+    bool log_checked = false;  // the toolbar says what the plot shows
+    for (QAction* a : w.findChild<QToolBar*>("metricsTools")->actions())
+      if (a->text() == "Log scale") log_checked = a->isChecked();
+    QVERIFY(log_checked);
     QCOMPARE(now["step_grid"].toObject()["view"].toString(), QString("magnitude"));
     QCOMPARE(w.stepPlot()->columnRange().lower, 1.5);
     QCOMPARE(w.stepPlot()->columnRange().upper, 6.5);

@@ -82,6 +82,25 @@ int main(int argc, char** argv) {
                    "bad one)")
       ->expected(2);
   compare_cmd->add_flag("--json", compare.json, "print the table as JSON on stdout");
+  cli::MaterializeOptions materialize;
+  CLI::App* materialize_cmd = app.add_subcommand(
+      "materialize",
+      "recompute any step of a run file with checkpoints and write it as a dump (time travel)");
+  materialize_cmd->add_option("run", materialize.run_file, "run file (run.h5)")->required();
+  materialize_cmd->add_option("--fold", materialize.fold, "the fold")->required();
+  materialize_cmd->add_option("--step", materialize.step, "the step within the fold")->required();
+  materialize_cmd->add_option("--slot", materialize.slots,
+                              "only this slot (index or name; repeatable; default every slot)");
+  materialize_cmd->add_option("--backend", materialize.backend, "auto|cuda|cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  materialize_cmd
+      ->add_option_function<std::string>(
+          "--graph",
+          [&materialize](const std::string& v) { materialize.graph = parse_enum<cli::OnOff>(v); },
+          "on|off: recompute whole steps as the CUDA step graph (default on with CUDA)")
+      ->check(CLI::IsMember({"on", "off"}));
+  materialize_cmd->add_option("--out", materialize.out, "the dump to write (DUMP.h5)")->required();
+  materialize_cmd->add_flag("--json", materialize.json, "print the JSON summary on stdout");
   std::string validate_path;
   CLI::App* validate_cmd = app.add_subcommand("validate",
                                               "read a run file or dump whole and say whether it is "
@@ -108,6 +127,7 @@ int main(int argc, char** argv) {
     if (validate_cmd->parsed()) return read_file_for_validation(validate_path);
     if (replay_cmd->parsed()) return cli::replay_command(replay);
     if (compare_cmd->parsed()) return cli::compare_command(compare);
+    if (materialize_cmd->parsed()) return cli::materialize_command(materialize);
     return cli::run_command(run);
   } catch (const Error& e) {
     fmt::print(stderr, "nanscope-run: error: {}\n", e.what());

@@ -61,4 +61,15 @@ struct CompareOptions {
 };
 int compare_command(const CompareOptions& options);
 
+struct MaterializeOptions {
+  std::string run_file;
+  int fold = 0, step = 0;
+  std::vector<std::string> slots;  // empty: every slot of the step
+  std::string backend = "auto";
+  std::optional<OnOff> graph;  // unset: on unless --backend cpu
+  std::string out;
+  bool json = false;
+};
+int materialize_command(const MaterializeOptions& options);
+
 }  // namespace nanscope::cli

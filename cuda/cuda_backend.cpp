@@ -202,16 +202,38 @@ void CudaBackend::write_state(const StateSnapshot& s) {
   upload(state_.t.get(), std::vector<std::int64_t>{adam_t});
 }
 
-void CudaBackend::keep_state() {  // device-to-device, graph-capturable
-  copy(kept_.params.get(), state_.params.get(), state_.params.size());
-  copy(kept_.target.get(), state_.target.get(), state_.target.size());
-  copy(kept_.adam.get(), state_.adam.get(), state_.adam.size());
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(kept_.t.get(), state_.t.get(), sizeof(std::int64_t),
+void CudaBackend::keep_state() {
+  copy_state_to(kept_);
+}
+
+// Device to device on the step's stream, after the work queued before it: graph-capturable, and
+// between two graph launches it waits for nothing on the host.
+void CudaBackend::copy_state_to(TrainerState& dst) {
+  copy(dst.params.get(), state_.params.get(), state_.params.size());
+  copy(dst.target.get(), state_.target.get(), state_.target.size());
+  copy(dst.adam.get(), state_.adam.get(), state_.adam.size());
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst.t.get(), state_.t.get(), sizeof(std::int64_t),
                                       cudaMemcpyDeviceToDevice, stream_.s));
 }
 
 void CudaBackend::read_kept_state(StateSnapshot& s) const {
   read_state_at(kept_.params.get(), kept_.target.get(), kept_.adam.get(), kept_.t.get(), s);
+}
+
+void CudaBackend::reserve_checkpoints(int capacity) {
+  sync();
+  checkpoints_.clear();
+  checkpoints_.reserve(static_cast<std::size_t>(capacity));
+  for (int i = 0; i < capacity; ++i) checkpoints_.emplace_back(state_.params.size());
+}
+
+void CudaBackend::keep_checkpoint(int index) {
+  copy_state_to(checkpoints_.at(static_cast<std::size_t>(index)));
+}
+
+void CudaBackend::read_checkpoint(int index, StateSnapshot& s) const {
+  const TrainerState& c = checkpoints_.at(static_cast<std::size_t>(index));
+  read_state_at(c.params.get(), c.target.get(), c.adam.get(), c.t.get(), s);
 }
 
 BatchContext CudaBackend::batch_context() const {

@@ -72,6 +72,12 @@ class CudaBackend final : public Backend, private CheckBankHost {
   void write_state(const StateSnapshot& s) override;
   void keep_state() override;
   void read_kept_state(StateSnapshot& s) const override;
+  std::size_t checkpoint_bytes() const override {
+    return 4 * state_.params.size() * sizeof(float) + sizeof(std::int64_t);
+  }
+  void reserve_checkpoints(int capacity) override;
+  void keep_checkpoint(int index) override;
+  void read_checkpoint(int index, StateSnapshot& s) const override;
   BatchContext batch_context() const override;
   void set_batch(const BatchContext& b) override;
   CheckBank& checks() override { return checks_; }
@@ -203,6 +209,7 @@ class CudaBackend final : public Backend, private CheckBankHost {
     DeviceArray<float> params, target, adam;
     DeviceArray<std::int64_t> t{1};
   };
+  void copy_state_to(TrainerState& dst);
   // The three networks' passes: online on s, online on s' (double DQN), target on s'.
   struct Networks {
     explicit Networks(const Dims& d) : online(d), online_next(d), target_next(d) {}
@@ -255,7 +262,8 @@ class CudaBackend final : public Backend, private CheckBankHost {
   Blas blas_;
   Lanes lanes_;  // the step's side lanes, on while a graph is captured
   DeviceSampler sampler_;
-  TrainerState state_, kept_;  // live, and kept just before the update (keep_state)
+  TrainerState state_, kept_;              // live, and kept just before the update (keep_state)
+  std::vector<TrainerState> checkpoints_;  // time travel's ring (reserve_checkpoints)
   Networks nets_;
   HeadBuffers heads_;
   IqnBuffers iqn_;

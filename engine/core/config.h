@@ -136,6 +136,14 @@ struct GuardConfig {
   bool enabled = false;
 };
 
+// Time travel (docs/files.md, "Checkpoints"): the trainer's state kept every `checkpoint_every`
+// steps of each fold, within `memory_mb`, so that any step can be recomputed bit for bit.
+struct HistoryConfig {
+  int checkpoint_every = 100;  // 0 turns checkpoints off
+  int memory_mb = 256;         // the ring's budget; the oldest checkpoints go first
+  bool in_run_file = false;    // also write them into the run file (/checkpoints)
+};
+
 struct InjectConfig {
   std::vector<std::string> faults;  // TARGET@FOLD:STEP[:KIND[:ELEMENT]], as --inject
 };
@@ -162,6 +170,7 @@ struct Config {
   GuardConfig guard;
   InjectConfig inject;
   WatchConfig watch;
+  HistoryConfig history;
 
   bool iqn_enabled() const { return loss.lambda_iqn != 0.0; }
 };

@@ -466,6 +466,22 @@ std::vector<KeySpec> build_specs() {
       "watch: a fold's first steps, in which no condition is evaluated (a freshly initialised "
       "learner's quantiles cross and its updates are large)",
       [](auto& c) -> auto& { return c.watch.warmup; }, 0, kBig));
+  // [history]
+  k.push_back(int_key(
+      "history.checkpoint_every",
+      "time travel: keep the trainer's state every this many steps of a fold, so that any step "
+      "can be recomputed (0 turns it off)",
+      [](auto& c) -> auto& { return c.history.checkpoint_every; }, 0, kBig));
+  k.push_back(int_key(
+      "history.memory_mb",
+      "time travel: the checkpoints' budget in MiB (device memory on the CUDA backend); the "
+      "oldest go first",
+      [](auto& c) -> auto& { return c.history.memory_mb; }, 1, 1 << 20));
+  k.push_back(bool_key(
+      "history.in_run_file",
+      "time travel: also write the checkpoints into the run file (/checkpoints), so that the "
+      "file can be travelled offline",
+      [](auto& c) -> auto& { return c.history.in_run_file; }));
   return k;
 }
 

@@ -57,6 +57,10 @@ void write_dump(const std::string& path, const DumpData& d) {
   h5::write_attr(f, "seed", static_cast<std::int64_t>(d.seed), path);
   h5::write_attr(f, "backend", d.backend, path);
   h5::write_attr(f, "run_file", d.run_file, path);
+  if (!d.origin.empty()) {
+    h5::write_attr(f, "origin", d.origin, path);
+    h5::write_attr(f, "checkpoint_step", static_cast<std::int64_t>(d.checkpoint_step), path);
+  }
   h5::write_attr(f, "context_dtype", std::string(d.context_f64 ? "float64" : "float32"), path);
 
   {
@@ -127,6 +131,11 @@ DumpData read_dump(const std::string& path) {
   d.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
   d.backend = h5::read_attr_string(f, "backend", path);
   if (h5::has_attr(f, "run_file")) d.run_file = h5::read_attr_string(f, "run_file", path);
+  if (h5::has_attr(f, "origin")) {
+    d.origin = h5::read_attr_string(f, "origin", path);
+    if (h5::has_attr(f, "checkpoint_step"))
+      d.checkpoint_step = static_cast<int>(h5::read_attr_int(f, "checkpoint_step", path));
+  }
 
   std::vector<std::uint64_t> dims;
   auto flags = h5::read_dataset<std::uint8_t>(f, "flags", &dims, path);

@@ -35,6 +35,11 @@ struct DumpData {
   std::vector<std::vector<std::uint64_t>> param_shapes;
   StateSnapshot state;  // before the step
   std::array<std::uint8_t, kSlotCount> flags{};
+  // A dump that time travel recomputed (nanscope-run materialize): the checkpoint's step it
+  // started from, and "materialized" (attributes `origin`, `checkpoint_step`); a first fire's
+  // dump has neither.
+  std::string origin;
+  int checkpoint_step = -1;
 };
 
 // The file name of the contract: fold{F:03}_step{S:08}_{entry-slot-name}.h5

@@ -122,6 +122,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     watches.push_back(row);
   }
   write_table(f, "watches", watch_row_type(), watches, path);
+  run_checkpoints::write(f, r, path);
   file.commit();
 }
 

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <hdf5.h>
+
 #include <vector>
 
 #include "core/event_kind.h"
@@ -14,6 +16,7 @@
 #include "core/slot_health.h"
 #include "core/step_losses.h"
 #include "core/watch_condition.h"
+#include "model/backend.h"
 
 namespace nanscope {
 
@@ -47,10 +50,21 @@ struct RunFileData {
   std::vector<RunStepRow> steps;
   std::vector<RunEventRow> events;
   std::vector<WatchTrip> watches;  // /watches (absent in files written before watches existed)
+  // /checkpoints (history.in_run_file): written with their states; read_run_file reads where
+  // they are only (fold, step, global step), read_run_checkpoint one state at a time.
+  std::vector<Checkpoint> checkpoints;
+  bool checkpoints_f64 = false;  // stored as float64 (a CPU float64 run), else float32
 };
 
 void write_run_file(const std::string& path, const RunFileData& run);  // atomic
 // Refuses missing, foreign, truncated and newer-schema files with a clear message.
 RunFileData read_run_file(const std::string& path);
+// Row `row` of /checkpoints with its state (DataError naming the file when it is not sound).
+Checkpoint read_run_checkpoint(const std::string& path, std::size_t row);
+
+namespace run_checkpoints {  // run_file_checkpoints.cpp
+void write(hid_t file, const RunFileData& r, const std::string& path);
+void read_positions(hid_t file, const std::string& path, RunFileData& r);
+}  // namespace run_checkpoints
 
 }  // namespace nanscope

@@ -251,6 +251,7 @@ RunFileData read_run_file(const std::string& path) {
   read_events(f, path, fold_steps, r);
   read_watches(f, path, fold_steps, r);
   pair_watches(r);
+  run_checkpoints::read_positions(f, path, r);
   return r;
 }
 

@@ -61,6 +61,15 @@ struct StateSnapshot {
   std::int64_t adam_t = 0;
 };
 
+// A kept state for time travel: the state before step `step` of fold `fold`. With it, the seed,
+// the fold and the step (every draw and the data cursor follow from them) and the run's
+// injections, that step and every later one of the fold can be recomputed bit for bit.
+struct Checkpoint {
+  int fold = 0, step = 0;
+  std::int64_t global_step = 0;
+  StateSnapshot state;
+};
+
 // A named array of the step's batch context (obs, actions, returns, ..., tau samples).
 struct NamedArray {
   std::string name;
@@ -141,6 +150,25 @@ class Backend {
   // Installs a batch instead of sampling one (replay); run the phases after Sample next.
   virtual void set_batch(const BatchContext& batch) = 0;
 
+  // Time travel (session/checkpoints.h): a ring of trainer states kept where the state lives.
+  // Here the host's copy (the CPU backend); the CUDA backend keeps them in device memory and copies
+  // device to device in stream order, so that the steps between two checkpoints pay nothing.
+  // One checkpoint's size, as the ring's budget (history.memory_mb) counts it.
+  virtual std::size_t checkpoint_bytes() const {
+    return 4 * layout().total() * sizeof(double) + sizeof(std::int64_t);
+  }
+  // Makes room for `capacity` checkpoints; the kept ones are dropped.
+  virtual void reserve_checkpoints(int capacity) {
+    host_checkpoints_.assign(static_cast<std::size_t>(capacity), StateSnapshot{});
+  }
+  // Copies the state as it is now into ring entry `index` (in [0, capacity)).
+  virtual void keep_checkpoint(int index) {
+    read_state(host_checkpoints_.at(static_cast<std::size_t>(index)));
+  }
+  virtual void read_checkpoint(int index, StateSnapshot& out) const {
+    out = host_checkpoints_.at(static_cast<std::size_t>(index));
+  }
+
   // The backend's checks: its bank (model/check_bank.h).
   virtual CheckBank& checks() = 0;
   // Runs a whole step, its phases in order. With the step graph on (a backend that supports one),
@@ -154,6 +182,9 @@ class Backend {
   // times the step's work was recorded.
   virtual std::int64_t device_to_host_copies() const { return 0; }
   virtual int step_graph_captures() const { return 0; }
+
+ private:
+  std::vector<StateSnapshot> host_checkpoints_;
 };
 
 // The CPU reference backend, float32 or float64 storage per config.model.precision.

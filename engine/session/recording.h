@@ -15,12 +15,6 @@ struct Session::Recording {
   std::string dir;
   std::string created_utc;
   std::vector<std::string> dumps;
-  struct Original {
-    int slot;
-    std::size_t index;
-    double value;
-  };
-  std::vector<Original> injected;  // values a transient injection overwrote this step
   // Dumps being written off the training thread; joined (and their errors raised) before the run
   // file that names them is written.
   std::vector<std::future<void>> writes;
@@ -37,8 +31,6 @@ struct Session::Recording {
     writes.clear();
     if (first) std::rethrow_exception(first);
   }
-
-  void begin_step() { injected.clear(); }
 };
 
 }  // namespace nanscope

@@ -54,6 +54,7 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
       options_(std::move(options)),
       bank_(slot_setup(config)),
       observer_(std::make_unique<Observer>(*this)),
+      ring_(config_, CheckpointRing::capacity_for(config_, backend_->checkpoint_bytes())),
       watches_(config_.watch, groups_present(backend_->layout())) {
   for (const auto& spec : config_.inject.faults) {
     try {
@@ -74,6 +75,7 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
       plan_folds(static_cast<int>(bars_.bars.size()), config_.run.folds, config_.data.n_step);
   backend_->set_observer(observer_.get());
   backend_->set_step_graph(options_.graph);
+  if (ring_.capacity() > 0) backend_->reserve_checkpoints(ring_.capacity());
   open_recording();
 }
 
@@ -111,7 +113,7 @@ void Session::validate_injections() {
 
 void Session::begin_fold() {
   if (fold_ > 0 && config_.run.reinit_per_fold) backend_->reset_parameters();
-  backend_->load_fold(build_transitions(bars_, windows_[static_cast<std::size_t>(fold_)], config_));
+  load_fold_data();
   bank_.begin_fold(fold_);
   backend_->checks().begin_fold(bank_.setup());
   watches_.begin_fold();
@@ -119,6 +121,12 @@ void Session::begin_fold() {
   f.fold = fold_;
   folds_.push_back(f);
   fold_loaded_ = true;
+}
+
+void Session::load_fold_data() {
+  if (transitions_fold_ == fold_) return;
+  backend_->load_fold(build_transitions(bars_, windows_[static_cast<std::size_t>(fold_)], config_));
+  transitions_fold_ = fold_;
 }
 
 void Session::apply_param_injections() {
@@ -137,7 +145,9 @@ void Session::begin_step() {
   CheckBank& checks = backend_->checks();
   checks.set_report_each_step(must_report_each_step());
   checks.begin_step(StepKey{config_.run.seed, fold_, step_, global_step_});
-  if (rec_) rec_->begin_step();
+  injected_.clear();
+  // The state before the step and before its parameter injections (a recomputation makes them).
+  if (ring_.due(step_)) backend_->keep_checkpoint(ring_.take(fold_, step_, global_step_));
   apply_param_injections();
 }
 
@@ -172,6 +182,37 @@ auto Session::stopping_on_device_error(F&& work) {
     device_failure_ = e.what();
     throw;
   }
+}
+
+Checkpoint Session::read_checkpoint(const CheckpointMark& mark) const {
+  Checkpoint c{mark.fold, mark.step, mark.global_step, {}};
+  backend_->read_checkpoint(mark.ring_index, c.state);
+  return c;
+}
+
+void Session::resume_at(const Checkpoint& cp) {
+  if (rec_) throw UsageError("a session that records a run cannot resume at a checkpoint");
+  if (cp.fold < 0 || cp.fold >= config_.run.folds || cp.step < 0 ||
+      cp.step >= config_.run.steps_per_fold)
+    throw UsageError(
+        fmt::format("checkpoint at fold {} step {} is outside the run ({} folds of {} "
+                    "steps)",
+                    cp.fold, cp.step, config_.run.folds, config_.run.steps_per_fold));
+  stopping_on_device_error([&] {
+    backend_->checks().take_held();  // a previous piece's outcomes belong to its own steps
+    history_.clear();
+    folds_.clear();
+    events_.clear();
+    watch_trips_.clear();
+    halt_.reset();
+    collapse_streak_ = 0;
+    fold_ = cp.fold;
+    step_ = cp.step;
+    next_phase_ = 0;
+    global_step_ = cp.global_step;
+    begin_fold();
+    backend_->write_state(cp.state);
+  });
 }
 
 Phase Session::run_next_phase() {

@@ -19,6 +19,7 @@
 #include "data/transitions.h"
 #include "model/backend.h"
 #include "model/check_bank.h"
+#include "session/checkpoint_ring.h"
 #include "session/injection.h"
 #include "session/watch.h"
 
@@ -72,6 +73,18 @@ struct SessionOptions {
   // run file (root attribute `scenario`) so that a file names what it ran; empty: none given.
   std::string scenario;
 };
+
+// A value a slot injection overwrote at the current step (slot, element, the value before).
+struct InjectedValue {
+  int slot;
+  std::size_t index;
+  double value;
+};
+
+// Puts back into `batch` the values that slot injections into the batch or the taus overwrote:
+// the batch as sampled, which is what a step's context holds.
+void undo_batch_injections(const Dims& dims, const std::vector<InjectedValue>& injected,
+                           BatchContext& batch);
 
 enum class StopReason { Finished, Halted, StepsDone, FoldEnd, AnyFire, SlotFired, Cancelled };
 
@@ -151,6 +164,20 @@ class Session {
   // Rewrites the run file now (it is also rewritten at every fold boundary and when run() ends).
   void write_run_file();
 
+  // Time travel (docs/files.md, "Checkpoints"): the states kept so far, oldest first; the latest
+  // one at or before a step of a fold; one read back to the host.
+  const std::vector<CheckpointMark>& checkpoints() const { return ring_.marks(); }
+  std::optional<CheckpointMark> checkpoint_at_or_before(int fold, int step) const {
+    return ring_.at_or_before(fold, step);
+  }
+  Checkpoint read_checkpoint(const CheckpointMark& mark) const;
+  // Puts a session that records nothing at a checkpoint: the next step is the checkpoint's, run
+  // from its state, with the fold's records starting there (session/materialize.h). Throws
+  // UsageError for a recording session or a fold or step the run lacks.
+  void resume_at(const Checkpoint& checkpoint);
+  // What the slot injections of the current (or just finished) step overwrote.
+  const std::vector<InjectedValue>& injected_this_step() const { return injected_; }
+
  private:
   class Observer;
   struct Recording;
@@ -169,6 +196,7 @@ class Session {
   StopReason run_steps(RunUntil until, const std::function<bool()>& cancel,
                        const std::function<void(const StepRecord&)>& after_step);
   void begin_fold();
+  void load_fold_data();
   void begin_step();
   void finish_step();
   void end_fold();
@@ -183,6 +211,9 @@ class Session {
   std::vector<FoldWindow> windows_;
   SentinelBank bank_;  // the fold's records, from the backend bank's outcomes
   std::unique_ptr<Observer> observer_;
+  CheckpointRing ring_;
+  int transitions_fold_ = -1;  // the fold whose transitions the backend holds
+  std::vector<InjectedValue> injected_;
   Watches watches_;
   std::vector<WatchTrip> watch_trips_;
   int fold_ = 0, step_ = 0, next_phase_ = 0;

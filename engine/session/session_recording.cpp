@@ -29,8 +29,19 @@ void Session::open_recording() {
   backend_->checks().set_capture(true);
 }
 
+void undo_batch_injections(const Dims& dims, const std::vector<InjectedValue>& injected,
+                           BatchContext& batch) {
+  for (const auto& inj : injected) {
+    if (inj.slot != kBatch && inj.slot != kIqnTau) continue;
+    const BatchElement at =
+        inj.slot == kBatch ? locate_batch_element(dims, inj.index) : BatchElement{"tau", inj.index};
+    for (auto& a : batch)
+      if (a.name == at.field) a.values[at.index] = inj.value;
+  }
+}
+
 void Session::record_injected(int slot, std::size_t index, double original) {
-  if (rec_) rec_->injected.push_back({slot, index, original});
+  injected_.push_back({slot, index, original});
 }
 
 // A first fire's dump: the slots as their checks saw them and the step's context, from the bank.
@@ -60,14 +71,7 @@ std::string Session::record_dump(StepOutcome& o, int entry_slot) {
   d.batch = std::move(o.context->batch);
   // The batch as sampled: a transient injection into it is not part of the step's context. The
   // values it overwrote are the current step's (a step with a slot injection reports at its end).
-  if (o.global_step == global_step_)
-    for (const auto& inj : r.injected) {
-      if (inj.slot != kBatch && inj.slot != kIqnTau) continue;
-      const BatchElement at = inj.slot == kBatch ? locate_batch_element(backend_->dims(), inj.index)
-                                                 : BatchElement{"tau", inj.index};
-      for (auto& a : d.batch)
-        if (a.name == at.field) a.values[at.index] = inj.value;
-    }
+  if (o.global_step == global_step_) undo_batch_injections(backend_->dims(), injected_, d.batch);
   for (const ParamEntry* e : backend_->layout().existing()) {
     d.param_names.push_back(e->name);
     d.param_shapes.emplace_back(e->shape.begin(), e->shape.end());
@@ -111,6 +115,8 @@ void Session::write_run_file() {
   for (const auto& e : events_)
     r.events.push_back(RunEventRow{e.fold, e.step, e.kind, e.entry_slot, e.dump, e.watch});
   r.watches = watch_trips_;
+  if (config_.history.in_run_file)
+    for (const CheckpointMark& m : ring_.marks()) r.checkpoints.push_back(read_checkpoint(m));
   nanscope::write_run_file(run_file_path(), r);
 }
 

@@ -156,6 +156,8 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
       }
     }
     if (++*phase < 8) return;  // let the views settle (and a selected cell's dump load)
+    const auto shown = w.inspector()->stats();
+    if (shown && shown->source == BufferStats::Source::Recomputing) return;  // time travel's
     if (!o.screenshot.isEmpty()) save_screenshot(w, o);
     if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
     timer->stop();

@@ -123,6 +123,12 @@ void EngineController::guarded(F&& f) {
   publish(false);
 }
 
+std::unique_ptr<Backend> EngineController::makeBackend(const Config& config) const {
+  if (device_failed_ || settings_.cpu_only) return make_cpu_backend(config);
+  if (settings_.make_backend) return settings_.make_backend(config);
+  return choose_backend("auto", config, false);
+}
+
 bool EngineController::rebuild() {
   std::vector<std::string> sets;
   for (const QString& kv : settings_.sets) sets.push_back(kv.toStdString());
@@ -136,13 +142,7 @@ bool EngineController::rebuild() {
                           .filePath("gui-" + QString::fromStdString(utc_now(kUtcCompact, true)));
   o.out_dir = dir.toStdString();
   o.scenario = settings_.scenario.toStdString();
-  std::unique_ptr<Backend> backend;
-  if (device_failed_ || settings_.cpu_only)
-    backend = make_cpu_backend(config);
-  else if (settings_.make_backend)
-    backend = settings_.make_backend(config);
-  else
-    backend = choose_backend("auto", config, false);
+  std::unique_ptr<Backend> backend = makeBackend(config);
   // The new session is built (and its injections validated) before the old one is let go: a
   // refused injection leaves the running session as it was.
   auto fresh = std::make_unique<Session>(config, std::move(backend), o);
@@ -362,6 +362,39 @@ void EngineController::RT_openDump(const QString& path, int slot) {
       Q_EMIT inspectReady(load_dump_stats(path, slot));
     } catch (const Error& e) {
       Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File), QString::fromStdString(e.what()));
+    }
+  });
+}
+
+void EngineController::RT_materialize(int slot, int fold, int step, const QString& run_file,
+                                      int generation) {
+  guarded([&] {
+    try {
+      const TravelRequest r{slot, fold, step, run_file, generation};
+      BufferStats s = travel_.travel(
+          r, session_.get(), [this](const Config& c) { return makeBackend(c); },
+          [this, generation](int done, int total) {
+            Q_EMIT travelProgress(generation, done, total);
+          });
+      Q_EMIT inspectReady(std::make_shared<const BufferStats>(std::move(s)));
+    } catch (const DeviceError&) {
+      travel_.reset();
+      throw;  // the device as a whole: handled as any device error
+    } catch (const Error& e) {
+      travel_.reset();
+      BufferStats s;
+      s.slot = slot;
+      s.fold = fold;
+      s.step = step;
+      s.exists = true;
+      s.computed = false;
+      s.source = BufferStats::Source::None;
+      s.generation = generation;
+      s.origin = QString("fold %1, step %2 could not be recomputed: %3")
+                     .arg(fold)
+                     .arg(step)
+                     .arg(QString::fromStdString(e.what()));
+      Q_EMIT inspectReady(std::make_shared<const BufferStats>(std::move(s)));
     }
   });
 }

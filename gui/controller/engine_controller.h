@@ -17,6 +17,7 @@
 #include <set>
 
 #include "controller/live_updates.h"
+#include "controller/time_travel.h"
 #include "core/errors.h"
 #include "models/snapshot.h"
 #include "session/session.h"
@@ -61,6 +62,8 @@ class EngineController : public QObject {
   void clearPause() { pause_.store(false); }
   // Thread-safe: inspect `slot` (live) from now on; requests collapse into one pending inspect.
   void requestInspect(int slot);
+  // Thread-safe: time travel's newest request; an older one still recomputing stops.
+  void supersedeTravel(int generation) { travel_.supersede(generation); }
 
  public Q_SLOTS:
   void RT_configure(nanscope::gui::EngineSettings settings);
@@ -75,6 +78,9 @@ class EngineController : public QObject {
   void RT_resync();                                 // the next update replaces the window's picture
   void RT_openFile(const QString& path, int slot);  // a run file or a dump, by its content
   void RT_openDump(const QString& path, int slot);  // the slot's buffer (or the entry slot's)
+  // Time travel: the cell's buffer recomputed from a checkpoint of the live run (`run_file`
+  // empty) or of that run file; answered with inspectReady (Recomputed, or None saying why).
+  void RT_materialize(int slot, int fold, int step, const QString& run_file, int generation);
 
  Q_SIGNALS:
   void updateReady(nanscope::gui::UpdatePtr update);
@@ -83,12 +89,14 @@ class EngineController : public QObject {
   void errorOccurred(int error_class, const QString& message);
   void sessionLost(const QString& reason);  // no live session (a bad config or a device error)
   void runStateChanged(bool running);
+  void travelProgress(int generation, int done, int total);
 
  private:
   void RT_runPiece();
   void RT_inspectPending();
   void publish(bool running);
   void sendInspect();
+  std::unique_ptr<Backend> makeBackend(const Config& config) const;
   bool rebuild();  // a new session from settings_ and injections_; false (reported) if it failed
   // Lets the session go; a run that took no step leaves no folder behind (its run file and the
   // folder it made, when nothing else is in it).
@@ -120,6 +128,7 @@ class EngineController : public QObject {
   int inspected_ = -1;
   std::atomic<int> wanted_inspect_{-1};
   std::atomic<bool> inspect_posted_{false};
+  TimeTravel travel_;
 };
 
 }  // namespace nanscope::gui

@@ -112,9 +112,16 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u);
 // Buffer statistics for the inspector, reduced off the UI thread (the widget only draws).
 struct BufferStats {
   int slot = -1;
-  // Live: the newest step's buffer; Dump: a first-fire dump's; None: no buffer of the selected
-  // cell is kept (`origin` says why, `live_step` and `dump_step` offer what is kept instead).
-  enum class Source { Live, Dump, None } source = Source::Live;
+  // Live: the newest step's buffer; Dump: a first-fire dump's; Recomputed: time travel's, from a
+  // checkpoint (Recomputing while it runs); None: no buffer of the selected cell is kept or can be
+  // recomputed (`origin` says why, `live_step` and `dump_step` offer what is kept instead).
+  enum class Source { Live, Dump, None, Recomputed, Recomputing } source = Source::Live;
+  // Time travel: the request it answers, the checkpoint's step, the steps recomputed and their
+  // wall time, and whether another backend than the run's recomputed it.
+  int generation = 0;
+  int checkpoint_step = -1, steps_run = 0;
+  double ms = 0;
+  bool other_backend = false;
   QString
       origin;    // the header's text: "live: fold F, step S", the dump's name and step, or why none
   QString path;  // the dump file, for source Dump

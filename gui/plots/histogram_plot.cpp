@@ -30,9 +30,10 @@ void HistogramPlot::setStats(const BufferStats& s) {
   bars_->setWidth(s.histogram.empty() ? 1 : (s.histogram_edges[1] - s.histogram_edges[0]));
   bars_->setData(x, y);
   const bool none = s.histogram.empty();
-  empty_->setText(s.source == BufferStats::Source::None ? "no buffer of this cell is kept"
-                  : !s.computed                         ? "not computed yet"
-                                                        : "no finite values");
+  empty_->setText(s.source == BufferStats::Source::None          ? "no buffer of this cell"
+                  : s.source == BufferStats::Source::Recomputing ? "recomputing..."
+                  : !s.computed                                  ? "not computed yet"
+                                                                 : "no finite values");
   empty_->setVisible(none);
   if (none) {  // axes of their own, not the last buffer's
     xAxis->setRange(0, 1);

@@ -67,6 +67,8 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
           Qt::QueuedConnection);
   connect(ctrl_, &EngineController::inspectReady, this, &MainWindow::onInspectReady,
           Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::travelProgress, this, &MainWindow::onTravelProgress,
+          Qt::QueuedConnection);
   connect(
       ctrl_, &EngineController::runStateChanged, this,
       [this](bool r) {

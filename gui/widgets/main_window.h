@@ -78,6 +78,8 @@ class MainWindow : public QMainWindow {
   // Navigation and export (main_window_tools.cpp). The selected slot's cell at (fold, step); fold
   // -1: the selected fold. The text form is "STEP" or "FOLD:STEP", as typed in the go-to box.
   void UI_goToStep(int fold, int step);
+  // Time travel: the selected slot at the step before the selected one (Shift+F10).
+  void UI_stepBack();
   bool UI_goTo(const QString& text);
   // The slot table shows only the slots whose name contains `text` (any case); "" shows all.
   void UI_setSlotFilter(const QString& text);
@@ -187,7 +189,11 @@ class MainWindow : public QMainWindow {
     bool live = false;
     QString dump;           // absolute path of the dump asked for
     bool any_slot = false;  // a dump opened by hand: whatever slot it shows
+    int travel = 0;         // the time-travel request asked for (0: none)
   };
+  int travel_generation_ = 0;
+  void requestTravel();
+  void onTravelProgress(int generation, int done, int total);
   InspectWanted inspect_want_;
   int last_error_class_ = -1;
   std::set<EventKind> walked_;  // the event kinds F8 and Shift+F8 walk (View > F8 walks)
@@ -196,7 +202,8 @@ class MainWindow : public QMainWindow {
   void openPath(const QString& path, const QString& what);
   void fillRecentMenu();
   void onInspectReady(BufferStatsPtr stats);
-  void showNoBuffer();
+  // `why`: the reason no buffer is shown (default: none is kept).
+  void showNoBuffer(const QString& why = {});
   // The slot's first-fire dump at (fold, step), if that is where it first fired in the fold.
   const SnapshotEvent* dumpOfCell(int slot, int fold, int step) const;
   // The newest finished step (fold, step in fold); (-1, -1) before the first.

@@ -130,7 +130,7 @@ void MainWindow::buildActions() {
       "run the next phase of the step", [this] { UI_stepPhase(); });
   add(QStyle::SP_MediaSkipForward, "Step", QKeySequence(Qt::Key_F10), "run the rest of the step",
       [this] { UI_step(); });
-  add(QStyle::SP_MediaSeekForward, "Run to fold end", QKeySequence(Qt::SHIFT | Qt::Key_F10),
+  add(QStyle::SP_MediaSeekForward, "Run to fold end", QKeySequence(Qt::CTRL | Qt::Key_F10),
       "run to the end of the fold", [this] { UI_run(EngineController::UntilFoldEnd); });
   add(QStyle::SP_MessageBoxWarning, "Run until fire", QKeySequence(Qt::Key_F5),
       "run until a slot fires for the first time in its fold",
@@ -176,6 +176,10 @@ void MainWindow::buildViewMenu() {
   };
   add("Jump to entry point", QKeySequence(Qt::CTRL | Qt::Key_E),
       "select the run's entry point: its fold, step and slot", [this] { UI_jumpToEntry(); });
+  add("Step back", QKeySequence(Qt::SHIFT | Qt::Key_F10),
+      "select the step before the selected one (the newest step when none is): its buffer "
+      "recomputed from a checkpoint",
+      [this] { UI_stepBack(); });
   add("Next event", QKeySequence(Qt::Key_F8),
       "select the next first fire, watch trip or halt (any fold; which kinds: View > F8 walks)",
       [this] { UI_nextFire(true); });

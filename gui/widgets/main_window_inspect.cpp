@@ -1,8 +1,10 @@
 // The buffer inspector's one rule: it shows the buffer of the cell the user selected (fold, step,
-// slot), or says that no buffer of that cell is kept and offers, as explicit choices, the cells
-// whose buffers are: the newest step (live) and the slot's first-fire dump in the fold. It never
-// puts another cell's buffer on screen: a newer live step, a dump of another step, or anything of
-// a file no longer shown is dropped when it arrives.
+// slot): the newest step's (live), a first-fire dump's, or any other step's recomputed from a
+// checkpoint (time travel); or it says why it cannot, and offers, as explicit choices, the cells
+// whose buffers are kept: the newest step (live) and the slot's first-fire dump in the fold. It
+// never puts another cell's buffer on screen: a newer live step, a dump of another step, a
+// recomputation asked for before the last one, or anything of a file no longer shown is dropped
+// when it arrives.
 #include <QFileInfo>
 #include <QTableView>
 
@@ -64,6 +66,7 @@ void MainWindow::markSelection() {
 void MainWindow::inspectSelection() {
   const int slot = sel_->slot();
   inspect_want_ = InspectWanted{};
+  ctrl_->supersedeTravel(0);  // a recomputation still running for another cell stops
   if (slot < 0) {
     ctrl_->requestInspect(-1);
     inspector_->clear();
@@ -87,10 +90,46 @@ void MainWindow::inspectSelection() {
     return;
   }
   ctrl_->requestInspect(-1);
+  if (sel_->step() >= 0) {
+    requestTravel();
+    return;
+  }
   showNoBuffer();
 }
 
-void MainWindow::showNoBuffer() {
+// Time travel: the selected cell's buffer recomputed on the engine thread from the latest
+// checkpoint at or before it; meanwhile the inspector says so, with the steps done.
+void MainWindow::requestTravel() {
+  inspect_want_.travel = ++travel_generation_;
+  ctrl_->supersedeTravel(inspect_want_.travel);
+  onTravelProgress(inspect_want_.travel, 0, 0);
+  const int slot = sel_->slot(), fold = sel_->fold(), step = sel_->step(),
+            generation = inspect_want_.travel;
+  const QString file = offline_ ? view_->source : QString();
+  post([slot, fold, step, file, generation](EngineController* c) {
+    c->RT_materialize(slot, fold, step, file, generation);
+  });
+}
+
+void MainWindow::onTravelProgress(int generation, int done, int total) {
+  if (generation != inspect_want_.travel) return;
+  BufferStats s;
+  s.slot = inspect_want_.slot;
+  s.fold = inspect_want_.fold;
+  s.step = inspect_want_.step;
+  s.exists = true;
+  s.computed = false;
+  s.source = BufferStats::Source::Recomputing;
+  s.generation = generation;
+  s.origin =
+      QString("fold %1, step %2: recomputing from its checkpoint%3")
+          .arg(s.fold)
+          .arg(s.step)
+          .arg(total > 0 ? QString(" (%1 of %2 steps)").arg(done).arg(total) : QString("..."));
+  inspector_->setStats(std::make_shared<const BufferStats>(std::move(s)));
+}
+
+void MainWindow::showNoBuffer(const QString& why) {
   const int slot = sel_->slot();
   BufferStats none;
   none.slot = slot;
@@ -110,7 +149,8 @@ void MainWindow::showNoBuffer() {
   if (none.live_step >= 0) kept << QString("the newest step's (step %1)").arg(none.live_step);
   if (none.dump_step >= 0)
     kept << QString("this slot's first-fire dump (step %1)").arg(none.dump_step);
-  none.origin = sel_->step() < 0
+  none.origin = !why.isEmpty() ? why
+                : sel_->step() < 0
                     ? QString("fold %1: select a step (grid) to see its buffer").arg(sel_->fold())
                     : QString(
                           "no buffer of fold %1, step %2 is kept: nanscope keeps the newest "
@@ -124,13 +164,24 @@ void MainWindow::showNoBuffer() {
 
 void MainWindow::onInspectReady(BufferStatsPtr s) {
   const InspectWanted& w = inspect_want_;
+  if (s->generation != 0) {  // time travel's answer: only the newest request's
+    if (s->generation != w.travel || s->slot != w.slot || s->fold != w.fold || s->step != w.step)
+      return;
+    inspect_want_.travel = 0;
+    if (s->source == BufferStats::Source::None && s->exists)
+      showNoBuffer(s->origin);  // why not, with what is kept instead
+    else
+      inspector_->setStats(std::move(s));
+    return;
+  }
   if (s->source == BufferStats::Source::Live) {
     if (offline_ || !w.live || s->slot != w.slot) return;  // not what the selection asks for now
     if (w.step >= 0 && (s->fold != w.fold || s->step != w.step)) {
-      // The run moved on: the selected step's buffer is gone. Say so; stop following.
+      // The run moved on: the selected step's buffer is no longer the live one. Stop following;
+      // recompute it from its checkpoint.
       ctrl_->requestInspect(-1);
       inspect_want_.live = false;
-      showNoBuffer();
+      requestTravel();
       return;
     }
     inspector_->setStats(std::move(s));

@@ -20,6 +20,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <cmath>
+#include <tuple>
 
 #include "plots/grid_plot.h"
 #include "plots/magnitude_plot.h"
@@ -120,6 +121,21 @@ void MainWindow::UI_goToStep(int fold, int step) {
   UI_selectCell(sel_->slot(), fold, step);
   centreStep(step);
   showMessage(QString("fold %1, step %2").arg(fold).arg(step));
+}
+
+void MainWindow::UI_stepBack() {
+  if (sel_->slot() < 0) {
+    showMessage("step back: select a slot first (a row of the Slots table or a grid)");
+    return;
+  }
+  auto [fold, step] = std::pair{sel_->fold(), sel_->step()};
+  if (step < 0) std::tie(fold, step) = newestCell();
+  if (step <= 0) {
+    showMessage(step == 0 ? QString("step back: step 0 is the first of fold %1").arg(fold)
+                          : QString("step back: no step has run yet"));
+    return;
+  }
+  UI_goToStep(fold, step - 1);
 }
 
 // Puts a step in the middle of the step grid (and the metrics), keeping the zoom, unless every

@@ -30,6 +30,21 @@ namespace {
 QString slot_name(int slot) {
   return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
 }
+QString source_text(BufferStats::Source s) {
+  switch (s) {
+    case BufferStats::Source::Live:
+      return "live";
+    case BufferStats::Source::Dump:
+      return "dump";
+    case BufferStats::Source::Recomputed:
+      return "recomputed";
+    case BufferStats::Source::Recomputing:
+      return "recomputing";
+    case BufferStats::Source::None:
+      break;
+  }
+  return "none";
+}
 QJsonArray kinds_json(std::uint8_t kinds) {
   QJsonArray a;
   for (const auto& k : kind_names(kinds)) a.append(QString::fromStdString(k));
@@ -336,10 +351,14 @@ QJsonObject MainWindow::viewState() const {
         QJsonObject{{"slot", st->slot},
                     {"fold", st->fold},
                     {"step", st->step},
-                    {"source", st->source == BufferStats::Source::Live   ? "live"
-                               : st->source == BufferStats::Source::Dump ? "dump"
-                                                                         : "none"},
+                    {"source", source_text(st->source)},
                     {"reason", st->source == BufferStats::Source::None ? st->origin : QString()},
+                    {"checkpoint_step", st->checkpoint_step},
+                    {"steps_run", st->steps_run},
+                    {"other_backend", st->other_backend},
+                    {"finite_min", st->computed ? QJsonValue(st->finite_min) : QJsonValue()},
+                    {"finite_max", st->computed ? QJsonValue(st->finite_max) : QJsonValue()},
+                    {"count", static_cast<qint64>(st->count)},
                     {"computed", st->computed},
                     {"nan", static_cast<qint64>(st->nan)},
                     {"posinf", static_cast<qint64>(st->posinf)},

@@ -55,7 +55,7 @@ class ShortcutsTest : public QObject, GuiFixture {
     QTest::keyClick(&w, Qt::Key_F10);  // Step: the rest of it
     QTRY_COMPARE(w.snapshot()->global_step, 1);
     QVERIFY(!w.snapshot()->mid_step);
-    QTest::keyClick(&w, Qt::Key_F10, Qt::ShiftModifier);  // Run to fold end
+    QTest::keyClick(&w, Qt::Key_F10, Qt::ControlModifier);  // Run to fold end
     QTRY_COMPARE_WITH_TIMEOUT(w.snapshot()->global_step, 20, 20000);
     QTRY_VERIFY(!w.running());
     QTest::keyClick(&w, Qt::Key_F5, Qt::ControlModifier);  // Run: to the end

@@ -1,0 +1,143 @@
+// `nanscope-run materialize RUN.h5 --fold F --step S`: time travel on the command line. Recomputes
+// any step of a run file that holds checkpoints (history.in_run_file) from the latest one at or
+// before it and writes that step as a dump (docs/files.md, "Checkpoints"), replayable like a first
+// fire's. On another backend than the run's it says so, with how far the result is from what the
+// run recorded.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "backend_choice.h"
+#include "core/config_io.h"
+#include "core/errors.h"
+#include "core/sentinel.h"
+#include "io/file_guard.h"
+#include "run_command.h"
+#include "session/materialize.h"
+
+namespace nanscope::cli {
+namespace {
+
+// The file's checkpoint to start from: the latest of the fold at or before the step.
+std::size_t checkpoint_row(const RunFileData& run, const std::string& path, int fold, int step) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+    const Checkpoint& c = run.checkpoints[i];
+    if (c.fold == fold && c.step <= step && (!best || c.step > run.checkpoints[*best].step))
+      best = i;
+  }
+  if (run.checkpoints.empty())
+    throw DataError(fmt::format(
+        "{}: the run file holds no checkpoints, so its steps cannot be recomputed; record them "
+        "with --set history.in_run_file=true (history.checkpoint_every > 0, the default 100)",
+        path));
+  if (!best)
+    throw DataError(fmt::format(
+        "{}: no checkpoint of fold {} at or before step {} (the ring of history.memory_mb kept "
+        "{} checkpoints; the oldest went first)",
+        path, fold, step, run.checkpoints.size()));
+  return *best;
+}
+
+std::vector<int> slot_indices(const std::vector<std::string>& names) {
+  std::vector<int> out;
+  for (const std::string& n : names) {
+    const std::optional<int> s = find_slot(n);
+    if (!s) throw UsageError(fmt::format("--slot '{}': no such slot (see --list-slots)", n));
+    out.push_back(*s);
+  }
+  return out;
+}
+
+void check_step(const RunFileData& run, const std::string& path, int fold, int step) {
+  int last = -1;
+  for (const RunStepRow& r : run.steps)
+    if (r.fold == fold) last = std::max(last, r.step);
+  if (last < 0)
+    throw UsageError(fmt::format("{}: fold {} ran no step (the file holds folds 0 to {})", path,
+                                 fold, static_cast<int>(run.folds.size()) - 1));
+  if (step < 0 || step > last)
+    throw UsageError(
+        fmt::format("{}: fold {} has no step {} (it ran steps 0 to {})", path, fold, step, last));
+}
+
+}  // namespace
+
+int materialize_command(const MaterializeOptions& o) {
+  validate_in_child(o.run_file, {"/proc/self/exe", "validate"});
+  const RunFileData run = read_run_file(o.run_file);
+  check_step(run, o.run_file, o.fold, o.step);
+  const std::vector<int> slots = slot_indices(o.slots);
+  const Checkpoint from =
+      read_run_checkpoint(o.run_file, checkpoint_row(run, o.run_file, o.fold, o.step));
+  ConfigBuilder b;
+  b.load_text(run.config_toml, o.run_file + " config");
+  const Config config = b.build();
+  const bool say = !o.json;
+  BackendFactory make = [&](const Config& c) { return choose_backend(o.backend, c, say); };
+  const bool graph = o.graph ? *o.graph == OnOff::On : o.backend != "cpu";
+  Materializer materializer(config, make, graph);
+  const std::optional<MaterializedStep> m =
+      materializer.materialize(from, MaterializeRequest{o.fold, o.step, slots});
+  if (!m) throw InternalError("the recomputation was cancelled");
+  const RunAgreement agree =
+      agreement_with_run(*m, run, std::filesystem::path(o.run_file).parent_path().string());
+  const DumpData dump =
+      materialized_dump(*m, config, run.config_toml, materializer.backend().layout(),
+                        std::filesystem::absolute(o.run_file).string());
+  write_dump(o.out, dump);
+
+  const bool same_backend = m->backend == run.backend;
+  fmt::print(stderr,
+             "fold {} step {}: recomputed from the checkpoint at step {} ({} step{}, {:.1f} ms) on "
+             "the {} backend{}\n",
+             m->fold, m->step, m->checkpoint_step, m->steps_run, m->steps_run == 1 ? "" : "s",
+             m->ms, m->backend,
+             same_backend
+                 ? ""
+                 : fmt::format(" (the run was {}: float32 rounding may differ)", run.backend));
+  fmt::print(stderr, "  slot health of the {} recomputed steps: {}\n", agree.steps_compared,
+             agree.health_bit_equal ? "equal to the run's, bit for bit"
+                                    : fmt::format("largest relative difference to the run's {:.3g}",
+                                                  agree.health_max_rel));
+  if (!agree.dump.empty())
+    fmt::print(stderr, "  against the dump {}: {}\n", agree.dump,
+               agree.dump_bit_equal
+                   ? "equal, bit for bit"
+                   : fmt::format("largest absolute difference {:.3g}", agree.dump_max_abs));
+  fmt::print(stderr, "  {} slots written to {}\n", dump.slots.size(), o.out);
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["run_file"] = o.run_file;
+    j["out"] = o.out;
+    j["fold"] = m->fold;
+    j["step"] = m->step;
+    j["global_step"] = m->global_step;
+    j["checkpoint_step"] = m->checkpoint_step;
+    j["steps_run"] = m->steps_run;
+    j["ms"] = m->ms;
+    j["backend"] = m->backend;
+    j["run_backend"] = run.backend;
+    j["same_backend"] = same_backend;
+    j["graph"] = m->graph;
+    j["entry_slot"] = dump.entry_slot;
+    j["slots"] = nlohmann::ordered_json::array();
+    for (const DumpSlot& s : dump.slots)
+      j["slots"].push_back({{"index", s.index},
+                            {"name", slot_info(s.index).name},
+                            {"kinds", kind_names(s.scan.kinds)},
+                            {"count", s.scan.count}});
+    j["agreement"] = {
+        {"steps_compared", agree.steps_compared}, {"health_bit_equal", agree.health_bit_equal},
+        {"health_max_rel", agree.health_max_rel}, {"dump", agree.dump},
+        {"dump_slots", agree.dump_slots},         {"dump_bit_equal", agree.dump_bit_equal},
+        {"dump_max_abs", agree.dump_max_abs}};
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace nanscope::cli

@@ -1,0 +1,199 @@
+#include "session/materialize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "core/errors.h"
+#include "core/slot_table.h"
+#include "core/version.h"
+#include "io/dump_file.h"
+
+namespace nanscope {
+
+namespace {
+
+// The run's config for recomputing it: the same model, data, injections and checks; no halts (a
+// halt stops a run, it changes nothing in it) and no checkpoints of its own.
+Config recomputing(Config c) {
+  c.halt.on_fire = HaltOnFire::Never;
+  c.halt.on_watch = false;
+  c.halt.collapse_patience = 0;
+  c.history.checkpoint_every = 0;
+  c.history.in_run_file = false;
+  return c;
+}
+
+std::size_t state_size(const ParamLayout& layout) {
+  std::size_t n = 0;
+  for (const ParamEntry* e : layout.existing()) n += e->count;
+  return n;
+}
+
+void check_fits(const Checkpoint& c, const ParamLayout& layout) {
+  const std::size_t n = state_size(layout);
+  const StateSnapshot& s = c.state;
+  if (s.params.size() != n || s.target.size() != n || s.adam_m.size() != n || s.adam_v.size() != n)
+    throw DataError(fmt::format(
+        "the checkpoint at fold {} step {} holds {} parameters; the run's config makes {}", c.fold,
+        c.step, s.params.size(), n));
+}
+
+bool same_bits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+}  // namespace
+
+Materializer::Materializer(const Config& run_config, const BackendFactory& make_backend, bool graph)
+    : config_(recomputing(run_config)) {
+  SessionOptions options;
+  options.graph = graph;
+  session_ = std::make_unique<Session>(config_, make_backend(config_), std::move(options));
+}
+
+Materializer::~Materializer() = default;
+
+std::optional<MaterializedStep> Materializer::materialize(
+    const Checkpoint& from, const MaterializeRequest& request, const std::function<bool()>& cancel,
+    const std::function<void(int, int)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (request.fold != from.fold || request.step < from.step)
+    throw UsageError(
+        fmt::format("fold {} step {} cannot be recomputed from the checkpoint at fold {} step {}",
+                    request.fold, request.step, from.fold, from.step));
+  if (request.step >= config_.run.steps_per_fold)
+    throw UsageError(fmt::format("step {} is beyond the fold (run.steps_per_fold = {})",
+                                 request.step, config_.run.steps_per_fold));
+  Backend& backend = session_->backend();
+  check_fits(from, backend.layout());
+  for (int s : request.slots)
+    if (s < 0 || s >= kSlotCount) throw UsageError(fmt::format("no slot {}", s));
+
+  session_->resume_at(from);
+  const int before = request.step - from.step;  // steps between the checkpoint and the request
+  const int total = before + 1;
+  int done = 0;
+  auto tick = [&](const StepRecord&) {
+    ++done;
+    if (progress) progress(done, total);
+  };
+  if (before > 0 && session_->run_piece(RunUntil{RunUntil::Kind::Steps, before, -1}, cancel,
+                                        tick) == StopReason::Cancelled)
+    return std::nullopt;
+  if (cancel && cancel()) return std::nullopt;
+
+  MaterializedStep m;
+  m.fold = request.fold;
+  m.step = request.step;
+  m.global_step = from.global_step + before;
+  m.checkpoint_step = from.step;
+  m.steps_run = total;
+  m.backend = backend.name();
+  m.graph = session_->graph();
+  backend.read_state(m.context.state);
+  session_->run_piece(RunUntil{RunUntil::Kind::Steps, 1, -1}, {}, tick);
+  m.context.batch = backend.batch_context();
+  undo_batch_injections(backend.dims(), session_->injected_this_step(), m.context.batch);
+
+  std::vector<int> wanted = request.slots;
+  if (wanted.empty())
+    for (int s = 0; s < kSlotCount; ++s) wanted.push_back(s);
+  for (int s : wanted) {
+    const SlotView v = backend.slot(s);
+    if (!v.exists()) continue;
+    MaterializedSlot out{s, v.shape, std::vector<float>(v.count)};
+    for (std::size_t i = 0; i < v.count; ++i) out.values[i] = static_cast<float>(v.at(i));
+    m.slots.push_back(std::move(out));
+  }
+  m.records = session_->history();
+  m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
+DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
+                           const std::string& run_config_toml, const ParamLayout& layout,
+                           const std::string& run_file) {
+  DumpData d;
+  d.fold = m.fold;
+  d.step = m.step;
+  d.global_step = m.global_step;
+  d.config_toml = run_config_toml;
+  d.backend = m.backend;
+  d.nanscope_version = kVersion;
+  d.run_file = run_file;
+  d.seed = run_config.run.seed;
+  d.context_f64 = run_config.model.precision == Precision::Float64 && m.backend == "cpu";
+  d.origin = "materialized";
+  d.checkpoint_step = m.checkpoint_step;
+  const std::uint64_t checked = m.records.empty() ? 0 : m.records.back().checked;
+  if (!m.records.empty()) d.flags = m.records.back().flags;
+  // Each slot's counts are its buffer's; its flags are the check's, so a slot not checked at this
+  // step (deferred, disabled) has none, as in a first fire's dump, and replay's verdict reads the
+  // same. The entry of the dump: the lowest-rank checked slot non-finite at this step.
+  for (const MaterializedSlot& s : m.slots) {
+    DumpSlot out{s.index, std::vector<std::uint64_t>(s.shape.begin(), s.shape.end()), s.values,
+                 scan_nonfinite(s.values.data(), s.values.size())};
+    if (!(checked >> s.index & 1u)) out.scan.kinds = 0;
+    if (out.scan.kinds &&
+        (d.entry_slot < 0 || slot_info(s.index).rank < slot_info(d.entry_slot).rank))
+      d.entry_slot = s.index;
+    d.slots.push_back(std::move(out));
+  }
+  d.state = m.context.state;
+  d.batch = m.context.batch;
+  for (const ParamEntry* e : layout.existing()) {
+    d.param_names.push_back(e->name);
+    d.param_shapes.emplace_back(e->shape.begin(), e->shape.end());
+  }
+  return d;
+}
+
+RunAgreement agreement_with_run(const MaterializedStep& m, const RunFileData& run,
+                                const std::string& run_dir) {
+  RunAgreement a;
+  for (const StepRecord& rec : m.records) {
+    auto row = std::find_if(run.steps.begin(), run.steps.end(), [&](const RunStepRow& r) {
+      return r.fold == rec.fold && r.step == rec.step;
+    });
+    if (row == run.steps.end()) continue;
+    ++a.steps_compared;
+    for (std::size_t s = 0; s < rec.health.size(); ++s)
+      for (std::size_t k = 0; k < rec.health[s].size(); ++k) {
+        const float x = rec.health[s][k], y = row->health[s][k];
+        if (same_bits(x, y) || (std::isnan(x) && std::isnan(y))) continue;
+        a.health_bit_equal = false;
+        const double scale = std::max({std::fabs(double(x)), std::fabs(double(y)), 1e-30});
+        const double rel = std::fabs(double(x) - double(y)) / scale;
+        if (std::isfinite(rel)) a.health_max_rel = std::max(a.health_max_rel, rel);
+      }
+  }
+  for (const RunEventRow& e : run.events) {
+    if (e.kind != EventKind::FirstFire || e.fold != m.fold || e.step != m.step || e.dump.empty())
+      continue;
+    const std::string path = (std::filesystem::path(run_dir) / e.dump).string();
+    if (!std::filesystem::exists(path)) continue;
+    const DumpData d = read_dump(path);
+    a.dump = path;
+    for (const DumpSlot& ds : d.slots) {
+      auto got = std::find_if(m.slots.begin(), m.slots.end(),
+                              [&](const MaterializedSlot& s) { return s.index == ds.index; });
+      if (got == m.slots.end() || got->values.size() != ds.values.size()) continue;
+      ++a.dump_slots;
+      for (std::size_t i = 0; i < ds.values.size(); ++i) {
+        const float x = got->values[i], y = ds.values[i];
+        if (!same_bits(x, y)) a.dump_bit_equal = false;
+        if (std::isfinite(x) && std::isfinite(y))
+          a.dump_max_abs = std::max(a.dump_max_abs, std::fabs(double(x) - double(y)));
+      }
+    }
+    break;
+  }
+  return a;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,48 @@
+// The workbench's time travel (engine thread): the buffer of any cell of the slot x step grid,
+// recomputed from the latest checkpoint at or before it (session/materialize.h) — the live
+// session's ring, or an offline run file's /checkpoints. The recomputing session is kept between
+// requests (a CUDA backend and its graph are built once); a request is cancelled between steps as
+// soon as a newer one is asked for.
+#pragma once
+
+#include <QString>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "io/run_file.h"
+#include "models/snapshot.h"
+#include "session/materialize.h"
+
+namespace nanscope::gui {
+
+struct TravelRequest {
+  int slot = -1, fold = 0, step = 0;
+  QString run_file;  // empty: the live session
+  int generation = 0;
+};
+
+class TimeTravel {
+ public:
+  // The newest request asked for (thread-safe): an older one still running stops between steps.
+  void supersede(int generation) { newest_.store(generation); }
+  // The cell's buffer recomputed, or a None answer saying why not (throws nanscope::Error for a
+  // file or device failure). `live` is the live session when the request is for it.
+  BufferStats travel(const TravelRequest& r, Session* live, const BackendFactory& make_backend,
+                     const std::function<void(int done, int total)>& progress);
+  // Drops the recomputing session (a new live run, another backend).
+  void reset();
+
+ private:
+  Materializer& materializer(const Config& config, const std::string& backend, bool graph,
+                             const BackendFactory& make_backend);
+  std::atomic<int> newest_{0};
+  std::unique_ptr<Materializer> materializer_;
+  std::string materializer_key_;
+  QString file_;  // the run file whose checkpoint positions are cached
+  RunFileData file_data_;
+};
+
+}  // namespace nanscope::gui

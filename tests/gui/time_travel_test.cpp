@@ -1,0 +1,143 @@
+// Time travel in the real window (offscreen): any cell of the slot x step grid opens its own
+// buffer, recomputed from the latest checkpoint at or before it, equal bit for bit to that slot's
+// buffer in a fresh run halted after that step; Shift+F10 steps back; the go-to-step box reaches
+// any step; a run file with checkpoints travels offline; a request superseded by a newer one is
+// dropped.
+#include <QJsonObject>
+#include <QtTest>
+
+#include <cstring>
+
+#include "gui/gui_fixture.h"
+#include "session/scenarios.h"
+
+using namespace nanscope;
+using namespace nanscope::gui;
+using namespace nanscope::gui_test;
+
+namespace {
+
+QJsonObject inspector(MainWindow& w) {
+  return w.viewState()["inspector"].toObject();
+}
+
+// Waits until the inspector shows (fold, step, slot) recomputed.
+bool recomputed(MainWindow& w, int fold, int step, int slot) {
+  return QTest::qWaitFor(
+      [&] {
+        const QJsonObject i = inspector(w);
+        return i["source"].toString() == "recomputed" && i["fold"].toInt() == fold &&
+               i["step"].toInt() == step && i["slot"].toInt() == slot;
+      },
+      20000);
+}
+
+Config config_of(const QStringList& sets) {
+  std::vector<std::string> s;
+  for (const QString& kv : sets) s.push_back(kv.toStdString());
+  return resolve_config("healthy", "", s);
+}
+
+// The slot's buffer in a fresh run of `c` halted after (fold, step).
+std::vector<float> fresh_buffer(const Config& c, int fold, int step, int slot) {
+  Session s(c, make_cpu_backend(c));
+  s.run(RunUntil{RunUntil::Kind::Steps,
+                 static_cast<std::int64_t>(fold) * c.run.steps_per_fold + step + 1, -1});
+  const SlotView v = s.backend().slot(slot);
+  std::vector<float> out(v.count);
+  for (std::size_t i = 0; i < v.count; ++i) out[i] = static_cast<float>(v.at(i));
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+class TimeTravelTest : public QObject, public GuiFixture {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { setUpCase(); }
+
+  void anyCellOfALiveRunOpensItsOwnBuffer() {
+    const QStringList extra = {"history.checkpoint_every=8", "halt.on_fire=never"};
+    MainWindow w(settings("healthy", extra));
+    w.show();
+    waitReady(w);
+    w.UI_run(EngineController::UntilEnd);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->finished && !w.running(), 30000);
+    const Config c = config_of(kSmall + extra);
+
+    w.UI_selectCell(kHS2, 0, 11);  // a clean step the run has long passed
+    QVERIFY(recomputed(w, 0, 11, kHS2));
+    QJsonObject i = inspector(w);
+    QCOMPARE(i["checkpoint_step"].toInt(), 8);
+    QCOMPARE(i["steps_run"].toInt(), 4);
+    QCOMPARE(i["other_backend"].toBool(), false);
+    QVERIFY(i["header"].toString().contains("recomputed from the checkpoint at step 8, 4 steps"));
+    QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, 11, kHS2)));
+    QCOMPARE(i["finite"].toInt(), static_cast<int>(w.inspector()->stats()->values.size()));
+
+    // Shift+F10: the step before, its own buffer.
+    w.activateWindow();
+    QTest::keyClick(&w, Qt::Key_F10, Qt::ShiftModifier);
+    QTRY_COMPARE(w.selectedStep(), 10);
+    QVERIFY(recomputed(w, 0, 10, kHS2));
+    QCOMPARE(inspector(w)["steps_run"].toInt(), 3);
+    QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, 10, kHS2)));
+
+    // The go-to-step box reaches any step of any fold; another slot of the same cell too.
+    QVERIFY(w.UI_goTo("1:0"));
+    QVERIFY(recomputed(w, 1, 0, kHS2));
+    QCOMPARE(inspector(w)["steps_run"].toInt(), 1);
+    QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 1, 0, kHS2)));
+    w.UI_selectCell(kAdamMoments, 1, 17);
+    QVERIFY(recomputed(w, 1, 17, kAdamMoments));
+    QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 1, 17, kAdamMoments)));
+  }
+
+  void aRunFileWithCheckpointsTravelsOffline() {
+    ConfigBuilder b;
+    for (const auto& s : kSmall) b.set(s.toStdString());
+    b.set("history.checkpoint_every=5");
+    b.set("history.in_run_file=true");
+    b.set("halt.on_fire=never");
+    const Config c = b.build();
+    const QString file = recordRun("offline_travel", c, {"slot:h_s1@1:7"});
+    MainWindow w(settings("healthy"), file);
+    w.show();
+    waitOffline(w, file);
+    w.UI_selectCell(kBnZ, 1, 9);  // two steps after the injection's fire
+    QVERIFY(recomputed(w, 1, 9, kBnZ));
+    const QJsonObject i = inspector(w);
+    QCOMPARE(i["checkpoint_step"].toInt(), 5);
+    QCOMPARE(i["steps_run"].toInt(), 5);
+    Config injected = c;
+    injected.inject.faults = {"slot:h_s1@1:7"};
+    QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(injected, 1, 9, kBnZ)));
+  }
+
+  void aRequestSupersededByANewerOneIsDropped() {
+    ConfigBuilder b;
+    for (const auto& s : kSmall) b.set(s.toStdString());
+    b.set("history.checkpoint_every=20");  // every recomputation runs from the fold's start
+    b.set("history.in_run_file=true");
+    const QString file = recordRun("superseded", b.build());
+    MainWindow w(settings("healthy"), file);
+    w.show();
+    waitOffline(w, file);
+    w.UI_selectCell(kHS1, 0, 19);
+    w.UI_selectCell(kHS1, 1, 18);
+    w.UI_selectCell(kHS2, 0, 3);  // the one asked for last is the one shown
+    QVERIFY(recomputed(w, 0, 3, kHS2));
+    QTest::qWait(500);  // nothing of the earlier requests arrives later
+    const QJsonObject i = inspector(w);
+    QCOMPARE(i["step"].toInt(), 3);
+    QCOMPARE(i["slot"].toInt(), int(kHS2));
+  }
+};
+
+QTEST_MAIN(TimeTravelTest)
+#include "time_travel_test.moc"

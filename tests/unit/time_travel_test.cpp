@@ -1,0 +1,130 @@
+// Time travel on the CPU backend: checkpoints, recomputation bit for bit, the ring's budget and
+// the run file's /checkpoints (docs/files.md, "Checkpoints").
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "session/checkpoint_ring.h"
+#include "time_travel_checks.h"
+
+namespace nanscope::test {
+namespace {
+
+std::unique_ptr<Backend> cpu(const Config& c) {
+  return make_cpu_backend(c);
+}
+
+TEST(TimeTravel, AnyStepRecomputedBitForBitOnTheCpu) {
+  expect_time_travel_bit_exact(cpu, false, "cpu");
+}
+
+TEST(TimeTravel, TheRingKeepsTheNewestWithinItsBudget) {
+  Config c = time_travel_config();
+  const std::size_t bytes = make_cpu_backend(c)->checkpoint_bytes();
+  EXPECT_EQ(CheckpointRing::capacity_for(c, bytes), 9);  // 3 per fold, 3 folds
+  // A budget for 4: the last 4 taken are kept, oldest first.
+  c.history.memory_mb = 1;
+  const int fit = static_cast<int>((std::size_t{1} << 20) / bytes);
+  ASSERT_GE(fit, 4) << "the tiny model's state is small";
+  CheckpointRing ring(c, 4);
+  for (int f = 0; f < 3; ++f)
+    for (int s = 0; s < 11; ++s)
+      if (ring.due(s)) ring.take(f, s, f * 11 + s);
+  ASSERT_EQ(ring.marks().size(), 4u);
+  EXPECT_EQ(ring.marks().front().fold, 1);
+  EXPECT_EQ(ring.marks().front().step, 8);
+  EXPECT_EQ(ring.at_or_before(2, 7)->step, 4);
+  EXPECT_FALSE(ring.at_or_before(0, 10));
+  c.history.checkpoint_every = 0;
+  EXPECT_EQ(CheckpointRing::capacity_for(c, bytes), 0);
+}
+
+TEST(TimeTravel, ABudgetTooSmallForOneCheckpointIsRefusedNamingTheKey) {
+  Config c;  // the default model: a few MiB per checkpoint
+  c.history.memory_mb = 1;
+  const std::string what = error_of([&] { CheckpointRing::capacity_for(c, 4u << 20); });
+  EXPECT_NE(what.find("history.memory_mb"), std::string::npos) << what;
+}
+
+TEST(TimeTravel, AStepBeforeItsCheckpointOrInAnotherFoldIsRefused) {
+  const Config c = time_travel_config();
+  Session run(c, make_cpu_backend(c));
+  run.run(RunUntil{RunUntil::Kind::Steps, 6, -1});
+  const Checkpoint at4 = run.read_checkpoint(*run.checkpoint_at_or_before(0, 5));
+  EXPECT_EQ(at4.step, 4);
+  Materializer m(c, cpu, false);
+  EXPECT_NE(error_of([&] { m.materialize(at4, MaterializeRequest{0, 3, {}}); }), "");
+  EXPECT_NE(error_of([&] { m.materialize(at4, MaterializeRequest{1, 5, {}}); }), "");
+  EXPECT_NE(error_of([&] { m.materialize(at4, MaterializeRequest{0, 11, {}}); }), "");
+  // Cancelled between steps: nothing comes back.
+  EXPECT_FALSE(m.materialize(at4, MaterializeRequest{0, 9, {}}, [] { return true; }));
+  // Every slot of the step without a list, with progress up to the steps in all.
+  int last = 0, total = 0;
+  const auto all = m.materialize(at4, MaterializeRequest{0, 6, {}}, {}, [&](int d, int n) {
+    last = d;
+    total = n;
+  });
+  ASSERT_TRUE(all);
+  EXPECT_EQ(last, 3);
+  EXPECT_EQ(total, 3);
+  int existing = 0;
+  for (int s = 0; s < kSlotCount; ++s) existing += run.backend().slot(s).exists() ? 1 : 0;
+  EXPECT_EQ(static_cast<int>(all->slots.size()), existing);
+}
+
+// nanscope-run materialize: a dump of the step that replays, the JSON, and the refusals.
+TEST(TimeTravel, MaterializeWritesAReplayableDumpOfAnyStep) {
+  const auto dir = temp_dir("materialize_cli");
+  const std::string out = (dir / "run").string();
+  auto r = cli::run("--backend cpu " + cli::kSmall +
+                    " --set run.steps_per_fold=9 --set history.checkpoint_every=4 "
+                    "--set history.in_run_file=true --inject slot:h_s2@1:5 --out " +
+                    out + " --quiet");
+  ASSERT_EQ(r.code, 1) << r.out;  // fired (halt at the fold's end)
+  const std::string dump = (dir / "f1s6.h5").string();
+  r = cli::run_stdout("materialize " + out + "/run.h5 --fold 1 --step 6 --backend cpu --out " +
+                      dump + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["checkpoint_step"], 4);
+  EXPECT_EQ(j["steps_run"], 3);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["same_backend"], true);
+  EXPECT_EQ(j["agreement"]["steps_compared"], 3);
+  EXPECT_EQ(j["agreement"]["health_bit_equal"], true);
+  const DumpData d = read_dump(dump);
+  EXPECT_EQ(d.origin, "materialized");
+  EXPECT_EQ(d.checkpoint_step, 4);
+  EXPECT_EQ(d.fold, 1);
+  EXPECT_EQ(d.step, 6);
+  EXPECT_GT(d.slots.size(), 30u);
+  // Replayed from its context, the step gives its buffers again.
+  r = cli::run_stdout("replay " + dump + " --backend cpu --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const auto& s : nlohmann::json::parse(r.out)["slots"])
+    EXPECT_TRUE(s["buffer_equal"].get<bool>()) << s.dump();
+  // The entry step itself: the injected NaN is in h_s2, as the first fire's dump has it.
+  r = cli::run_stdout("materialize " + out + "/run.h5 --fold 1 --step 5 --slot h_s2 --out " +
+                      (dir / "f1s5.h5").string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto e = nlohmann::json::parse(r.out);
+  EXPECT_EQ(e["slots"][0]["name"], "h_s2");
+  EXPECT_EQ(e["slots"][0]["kinds"][0], "nan");
+  EXPECT_EQ(e["agreement"]["dump_bit_equal"], true);
+  EXPECT_EQ(e["agreement"]["dump_slots"], 1);
+  // Refusals: a step the fold did not run (2), a slot that does not exist (2), a file without
+  // checkpoints (78, naming the setting).
+  EXPECT_EQ(cli::run("materialize " + out + "/run.h5 --fold 1 --step 9 --out x.h5").code, 2);
+  EXPECT_EQ(
+      cli::run("materialize " + out + "/run.h5 --fold 0 --step 1 --slot nope --out x.h5").code, 2);
+  const std::string bare = (dir / "bare").string();
+  ASSERT_EQ(cli::run("--backend cpu " + cli::kSmall + " --out " + bare + " --quiet").code, 0);
+  r = cli::run("materialize " + bare + "/run.h5 --fold 0 --step 1 --out x.h5");
+  EXPECT_EQ(r.code, 78);
+  EXPECT_NE(r.out.find("history.in_run_file"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nanscope::test

@@ -1,17 +1,20 @@
-// `nanscope-run compare RUN.h5 --fold F [--steps A B] [--json]`: every slot's health at two steps
-// of a fold side by side (session/step_compare.h), by default the last clean step and the first
-// bad one, so that what grew on the way to a fire is the top of the table.
+// `nanscope-run compare RUN.h5 --fold F [--steps A B] [--slot NAME] [--json]`: every slot's health
+// at two steps of a fold side by side (session/step_compare.h), by default the last clean step and
+// the first bad one, so that what grew on the way to a fire is the top of the table; with --slot,
+// that slot's buffers at both steps element by element, recomputed from the file's checkpoints.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "backend_choice.h"
 #include "core/errors.h"
 #include "core/slot_table.h"
 #include "io/file_guard.h"
 #include "io/run_file.h"
 #include "run_command.h"
+#include "session/materialize.h"
 #include "session/step_compare.h"
 
 namespace nanscope::cli {
@@ -32,6 +35,26 @@ std::vector<const RunStepRow*> fold_rows(const RunFileData& run, int fold) {
       rows[static_cast<std::size_t>(r.step)] = &r;
     }
   return rows;
+}
+
+// The slot's buffers at the two steps, recomputed from the file's checkpoints, compared.
+ElementwiseChange buffers_of(const CompareOptions& o, const RunFileData& run, int a, int b) {
+  const std::optional<int> slot = find_slot(o.slot);
+  if (!slot) throw UsageError(fmt::format("--slot '{}': no such slot (see --list-slots)", o.slot));
+  const Config config = run_file_config(run, o.run_file);
+  Materializer m(
+      config, [&](const Config& c) { return choose_backend(o.backend, c, !o.json); },
+      o.backend != "cpu");
+  std::vector<float> buffer[2];
+  for (int k = 0; k < 2; ++k) {
+    const int step = k == 0 ? a : b;
+    const auto got = m.materialize(file_checkpoint_for(run, o.run_file, o.fold, step),
+                                   MaterializeRequest{o.fold, step, {*slot}});
+    if (!got || got->slots.empty())
+      throw UsageError(fmt::format("{}: slot {} does not exist in this run", o.run_file, o.slot));
+    buffer[k] = got->slots.front().values;
+  }
+  return compare_elementwise(buffer[0], buffer[1]);
 }
 
 }  // namespace
@@ -73,8 +96,13 @@ int compare_command(const CompareOptions& o) {
         "{}: no slot health at fold {}, steps {} and {} (a file of schema_version 1, or a run "
         "with sentinel.health off, or no slot checked at both steps)",
         o.run_file, o.fold, steps.first, steps.second));
+  const std::optional<ElementwiseChange> buffers =
+      o.slot.empty() ? std::nullopt : std::optional(buffers_of(o, run, steps.first, steps.second));
   if (!o.json) {
     std::cout << comparison_text(c);
+    if (buffers)
+      std::cout << fmt::format("{} element by element, step {} vs step {}: {}\n", o.slot,
+                               steps.first, steps.second, elementwise_text(*buffers));
     return 0;
   }
   nlohmann::ordered_json j;
@@ -96,6 +124,17 @@ int compare_command(const CompareOptions& o) {
                          {"nonfinite_a", static_cast<std::int64_t>(r.a[kHealthNonfinite])},
                          {"nonfinite_b", static_cast<std::int64_t>(r.b[kHealthNonfinite])},
                          {"jumped", r.jumped}});
+  if (buffers)
+    j["elementwise"] = {{"slot", *find_slot(o.slot)},
+                        {"name", slot_info(*find_slot(o.slot)).name},
+                        {"count", buffers->count},
+                        {"differing", buffers->differing},
+                        {"first_index", buffers->first_index},
+                        {"max_abs", buffers->max_abs},
+                        {"max_abs_index", buffers->max_abs_index},
+                        {"max_rel", buffers->max_rel},
+                        {"max_rel_index", buffers->max_rel_index},
+                        {"finiteness_changed", buffers->finiteness_changed}};
   std::cout << j.dump() << std::endl;
   return 0;
 }

@@ -81,6 +81,11 @@ int main(int argc, char** argv) {
                    "the two steps A B (default: the fold's last clean step and its first "
                    "bad one)")
       ->expected(2);
+  compare_cmd->add_option("--slot", compare.slot,
+                          "also this slot's buffers at the two steps, element by element, "
+                          "recomputed from the file's checkpoints (index or name)");
+  compare_cmd->add_option("--backend", compare.backend, "auto|cuda|cpu: recomputes with --slot")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   compare_cmd->add_flag("--json", compare.json, "print the table as JSON on stdout");
   cli::MaterializeOptions materialize;
   CLI::App* materialize_cmd = app.add_subcommand(

@@ -20,27 +20,6 @@
 namespace nanscope::cli {
 namespace {
 
-// The file's checkpoint to start from: the latest of the fold at or before the step.
-std::size_t checkpoint_row(const RunFileData& run, const std::string& path, int fold, int step) {
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
-    const Checkpoint& c = run.checkpoints[i];
-    if (c.fold == fold && c.step <= step && (!best || c.step > run.checkpoints[*best].step))
-      best = i;
-  }
-  if (run.checkpoints.empty())
-    throw DataError(fmt::format(
-        "{}: the run file holds no checkpoints, so its steps cannot be recomputed; record them "
-        "with --set history.in_run_file=true (history.checkpoint_every > 0, the default 100)",
-        path));
-  if (!best)
-    throw DataError(fmt::format(
-        "{}: no checkpoint of fold {} at or before step {} (the ring of history.memory_mb kept "
-        "{} checkpoints; the oldest went first)",
-        path, fold, step, run.checkpoints.size()));
-  return *best;
-}
-
 std::vector<int> slot_indices(const std::vector<std::string>& names) {
   std::vector<int> out;
   for (const std::string& n : names) {
@@ -65,16 +44,19 @@ void check_step(const RunFileData& run, const std::string& path, int fold, int s
 
 }  // namespace
 
+Config run_file_config(const RunFileData& run, const std::string& path) {
+  ConfigBuilder b;
+  b.load_text(run.config_toml, path + " config");
+  return b.build();
+}
+
 int materialize_command(const MaterializeOptions& o) {
   validate_in_child(o.run_file, {"/proc/self/exe", "validate"});
   const RunFileData run = read_run_file(o.run_file);
   check_step(run, o.run_file, o.fold, o.step);
   const std::vector<int> slots = slot_indices(o.slots);
-  const Checkpoint from =
-      read_run_checkpoint(o.run_file, checkpoint_row(run, o.run_file, o.fold, o.step));
-  ConfigBuilder b;
-  b.load_text(run.config_toml, o.run_file + " config");
-  const Config config = b.build();
+  const Checkpoint from = file_checkpoint_for(run, o.run_file, o.fold, o.step);
+  const Config config = run_file_config(run, o.run_file);
   const bool say = !o.json;
   BackendFactory make = [&](const Config& c) { return choose_backend(o.backend, c, say); };
   const bool graph = o.graph ? *o.graph == OnOff::On : o.backend != "cpu";

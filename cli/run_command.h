@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/enum_names.h"
+#include "io/run_file.h"
 
 namespace nanscope::cli {
 enum class OnOff { Off, On };
@@ -57,6 +58,8 @@ struct CompareOptions {
   std::string run_file;
   int fold = 0;
   std::vector<int> steps;  // empty: the fold's last clean step and first bad one
+  std::string slot;        // also this slot's buffers, element by element (time travel)
+  std::string backend = "auto";
   bool json = false;
 };
 int compare_command(const CompareOptions& options);
@@ -71,5 +74,7 @@ struct MaterializeOptions {
   bool json = false;
 };
 int materialize_command(const MaterializeOptions& options);
+// A run file's config, from its `config` attribute (ConfigError naming the file).
+Config run_file_config(const RunFileData& run, const std::string& path);
 
 }  // namespace nanscope::cli

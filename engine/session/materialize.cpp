@@ -115,6 +115,32 @@ std::optional<MaterializedStep> Materializer::materialize(
   return m;
 }
 
+std::optional<std::size_t> latest_checkpoint_row(const RunFileData& run, int fold, int step) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+    const Checkpoint& c = run.checkpoints[i];
+    if (c.fold == fold && c.step <= step && (!best || c.step > run.checkpoints[*best].step))
+      best = i;
+  }
+  return best;
+}
+
+Checkpoint file_checkpoint_for(const RunFileData& run, const std::string& path, int fold,
+                               int step) {
+  if (run.checkpoints.empty())
+    throw DataError(fmt::format(
+        "{}: the run file holds no checkpoints, so its steps cannot be recomputed; record them "
+        "with --set history.in_run_file=true (history.checkpoint_every > 0, the default 100)",
+        path));
+  const std::optional<std::size_t> row = latest_checkpoint_row(run, fold, step);
+  if (!row)
+    throw DataError(fmt::format(
+        "{}: no checkpoint of fold {} at or before step {} (the ring of history.memory_mb kept "
+        "{} checkpoints; the oldest went first)",
+        path, fold, step, run.checkpoints.size()));
+  return read_run_checkpoint(path, *row);
+}
+
 DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
                            const std::string& run_config_toml, const ParamLayout& layout,
                            const std::string& run_file) {

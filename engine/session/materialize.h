@@ -67,6 +67,13 @@ class Materializer {
   std::unique_ptr<Session> session_;
 };
 
+// The run file's checkpoint to recompute (fold, step) from: the row of the fold's latest one at or
+// before the step (nullopt: none).
+std::optional<std::size_t> latest_checkpoint_row(const RunFileData& run, int fold, int step);
+// The same, read from `path`; DataError naming the file and the setting that records checkpoints
+// when it holds none, or none of that fold at or before the step.
+Checkpoint file_checkpoint_for(const RunFileData& run, const std::string& path, int fold, int step);
+
 // How a recomputed step agrees with what the run recorded: the slots' health of every
 // recomputed step against /steps/health (every field bit for bit on the run's own backend), and
 // each recomputed buffer against the same slot in a dump of that step, where one exists.

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "core/errors.h"
 #include "core/slot_table.h"
 
 namespace nanscope {
@@ -82,6 +84,50 @@ std::string comparison_text(const StepComparison& c) {
                        cell(abs_max(r.b)), cell(r.growth), cell(r.a[kHealthMean]),
                        cell(r.b[kHealthMean]), r.a[kHealthNonfinite], r.b[kHealthNonfinite]);
   return out;
+}
+
+ElementwiseChange compare_elementwise(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size())
+    throw UsageError(
+        fmt::format("the two buffers differ in size ({} and {} elements)", a.size(), b.size()));
+  ElementwiseChange c;
+  c.count = a.size();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto at = static_cast<std::int64_t>(i);
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+      ++c.differing;
+      if (c.first_index < 0) c.first_index = at;
+    }
+    const bool fa = std::isfinite(a[i]), fb = std::isfinite(b[i]);
+    if (fa != fb) ++c.finiteness_changed;
+    if (!fa || !fb) continue;
+    const double d = std::fabs(static_cast<double>(b[i]) - static_cast<double>(a[i]));
+    if (d > c.max_abs) {
+      c.max_abs = d;
+      c.max_abs_index = at;
+    }
+    if (a[i] != 0.0f) {
+      const double r = d / std::fabs(static_cast<double>(a[i]));
+      if (r > c.max_rel) {
+        c.max_rel = r;
+        c.max_rel_index = at;
+      }
+    }
+  }
+  return c;
+}
+
+std::string elementwise_text(const ElementwiseChange& c) {
+  if (c.differing == 0) return fmt::format("all {} elements equal, bit for bit", c.count);
+  std::string t = fmt::format("{} of {} elements differ, the first at [{}]", c.differing, c.count,
+                              c.first_index);
+  if (c.max_abs_index >= 0)
+    t += fmt::format("; largest change {:.4g} at [{}]", c.max_abs, c.max_abs_index);
+  if (c.max_rel_index >= 0)
+    t += fmt::format("; largest relative change {:.4g} at [{}]", c.max_rel, c.max_rel_index);
+  if (c.finiteness_changed > 0)
+    t += fmt::format("; {} finite at one step only", c.finiteness_changed);
+  return t;
 }
 
 }  // namespace nanscope

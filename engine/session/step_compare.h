@@ -3,6 +3,7 @@
 // a table. The workbench's compare panel and `nanscope-run compare` both show this.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,5 +53,20 @@ StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int 
 
 // The table as `nanscope-run compare` prints it (one line per slot, jumps marked).
 std::string comparison_text(const StepComparison& c);
+
+// One slot's buffers at two steps, element by element (time travel recomputes any step's): how
+// many elements differ in their bits and the first; the largest absolute change |b - a| and the
+// largest relative change |b - a| / |a| (over a != 0) among the elements finite at both, each with
+// its flat index (-1: none); and how many elements are finite at one step and not at the other.
+struct ElementwiseChange {
+  std::size_t count = 0;
+  std::int64_t differing = 0, first_index = -1;
+  double max_abs = 0, max_rel = 0;
+  std::int64_t max_abs_index = -1, max_rel_index = -1;
+  std::int64_t finiteness_changed = 0;
+};
+// Throws UsageError when the two buffers differ in size.
+ElementwiseChange compare_elementwise(const std::vector<float>& a, const std::vector<float>& b);
+std::string elementwise_text(const ElementwiseChange& c);
 
 }  // namespace nanscope

@@ -399,4 +399,27 @@ void EngineController::RT_materialize(int slot, int fold, int step, const QStrin
   });
 }
 
+void EngineController::RT_compareBuffers(int slot, int fold, int step_a, int step_b,
+                                         const QString& run_file) {
+  guarded([&] {
+    QVariantMap r;
+    try {
+      r = travel_.compare(slot, fold, step_a, step_b, run_file, session_.get(),
+                          [this](const Config& c) { return makeBackend(c); });
+    } catch (const DeviceError&) {
+      travel_.reset();
+      throw;
+    } catch (const Error& e) {
+      travel_.reset();
+      r = QVariantMap{{"slot", slot},
+                      {"fold", fold},
+                      {"step_a", step_a},
+                      {"step_b", step_b},
+                      {"text", QString("the buffers could not be recomputed: %1")
+                                   .arg(QString::fromStdString(e.what()))}};
+    }
+    Q_EMIT buffersCompared(r);
+  });
+}
+
 }  // namespace nanscope::gui

@@ -81,6 +81,9 @@ class EngineController : public QObject {
   // Time travel: the cell's buffer recomputed from a checkpoint of the live run (`run_file`
   // empty) or of that run file; answered with inspectReady (Recomputed, or None saying why).
   void RT_materialize(int slot, int fold, int step, const QString& run_file, int generation);
+  // Step compare: one slot's buffers at two steps, recomputed and compared element by element;
+  // answered with buffersCompared (TimeTravel::compare's map).
+  void RT_compareBuffers(int slot, int fold, int step_a, int step_b, const QString& run_file);
 
  Q_SIGNALS:
   void updateReady(nanscope::gui::UpdatePtr update);
@@ -90,6 +93,7 @@ class EngineController : public QObject {
   void sessionLost(const QString& reason);  // no live session (a bad config or a device error)
   void runStateChanged(bool running);
   void travelProgress(int generation, int done, int total);
+  void buffersCompared(const QVariantMap& result);
 
  private:
   void RT_runPiece();

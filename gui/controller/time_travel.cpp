@@ -4,6 +4,7 @@
 
 #include "core/config_io.h"
 #include "core/errors.h"
+#include "core/slot_table.h"
 
 namespace nanscope::gui {
 
@@ -48,72 +49,73 @@ Materializer& TimeTravel::materializer(const Config& config, const std::string& 
   return *materializer_;
 }
 
-BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
-                               const BackendFactory& make_backend,
-                               const std::function<void(int, int)>& progress) {
-  if (r.generation != newest_.load()) return none_because(r, "superseded");
-  Config config;
-  std::optional<Checkpoint> from;
-  std::string run_backend;
-  bool graph = false;
-  const QString cell = QString("fold %1, step %2").arg(r.fold).arg(r.step);
+// Where a cell is recomputed from: the live run's ring or the run file's /checkpoints.
+std::variant<TimeTravel::Start, QString> TimeTravel::start_for(int fold, int step,
+                                                               const QString& run_file,
+                                                               Session* live) {
+  const QString cell = QString("fold %1, step %2").arg(fold).arg(step);
   const QString no_checkpoint =
       QString(
           "no buffer of %1 is kept and no checkpoint of fold %2 at or before step %3 is "
           "either (history.checkpoint_every = 0, or the ring of history.memory_mb dropped it)")
           .arg(cell)
-          .arg(r.fold)
-          .arg(r.step);
-  if (r.run_file.isEmpty()) {
-    if (!live || !ran(*live, r.fold, r.step))
-      return none_because(r, QString("%1 has not run yet").arg(cell));
-    const auto mark = live->checkpoint_at_or_before(r.fold, r.step);
-    if (!mark) return none_because(r, no_checkpoint);
-    from = live->read_checkpoint(*mark);
-    config = live->config();
-    run_backend = live->backend().name();
-    graph = live->graph();
-  } else {
-    if (file_ != r.run_file) {
-      file_data_ = read_run_file(r.run_file.toStdString());
-      file_ = r.run_file;
-    }
-    if (file_data_.checkpoints.empty())
-      return none_because(
-          r, QString("no buffer of %1 is kept, and this run file holds no checkpoints to "
-                     "recompute it from (record them with history.in_run_file = true)")
-                 .arg(cell));
-    std::optional<std::size_t> row;
-    for (std::size_t i = 0; i < file_data_.checkpoints.size(); ++i) {
-      const Checkpoint& c = file_data_.checkpoints[i];
-      if (c.fold == r.fold && c.step <= r.step &&
-          (!row || c.step > file_data_.checkpoints[*row].step))
-        row = i;
-    }
-    if (!row) return none_because(r, no_checkpoint);
-    from = read_run_checkpoint(r.run_file.toStdString(), *row);
-    ConfigBuilder b;
-    b.load_text(file_data_.config_toml, r.run_file.toStdString() + " config");
-    config = b.build();
-    run_backend = file_data_.backend;
-    graph = true;  // the CUDA backend's default; the CPU backend steps phase by phase either way
+          .arg(fold)
+          .arg(step);
+  Start s;
+  if (run_file.isEmpty()) {
+    if (!live || !ran(*live, fold, step)) return QString("%1 has not run yet").arg(cell);
+    const auto mark = live->checkpoint_at_or_before(fold, step);
+    if (!mark) return no_checkpoint;
+    s.from = live->read_checkpoint(*mark);
+    s.config = live->config();
+    s.run_backend = live->backend().name();
+    s.graph = live->graph();
+    return s;
   }
-  Materializer& m = materializer(config, run_backend, graph, make_backend);
+  if (file_ != run_file) {
+    file_data_ = read_run_file(run_file.toStdString());
+    file_ = run_file;
+  }
+  if (file_data_.checkpoints.empty())
+    return QString(
+               "no buffer of %1 is kept, and this run file holds no checkpoints to recompute "
+               "it from (record them with history.in_run_file = true)")
+        .arg(cell);
+  const std::optional<std::size_t> row = latest_checkpoint_row(file_data_, fold, step);
+  if (!row) return no_checkpoint;
+  s.from = read_run_checkpoint(run_file.toStdString(), *row);
+  ConfigBuilder b;
+  b.load_text(file_data_.config_toml, run_file.toStdString() + " config");
+  s.config = b.build();
+  s.run_backend = file_data_.backend;
+  s.graph = true;  // the CUDA backend's default; the CPU backend steps phase by phase either way
+  return s;
+}
+
+BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
+                               const BackendFactory& make_backend,
+                               const std::function<void(int, int)>& progress) {
+  if (r.generation != newest_.load()) return none_because(r, "superseded");
+  auto start = start_for(r.fold, r.step, r.run_file, live);
+  if (const QString* why = std::get_if<QString>(&start)) return none_because(r, *why);
+  const Start& s = std::get<Start>(start);
+  Materializer& m = materializer(s.config, s.run_backend, s.graph, make_backend);
   const int generation = r.generation;
   const auto got = m.materialize(
-      *from, MaterializeRequest{r.fold, r.step, {r.slot}},
+      s.from, MaterializeRequest{r.fold, r.step, {r.slot}},
       [this, generation] { return newest_.load() != generation; }, progress);
   if (!got) return none_because(r, "superseded");
-  const bool other = got->backend != run_backend;
+  const bool other = got->backend != s.run_backend;
   if (got->slots.empty()) {
-    BufferStats s = none_because(r, "");
-    s.exists = false;
-    return s;
+    BufferStats none = none_because(r, "");
+    none.exists = false;
+    return none;
   }
   const MaterializedSlot& slot = got->slots.front();
   const QString origin =
-      QString("%1: recomputed from the checkpoint at step %2, %3 step%4, %5 ms%6")
-          .arg(cell)
+      QString("fold %1, step %2: recomputed from the checkpoint at step %3, %4 step%5, %6 ms%7")
+          .arg(r.fold)
+          .arg(r.step)
           .arg(got->checkpoint_step)
           .arg(got->steps_run)
           .arg(got->steps_run == 1 ? "" : "s")
@@ -121,20 +123,60 @@ BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
           .arg(other ? QString(" (on the %1 backend; the run's was %2: float32 rounding may "
                                "differ)")
                            .arg(QString::fromStdString(got->backend),
-                                QString::fromStdString(run_backend))
+                                QString::fromStdString(s.run_backend))
                      : QString());
-  BufferStats s = compute_stats(r.slot, slot.shape, slot.values.data(), slot.values.size(), origin);
-  s.source = BufferStats::Source::Recomputed;
-  s.exists = true;
-  s.computed = true;
-  s.fold = r.fold;
-  s.step = r.step;
-  s.generation = r.generation;
-  s.checkpoint_step = got->checkpoint_step;
-  s.steps_run = got->steps_run;
-  s.ms = got->ms;
-  s.other_backend = other;
-  return s;
+  BufferStats out =
+      compute_stats(r.slot, slot.shape, slot.values.data(), slot.values.size(), origin);
+  out.source = BufferStats::Source::Recomputed;
+  out.exists = true;
+  out.computed = true;
+  out.fold = r.fold;
+  out.step = r.step;
+  out.generation = r.generation;
+  out.checkpoint_step = got->checkpoint_step;
+  out.steps_run = got->steps_run;
+  out.ms = got->ms;
+  out.other_backend = other;
+  return out;
+}
+
+QVariantMap TimeTravel::compare(int slot, int fold, int step_a, int step_b, const QString& run_file,
+                                Session* live, const BackendFactory& make_backend) {
+  QVariantMap out{{"slot", slot}, {"fold", fold}, {"step_a", step_a}, {"step_b", step_b}};
+  std::vector<float> buffer[2];
+  for (int k = 0; k < 2; ++k) {
+    const int step = k == 0 ? step_a : step_b;
+    auto start = start_for(fold, step, run_file, live);
+    if (const QString* why = std::get_if<QString>(&start)) {
+      out["text"] = *why;
+      return out;
+    }
+    const Start& s = std::get<Start>(start);
+    const auto got = materializer(s.config, s.run_backend, s.graph, make_backend)
+                         .materialize(s.from, MaterializeRequest{fold, step, {slot}});
+    if (!got || got->slots.empty()) {
+      out["text"] = QString("slot %1 does not exist in this run").arg(slot);
+      return out;
+    }
+    buffer[k] = got->slots.front().values;
+  }
+  const ElementwiseChange c = compare_elementwise(buffer[0], buffer[1]);
+  out["ok"] = true;
+  out["count"] = static_cast<qulonglong>(c.count);
+  out["differing"] = static_cast<qlonglong>(c.differing);
+  out["first_index"] = static_cast<qlonglong>(c.first_index);
+  out["max_abs"] = c.max_abs;
+  out["max_abs_index"] = static_cast<qlonglong>(c.max_abs_index);
+  out["max_rel"] = c.max_rel;
+  out["max_rel_index"] = static_cast<qlonglong>(c.max_rel_index);
+  out["finiteness_changed"] = static_cast<qlonglong>(c.finiteness_changed);
+  out["text"] = QString("%1 %2, step %3 vs step %4 element by element: %5")
+                    .arg(slot)
+                    .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                    .arg(step_a)
+                    .arg(step_b)
+                    .arg(QString::fromStdString(elementwise_text(c)));
+  return out;
 }
 
 }  // namespace nanscope::gui

@@ -6,15 +6,18 @@
 #pragma once
 
 #include <QString>
+#include <QVariantMap>
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "io/run_file.h"
 #include "models/snapshot.h"
 #include "session/materialize.h"
+#include "session/step_compare.h"
 
 namespace nanscope::gui {
 
@@ -32,10 +35,22 @@ class TimeTravel {
   // file or device failure). `live` is the live session when the request is for it.
   BufferStats travel(const TravelRequest& r, Session* live, const BackendFactory& make_backend,
                      const std::function<void(int done, int total)>& progress);
+  // Step compare's element-wise part: one slot's buffers at two steps of a fold, recomputed,
+  // compared (session/step_compare.h); "ok" false with "text" saying why not.
+  QVariantMap compare(int slot, int fold, int step_a, int step_b, const QString& run_file,
+                      Session* live, const BackendFactory& make_backend);
   // Drops the recomputing session (a new live run, another backend).
   void reset();
 
  private:
+  struct Start {
+    Checkpoint from;
+    Config config;
+    std::string run_backend;
+    bool graph = false;
+  };
+  std::variant<Start, QString> start_for(int fold, int step, const QString& run_file,
+                                         Session* live);
   Materializer& materializer(const Config& config, const std::string& backend, bool graph,
                              const BackendFactory& make_backend);
   std::atomic<int> newest_{0};

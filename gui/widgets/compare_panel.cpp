@@ -27,12 +27,24 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   row->addWidget(new QLabel("step B"));
   row->addWidget(b_);
   row->addWidget(default_);
+  compare_buffers_ = new QPushButton("Compare the selected slot's buffers");
+  compare_buffers_->setObjectName("compareBuffers");
+  compare_buffers_->setToolTip(
+      "the selected slot's buffers at steps A and B, recomputed from checkpoints, element by "
+      "element: how many elements differ, the largest absolute and relative change and where");
+  row->addWidget(compare_buffers_);
   row->addStretch(1);
   lay->addLayout(row);
   headline_ = new QLabel("step compare: -");
   headline_->setWordWrap(true);
   headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   lay->addWidget(headline_);
+  buffers_ = new QLabel;
+  buffers_->setObjectName("bufferCompare");
+  buffers_->setWordWrap(true);
+  buffers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  buffers_->hide();
+  lay->addWidget(buffers_);
   table_ = new QTableView;
   table_->setObjectName("compareTable");
   table_->setModel(model_);
@@ -46,10 +58,16 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   connect(a_, &QSpinBox::valueChanged, this, picked);
   connect(b_, &QSpinBox::valueChanged, this, picked);
   connect(default_, &QPushButton::clicked, this, &ComparePanel::defaultPicked);
+  connect(compare_buffers_, &QPushButton::clicked, this, &ComparePanel::buffersAsked);
   connect(table_, &QTableView::clicked, this, [this](const QModelIndex& i) {
     if (const auto& c = model_->comparison())
       Q_EMIT slotPicked(i.data(StepCompareModel::SlotRole).toInt(), c->step_b);
   });
+}
+
+void ComparePanel::showBuffers(const QString& text) {
+  buffers_->setText(text);
+  buffers_->setVisible(!text.isEmpty());
 }
 
 void ComparePanel::show(std::optional<StepComparison> c, int steps, const QString& how,

@@ -25,11 +25,15 @@ class ComparePanel : public QWidget {
   // Shows a comparison (nullopt: none possible, `why` says so); `steps` is the fold's step count
   // (the spin boxes' range), `how` says how the two steps were chosen.
   void show(std::optional<StepComparison> c, int steps, const QString& how, const QString& why);
+  // The element-wise line: the selected slot's buffers at the two steps (time travel).
+  void showBuffers(const QString& text);
+  QString buffersText() const { return buffers_->text(); }
 
  Q_SIGNALS:
   void stepsPicked(int step_a, int step_b);  // the user set A or B
   void defaultPicked();                      // "Last clean / first bad"
   void slotPicked(int slot, int step);       // a row was clicked: the slot at the later step
+  void buffersAsked();                       // "Compare the selected slot's buffers"
 
  private:
   StepCompareModel* model_;
@@ -37,6 +41,8 @@ class ComparePanel : public QWidget {
   QSpinBox *a_, *b_;
   QPushButton* default_;
   QLabel* headline_;
+  QPushButton* compare_buffers_;
+  QLabel* buffers_;
   bool showing_ = false;  // the spin boxes are being set by show(), not by the user
 };
 

@@ -175,6 +175,9 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
           });
   connect(compare_, &ComparePanel::stepsPicked, this, &MainWindow::UI_compareSteps);
   connect(compare_, &ComparePanel::defaultPicked, this, &MainWindow::UI_compareDefault);
+  connect(compare_, &ComparePanel::buffersAsked, this, &MainWindow::UI_compareBuffers);
+  connect(ctrl_, &EngineController::buffersCompared, this, &MainWindow::onBuffersCompared,
+          Qt::QueuedConnection);
   connect(compare_, &ComparePanel::slotPicked, this, [this](int slot, int step) {
     sel_->setStep(step);
     UI_selectSlot(slot);

@@ -80,6 +80,8 @@ class MainWindow : public QMainWindow {
   void UI_goToStep(int fold, int step);
   // Time travel: the selected slot at the step before the selected one (Shift+F10).
   void UI_stepBack();
+  // Step compare, element by element: the selected slot's buffers at steps A and B, recomputed.
+  void UI_compareBuffers();
   bool UI_goTo(const QString& text);
   // The slot table shows only the slots whose name contains `text` (any case); "" shows all.
   void UI_setSlotFilter(const QString& text);
@@ -192,6 +194,8 @@ class MainWindow : public QMainWindow {
     int travel = 0;         // the time-travel request asked for (0: none)
   };
   int travel_generation_ = 0;
+  QVariantMap buffer_compare_;  // the element-wise compare asked for, then its answer
+  void onBuffersCompared(const QVariantMap& result);
   void requestTravel();
   void onTravelProgress(int generation, int done, int total);
   InspectWanted inspect_want_;

@@ -25,6 +25,7 @@
 #include "plots/grid_plot.h"
 #include "plots/magnitude_plot.h"
 #include "plots/metrics_plot.h"
+#include "widgets/compare_panel.h"
 #include "widgets/main_window.h"
 
 namespace nanscope::gui {
@@ -136,6 +137,31 @@ void MainWindow::UI_stepBack() {
     return;
   }
   UI_goToStep(fold, step - 1);
+}
+
+void MainWindow::UI_compareBuffers() {
+  const auto& c = compare_->model()->comparison();
+  if (sel_->slot() < 0 || !c) {
+    compare_->showBuffers(sel_->slot() < 0 ? "select a slot to compare its buffers"
+                                           : "pick two steps to compare first");
+    return;
+  }
+  const int slot = sel_->slot(), fold = c->fold, a = c->step_a, b = c->step_b;
+  buffer_compare_ = QVariantMap{{"slot", slot}, {"fold", fold}, {"step_a", a}, {"step_b", b}};
+  compare_->showBuffers(QString("%1 %2, step %3 vs step %4: recomputing from checkpoints...")
+                            .arg(slot)
+                            .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                            .arg(a)
+                            .arg(b));
+  const QString file = offline_ ? view_->source : QString();
+  post([=](EngineController* ctrl) { ctrl->RT_compareBuffers(slot, fold, a, b, file); });
+}
+
+void MainWindow::onBuffersCompared(const QVariantMap& r) {
+  for (const char* key : {"slot", "fold", "step_a", "step_b"})
+    if (r.value(key) != buffer_compare_.value(key)) return;  // asked for another pair since
+  buffer_compare_ = r;
+  compare_->showBuffers(r.value("text").toString());
 }
 
 // Puts a step in the middle of the step grid (and the metrics), keeping the zoom, unless every

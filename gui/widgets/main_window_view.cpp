@@ -213,6 +213,14 @@ void MainWindow::updateCompare() {
   if (c && mark)
     for (const SlotChange& r : c->rows)
       if (r.jumped) marks.emplace_back(r.slot, c->step_b);
+  const bool same_pair = c && buffer_compare_.value("fold").toInt() == c->fold &&
+                         buffer_compare_.value("step_a").toInt() == c->step_a &&
+                         buffer_compare_.value("step_b").toInt() == c->step_b &&
+                         buffer_compare_.value("slot").toInt() == sel_->slot();
+  if (!buffer_compare_.isEmpty() && !same_pair) {  // another pair: the old line is not about it
+    buffer_compare_.clear();
+    compare_->showBuffers({});
+  }
   compare_->show(std::move(c), steps, compare_how_, why);
   step_plot_->setMarks(marks);
   magnitude_plot_->setMarks(marks);
@@ -326,11 +334,15 @@ QJsonObject MainWindow::viewState() const {
           QJsonObject{{"slot", r.slot},
                       {"growth", std::isfinite(r.growth) ? QJsonValue(r.growth) : QJsonValue()},
                       {"jumped", r.jumped}});
-    o["compare"] = QJsonObject{{"fold", c->fold},
-                               {"step_a", c->step_a},
-                               {"step_b", c->step_b},
-                               {"how", compare_how_},
-                               {"rows", rows}};
+    o["compare"] =
+        QJsonObject{{"fold", c->fold},
+                    {"step_a", c->step_a},
+                    {"step_b", c->step_b},
+                    {"how", compare_how_},
+                    {"rows", rows},
+                    {"buffers", buffer_compare_.isEmpty()
+                                    ? QJsonValue()
+                                    : QJsonValue(QJsonObject::fromVariantMap(buffer_compare_))}};
   } else {
     o["compare"] = QJsonValue();
   }

@@ -10,6 +10,7 @@
 
 #include "gui/gui_fixture.h"
 #include "session/scenarios.h"
+#include "session/step_compare.h"
 
 using namespace nanscope;
 using namespace nanscope::gui;
@@ -96,6 +97,35 @@ class TimeTravelTest : public QObject, public GuiFixture {
     w.UI_selectCell(kAdamMoments, 1, 17);
     QVERIFY(recomputed(w, 1, 17, kAdamMoments));
     QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 1, 17, kAdamMoments)));
+  }
+
+  // Step compare, element by element: the selected slot's buffers at steps A and B, recomputed,
+  // against the same comparison of a fresh run's buffers.
+  void stepCompareComparesAnyTwoStepsBuffers() {
+    const QStringList extra = {"history.checkpoint_every=8", "halt.on_fire=never"};
+    MainWindow w(settings("healthy", extra));
+    w.show();
+    waitReady(w);
+    w.UI_run(EngineController::UntilFoldEnd);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->global_step == 20 && !w.running(), 30000);
+    w.UI_selectCell(kBnZ, 0, 3);
+    w.UI_compareSteps(3, 17);
+    w.findChild<QPushButton*>("compareBuffers")->click();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.viewState()["compare"].toObject()["buffers"].toObject()["ok"].toBool(), 20000);
+    const QJsonObject b = w.viewState()["compare"].toObject()["buffers"].toObject();
+    const Config c = config_of(kSmall + extra);
+    const ElementwiseChange want =
+        compare_elementwise(fresh_buffer(c, 0, 3, kBnZ), fresh_buffer(c, 0, 17, kBnZ));
+    QCOMPARE(b["step_a"].toInt(), 3);
+    QCOMPARE(b["step_b"].toInt(), 17);
+    QCOMPARE(b["differing"].toInteger(), want.differing);
+    QVERIFY(want.differing > 0);
+    QCOMPARE(b["first_index"].toInteger(), want.first_index);
+    QCOMPARE(b["max_abs"].toDouble(), want.max_abs);
+    QCOMPARE(b["max_abs_index"].toInteger(), want.max_abs_index);
+    QCOMPARE(b["max_rel_index"].toInteger(), want.max_rel_index);
+    QVERIFY(w.findChild<QLabel*>("bufferCompare")->text().contains("largest change"));
   }
 
   void aRunFileWithCheckpointsTravelsOffline() {

@@ -143,3 +143,27 @@ TEST(StepCompare, JumpedStartsAtTenfoldGrowthAndTheTableSaysSo) {
   EXPECT_NE(text.find("*  2 h_s2"), std::string::npos) << text;
   EXPECT_NE(text.find("   1 h_s1"), std::string::npos) << text;
 }
+
+namespace nanscope {
+namespace {
+
+TEST(StepCompare, ElementwiseNamesTheLargestChangesAndTheFirstDifference) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> a = {1.0f, 2.0f, 0.0f, 4.0f, 5.0f, -0.0f};
+  const std::vector<float> b = {1.0f, 2.5f, 3.0f, 1.0f, nan, 0.0f};
+  const ElementwiseChange c = compare_elementwise(a, b);
+  EXPECT_EQ(c.count, 6u);
+  EXPECT_EQ(c.differing, 5);  // -0 and +0 differ in their bits
+  EXPECT_EQ(c.first_index, 1);
+  EXPECT_EQ(c.max_abs, 3.0);  // 0 -> 3 and 4 -> 1 both change by 3: the first is named
+  EXPECT_EQ(c.max_abs_index, 2);
+  EXPECT_DOUBLE_EQ(c.max_rel, 0.75);  // 4 -> 1 (from 0 has no relative change)
+  EXPECT_EQ(c.max_rel_index, 3);
+  EXPECT_EQ(c.finiteness_changed, 1);
+  EXPECT_EQ(compare_elementwise(a, a).differing, 0);
+  EXPECT_NE(elementwise_text(c).find("5 of 6 elements differ"), std::string::npos);
+  EXPECT_THROW(compare_elementwise(a, {1.0f}), UsageError);
+}
+
+}  // namespace
+}  // namespace nanscope

@@ -113,6 +113,13 @@ TEST(TimeTravel, MaterializeWritesAReplayableDumpOfAnyStep) {
   EXPECT_EQ(e["slots"][0]["kinds"][0], "nan");
   EXPECT_EQ(e["agreement"]["dump_bit_equal"], true);
   EXPECT_EQ(e["agreement"]["dump_slots"], 1);
+  // compare --slot: the slot's buffers at two steps, element by element, recomputed.
+  r = cli::run_stdout("compare " + out + "/run.h5 --fold 0 --steps 1 7 --slot h_s2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto cmp = nlohmann::json::parse(r.out)["elementwise"];
+  EXPECT_EQ(cmp["name"], "h_s2");
+  EXPECT_GT(cmp["differing"].get<int>(), 0);
+  EXPECT_GE(cmp["max_abs_index"].get<int>(), 0);
   // Refusals: a step the fold did not run (2), a slot that does not exist (2), a file without
   // checkpoints (78, naming the setting).
   EXPECT_EQ(cli::run("materialize " + out + "/run.h5 --fold 1 --step 9 --out x.h5").code, 2);

@@ -96,10 +96,10 @@ int compare_command(const CompareOptions& o) {
         "{}: no slot health at fold {}, steps {} and {} (a file of schema_version 1, or a run "
         "with sentinel.health off, or no slot checked at both steps)",
         o.run_file, o.fold, steps.first, steps.second));
+  if (!o.json) std::cout << comparison_text(c) << std::flush;  // the table needs no checkpoint
   const std::optional<ElementwiseChange> buffers =
       o.slot.empty() ? std::nullopt : std::optional(buffers_of(o, run, steps.first, steps.second));
   if (!o.json) {
-    std::cout << comparison_text(c);
     if (buffers)
       std::cout << fmt::format("{} element by element, step {} vs step {}: {}\n", o.slot,
                                steps.first, steps.second, elementwise_text(*buffers));

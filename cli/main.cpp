@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
           "on|off: recompute whole steps as the CUDA step graph (default on with CUDA)")
       ->check(CLI::IsMember({"on", "off"}));
   materialize_cmd->add_option("--out", materialize.out, "the dump to write (DUMP.h5)")->required();
+  materialize_cmd->add_flag("--force", materialize.force, "replace an existing --out file");
   materialize_cmd->add_flag("--json", materialize.json, "print the JSON summary on stdout");
   std::string validate_path;
   CLI::App* validate_cmd = app.add_subcommand("validate",

@@ -50,7 +50,21 @@ Config run_file_config(const RunFileData& run, const std::string& path) {
   return b.build();
 }
 
+// --out must not be the run file it reads, and an existing file is replaced only with --force.
+void check_out(const MaterializeOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(o.run_file, o.out, ec))
+    throw UsageError(fmt::format("--out {}: that is the run file being read", o.out));
+  if (std::filesystem::exists(o.out) && !o.force)
+    throw UsageError(fmt::format("--out {}: the file exists (use --force to replace it)", o.out));
+}
+
 int materialize_command(const MaterializeOptions& o) {
+  check_out(o);
+  if (o.graph == OnOff::On && o.backend == "cpu")
+    throw UsageError(
+        "--graph on: graph capture of the step needs the CUDA backend (--backend cpu steps "
+        "phase by phase)");
   validate_in_child(o.run_file, {"/proc/self/exe", "validate"});
   const RunFileData run = read_run_file(o.run_file);
   check_step(run, o.run_file, o.fold, o.step);
@@ -80,7 +94,8 @@ int materialize_command(const MaterializeOptions& o) {
              same_backend
                  ? ""
                  : fmt::format(" (the run was {}: float32 rounding may differ)", run.backend));
-  fmt::print(stderr, "  slot health of the {} recomputed steps: {}\n", agree.steps_compared,
+  fmt::print(stderr, "  slot health of the {} recomputed step{}: {}\n", agree.steps_compared,
+             agree.steps_compared == 1 ? "" : "s",
              agree.health_bit_equal ? "equal to the run's, bit for bit"
                                     : fmt::format("largest relative difference to the run's {:.3g}",
                                                   agree.health_max_rel));
@@ -89,7 +104,8 @@ int materialize_command(const MaterializeOptions& o) {
                agree.dump_bit_equal
                    ? "equal, bit for bit"
                    : fmt::format("largest absolute difference {:.3g}", agree.dump_max_abs));
-  fmt::print(stderr, "  {} slots written to {}\n", dump.slots.size(), o.out);
+  fmt::print(stderr, "  {} slot{} written to {}\n", dump.slots.size(),
+             dump.slots.size() == 1 ? "" : "s", o.out);
   if (o.json) {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;

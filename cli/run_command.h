@@ -71,6 +71,7 @@ struct MaterializeOptions {
   std::string backend = "auto";
   std::optional<OnOff> graph;  // unset: on unless --backend cpu
   std::string out;
+  bool force = false;  // replace an existing --out
   bool json = false;
 };
 int materialize_command(const MaterializeOptions& options);

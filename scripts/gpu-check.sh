@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs nanscope's GPU checks and benchmarks on a machine with a CUDA device, from a directory that
-# holds the built binaries (gpu_tests, nanscope-run, twin_fixture, bench_cuda_step, bench_sentinel) and their
+# holds the built binaries (gpu_tests, nanscope-run, twin_fixture, bench_cuda_step, bench_sentinel,
+# bench_time_travel) and their
 # shared libraries in lib/. Writes every output into OUT_DIR and prints a summary:
 #   the GPU tests; the slot consumers' check through nanscope-run, graphed and ungraphed
 #   (tests/io/check_propagation.py); compute-sanitizer memcheck and initcheck on tiny-network tests that run every
@@ -45,7 +46,7 @@ summary() {
   echo "gpu-check: FAIL: ${failed[*]}"
   exit 1
 }
-tiny='DeviceSentinel*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard'
+tiny='DeviceSentinel*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard:CudaTimeTravel.CheckpointsStayOnTheDevice'
 race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param'
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
@@ -74,6 +75,8 @@ grep -hE "sentinel_overhead|health_overhead|graph vs ungraphed|^  graph|^step gr
 NANSCOPE_STEP_LANES=0 "$bin/bench_cuda_step" shape | tail -1
 step cuda_step_split 300 "$bin/bench_cuda_step" split
 cat "$out/cuda_step_split.txt"
+step time_travel 300 "$bin/bench_time_travel" cuda
+cat "$out/time_travel.txt"
 step sentinel 120 "$bin/bench_sentinel" "$out/sentinel_shapes.txt"
 grep -hE "^sentinel_" "$out/sentinel.txt"
 if python3 -c "import torch, h5py" 2>/dev/null; then

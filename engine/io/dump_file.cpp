@@ -217,12 +217,14 @@ DumpData read_dump(const std::string& path) {
             fmt::format("{}{}/{}: shape differs from the parameter's", path, where[k], what.first));
     }
   }
-  if (d.entry_slot < 0 || d.entry_slot >= kSlotCount)
+  // A recomputed step (time travel) may be clean: its entry_slot is then -1.
+  const bool clean_recomputed = d.origin == "materialized" && d.entry_slot == -1;
+  if (!clean_recomputed && (d.entry_slot < 0 || d.entry_slot >= kSlotCount))
     throw DataError(fmt::format("{}: entry_slot {} is not a slot (0 to {})", path, d.entry_slot,
                                 kSlotCount - 1));
   if (d.slots.empty()) throw DataError(fmt::format("{}: /slots holds no slot buffer", path));
-  if (std::none_of(d.slots.begin(), d.slots.end(),
-                   [&](const DumpSlot& x) { return x.index == d.entry_slot; }))
+  if (!clean_recomputed && std::none_of(d.slots.begin(), d.slots.end(),
+                                        [&](const DumpSlot& x) { return x.index == d.entry_slot; }))
     throw DataError(fmt::format("{}: /slots has no buffer for its entry slot {} {}", path,
                                 d.entry_slot, slot_info(d.entry_slot).name));
   return d;

@@ -77,8 +77,11 @@ int read_file_for_validation(const std::string& path) {
   try {
     if (detect_file_kind(path) == FileKind::Dump)
       (void)read_dump(path);
-    else
-      (void)read_run_file(path);
+    else {
+      const RunFileData r = read_run_file(path);
+      // Whole: every checkpoint's state too (what time travel reads one at a time).
+      for (std::size_t i = 0; i < r.checkpoints.size(); ++i) (void)read_run_checkpoint(path, i);
+    }
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

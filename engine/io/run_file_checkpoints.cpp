@@ -79,8 +79,11 @@ void read_positions(hid_t f, const std::string& path, RunFileData& r) {
   if (step.size() != fold.size() || global.size() != fold.size())
     throw DataError(fmt::format("{}: the /checkpoints datasets disagree in size", path));
   for (std::size_t i = 0; i < fold.size(); ++i) {
+    // The state before a step the file's /steps hold (a checkpoint is taken as its step begins).
+    const auto g = static_cast<std::size_t>(global[i]);
     const bool inside = fold[i] >= 0 && static_cast<std::size_t>(fold[i]) < r.folds.size() &&
-                        step[i] >= 0 && global[i] >= step[i];
+                        step[i] >= 0 && global[i] >= 0 && g < r.steps.size() &&
+                        r.steps[g].fold == fold[i] && r.steps[g].step == step[i];
     if (!inside)
       throw DataError(fmt::format(
           "{}: /checkpoints row {}: fold {} step {} global step {} is not a step of this run", path,
@@ -116,6 +119,7 @@ Checkpoint read_run_checkpoint(const std::string& path, std::size_t row) {
     if (dims.size() != 2 || dims[0] != n || (k > 0 && dims[1] != width))
       throw DataError(fmt::format("{}: /{} must be [{}, {}]", path, name, n, width));
     width = dims[1];
+    h5::checked_count(f, name, dims, sizeof(float), path);  // what the file can hold, not more
     h5::Handle set(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
     h5::check_id(set, path, "/" + name, h5::Op::Read);
     h5::Handle space(H5Dget_space(set), H5Sclose);

@@ -96,19 +96,43 @@ std::optional<MaterializedStep> Materializer::materialize(
   m.backend = backend.name();
   m.graph = session_->graph();
   backend.read_state(m.context.state);
-  session_->run_piece(RunUntil{RunUntil::Kind::Steps, 1, -1}, {}, tick);
-  m.context.batch = backend.batch_context();
-  undo_batch_injections(backend.dims(), session_->injected_this_step(), m.context.batch);
-
+  // The requested step runs phase by phase (the step graph's bits, promised and tested), so that
+  // each slot is taken at its check site, as its check (and a first-fire dump) saw it: slots
+  // 33-35 are one buffer at three moments. A slot not checked there is taken after the step.
   std::vector<int> wanted = request.slots;
   if (wanted.empty())
     for (int s = 0; s < kSlotCount; ++s) wanted.push_back(s);
-  for (int s : wanted) {
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::array<std::optional<MaterializedSlot>, kSlotCount> seen;
+  auto take = [&](int s) {
     const SlotView v = backend.slot(s);
-    if (!v.exists()) continue;
     MaterializedSlot out{s, v.shape, std::vector<float>(v.count)};
     for (std::size_t i = 0; i < v.count; ++i) out.values[i] = static_cast<float>(v.at(i));
-    m.slots.push_back(std::move(out));
+    return out;
+  };
+  session_->set_check_hook([&](int s) {
+    if (std::binary_search(wanted.begin(), wanted.end(), s) && !seen[static_cast<std::size_t>(s)])
+      seen[static_cast<std::size_t>(s)] = take(s);
+  });
+  const bool graph = session_->graph();
+  session_->set_graph(false);
+  try {
+    session_->run_piece(RunUntil{RunUntil::Kind::Steps, 1, -1}, {}, tick);
+  } catch (...) {
+    session_->set_check_hook({});
+    session_->set_graph(graph);
+    throw;
+  }
+  session_->set_check_hook({});
+  session_->set_graph(graph);
+  m.context.batch = backend.batch_context();
+  undo_batch_injections(backend.dims(), session_->injected_this_step(), m.context.batch);
+  for (int s : wanted) {
+    if (!backend.slot(s).exists()) continue;
+    m.slots.push_back(seen[static_cast<std::size_t>(s)]
+                          ? std::move(*seen[static_cast<std::size_t>(s)])
+                          : take(s));
   }
   m.records = session_->history();
   m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -39,6 +39,10 @@ class Session::Observer final : public SlotObserver {
 
   bool writes_this_step() override { return s_.slot_injection_due(); }
 
+  void check(int slot) override {
+    if (s_.check_hook_) s_.check_hook_(slot);
+  }
+
  private:
   bool injects_now(const Injection& inj, int slot) const {
     return inj.target == Injection::Target::Slot && inj.slot == slot && inj.fold == s_.fold_ &&

@@ -175,6 +175,9 @@ class Session {
   // from its state, with the fold's records starting there (session/materialize.h). Throws
   // UsageError for a recording session or a fold or step the run lacks.
   void resume_at(const Checkpoint& checkpoint);
+  // Called at every slot's check site, after its check (the buffer as the check saw it), in steps
+  // that run phase by phase (a replayed step graph calls nothing); empty: none.
+  void set_check_hook(std::function<void(int slot)> hook) { check_hook_ = std::move(hook); }
   // What the slot injections of the current (or just finished) step overwrote.
   const std::vector<InjectedValue>& injected_this_step() const { return injected_; }
 
@@ -214,6 +217,7 @@ class Session {
   CheckpointRing ring_;
   int transitions_fold_ = -1;  // the fold whose transitions the backend holds
   std::vector<InjectedValue> injected_;
+  std::function<void(int)> check_hook_;
   Watches watches_;
   std::vector<WatchTrip> watch_trips_;
   int fold_ = 0, step_ = 0, next_phase_ = 0;

@@ -1,6 +1,8 @@
 #include "controller/time_travel.h"
 
 #include <fmt/format.h>
+#include <QDateTime>
+#include <QFileInfo>
 
 #include "core/config_io.h"
 #include "core/errors.h"
@@ -54,27 +56,38 @@ std::variant<TimeTravel::Start, QString> TimeTravel::start_for(int fold, int ste
                                                                const QString& run_file,
                                                                Session* live) {
   const QString cell = QString("fold %1, step %2").arg(fold).arg(step);
-  const QString no_checkpoint =
-      QString(
-          "no buffer of %1 is kept and no checkpoint of fold %2 at or before step %3 is "
-          "either (history.checkpoint_every = 0, or the ring of history.memory_mb dropped it)")
-          .arg(cell)
-          .arg(fold)
-          .arg(step);
+  const auto no_checkpoint = [&](const Config& c) {
+    return QString(
+               "no buffer of %1 is kept, and there is no checkpoint of fold %2 at or before step "
+               "%3 to recompute it from (%4)")
+        .arg(cell)
+        .arg(fold)
+        .arg(step)
+        .arg(c.history.checkpoint_every == 0
+                 ? QString("history.checkpoint_every = 0 keeps none")
+                 : QString("the ring of history.memory_mb = %1 MiB dropped it")
+                       .arg(c.history.memory_mb));
+  };
   Start s;
   if (run_file.isEmpty()) {
     if (!live || !ran(*live, fold, step)) return QString("%1 has not run yet").arg(cell);
     const auto mark = live->checkpoint_at_or_before(fold, step);
-    if (!mark) return no_checkpoint;
+    if (!mark) return no_checkpoint(live->config());
     s.from = live->read_checkpoint(*mark);
     s.config = live->config();
     s.run_backend = live->backend().name();
     s.graph = live->graph();
     return s;
   }
-  if (file_ != run_file) {
+  // The file as it is now: a run rewritten under the same name is read again.
+  const QFileInfo info(run_file);
+  const QString stamp = QString("%1|%2|%3")
+                            .arg(info.absoluteFilePath())
+                            .arg(info.lastModified().toMSecsSinceEpoch())
+                            .arg(info.size());
+  if (file_ != stamp) {
     file_data_ = read_run_file(run_file.toStdString());
-    file_ = run_file;
+    file_ = stamp;
   }
   if (file_data_.checkpoints.empty())
     return QString(
@@ -82,11 +95,11 @@ std::variant<TimeTravel::Start, QString> TimeTravel::start_for(int fold, int ste
                "it from (record them with history.in_run_file = true)")
         .arg(cell);
   const std::optional<std::size_t> row = latest_checkpoint_row(file_data_, fold, step);
-  if (!row) return no_checkpoint;
-  s.from = read_run_checkpoint(run_file.toStdString(), *row);
   ConfigBuilder b;
   b.load_text(file_data_.config_toml, run_file.toStdString() + " config");
   s.config = b.build();
+  if (!row) return no_checkpoint(s.config);
+  s.from = read_run_checkpoint(run_file.toStdString(), *row);
   s.run_backend = file_data_.backend;
   s.graph = true;  // the CUDA backend's default; the CPU backend steps phase by phase either way
   return s;
@@ -113,7 +126,9 @@ BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
   }
   const MaterializedSlot& slot = got->slots.front();
   const QString origin =
-      QString("fold %1, step %2: recomputed from the checkpoint at step %3, %4 step%5, %6 ms%7")
+      QString(
+          "fold %1, step %2: recomputed from the checkpoint at step %3 (%4 step%5 re-run, "
+          "this one included; %6 ms)%7")
           .arg(r.fold)
           .arg(r.step)
           .arg(got->checkpoint_step)

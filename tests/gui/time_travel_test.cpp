@@ -77,7 +77,8 @@ class TimeTravelTest : public QObject, public GuiFixture {
     QCOMPARE(i["checkpoint_step"].toInt(), 8);
     QCOMPARE(i["steps_run"].toInt(), 4);
     QCOMPARE(i["other_backend"].toBool(), false);
-    QVERIFY(i["header"].toString().contains("recomputed from the checkpoint at step 8, 4 steps"));
+    QVERIFY(i["header"].toString().contains(
+        "recomputed from the checkpoint at step 8 (4 steps re-run, this one included"));
     QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, 11, kHS2)));
     QCOMPARE(i["finite"].toInt(), static_cast<int>(w.inspector()->stats()->values.size()));
 
@@ -147,6 +148,38 @@ class TimeTravelTest : public QObject, public GuiFixture {
     Config injected = c;
     injected.inject.faults = {"slot:h_s1@1:7"};
     QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(injected, 1, 9, kBnZ)));
+  }
+
+  // The default model and fold (one fold of 400 steps, checkpoints every 100, in the run file):
+  // a click 150 steps before the fold's end shows that step's buffer, the run's own buffer there.
+  void theDefaultRunsStep249OpensOffline() {
+    Config c;
+    c.run.folds = 1;
+    c.history.in_run_file = true;
+    SessionOptions o;
+    o.out_dir = dir_.filePath("default").toStdString();
+    Session run(c, make_cpu_backend(c), o);
+    run.run(RunUntil{RunUntil::Kind::Steps, 250, -1});  // halted after step 249
+    std::vector<float> want(run.backend().slot(kHS2).count);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = static_cast<float>(run.backend().slot(kHS2).at(i));
+    run.run();  // on to the fold's end
+    const QString file = QString::fromStdString(run.run_file_path());
+    MainWindow w(settings("healthy"), file);
+    w.show();
+    waitOffline(w, file);
+    w.stepPlot()->xAxis->setRange(224.5, 274.5);  // 50 columns: a few pixels each
+    w.stepPlot()->replot();
+    const QPoint cell = cell_pixel(w.stepPlot(), 249, kHS2);
+    QTest::mouseClick(w.stepPlot(), Qt::LeftButton, Qt::NoModifier, cell);
+    QTRY_COMPARE(w.selectedStep(), 249);
+    QCOMPARE(w.selectedSlot(), int(kHS2));
+    QVERIFY(recomputed(w, 0, 249, kHS2));
+    const QJsonObject i = inspector(w);
+    QCOMPARE(i["checkpoint_step"].toInt(), 200);
+    QCOMPARE(i["steps_run"].toInt(), 50);
+    QCOMPARE(i["count"].toInt(), 256 * 256);
+    QVERIFY(same_bits(w.inspector()->stats()->values, want));
   }
 
   void aRequestSupersededByANewerOneIsDropped() {

@@ -1,6 +1,8 @@
 // Time travel's promise, shared by the CPU test and the GPU test (the same check on the CUDA
 // backend, graphed and not): any (fold, step, slot) recomputed from a checkpoint equals, bit for
-// bit, that slot's buffer in a fresh run halted after that step.
+// bit, that slot's buffer in a fresh run halted after that step, as its check saw it (slots 33-35
+// are one buffer at three moments of the step); and at the entry step every slot the first-fire
+// dump holds (the check bank's own capture) equals the dump's.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -115,9 +117,15 @@ inline void expect_time_travel_bit_exact(const BackendFactory& make, bool graph,
     EXPECT_EQ(got->steps_run, t.step - from_file.step + 1);
 
     Session fresh(c, make(c), SessionOptions{{}, {}, "", graph, ""});
-    fresh.run(RunUntil{RunUntil::Kind::Steps,
-                       static_cast<std::int64_t>(t.fold) * c.run.steps_per_fold + t.step + 1, -1});
-    const std::vector<float> want = floats(fresh.backend().slot(t.slot));
+    const std::int64_t before = static_cast<std::int64_t>(t.fold) * c.run.steps_per_fold + t.step;
+    if (before > 0) fresh.run(RunUntil{RunUntil::Kind::Steps, before, -1});
+    std::vector<float> want;
+    fresh.set_check_hook([&](int s) {
+      if (s == t.slot && want.empty()) want = floats(fresh.backend().slot(s));
+    });
+    fresh.set_graph(false);  // the check sites are called in a step run phase by phase
+    fresh.run(RunUntil{RunUntil::Kind::Steps, 1, -1});
+    if (want.empty()) want = floats(fresh.backend().slot(t.slot));  // not checked at that step
     EXPECT_TRUE(same_bits(got->slots[0].values, want));
     // The recomputed steps' records equal the run's (flags and health, bit for bit).
     const RunAgreement a = agreement_with_run(*got, file, dir.string());
@@ -127,6 +135,15 @@ inline void expect_time_travel_bit_exact(const BackendFactory& make, bool graph,
     ++compared;
   }
   EXPECT_GE(compared, 30);
+  // The entry step, every slot, against its first-fire dump.
+  const auto entry =
+      m.materialize(read_run_checkpoint(run.run_file_path(), entry_fold * 3 + entry_step / 4),
+                    MaterializeRequest{entry_fold, entry_step, {}});
+  ASSERT_TRUE(entry);
+  const RunAgreement a = agreement_with_run(*entry, file, dir.string());
+  EXPECT_FALSE(a.dump.empty());
+  EXPECT_GE(a.dump_slots, 1);
+  EXPECT_TRUE(a.dump_bit_equal) << "largest difference " << a.dump_max_abs;
   std::filesystem::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "io/h5.h"
 #include "session/checkpoint_ring.h"
 #include "time_travel_checks.h"
 
@@ -120,6 +121,23 @@ TEST(TimeTravel, MaterializeWritesAReplayableDumpOfAnyStep) {
   EXPECT_EQ(cmp["name"], "h_s2");
   EXPECT_GT(cmp["differing"].get<int>(), 0);
   EXPECT_GE(cmp["max_abs_index"].get<int>(), 0);
+  // A clean step's dump (entry_slot -1) replays and validates too; a repeated --slot is one.
+  const std::string clean = (dir / "clean.h5").string();
+  r = cli::run("materialize " + out + "/run.h5 --fold 0 --step 2 --slot h_s1 --slot h_s1 --out " +
+               clean);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(read_dump(clean).entry_slot, -1);
+  EXPECT_EQ(read_dump(clean).slots.size(), 1u);
+  EXPECT_EQ(cli::run("validate " + clean).code, 0);
+  EXPECT_EQ(cli::run("replay " + clean + " --backend cpu").code, 0);
+  // --out: never the run file itself, an existing file only with --force.
+  EXPECT_EQ(
+      cli::run("materialize " + out + "/run.h5 --fold 0 --step 2 --out " + out + "/run.h5").code,
+      2);
+  EXPECT_EQ(read_run_file(out + "/run.h5").checkpoints.size(), 6u);
+  EXPECT_EQ(cli::run("materialize " + out + "/run.h5 --fold 0 --step 2 --out " + clean).code, 2);
+  EXPECT_EQ(
+      cli::run("materialize " + out + "/run.h5 --fold 0 --step 2 --force --out " + clean).code, 0);
   // Refusals: a step the fold did not run (2), a slot that does not exist (2), a file without
   // checkpoints (78, naming the setting).
   EXPECT_EQ(cli::run("materialize " + out + "/run.h5 --fold 1 --step 9 --out x.h5").code, 2);
@@ -130,6 +148,43 @@ TEST(TimeTravel, MaterializeWritesAReplayableDumpOfAnyStep) {
   r = cli::run("materialize " + bare + "/run.h5 --fold 0 --step 1 --out x.h5");
   EXPECT_EQ(r.code, 78);
   EXPECT_NE(r.out.find("history.in_run_file"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// A file another backend wrote, recomputed here: said so, with how far it is from what the run
+// recorded. The stand-in for a CUDA run's file is a CPU run's with its `backend` attribute set to
+// cuda (the GPU session's fixture is a real one); the recomputation is then the CPU backend's own,
+// so the differences it reports are exactly zero, and the label is what is checked.
+TEST(TimeTravel, AFileOfAnotherBackendIsLabelledAsSuch) {
+  const auto dir = temp_dir("materialize_other_backend");
+  const std::string out = (dir / "run").string();
+  ASSERT_EQ(cli::run("--backend cpu " + cli::kSmall +
+                     " --set history.checkpoint_every=2 --set history.in_run_file=true --out " +
+                     out + " --quiet")
+                .code,
+            0);
+  const std::string file = out + "/run.h5";
+  {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    ASSERT_GE(H5Adelete(f, "backend"), 0);
+    h5::write_attr(f, "backend", std::string("cuda"), file);
+    H5Fclose(f);
+  }
+  auto r = cli::run_capture("materialize " + file + " --fold 1 --step 2 --backend cpu --out " +
+                                (dir / "m.h5").string() + " --json",
+                            false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["run_backend"], "cuda");
+  EXPECT_EQ(j["same_backend"], false);
+  EXPECT_EQ(j["agreement"]["steps_compared"], 1);
+  EXPECT_EQ(j["agreement"]["health_max_rel"], 0.0);
+  r = cli::run("materialize " + file + " --fold 1 --step 2 --backend cpu --force --out " +
+               (dir / "m.h5").string());
+  EXPECT_NE(r.out.find("(the run was cuda: float32 rounding may differ)"), std::string::npos)
+      << r.out;
   std::filesystem::remove_all(dir);
 }
 

@@ -107,6 +107,28 @@ int main(int argc, char** argv) {
   materialize_cmd->add_option("--out", materialize.out, "the dump to write (DUMP.h5)")->required();
   materialize_cmd->add_flag("--force", materialize.force, "replace an existing --out file");
   materialize_cmd->add_flag("--json", materialize.json, "print the JSON summary on stdout");
+  cli::SweepOptions sweep;
+  CLI::App* sweep_cmd = app.add_subcommand(
+      "sweep", "seeds x variants as tasks on Slurm or on this machine; sweep status DIR");
+  sweep_cmd->add_option("spec", sweep.spec, "sweep spec (TOML, docs/sweeps.md)");
+  sweep_cmd->add_option("--scheduler", sweep.scheduler, "local|slurm (default local)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  sweep_cmd->add_option("--out", sweep.out, "the sweep directory (default sweeps/<name>)");
+  sweep_cmd->add_option("--jobs", sweep.jobs, "local: tasks at a time")->check(CLI::Range(1, 1024));
+  sweep_cmd->add_flag("--dry-run", sweep.dry_run,
+                      "print the sbatch script (slurm) or the task commands (local), run nothing");
+  sweep_cmd->add_flag("--force", sweep.force, "start again in an existing sweep directory");
+  sweep_cmd->add_flag("--quiet", sweep.quiet, "no progress on stderr");
+  cli::SweepTaskOptions sweep_task;
+  CLI::App* sweep_task_cmd =
+      sweep_cmd->add_subcommand("task", "run one task of a sweep (the array script calls it)");
+  sweep_task_cmd->add_option("dir", sweep_task.dir, "the sweep directory")->required();
+  sweep_task_cmd->add_option("--task", sweep_task.task, "the task (default SLURM_ARRAY_TASK_ID)");
+  cli::SweepStatusOptions sweep_status;
+  CLI::App* sweep_status_cmd =
+      sweep_cmd->add_subcommand("status", "where each task of a sweep stands");
+  sweep_status_cmd->add_option("dir", sweep_status.dir, "the sweep directory")->required();
+  sweep_status_cmd->add_flag("--json", sweep_status.json, "print it as JSON on stdout");
   std::string validate_path;
   CLI::App* validate_cmd = app.add_subcommand("validate",
                                               "read a run file or dump whole and say whether it is "
@@ -134,6 +156,12 @@ int main(int argc, char** argv) {
     if (replay_cmd->parsed()) return cli::replay_command(replay);
     if (compare_cmd->parsed()) return cli::compare_command(compare);
     if (materialize_cmd->parsed()) return cli::materialize_command(materialize);
+    if (sweep_task_cmd->parsed()) return cli::sweep_task_command(sweep_task);
+    if (sweep_status_cmd->parsed()) return cli::sweep_status_command(sweep_status);
+    if (sweep_cmd->parsed()) {
+      if (sweep.spec.empty()) throw UsageError("sweep: a spec (SPEC.toml) is needed");
+      return cli::sweep_command(sweep);
+    }
     return cli::run_command(run);
   } catch (const Error& e) {
     fmt::print(stderr, "nanscope-run: error: {}\n", e.what());

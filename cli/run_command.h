@@ -75,6 +75,25 @@ struct MaterializeOptions {
   bool json = false;
 };
 int materialize_command(const MaterializeOptions& options);
+struct SweepOptions {
+  std::string spec;
+  std::string scheduler = "local";  // local | slurm
+  std::string out;                  // default sweeps/<name>
+  bool dry_run = false, force = false, quiet = false;
+  int jobs = 0;  // local: tasks at a time (0: the spec's, else one per GPU or two cores)
+};
+int sweep_command(const SweepOptions& options);
+struct SweepTaskOptions {
+  std::string dir;
+  int task = -1;  // -1: SLURM_ARRAY_TASK_ID
+};
+int sweep_task_command(const SweepTaskOptions& options);
+struct SweepStatusOptions {
+  std::string dir;
+  bool json = false;
+};
+int sweep_status_command(const SweepStatusOptions& options);
+
 // A run file's config, from its `config` attribute (ConfigError naming the file).
 Config run_file_config(const RunFileData& run, const std::string& path);
 

@@ -53,6 +53,11 @@ nlohmann::ordered_json run_summary(Session& s) {
                                {"peak_abs", p.step >= 0 ? json(p.abs_max) : json(nullptr)},
                                {"peak_step", p.step}});
     }
+    // The fold's own entry point (the run's is the first fold's that has one).
+    fold["entry"] = f.flags.entry_slot ? json{{"slot", *f.flags.entry_slot},
+                                              {"name", slot_info(*f.flags.entry_slot).name},
+                                              {"step", f.flags.entry_step.value_or(-1)}}
+                                       : json(nullptr);
     j["folds"].push_back(fold);
   }
   // The watch conditions that tripped: slot and group are -1 where a condition has none.

@@ -182,37 +182,6 @@ int run_local(const SweepSpec& spec, const std::string& dir, int jobs, bool quie
   return s.failed > 0 ? 1 : 0;
 }
 
-// Slurm's state of each array task of the sweep's job: squeue while it is queued or running,
-// sacct once it has ended.
-SchedulerStates slurm_states(const std::string& dir) {
-  SchedulerStates out;
-  std::ifstream in(fs::path(dir) / "slurm_job");
-  std::string job;
-  if (!(in >> job) || job.find_first_not_of("0123456789") != std::string::npos) return out;
-  if (on_path("sacct")) {
-    std::istringstream lines(output_of("sacct -n -P -X -j " + job + " -o JobID,State"));
-    for (std::string line; std::getline(lines, line);) {
-      const auto bar = line.find('|'), under = line.find('_');
-      if (bar == std::string::npos || under == std::string::npos || under > bar) continue;
-      try {
-        std::string state = line.substr(bar + 1);
-        state = state.substr(0, state.find(' '));  // "CANCELLED by 0"
-        out[std::stoi(line.substr(under + 1, bar - under - 1))] = state;
-      } catch (...) {
-      }
-    }
-  }
-  if (on_path("squeue")) {
-    std::istringstream lines(output_of("squeue -h -r -j " + job + " -o '%K %T'"));
-    for (std::string line; std::getline(lines, line);) try {
-        const auto sp = line.find(' ');
-        if (sp != std::string::npos) out[std::stoi(line.substr(0, sp))] = line.substr(sp + 1);
-      } catch (...) {
-      }
-  }
-  return out;
-}
-
 nlohmann::ordered_json status_json(const SweepStatus& s, const std::string& dir) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;

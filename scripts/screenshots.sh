@@ -3,7 +3,8 @@
 # few steps, aux-blowup stopped at its fire, the inspector on a dumped buffer (corrupt-bar) and on
 # a cell whose buffer is not kept, a
 # 6 x 400 run zoomed onto its entry point (also as seen with deuteranopia), lr-explosion's step
-# compare and magnitude view, the Help menu, and watch trips in the Events dock.
+# compare and magnitude view, the Help menu, watch trips in the Events dock, a cell recomputed by
+# time travel and a sweep.
 # Needs the GUI built (scripts/nanscope run, or cmake --build build); uses xvfb-run (Debian: xvfb)
 # when it is there, Qt's offscreen platform otherwise.
 set -euo pipefail
@@ -51,6 +52,33 @@ shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-magnitude.png" --scre
 # and the Slots table filtered to the h_ slots, h_s2 selected at its last finite step.
 shot "$tmp/lrx/run.h5" --screenshot "$root/docs/screenshot-tools.png" --screenshot-after steps:0 \
   --screenshot-view log,health=h_s2:absmax,health=params:nonfinite,filter=h_ --screenshot-select 0:1:h_s2
+# A sweep of four variants x two seeds on this machine (docs/sweeps.md): the sweep view, sorted
+# by first fire.
+cat > "$tmp/sweep.toml" <<'SPEC'
+[sweep]
+name = "demo"
+seeds = [1, 2]
+backend = "cpu"
+set = ["run.folds=4", "run.steps_per_fold=30", "model.batch=32", "model.hidden=32", "halt.on_fire=never"]
+[[variant]]
+name = "lr-explosion"
+scenario = "lr-explosion"
+[[variant]]
+name = "bad-bar"
+inject = ["slot:batch@2:11"]
+[[variant]]
+name = "watched"
+set = ["watch.grad_explode=0.1"]
+[[variant]]
+name = "healthy"
+SPEC
+"${NANSCOPE_BUILD_DIR:-$root/build}/cli/nanscope-run" sweep "$tmp/sweep.toml" --out "$tmp/sweep" --quiet || true
+shot "$tmp/sweep" --screenshot "$root/docs/screenshot-sweep.png" --screenshot-after steps:0 \
+  --screenshot-view sweep-sorted
+# Time travel: the default run's fold 0, h_s2 at step 249 (150 steps before the fold's end),
+# recomputed from the checkpoint at step 200.
+shot --screenshot "$root/docs/screenshot-time-travel.png" --screenshot-after steps:400 \
+  --screenshot-select 0:249:h_s2
 shot --screenshot "$root/docs/screenshot-help.png" --screenshot-after steps:40 --screenshot-view help-menu
 # The aux group's learning rate 100x too high: grad_explode trips for two groups at one step of
 # fold 0 (told apart in the Events dock's detail), an injected NaN fires in fold 1.

@@ -237,7 +237,37 @@ void pair_watches(RunFileData& r) {
   }
 }
 
+// Each fold's step count from /steps/fold and /steps/step alone (the outline reads no more).
+std::vector<int> steps_per_fold_of_file(hid_t f, const std::string& path, std::size_t folds) {
+  const auto fold = h5::read_dataset<std::int32_t>(f, "steps/fold", nullptr, path);
+  const auto step = h5::read_dataset<std::int32_t>(f, "steps/step", nullptr, path);
+  if (fold.size() != step.size())
+    throw DataError(fmt::format("{}: the /steps datasets disagree in size", path));
+  std::vector<int> fold_steps(folds, 0);
+  for (std::size_t i = 0; i < fold.size(); ++i) {
+    if (fold[i] < 0 || static_cast<std::size_t>(fold[i]) >= folds)
+      throw DataError(
+          fmt::format("{}: /steps/fold row {}: fold {} is not in /folds", path, i, fold[i]));
+    fold_steps[static_cast<std::size_t>(fold[i])] = step[i] + 1;
+  }
+  return fold_steps;
+}
+
 }  // namespace
+
+RunFileData read_run_file_outline(const std::string& path) {
+  h5::Handle file = h5::open_read(path);
+  const hid_t f = file.id();
+  h5::check_schema(f, path, "run file", {"folds", "steps"}, kRunSchemaVersion);
+  RunFileData r;
+  read_root(f, path, r);
+  read_folds(f, path, r);
+  const std::vector<int> fold_steps = steps_per_fold_of_file(f, path, r.folds.size());
+  read_events(f, path, fold_steps, r);
+  read_watches(f, path, fold_steps, r);
+  pair_watches(r);
+  return r;
+}
 
 RunFileData read_run_file(const std::string& path) {
   h5::Handle file = h5::open_read(path);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,7 +68,7 @@ void read_run(TaskStatus& t, int folds) {
   if (!fs::exists(file)) return;
   RunFileData r;
   try {
-    r = read_run_file(file.string());
+    r = read_run_file_outline(file.string());
   } catch (const Error& e) {
     if (t.reason.empty()) t.reason = e.what();
     return;
@@ -94,7 +95,53 @@ void read_run(TaskStatus& t, int folds) {
       t.halt = std::string(name_of(e.kind));
 }
 
+// The output of a command (empty when it cannot run).
+std::string output_of(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen((command + " 2>/dev/null").c_str(), "r")) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  return out;
+}
+
+bool on_path(const std::string& program) {
+  return !output_of("command -v " + program).empty();
+}
+
 }  // namespace
+
+// Slurm's state of each array task of the sweep's job: squeue while it is queued or running,
+// sacct once it has ended.
+SchedulerStates slurm_states(const std::string& dir) {
+  SchedulerStates out;
+  std::ifstream in(fs::path(dir) / "slurm_job");
+  std::string job;
+  if (!(in >> job) || job.find_first_not_of("0123456789") != std::string::npos) return out;
+  if (on_path("sacct")) {
+    std::istringstream lines(output_of("sacct -n -P -X -j " + job + " -o JobID,State"));
+    for (std::string line; std::getline(lines, line);) {
+      const auto bar = line.find('|'), under = line.find('_');
+      if (bar == std::string::npos || under == std::string::npos || under > bar) continue;
+      try {
+        std::string state = line.substr(bar + 1);
+        state = state.substr(0, state.find(' '));  // "CANCELLED by 0"
+        out[std::stoi(line.substr(under + 1, bar - under - 1))] = state;
+      } catch (...) {
+      }
+    }
+  }
+  if (on_path("squeue")) {
+    std::istringstream lines(output_of("squeue -h -r -j " + job + " -o '%K %T'"));
+    for (std::string line; std::getline(lines, line);) try {
+        const auto sp = line.find(' ');
+        if (sp != std::string::npos) out[std::stoi(line.substr(0, sp))] = line.substr(sp + 1);
+      } catch (...) {
+      }
+  }
+  return out;
+}
 
 std::string task_state_name(TaskState s) {
   static const char* const k[] = {"pending", "running", "done", "failed"};

@@ -54,6 +54,10 @@ struct SweepStatus {
 // CANCELLED, TIMEOUT, NODE_FAIL, ...), by task id; empty without Slurm.
 using SchedulerStates = std::map<int, std::string>;
 
+// Slurm's state of each array task of the sweep's job (DIR/slurm_job): squeue while it is queued
+// or running, sacct once it has ended; empty without Slurm.
+SchedulerStates slurm_states(const std::string& dir);
+
 // The sweep directory's files: sweep.toml, tasks/NAME/{started,status}.json and run/run.h5.
 SweepStatus read_sweep_status(const std::string& dir, const SchedulerStates& scheduler = {});
 // One line per task and the summary line "N clean, N fired, N warned, N failed, N running".

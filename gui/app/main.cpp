@@ -66,7 +66,8 @@ Options parse(int argc, char** argv) {
       "magnitude (the step grid's magnitude view), compare (the Step compare dock in front), "
       "events (the Events dock in front), help-menu, log (the metrics' log scale), "
       "health=SLOT:MEASURE (a slot "
-      "health series in the metrics), filter=TEXT (the slot name filter) (comma-separated)",
+      "health series in the metrics), filter=TEXT (the slot name filter), sweep-sorted (a sweep's "
+      "tasks by first fire) (comma-separated)",
       "what");
   QCommandLineOption simulate("screenshot-simulate",
                               "save the screenshot as seen with deuteranopia or protanopia",

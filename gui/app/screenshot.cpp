@@ -16,6 +16,7 @@
 #include "plots/metrics_plot.h"
 #include "style/colour_vision.h"
 #include "widgets/inspector_widget.h"
+#include "widgets/sweep_panel.h"
 
 namespace nanscope::gui {
 
@@ -35,6 +36,7 @@ void prepare_view(MainWindow& w, const QString& what) {
   }
   if (parts.contains("magnitude")) w.UI_showMagnitude(true);
   if (parts.contains("log")) w.metrics()->setLogScale(true);
+  if (parts.contains("sweep-sorted")) w.sweepPanel()->sortByFirstFire();
   // health=SLOT:MEASURE adds a slot health series to the metrics; filter=TEXT filters the slots.
   for (const QString& part : parts) {
     if (part.startsWith("health="))
@@ -68,7 +70,7 @@ void save_screenshot(MainWindow& w, const ScreenshotOptions& o) {
 
 QString screenshot_view_error(const QString& what) {
   static const QStringList kItems = {"zoom-entry", "all-series", "magnitude", "compare",
-                                     "events",     "help-menu",  "log"};
+                                     "events",     "help-menu",  "log",       "sweep-sorted"};
   for (const QString& raw : what.split(',', Qt::SkipEmptyParts)) {
     const QString part = raw.trimmed();
     QString error;
@@ -100,6 +102,8 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
     // A dump given on the command line shows in the inspector alone: settle and grab.
     const auto stats = w.inspector()->stats();
     if (!snap && stats && stats->source == BufferStats::Source::Dump && *phase < 2) *phase = 2;
+    if (w.sweepLoading()) return;  // a sweep directory: its tasks read first
+    if (!snap && w.sweepPanel()->model()->status() && *phase < 2) *phase = 2;
     if (!snap && *phase < 2) return;
     const bool steps = o.after.startsWith("steps:");
     const int n = steps ? o.after.mid(6).toInt() : 0;

@@ -422,4 +422,14 @@ void EngineController::RT_compareBuffers(int slot, int fold, int step_a, int ste
   });
 }
 
+void EngineController::RT_readSweep(const QString& dir) {
+  try {
+    const std::string d = dir.toStdString();
+    Q_EMIT sweepRead(dir,
+                     std::make_shared<const SweepStatus>(read_sweep_status(d, slurm_states(d))));
+  } catch (const Error& e) {
+    Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File), QString::fromStdString(e.what()));
+  }
+}
+
 }  // namespace nanscope::gui

@@ -20,6 +20,7 @@
 #include "controller/time_travel.h"
 #include "core/errors.h"
 #include "models/snapshot.h"
+#include "models/sweep_model.h"
 #include "session/session.h"
 
 class QTimer;
@@ -84,6 +85,9 @@ class EngineController : public QObject {
   // Step compare: one slot's buffers at two steps, recomputed and compared element by element;
   // answered with buffersCompared (TimeTravel::compare's map).
   void RT_compareBuffers(int slot, int fold, int step_a, int step_b, const QString& run_file);
+  // A sweep directory's tasks (sweep/sweep_status.h, Slurm's states where Slurm is there);
+  // answered with sweepRead, or errorOccurred for a directory that is not a sweep.
+  void RT_readSweep(const QString& dir);
 
  Q_SIGNALS:
   void updateReady(nanscope::gui::UpdatePtr update);
@@ -94,6 +98,7 @@ class EngineController : public QObject {
   void runStateChanged(bool running);
   void travelProgress(int generation, int done, int total);
   void buffersCompared(const QVariantMap& result);
+  void sweepRead(const QString& dir, nanscope::gui::SweepStatusPtr status);
 
  private:
   void RT_runPiece();

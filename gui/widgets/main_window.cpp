@@ -1,6 +1,7 @@
 // MainWindow: construction, docks, actions and the user's commands. What it shows (updates, the
 // views, the state file) is in main_window_view.cpp.
 #include "widgets/main_window.h"
+#include "widgets/sweep_panel.h"
 
 #include <QAction>
 #include <QCloseEvent>
@@ -21,6 +22,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -42,6 +44,7 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   qRegisterMetaType<UpdatePtr>();
   qRegisterMetaType<BufferStatsPtr>();
   qRegisterMetaType<EngineSettings>();
+  qRegisterMetaType<SweepStatusPtr>();
   setWindowTitle("nanscope");
   sel_ = new ViewSelection(this);
   fold_grid_ = new SlotGridModel(SlotGridModel::Folds, this);
@@ -68,6 +71,8 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   connect(ctrl_, &EngineController::inspectReady, this, &MainWindow::onInspectReady,
           Qt::QueuedConnection);
   connect(ctrl_, &EngineController::travelProgress, this, &MainWindow::onTravelProgress,
+          Qt::QueuedConnection);
+  connect(ctrl_, &EngineController::sweepRead, this, &MainWindow::onSweepRead,
           Qt::QueuedConnection);
   connect(
       ctrl_, &EngineController::runStateChanged, this,
@@ -291,6 +296,20 @@ void MainWindow::buildDocks() {
   connect(events_, &QAbstractItemModel::modelReset, this, show_if_empty);
   connect(events_, &QAbstractItemModel::rowsInserted, this, show_if_empty);
   connect(events_, &QAbstractItemModel::rowsRemoved, this, show_if_empty);
+  // The sweep view: hidden until a sweep directory is opened (File > Open sweep).
+  sweep_ = new SweepPanel;
+  connect(sweep_, &SweepPanel::runOpened, this, [this](const QString& file, int fold) {
+    pending_sweep_fold_ = fold;
+    UI_openFile(file);
+  });
+  auto* sweep_dock = dock("sweepDock", "Sweep", sweep_, Qt::BottomDockWidgetArea);
+  sweep_dock->hide();
+  sweep_timer_ = new QTimer(this);
+  sweep_timer_->setInterval(2000);
+  connect(sweep_timer_, &QTimer::timeout, this, [this] {
+    const QString dir = sweep_dir_;
+    post([dir](EngineController* c) { c->RT_readSweep(dir); });
+  });
   auto* events_dock = dock("eventsDock", "Events", events_view, Qt::BottomDockWidgetArea);
   tabifyDockWidget(compare_dock, events_dock);
   events_dock->raise();
@@ -401,6 +420,10 @@ bool MainWindow::isViewFile(const QString& path) {
 }
 
 void MainWindow::UI_openFile(const QString& path) {
+  if (QFileInfo(path).isDir()) {  // a sweep directory
+    UI_openSweep(path);
+    return;
+  }
   if (isViewFile(path)) {
     UI_openViewFile(path);
     return;
@@ -449,6 +472,13 @@ void MainWindow::onRunFileLoaded(UpdatePtr u) {
   inspector_->clear();
   UI_applyUpdate(std::move(u));
   addRecent(view_->source);
+  if (pending_sweep_fold_ >= 0 &&
+      static_cast<std::size_t>(pending_sweep_fold_) < view_->folds.size()) {
+    sel_->setFold(pending_sweep_fold_);  // the fold double-clicked in the sweep view
+    sel_->setFoldChosen(true);
+    refreshViews(false);
+  }
+  pending_sweep_fold_ = -1;
 }
 
 void MainWindow::onError(int error_class, const QString& message) {

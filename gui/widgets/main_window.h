@@ -18,6 +18,7 @@
 #include "models/events_model.h"
 #include "models/slot_grid_model.h"
 #include "models/slot_table_model.h"
+#include "models/sweep_model.h"
 #include "widgets/view_selection.h"
 
 class QComboBox;
@@ -38,6 +39,7 @@ class ComparePanel;
 class MetricsPlot;
 class InspectorWidget;
 class InjectionPanel;
+class SweepPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -82,6 +84,10 @@ class MainWindow : public QMainWindow {
   void UI_stepBack();
   // Step compare, element by element: the selected slot's buffers at steps A and B, recomputed.
   void UI_compareBuffers();
+  // A sweep directory (docs/sweeps.md): the sweep view, refreshed while its tasks run.
+  void UI_openSweep(const QString& dir);
+  SweepPanel* sweepPanel() const { return sweep_; }
+  bool sweepLoading() const { return !sweep_dir_.isEmpty() && !sweep_loaded_; }
   bool UI_goTo(const QString& text);
   // The slot table shows only the slots whose name contains `text` (any case); "" shows all.
   void UI_setSlotFilter(const QString& text);
@@ -194,7 +200,14 @@ class MainWindow : public QMainWindow {
     int travel = 0;         // the time-travel request asked for (0: none)
   };
   int travel_generation_ = 0;
-  QVariantMap buffer_compare_;  // the element-wise compare asked for, then its answer
+  QVariantMap buffer_compare_;
+  SweepPanel* sweep_ = nullptr;
+  QString sweep_dir_;
+  bool sweep_loaded_ = false;
+  int pending_sweep_fold_ = -1;  // a task's run opened from the sweep view: the fold to select
+  QTimer* sweep_timer_ = nullptr;
+  void onSweepRead(const QString& dir, SweepStatusPtr status);
+  QJsonValue sweepState() const;  // the element-wise compare asked for, then its answer
   void onBuffersCompared(const QVariantMap& result);
   void requestTravel();
   void onTravelProgress(int generation, int done, int total);

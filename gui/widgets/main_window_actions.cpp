@@ -54,6 +54,13 @@ void MainWindow::buildActions() {
                                   });
   open->setToolTip(
       with_shortcut("open a run file (offline) or a dump (inspector)", open->shortcut()));
+  file->addAction("Open s&weep...", this,
+                  [this] {
+                    const QString d = QFileDialog::getExistingDirectory(
+                        this, "Open a sweep directory (it holds sweep.toml)");
+                    if (!d.isEmpty()) UI_openSweep(d);
+                  })
+      ->setToolTip("a sweep's tasks x folds, refreshed while they run (docs/sweeps.md)");
   file->addAction("Open &view...", this,
                   [this] {
                     const QString p = QFileDialog::getOpenFileName(this, "Open a view", {},

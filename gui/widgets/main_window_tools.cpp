@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -27,6 +28,7 @@
 #include "plots/metrics_plot.h"
 #include "widgets/compare_panel.h"
 #include "widgets/main_window.h"
+#include "widgets/sweep_panel.h"
 
 namespace nanscope::gui {
 
@@ -162,6 +164,30 @@ void MainWindow::onBuffersCompared(const QVariantMap& r) {
     if (r.value(key) != buffer_compare_.value(key)) return;  // asked for another pair since
   buffer_compare_ = r;
   compare_->showBuffers(r.value("text").toString());
+}
+
+void MainWindow::UI_openSweep(const QString& dir) {
+  sweep_dir_ = QFileInfo(dir).absoluteFilePath();
+  sweep_loaded_ = false;
+  // Across the top of the window, above the grids: a sweep is read before any of its runs.
+  auto* d = findChild<QDockWidget*>("sweepDock");
+  if (dockWidgetArea(d) != Qt::TopDockWidgetArea) addDockWidget(Qt::TopDockWidgetArea, d);
+  d->show();
+  d->raise();
+  resizeDocks({d}, {height() * 2 / 5}, Qt::Vertical);
+  post([dir = sweep_dir_](EngineController* c) { c->RT_readSweep(dir); });
+}
+
+void MainWindow::onSweepRead(const QString& dir, SweepStatusPtr status) {
+  if (dir != sweep_dir_) return;  // another sweep was opened since
+  sweep_loaded_ = true;
+  sweep_->setStatus(status);
+  // Refreshed every 2 s while tasks are pending or running.
+  if (status->running + status->pending > 0)
+    sweep_timer_->start();
+  else
+    sweep_timer_->stop();
+  showMessage(QString("sweep %1: %2").arg(QString::fromStdString(status->spec.name), dir));
 }
 
 // Puts a step in the middle of the step grid (and the metrics), keeping the zoom, unless every

@@ -23,6 +23,7 @@
 #include "widgets/inspector_widget.h"
 #include "widgets/main_window.h"
 #include "widgets/run_status_bar.h"
+#include "widgets/sweep_panel.h"
 
 namespace nanscope::gui {
 
@@ -226,6 +227,42 @@ void MainWindow::updateCompare() {
   magnitude_plot_->setMarks(marks);
 }
 
+// The sweep view as the state JSON says it: every task with its state and folds (in the spec's
+// order), the rows as the view shows them (filtered, sorted), and the summary line.
+QJsonValue MainWindow::sweepState() const {
+  const SweepStatusPtr& s = sweep_->model()->status();
+  if (sweep_dir_.isEmpty() || !s) return QJsonValue();
+  QJsonArray tasks, rows;
+  for (const TaskStatus& t : s->tasks) {
+    QJsonArray folds;
+    for (const FoldOutcome& f : t.folds)
+      folds.append(QJsonObject{{"state", QString::fromStdString(fold_cell_name(f.cell))},
+                               {"entry_slot", f.entry_slot},
+                               {"entry_step", f.entry_step}});
+    tasks.append(QJsonObject{{"name", QString::fromStdString(t.task.name)},
+                             {"state", QString::fromStdString(task_state_name(t.state))},
+                             {"outcome", QString::fromStdString(outcome_name(t.outcome))},
+                             {"exit_code", t.exit_code},
+                             {"entry", t.entry ? QJsonValue(QJsonObject{{"slot", t.entry->slot},
+                                                                        {"fold", t.entry->fold},
+                                                                        {"step", t.entry->step}})
+                                               : QJsonValue()},
+                             {"folds", folds}});
+  }
+  const QSortFilterProxyModel* p = sweep_->proxy();
+  for (int r = 0; r < p->rowCount(); ++r)
+    rows.append(p->index(r, SweepModel::Task).data().toString());
+  QJsonArray top;
+  for (const auto& [slot, n] : sweep_->model()->firstFiringSlots())
+    top.append(QJsonObject{{"slot", slot}, {"tasks", n}});
+  return QJsonObject{{"dir", sweep_dir_},
+                     {"name", QString::fromStdString(s->spec.name)},
+                     {"summary", sweep_->summary()},
+                     {"tasks", tasks},
+                     {"rows", rows},
+                     {"first_firing_slots", top}};
+}
+
 QString MainWindow::stepGridLabel() const {
   return QString("slot x step (fold %1)").arg(sel_->fold());
 }
@@ -346,6 +383,7 @@ QJsonObject MainWindow::viewState() const {
   } else {
     o["compare"] = QJsonValue();
   }
+  o["sweep"] = sweepState();
   QJsonArray events;  // with the detail the events view shows
   for (std::size_t i = 0; i < s.events.size(); ++i) {
     const SnapshotEvent& e = s.events[i];

@@ -8,7 +8,9 @@ run summary on every task and fold. Then runs the same spec with the local sched
 results; a task killed with -9 shows as failed with its reason, and the rest of the sweep is
 unaffected. A Slurm that does not start fails the test (it is never skipped).
 
-Usage: sweep_test.py NANSCOPE_RUN SOURCE_DIR WORK_DIR
+The workbench's sweep view (its state JSON, offscreen) must say the same of the Slurm sweep.
+
+Usage: sweep_test.py NANSCOPE_RUN SOURCE_DIR WORK_DIR [NANSCOPE_GUI]
 """
 import json
 import os
@@ -19,6 +21,7 @@ import sys
 import time
 
 run, src, work = sys.argv[1], sys.argv[2], sys.argv[3]
+gui = sys.argv[4] if len(sys.argv) > 4 else None
 fixture = os.path.join(src, "tests", "sweep", "slurm_fixture.sh")
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -137,6 +140,21 @@ try:
     slurm_status = expected_from_summaries(d)
     s = slurm_status["summary"]
     check((s["fired"], s["clean"], s["failed"]) == (4, 2, 0), f"Slurm summary {s}")
+    if gui:  # the sweep view: the same tasks, states and folds
+        state = os.path.join(work, "view.json")
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+        v = subprocess.run([gui, d, "--screenshot", os.path.join(work, "view.png"),
+                            "--screenshot-after", "steps:0", "--state-json", state],
+                           capture_output=True, text=True, env=env, timeout=120)
+        check(v.returncode == 0, f"the workbench on the sweep exited {v.returncode}: {v.stderr}")
+        with open(state) as f:
+            view = json.load(f)["sweep"]
+        for mine, theirs in zip(view["tasks"], slurm_status["tasks"]):
+            check(mine["name"] == theirs["name"] and mine["state"] == theirs["state"]
+                  and mine["outcome"] == theirs["outcome"]
+                  and [(x["state"], x["entry_slot"], x["entry_step"]) for x in mine["folds"]]
+                  == [(x["state"], x["entry_slot"], x["entry_step"]) for x in theirs["folds"]],
+                  f"the sweep view's {mine['name']} against sweep status: {mine} / {theirs}")
     text = subprocess.run([run, "sweep", "status", d], capture_output=True, text=True).stdout
     check(text.strip().splitlines()[-1] == "2 clean, 4 fired, 0 warned, 0 failed, 0 running",
           f"the summary line: {text.strip().splitlines()[-1]!r}")

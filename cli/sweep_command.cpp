@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "core/errors.h"
@@ -65,7 +66,7 @@ std::string sbatch_script(const SweepSpec& s, const std::string& dir) {
   t += fmt::format("#SBATCH --job-name=nanscope-{}\n", s.name);
   t += fmt::format("#SBATCH --array=0-{}{}\n", n - 1,
                    s.slurm.concurrency > 0 ? fmt::format("%{}", s.slurm.concurrency) : "");
-  t += fmt::format("#SBATCH --output={}/tasks/slurm-%A_%a.out\n", dir);
+  t += fmt::format("#SBATCH --output=\"{}/tasks/slurm-%A_%a.out\"\n", dir);
   if (!s.slurm.partition.empty()) t += fmt::format("#SBATCH --partition={}\n", s.slurm.partition);
   if (!s.slurm.time.empty()) t += fmt::format("#SBATCH --time={}\n", s.slurm.time);
   if (!s.slurm.gres.empty()) t += fmt::format("#SBATCH --gres={}\n", s.slurm.gres);
@@ -90,7 +91,15 @@ std::string sbatch_script(const SweepSpec& s, const std::string& dir) {
 // The sweep directory: refused when it holds another sweep (unless --force); sweep.toml written.
 void prepare_dir(const SweepOptions& o, const SweepSpec& spec, const std::string& dir) {
   std::error_code ec;
+  if (dir.find_first_of("%\n\r") != std::string::npos)
+    throw UsageError(
+        fmt::format("--out {}: a sweep directory's path may not hold '%' or a line "
+                    "break (the sbatch script names it)",
+                    dir));
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
+    if (o.force && !fs::exists(fs::path(dir) / "sweep.toml", ec))
+      throw UsageError(fmt::format(
+          "--out {}: --force starts a sweep again only where one was (no sweep.toml there)", dir));
     if (!o.force)
       throw UsageError(fmt::format(
           "--out {}: the directory exists and is not empty (use --force to start the sweep "
@@ -123,9 +132,19 @@ int run_local(const SweepSpec& spec, const std::string& dir, int jobs, bool quie
   if (jobs <= 0) jobs = spec.local_jobs;
   if (jobs <= 0)
     jobs = gpus > 0 ? gpus : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
+  // The GPUs this process may use (an inherited CUDA_VISIBLE_DEVICES narrows them), one per task.
+  std::vector<std::string> devices;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream list(visible);
+    for (std::string d; std::getline(list, d, ',');)
+      if (!d.empty()) devices.push_back(d);
+  } else {
+    for (int d = 0; d < gpus; ++d) devices.push_back(std::to_string(d));
+  }
+  if (gpus > 0 && !devices.empty()) jobs = std::min(jobs, static_cast<int>(devices.size()));
   const std::string self = self_path();
   std::map<pid_t, std::pair<int, int>> running;  // pid -> (task, device slot)
-  std::vector<bool> device_busy(static_cast<std::size_t>(std::max(gpus, 1)), false);
+  std::vector<bool> device_busy(std::max<std::size_t>(devices.size(), 1), false);
   std::size_t next = 0;
   auto start = [&](const SweepTask& t) {
     int device = -1;
@@ -139,7 +158,8 @@ int run_local(const SweepSpec& spec, const std::string& dir, int jobs, bool quie
     const pid_t pid = fork();
     if (pid < 0) throw IoError("sweep: cannot start a task process");
     if (pid == 0) {
-      if (device >= 0) setenv("CUDA_VISIBLE_DEVICES", std::to_string(device).c_str(), 1);
+      if (device >= 0)
+        setenv("CUDA_VISIBLE_DEVICES", devices[static_cast<std::size_t>(device)].c_str(), 1);
       const std::string id = std::to_string(t.id);
       execl(self.c_str(), self.c_str(), "sweep", "task", dir.c_str(), "--task", id.c_str(),
             static_cast<char*>(nullptr));

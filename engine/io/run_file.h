@@ -60,8 +60,9 @@ void write_run_file(const std::string& path, const RunFileData& run);  // atomic
 // Refuses missing, foreign, truncated and newer-schema files with a clear message.
 RunFileData read_run_file(const std::string& path);
 // The outline of a run file: its root attributes, /folds, /events and /watches, checked as
-// read_run_file checks them, without the per-step tables (no `steps`, no checkpoints): what a
-// sweep's status needs of each of its tasks' runs.
+// read_run_file checks them against each fold's step count (from /steps/fold and /steps/step
+// alone), without reading the per-step tables (no `steps`, no checkpoints): what a sweep's status
+// needs of each of its tasks' runs.
 RunFileData read_run_file_outline(const std::string& path);
 // Row `row` of /checkpoints with its state (DataError naming the file when it is not sound).
 Checkpoint read_run_checkpoint(const std::string& path, std::size_t row);

@@ -248,6 +248,9 @@ std::vector<int> steps_per_fold_of_file(hid_t f, const std::string& path, std::s
     if (fold[i] < 0 || static_cast<std::size_t>(fold[i]) >= folds)
       throw DataError(
           fmt::format("{}: /steps/fold row {}: fold {} is not in /folds", path, i, fold[i]));
+    if (step[i] < 0 || step[i] == std::numeric_limits<std::int32_t>::max())
+      throw DataError(
+          fmt::format("{}: /steps/step row {}: step {} is not a step", path, i, step[i]));
     fold_steps[static_cast<std::size_t>(fold[i])] = step[i] + 1;
   }
   return fold_steps;

@@ -24,9 +24,10 @@ namespace {
 }
 
 bool name_like(const std::string& s) {
-  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-  });
+  return !s.empty() && s.size() <= 64 && s[0] != '.' &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+         });
 }
 
 std::string text_of(const toml::node* n, const std::string& origin, const std::string& key,
@@ -67,16 +68,28 @@ void check_variant(const SweepSpec& s, const SweepVariant& v, const std::string&
         fmt::format("no scenario '{}' (see --list-scenarios)", scenario));
   std::vector<std::string> sets = s.sets;
   sets.insert(sets.end(), v.sets.begin(), v.sets.end());
+  for (const std::string& kv : sets)
+    if (kv.rfind("run.seed", 0) == 0)
+      bad(origin, "variant." + v.name + ".set",
+          "run.seed is the sweep's (sweep.seeds), not a variant's");
+  Config config;
   try {
-    (void)resolve_config(scenario, "", sets);
+    config = resolve_config(scenario, "", sets);
   } catch (const ConfigError& e) {
     bad(origin, "variant." + v.name + ".set", e.what());
   }
-  for (const std::string& inj : v.injections) try {
-      (void)parse_injection(inj);
+  for (const std::string& spec : v.injections) {
+    Injection inj;
+    try {
+      inj = parse_injection(spec);
     } catch (const UsageError& e) {
       bad(origin, "variant." + v.name + ".inject", e.what());
     }
+    if (inj.fold >= config.run.folds || inj.step >= config.run.steps_per_fold)
+      bad(origin, "variant." + v.name + ".inject",
+          fmt::format("'{}': fold {} step {} is beyond the run ({} folds of {} steps)", spec,
+                      inj.fold, inj.step, config.run.folds, config.run.steps_per_fold));
+  }
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/config_io.h"
@@ -47,7 +49,33 @@ void write_keys(const fs::path& p, const std::map<std::string, std::string>& key
 }
 
 bool alive(long pid) {
-  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+  return pid > 0 && pid <= std::numeric_limits<pid_t>::max() &&
+         (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+std::string this_host() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
+bool file_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+// Slurm's words for a task that ended badly; any other state it is in is not an end.
+bool slurm_failed(const std::string& word) {
+  static const char* const kFailed[] = {"FAILED",        "CANCELLED", "TIMEOUT",  "NODE_FAIL",
+                                        "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "REVOKED"};
+  for (const char* f : kFailed)
+    if (word == f) return true;
+  return false;
+}
+
+bool slurm_waiting(const std::string& word) {
+  return word == "PENDING" || word == "REQUEUED" || word == "REQUEUE_HOLD" ||
+         word == "REQUEUE_FED" || word == "SUSPENDED" || word == "PREEMPTED" ||
+         word == "RESV_DEL_HOLD";
 }
 
 int folds_of(const SweepSpec& s) {
@@ -65,7 +93,7 @@ int folds_of(const SweepSpec& s) {
 void read_run(TaskStatus& t, int folds) {
   t.folds.assign(static_cast<std::size_t>(folds), FoldOutcome{});
   const fs::path file = fs::path(t.dir) / "run" / "run.h5";
-  if (!fs::exists(file)) return;
+  if (!file_exists(file)) return;
   RunFileData r;
   try {
     r = read_run_file_outline(file.string());
@@ -159,7 +187,7 @@ std::string outcome_name(TaskOutcome o) {
 }
 
 void write_task_started(const std::string& task_dir, long pid) {
-  write_keys(fs::path(task_dir) / "started", {{"pid", std::to_string(pid)}});
+  write_keys(fs::path(task_dir) / "started", {{"pid", std::to_string(pid)}, {"host", this_host()}});
 }
 
 void write_task_status(const std::string& task_dir, const TaskRecord& r) {
@@ -172,7 +200,7 @@ void write_task_status(const std::string& task_dir, const TaskRecord& r) {
 
 std::optional<TaskRecord> read_task_status(const std::string& task_dir) {
   const fs::path p = fs::path(task_dir) / "status";
-  if (!fs::exists(p)) return std::nullopt;
+  if (!file_exists(p)) return std::nullopt;
   const auto k = read_keys(p);
   TaskRecord r;
   try {
@@ -186,13 +214,22 @@ std::optional<TaskRecord> read_task_status(const std::string& task_dir) {
 
 std::optional<long> read_task_pid(const std::string& task_dir) {
   const fs::path p = fs::path(task_dir) / "started";
-  if (!fs::exists(p)) return std::nullopt;
+  if (!file_exists(p)) return std::nullopt;
   try {
     return std::stol(read_keys(p).at("pid"));
   } catch (...) {
     return std::nullopt;
   }
 }
+
+namespace {
+// Whether the task's process ran on this host (its pid means something here).
+bool started_here(const std::string& task_dir) {
+  const auto keys = read_keys(fs::path(task_dir) / "started");
+  const auto host = keys.find("host");
+  return host == keys.end() || host->second == this_host();
+}
+}  // namespace
 
 SweepStatus read_sweep_status(const std::string& dir, const SchedulerStates& scheduler) {
   SweepStatus s;
@@ -207,23 +244,26 @@ SweepStatus read_sweep_status(const std::string& dir, const SchedulerStates& sch
     const auto pid = read_task_pid(t.dir);
     const auto sched = scheduler.find(task.id);
     const std::string word = sched == scheduler.end() ? std::string() : sched->second;
-    if (status) {
+    // Slurm's word first while the task is queued or running again (a requeued task keeps its
+    // last attempt's status file until the new attempt starts); then the task's own status.
+    if (slurm_waiting(word)) {
+      t.state = TaskState::Pending;
+      t.reason = word;
+    } else if (word == "RUNNING" || word == "COMPLETING" || word == "CONFIGURING" ||
+               word == "RESIZING" || word == "STAGE_OUT" || word == "SIGNALING") {
+      t.state = TaskState::Running;
+    } else if (status) {
       t.exit_code = status->exit_code;
       t.reason = status->reason;
       t.state = t.exit_code == 0 || t.exit_code == 1 ? TaskState::Done : TaskState::Failed;
-    } else if (word == "PENDING" || word == "REQUEUED") {
-      t.state = TaskState::Pending;
-      t.reason = word;
-    } else if (word == "RUNNING" || word == "COMPLETING" || word == "CONFIGURING") {
-      t.state = TaskState::Running;
-    } else if (!word.empty() && word != "COMPLETED") {
-      t.state = TaskState::Failed;  // FAILED, CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, ...
+    } else if (slurm_failed(word)) {
+      t.state = TaskState::Failed;
       t.reason = "Slurm: " + word;
-    } else if (pid && scheduler.empty()) {
+    } else if (pid && started_here(t.dir)) {
       t.state = alive(*pid) ? TaskState::Running : TaskState::Failed;
       if (t.state == TaskState::Failed) t.reason = "ended without an exit status (killed?)";
     } else if (pid) {
-      t.state = TaskState::Running;
+      t.state = TaskState::Running;  // on another host: Slurm's word is all there is
     }
     read_run(t, s.folds);
     if (t.state == TaskState::Running)

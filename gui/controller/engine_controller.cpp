@@ -427,8 +427,11 @@ void EngineController::RT_readSweep(const QString& dir) {
     const std::string d = dir.toStdString();
     Q_EMIT sweepRead(dir,
                      std::make_shared<const SweepStatus>(read_sweep_status(d, slurm_states(d))));
-  } catch (const Error& e) {
-    Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File), QString::fromStdString(e.what()));
+  } catch (const std::exception& e) {  // nanscope's errors, and a directory it may not read
+    Q_EMIT sweepRead(dir, nullptr);
+    Q_EMIT errorOccurred(static_cast<int>(ErrorClass::File),
+                         QString("%1: not a sweep directory that can be read (%2)")
+                             .arg(dir, QString::fromStdString(e.what())));
   }
 }
 

@@ -167,6 +167,7 @@ void MainWindow::onBuffersCompared(const QVariantMap& r) {
 }
 
 void MainWindow::UI_openSweep(const QString& dir) {
+  sweep_timer_->stop();  // the sweep shown before is not read again
   sweep_dir_ = QFileInfo(dir).absoluteFilePath();
   sweep_loaded_ = false;
   // Across the top of the window, above the grids: a sweep is read before any of its runs.
@@ -181,6 +182,10 @@ void MainWindow::UI_openSweep(const QString& dir) {
 void MainWindow::onSweepRead(const QString& dir, SweepStatusPtr status) {
   if (dir != sweep_dir_) return;  // another sweep was opened since
   sweep_loaded_ = true;
+  if (!status) {  // it could not be read (the error box says why): not read again
+    sweep_timer_->stop();
+    return;
+  }
   sweep_->setStatus(status);
   // Refreshed every 2 s while tasks are pending or running.
   if (status->running + status->pending > 0)

@@ -10,6 +10,11 @@ cmd=$1
 work=$(mkdir -p "$2" && cd "$2" && pwd)
 conf=$work/slurm.conf
 stop() {
+  # The jobs first (their slurmstepd and tasks), then the daemons.
+  if [ -f "$conf" ] && [ -f "$work/slurmctld.pid" ]; then
+    SLURM_CONF=$conf scancel --full --quiet --user="$(id -un)" 2>/dev/null
+    sleep 1
+  fi
   for p in slurmd slurmctld munged; do
     [ -f "$work/$p.pid" ] && kill "$(cat "$work/$p.pid")" 2>/dev/null
   done

@@ -179,8 +179,8 @@ end = time.time() + 120
 while not os.path.exists(victim) and time.time() < end:
     time.sleep(0.1)
 time.sleep(0.5)
-with open(victim) as f:
-    pid = int(f.read().split()[1])
+with open(victim) as f:  # `KEY VALUE` lines: pid, host
+    pid = int(dict(line.split(" ", 1) for line in f.read().splitlines())["pid"])
 os.kill(pid, signal.SIGKILL)
 check(p.wait(timeout=600) == 1, "a sweep with a failed task exits 1")
 st = status(d)

@@ -72,6 +72,11 @@ TEST(SweepSpec, ABadSpecIsRefusedNamingTheKey) {
   refused(head + "[[variant]]\nname = \"a\"\n[slurm]\nconcurrency = -1\n", "slurm.concurrency");
   refused(head + "[[variant]]\nname = \"a\"\n[cluster]\n", "cluster");
   refused("[sweep\n", "s.toml:1");
+  refused("[sweep]\nname = \"..\"\nseeds = [1]\n[[variant]]\nname = \"a\"\n", "sweep.name");
+  refused(
+      head + "set = [\"run.folds=2\"]\n[[variant]]\nname = \"a\"\ninject = [\"slot:h_s2@2:1\"]\n",
+      "variant.a.inject");
+  refused(head + "[[variant]]\nname = \"a\"\nset = [\"run.seed=9\"]\n", "variant.a.set");
 }
 
 }  // namespace

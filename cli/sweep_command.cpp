@@ -39,7 +39,8 @@ std::string shell_quoted(const std::string& s) {
 // The output of a command (empty when it cannot run): sbatch, squeue, sacct, nvidia-smi.
 std::string output_of(const std::string& command, int* code = nullptr) {
   std::string out;
-  if (FILE* p = popen((command + " 2>/dev/null").c_str(), "r")) {
+  const bool own_stderr = command.find("2>&1") != std::string::npos;
+  if (FILE* p = popen((own_stderr ? command : command + " 2>/dev/null").c_str(), "r")) {
     char buf[4096];
     while (std::fgets(buf, sizeof buf, p)) out += buf;
     const int status = pclose(p);
@@ -88,25 +89,44 @@ std::string sbatch_script(const SweepSpec& s, const std::string& dir) {
   return t;
 }
 
-// The sweep directory: refused when it holds another sweep (unless --force); sweep.toml written.
-void prepare_dir(const SweepOptions& o, const SweepSpec& spec, const std::string& dir) {
+// What --out may be, checked for --dry-run too: a path the sbatch script can name, and a
+// directory that is empty, new, or (with --force) a sweep none of whose tasks still runs.
+void check_dir(const SweepOptions& o, const std::string& dir) {
   std::error_code ec;
-  if (dir.find_first_of("%\n\r") != std::string::npos)
+  if (dir.find_first_of("%\"\n\r") != std::string::npos)
     throw UsageError(
-        fmt::format("--out {}: a sweep directory's path may not hold '%' or a line "
+        fmt::format("--out {}: a sweep directory's path may not hold '%', '\"' or a line "
                     "break (the sbatch script names it)",
                     dir));
+  if (!fs::exists(dir, ec) || fs::is_empty(dir, ec)) return;
+  if (o.force && !fs::exists(fs::path(dir) / "sweep.toml", ec))
+    throw UsageError(fmt::format(
+        "--out {}: --force starts a sweep again only where one was (no sweep.toml there)", dir));
+  if (!o.force)
+    throw UsageError(fmt::format(
+        "--out {}: the directory exists and is not empty (use --force to start the sweep "
+        "again there)",
+        dir));
+  try {
+    const SweepStatus s = read_sweep_status(dir, slurm_states(dir));
+    if (s.running > 0 || (s.pending > 0 && fs::exists(fs::path(dir) / "slurm_job", ec)))
+      throw UsageError(fmt::format(
+          "--out {}: the sweep there still has {} task(s) running and {} pending; let it end or "
+          "cancel it (scancel the job in {}/slurm_job, or kill its runner) first",
+          dir, s.running, s.pending, dir));
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error&) {  // an unreadable earlier sweep is replaced
+  }
+}
+
+// The sweep directory, checked (check_dir) and emptied of an earlier sweep; sweep.toml written.
+void prepare_dir(const SweepOptions& o, const SweepSpec& spec, const std::string& dir) {
+  std::error_code ec;
+  check_dir(o, dir);
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
-    if (o.force && !fs::exists(fs::path(dir) / "sweep.toml", ec))
-      throw UsageError(fmt::format(
-          "--out {}: --force starts a sweep again only where one was (no sweep.toml there)", dir));
-    if (!o.force)
-      throw UsageError(fmt::format(
-          "--out {}: the directory exists and is not empty (use --force to start the sweep "
-          "again there)",
-          dir));
     fs::remove_all(fs::path(dir) / "tasks", ec);
-    fs::remove(fs::path(dir) / "slurm_job", ec);
+    for (const char* f : {"slurm_job", "runner", "sweep.sbatch"}) fs::remove(fs::path(dir) / f, ec);
   }
   fs::create_directories(fs::path(dir) / "tasks", ec);
   if (ec)
@@ -259,6 +279,7 @@ int sweep_command(const SweepOptions& o) {
   if (o.scheduler == "slurm") {
     const std::string script = sbatch_script(spec, dir);
     if (o.dry_run) {
+      check_dir(o, dir);
       std::cout << script;
       return 0;
     }
@@ -270,10 +291,17 @@ int sweep_command(const SweepOptions& o) {
     const fs::path file = fs::path(dir) / "sweep.sbatch";
     std::ofstream(file) << script;
     int code = 0;
-    const std::string out = output_of("sbatch --parsable " + shell_quoted(file.string()), &code);
+    const std::string out =
+        output_of("sbatch --parsable " + shell_quoted(file.string()) + " 2>&1", &code);
     const std::string job = out.substr(0, out.find_first_of(";\n"));
-    if (code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos)
-      throw IoError(fmt::format("sbatch {} failed (exit {}): {}", file.string(), code, out));
+    if (code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
+      // Nothing was submitted: the directory is not left looking like a sweep that waits.
+      std::error_code ec;
+      for (const char* f : {"sweep.toml", "sweep.sbatch"}) fs::remove(fs::path(dir) / f, ec);
+      fs::remove_all(fs::path(dir) / "tasks", ec);
+      throw IoError(fmt::format("sbatch {} failed (exit {}): {}", file.string(), code,
+                                out.empty() ? std::string("no message") : out));
+    }
     std::ofstream(fs::path(dir) / "slurm_job") << job << "\n";
     if (!o.quiet)
       fmt::print(stderr,
@@ -282,12 +310,14 @@ int sweep_command(const SweepOptions& o) {
     return 0;
   }
   if (o.dry_run) {
+    check_dir(o, dir);
     for (const SweepTask& t : sweep_tasks(spec))
       std::cout << fmt::format("{} sweep task {} --task {}   # {}\n", self_path(), dir, t.id,
                                t.name);
     return 0;
   }
   prepare_dir(o, spec, dir);
+  write_runner(dir, static_cast<long>(getpid()));  // a task never started is not pending forever
   return run_local(spec, dir, o.jobs, o.quiet);
 }
 
@@ -341,6 +371,11 @@ int sweep_task_command(const SweepTaskOptions& o) {
 }
 
 int sweep_status_command(const SweepStatusOptions& o) {
+  std::error_code ec;
+  if (fs::is_regular_file(o.dir, ec))
+    throw UsageError(fmt::format(
+        "sweep status {}: takes the sweep directory (the one holding sweep.toml), not a file",
+        o.dir));
   const SweepStatus s = read_sweep_status(o.dir, slurm_states(o.dir));
   if (o.json)
     std::cout << status_json(s, o.dir).dump() << std::endl;

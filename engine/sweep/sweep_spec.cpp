@@ -68,7 +68,7 @@ void check_variant(const SweepSpec& s, const SweepVariant& v, const std::string&
         fmt::format("no scenario '{}' (see --list-scenarios)", scenario));
   std::vector<std::string> sets = s.sets;
   sets.insert(sets.end(), v.sets.begin(), v.sets.end());
-  for (const std::string& kv : sets)
+  for (const std::string& kv : v.sets)
     if (kv.rfind("run.seed", 0) == 0)
       bad(origin, "variant." + v.name + ".set",
           "run.seed is the sweep's (sweep.seeds), not a variant's");
@@ -129,6 +129,15 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& origin) {
   if (s.backend != "auto" && s.backend != "cpu" && s.backend != "cuda")
     bad(origin, "sweep.backend", "auto, cpu or cuda");
   s.sets = strings_of(sw->get("set"), origin, "sweep.set");
+  for (const std::string& kv : s.sets)
+    if (kv.rfind("run.seed", 0) == 0) bad(origin, "sweep.set", "run.seed comes from sweep.seeds");
+  try {  // the sweep's own overrides, before any variant's
+    (void)resolve_config(s.scenario, "", s.sets);
+  } catch (const ConfigError& e) {
+    bad(origin, "sweep.set", e.what());
+  } catch (const MissingInputError& e) {
+    bad(origin, "sweep.scenario", e.what());
+  }
   const toml::array* vs = t["variant"].as_array();
   if (!vs || vs->empty()) bad(origin, "variant", "at least one [[variant]] is needed");
   static const std::set<std::string> kVariant = {"name", "scenario", "set", "inject"};
@@ -136,8 +145,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& origin) {
     const toml::table* v = n.as_table();
     if (!v) bad(origin, "variant", "each [[variant]] is a table");
     SweepVariant out;
-    out.name = text_of(v->get("name"), origin, "variant.name", "");
-    if (!name_like(out.name)) bad(origin, "variant.name", "1-64 letters, digits, '-', '_' or '.'");
+    const std::string which = fmt::format("variant.name (variant #{})", s.variants.size() + 1);
+    out.name = text_of(v->get("name"), origin, which, "");
+    if (!name_like(out.name))
+      bad(origin, which, "1-64 letters, digits, '-', '_' or '.', not starting with '.'");
     for (const SweepVariant& other : s.variants)
       if (other.name == out.name)
         bad(origin, "variant.name", fmt::format("'{}' is named twice", out.name));
@@ -167,7 +178,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& origin) {
     }
     s.slurm.extra = strings_of(sl->get("extra"), origin, "slurm.extra");
     for (const std::string& e : s.slurm.extra)
-      if (e.rfind("--", 0) != 0 || e.find('\n') != std::string::npos)
+      if (e.rfind("--", 0) != 0 || e.find_first_of("\n\r\t \"'") != std::string::npos)
         bad(origin, "slurm.extra", fmt::format("'{}' is not one sbatch option (--name=value)", e));
     for (const std::string* v : {&s.slurm.partition, &s.slurm.time, &s.slurm.gres})
       if (v->find_first_of("\n \t") != std::string::npos)

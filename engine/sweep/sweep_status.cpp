@@ -40,7 +40,8 @@ void write_keys(const fs::path& p, const std::map<std::string, std::string>& key
   const fs::path tmp = p.string() + ".tmp";
   {
     std::ofstream out(tmp);
-    for (const auto& [k, v] : keys) out << k << ' ' << v << '\n';
+    for (const auto& [k, v] : keys)
+      if (!v.empty()) out << k << ' ' << v << '\n';
     if (!out) throw IoError(fmt::format("{}: cannot write", tmp.string()));
   }
   std::error_code ec;
@@ -190,6 +191,10 @@ void write_task_started(const std::string& task_dir, long pid) {
   write_keys(fs::path(task_dir) / "started", {{"pid", std::to_string(pid)}, {"host", this_host()}});
 }
 
+void write_runner(const std::string& sweep_dir, long pid) {
+  write_keys(fs::path(sweep_dir) / "runner", {{"pid", std::to_string(pid)}, {"host", this_host()}});
+}
+
 void write_task_status(const std::string& task_dir, const TaskRecord& r) {
   std::string reason = r.reason;
   for (char& c : reason)
@@ -224,10 +229,21 @@ std::optional<long> read_task_pid(const std::string& task_dir) {
 
 namespace {
 // Whether the task's process ran on this host (its pid means something here).
-bool started_here(const std::string& task_dir) {
-  const auto keys = read_keys(fs::path(task_dir) / "started");
+bool started_here(const std::string& task_dir, const char* file = "started") {
+  const auto keys = read_keys(fs::path(task_dir) / file);
   const auto host = keys.find("host");
   return host == keys.end() || host->second == this_host();
+}
+
+// Whether the local runner of the sweep (DIR/runner) is gone: its tasks not started never will be.
+bool runner_gone(const std::string& dir) {
+  const fs::path p = fs::path(dir) / "runner";
+  if (!file_exists(p) || !started_here(dir, "runner")) return false;
+  try {
+    return !alive(std::stol(read_keys(p).at("pid")));
+  } catch (...) {
+    return false;
+  }
 }
 }  // namespace
 
@@ -264,6 +280,9 @@ SweepStatus read_sweep_status(const std::string& dir, const SchedulerStates& sch
       if (t.state == TaskState::Failed) t.reason = "ended without an exit status (killed?)";
     } else if (pid) {
       t.state = TaskState::Running;  // on another host: Slurm's word is all there is
+    } else if (scheduler.empty() && runner_gone(dir)) {
+      t.state = TaskState::Failed;
+      t.reason = "not run: the sweep's runner stopped before starting it (interrupted?)";
     }
     read_run(t, s.folds);
     if (t.state == TaskState::Running)
@@ -320,6 +339,14 @@ std::string sweep_status_text(const SweepStatus& s) {
             fmt::format("; first watch {} at fold {}, step {}", name_of(t.first_watch->condition),
                         t.first_watch->fold, t.first_watch->step);
       if (!t.halt.empty()) what += "; " + t.halt;
+    } else if (t.state == TaskState::Running) {
+      int reached = 0;
+      for (const FoldOutcome& f : t.folds)
+        if (f.cell != FoldCell::NotStarted && f.cell != FoldCell::Running) ++reached;
+      what = fmt::format("fold {} of {}", reached, t.folds.size());
+      if (t.entry)
+        what += fmt::format("; fired so far: entry {} {} at fold {}, step {}", t.entry->slot,
+                            slot_info(t.entry->slot).name, t.entry->fold, t.entry->step);
     } else if (!t.reason.empty()) {
       what = t.reason;
     }

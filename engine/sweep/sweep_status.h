@@ -73,6 +73,9 @@ struct TaskRecord {
   std::string reason;
 };
 void write_task_started(const std::string& task_dir, long pid);
+// The local runner's own marker (DIR/runner: pid, host): a task it never started is "not run"
+// once the runner is gone, not pending forever.
+void write_runner(const std::string& sweep_dir, long pid);
 void write_task_status(const std::string& task_dir, const TaskRecord& r);
 std::optional<TaskRecord> read_task_status(const std::string& task_dir);
 std::optional<long> read_task_pid(const std::string& task_dir);

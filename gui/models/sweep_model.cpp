@@ -112,6 +112,8 @@ QVariant SweepModel::data(const QModelIndex& index, int role) const {
     case State:
       return t.state == TaskState::Done ? QString::fromStdString(outcome_name(t.outcome))
                                         : QString::fromStdString(task_state_name(t.state));
+    case Note:  // why a task failed or waits, as its status or Slurm says
+      return QString::fromStdString(t.reason);
     case FirstFire:
       return t.entry ? QString("%1 (fold %2, step %3)")
                            .arg(slot_name(t.entry->slot))
@@ -125,7 +127,7 @@ QVariant SweepModel::data(const QModelIndex& index, int role) const {
 
 QVariant SweepModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const names[] = {"task", "variant", "seed", "state", "first fire"};
+  static const char* const names[] = {"task", "variant", "seed", "state", "first fire", "note"};
   if (section < FoldColumns) return QString(names[section]);
   return QString("fold %1").arg(section - FoldColumns);
 }

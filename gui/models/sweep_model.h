@@ -19,7 +19,7 @@ using SweepStatusPtr = std::shared_ptr<const SweepStatus>;
 class SweepModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Task, Variant, Seed, State, FirstFire, FoldColumns };
+  enum Column { Task, Variant, Seed, State, FirstFire, Note, FoldColumns };
   static constexpr int SortRole = Qt::UserRole + 1;     // first fire: (fold, step); none last
   static constexpr int RunFileRole = Qt::UserRole + 2;  // the task's run file
   static constexpr int CellRole = Qt::UserRole + 3;     // a fold cell's state name

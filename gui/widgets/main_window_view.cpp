@@ -236,18 +236,25 @@ QJsonValue MainWindow::sweepState() const {
   for (const TaskStatus& t : s->tasks) {
     QJsonArray folds;
     for (const FoldOutcome& f : t.folds)
-      folds.append(QJsonObject{{"state", QString::fromStdString(fold_cell_name(f.cell))},
+      folds.append(QJsonObject{{"fold", folds.size()},
+                               {"state", QString::fromStdString(fold_cell_name(f.cell))},
                                {"entry_slot", f.entry_slot},
                                {"entry_step", f.entry_step}});
-    tasks.append(QJsonObject{{"name", QString::fromStdString(t.task.name)},
-                             {"state", QString::fromStdString(task_state_name(t.state))},
-                             {"outcome", QString::fromStdString(outcome_name(t.outcome))},
-                             {"exit_code", t.exit_code},
-                             {"entry", t.entry ? QJsonValue(QJsonObject{{"slot", t.entry->slot},
-                                                                        {"fold", t.entry->fold},
-                                                                        {"step", t.entry->step}})
-                                               : QJsonValue()},
-                             {"folds", folds}});
+    tasks.append(QJsonObject{
+        {"name", QString::fromStdString(t.task.name)},
+        {"variant", QString::fromStdString(t.variant)},
+        {"seed", static_cast<qint64>(t.task.seed)},
+        {"state", QString::fromStdString(task_state_name(t.state))},
+        {"outcome", QString::fromStdString(outcome_name(t.outcome))},
+        {"exit_code", t.exit_code},
+        {"reason", QString::fromStdString(t.reason)},
+        {"entry", t.entry ? QJsonValue(QJsonObject{
+                                {"slot", t.entry->slot},
+                                {"name", QString::fromUtf8(slot_info(t.entry->slot).name.data())},
+                                {"fold", t.entry->fold},
+                                {"step", t.entry->step}})
+                          : QJsonValue()},
+        {"folds", folds}});
   }
   const QSortFilterProxyModel* p = sweep_->proxy();
   for (int r = 0; r < p->rowCount(); ++r)
@@ -258,6 +265,12 @@ QJsonValue MainWindow::sweepState() const {
   return QJsonObject{{"dir", sweep_dir_},
                      {"name", QString::fromStdString(s->spec.name)},
                      {"summary", sweep_->summary()},
+                     {"counts", QJsonObject{{"clean", s->clean},
+                                            {"fired", s->fired},
+                                            {"warned", s->warned},
+                                            {"failed", s->failed},
+                                            {"running", s->running},
+                                            {"pending", s->pending}}},
                      {"tasks", tasks},
                      {"rows", rows},
                      {"first_firing_slots", top}};

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "core/slot_table.h"
+#include "style/cell_palette.h"
 
 namespace nanscope::gui {
 
@@ -22,6 +23,28 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   lay->addWidget(summary_);
+  // The fold cells' colours (the slot grid's, with the states a task has).
+  QString key;
+  for (const auto& [code, text] :
+       std::initializer_list<std::pair<int, const char*>>{{kCellClean, "clean"},
+                                                          {kCellNaN, "NaN"},
+                                                          {kCellPosInf, "+Inf"},
+                                                          {kCellNegInf, "-Inf"},
+                                                          {kCellMixed, "mixed"},
+                                                          {kCellWarned, "warned"},
+                                                          {kCellDeferred, "running"},
+                                                          {kCellDisabled, "failed"},
+                                                          {kCellNotRun, "not started"}})
+    key += QString(
+               "<span style='white-space:nowrap'><span style='background:%1; border:1px "
+               "solid #555'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2</span>&nbsp;&nbsp; ")
+               .arg(cell_color(code).name(), text);
+  auto* legend = new QLabel(key +
+                            "&nbsp;&nbsp;a fold's cell names its entry slot; double-click "
+                            "it to open that run at that fold");
+  legend->setObjectName("sweepLegend");
+  legend->setWordWrap(true);
+  lay->addWidget(legend);
   auto* row = new QHBoxLayout;
   variant_ = new QComboBox;
   variant_->setObjectName("sweepVariant");

@@ -258,13 +258,19 @@ std::vector<int> steps_per_fold_of_file(hid_t f, const std::string& path, std::s
 
 }  // namespace
 
-RunFileData read_run_file_outline(const std::string& path) {
-  h5::Handle file = h5::open_read(path);
-  const hid_t f = file.id();
+// The part both readers start with: the schema, the root attributes and /folds.
+static RunFileData read_head(hid_t f, const std::string& path) {
   h5::check_schema(f, path, "run file", {"folds", "steps"}, kRunSchemaVersion);
   RunFileData r;
   read_root(f, path, r);
   read_folds(f, path, r);
+  return r;
+}
+
+RunFileData read_run_file_outline(const std::string& path) {
+  h5::Handle file = h5::open_read(path);
+  const hid_t f = file.id();
+  RunFileData r = read_head(f, path);
   const std::vector<int> fold_steps = steps_per_fold_of_file(f, path, r.folds.size());
   read_events(f, path, fold_steps, r);
   read_watches(f, path, fold_steps, r);
@@ -275,10 +281,7 @@ RunFileData read_run_file_outline(const std::string& path) {
 RunFileData read_run_file(const std::string& path) {
   h5::Handle file = h5::open_read(path);
   const hid_t f = file.id();
-  h5::check_schema(f, path, "run file", {"folds", "steps"}, kRunSchemaVersion);
-  RunFileData r;
-  read_root(f, path, r);
-  read_folds(f, path, r);
+  RunFileData r = read_head(f, path);
   read_steps(f, path, r);
   const std::vector<int> fold_steps = steps_per_fold(r);
   read_events(f, path, fold_steps, r);

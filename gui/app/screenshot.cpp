@@ -160,8 +160,7 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
       }
     }
     if (++*phase < 8) return;  // let the views settle (and a selected cell's dump load)
-    const auto shown = w.inspector()->stats();
-    if (shown && shown->source == BufferStats::Source::Recomputing) return;  // time travel's
+    if (w.inspectPending() && *phase < 400) return;  // a dump or a recomputation on its way
     if (!o.screenshot.isEmpty()) save_screenshot(w, o);
     if (!o.state_json.isEmpty()) w.writeViewState(o.state_json);
     timer->stop();

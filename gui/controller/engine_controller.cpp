@@ -382,14 +382,8 @@ void EngineController::RT_materialize(int slot, int fold, int step, const QStrin
       throw;  // the device as a whole: handled as any device error
     } catch (const Error& e) {
       travel_.reset();
-      BufferStats s;
-      s.slot = slot;
-      s.fold = fold;
-      s.step = step;
-      s.exists = true;
-      s.computed = false;
-      s.source = BufferStats::Source::None;
-      s.generation = generation;
+      BufferStats s =
+          cell_without_buffer(slot, fold, step, BufferStats::Source::None, generation, {});
       s.origin = QString("fold %1, step %2 could not be recomputed: %3")
                      .arg(fold)
                      .arg(step)

@@ -13,16 +13,7 @@ namespace nanscope::gui {
 namespace {
 
 BufferStats none_because(const TravelRequest& r, const QString& why) {
-  BufferStats s;
-  s.slot = r.slot;
-  s.fold = r.fold;
-  s.step = r.step;
-  s.exists = true;
-  s.computed = false;
-  s.source = BufferStats::Source::None;
-  s.generation = r.generation;
-  s.origin = why;
-  return s;
+  return cell_without_buffer(r.slot, r.fold, r.step, BufferStats::Source::None, r.generation, why);
 }
 
 bool ran(const Session& s, int fold, int step) {

@@ -60,6 +60,20 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u) {
   return true;
 }
 
+BufferStats cell_without_buffer(int slot, int fold, int step, BufferStats::Source source,
+                                int generation, const QString& origin) {
+  BufferStats s;
+  s.slot = slot;
+  s.fold = fold;
+  s.step = step;
+  s.exists = true;
+  s.computed = false;
+  s.source = source;
+  s.generation = generation;
+  s.origin = origin;
+  return s;
+}
+
 BufferStats compute_stats(int slot, const std::vector<std::int64_t>& shape, const float* data,
                           std::size_t count, const QString& origin) {
   BufferStats s;

@@ -140,6 +140,11 @@ struct BufferStats {
 };
 using BufferStatsPtr = std::shared_ptr<const BufferStats>;
 
+// A cell of the grid whose buffer is not shown (none kept, being recomputed, or not recomputable):
+// which cell, why (`origin`) and the time-travel request it answers.
+BufferStats cell_without_buffer(int slot, int fold, int step, BufferStats::Source source,
+                                int generation, const QString& origin);
+
 BufferStats compute_stats(int slot, const std::vector<std::int64_t>& shape, const float* data,
                           std::size_t count, const QString& origin);
 

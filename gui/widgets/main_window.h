@@ -88,6 +88,8 @@ class MainWindow : public QMainWindow {
   void UI_openSweep(const QString& dir);
   SweepPanel* sweepPanel() const { return sweep_; }
   bool sweepLoading() const { return !sweep_dir_.isEmpty() && !sweep_loaded_; }
+  // The selected cell's buffer is still on its way: a dump being read or a recomputation.
+  bool inspectPending() const;
   bool UI_goTo(const QString& text);
   // The slot table shows only the slots whose name contains `text` (any case); "" shows all.
   void UI_setSlotFilter(const QString& text);

@@ -113,20 +113,21 @@ void MainWindow::requestTravel() {
 
 void MainWindow::onTravelProgress(int generation, int done, int total) {
   if (generation != inspect_want_.travel) return;
-  BufferStats s;
-  s.slot = inspect_want_.slot;
-  s.fold = inspect_want_.fold;
-  s.step = inspect_want_.step;
-  s.exists = true;
-  s.computed = false;
-  s.source = BufferStats::Source::Recomputing;
-  s.generation = generation;
+  BufferStats s = cell_without_buffer(inspect_want_.slot, inspect_want_.fold, inspect_want_.step,
+                                      BufferStats::Source::Recomputing, generation, {});
   s.origin =
       QString("fold %1, step %2: recomputing from its checkpoint%3")
           .arg(s.fold)
           .arg(s.step)
           .arg(total > 0 ? QString(" (%1 of %2 steps)").arg(done).arg(total) : QString("..."));
   inspector_->setStats(std::make_shared<const BufferStats>(std::move(s)));
+}
+
+bool MainWindow::inspectPending() const {
+  if (inspect_want_.travel != 0) return true;
+  if (inspect_want_.dump.isEmpty()) return false;
+  const BufferStatsPtr shown = inspector_->stats();
+  return !shown || shown->source != BufferStats::Source::Dump || shown->path != inspect_want_.dump;
 }
 
 void MainWindow::showNoBuffer(const QString& why) {

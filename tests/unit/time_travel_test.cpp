@@ -103,8 +103,8 @@ TEST(TimeTravel, MaterializeWritesAReplayableDumpOfAnyStep) {
   // Replayed from its context, the step gives its buffers again.
   r = cli::run_stdout("replay " + dump + " --backend cpu --json");
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const auto& s : nlohmann::json::parse(r.out)["slots"])
-    EXPECT_TRUE(s["buffer_equal"].get<bool>()) << s.dump();
+  const auto replayed = nlohmann::json::parse(r.out);  // kept: the loop walks into it
+  for (const auto& s : replayed["slots"]) EXPECT_TRUE(s["buffer_equal"].get<bool>()) << s.dump();
   // The entry step itself: the injected NaN is in h_s2, as the first fire's dump has it.
   r = cli::run_stdout("materialize " + out + "/run.h5 --fold 1 --step 5 --slot h_s2 --out " +
                       (dir / "f1s5.h5").string() + " --json");

@@ -36,25 +36,6 @@ std::string shell_quoted(const std::string& s) {
   return out + "'";
 }
 
-// The output of a command (empty when it cannot run): sbatch, squeue, sacct, nvidia-smi.
-std::string output_of(const std::string& command, int* code = nullptr) {
-  std::string out;
-  const bool own_stderr = command.find("2>&1") != std::string::npos;
-  if (FILE* p = popen((own_stderr ? command : command + " 2>/dev/null").c_str(), "r")) {
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    const int status = pclose(p);
-    if (code) *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  } else if (code) {
-    *code = -1;
-  }
-  return out;
-}
-
-bool on_path(const std::string& program) {
-  return !output_of("command -v " + program).empty();
-}
-
 std::string self_path() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);
@@ -138,7 +119,7 @@ void prepare_dir(const SweepOptions& o, const SweepSpec& spec, const std::string
 
 int gpu_count() {
   int n = 0;
-  for (const char c : output_of("nvidia-smi -L"))
+  for (const char c : command_output("nvidia-smi -L"))
     if (c == '\n') ++n;
   return n;
 }
@@ -292,7 +273,7 @@ int sweep_command(const SweepOptions& o) {
     std::ofstream(file) << script;
     int code = 0;
     const std::string out =
-        output_of("sbatch --parsable " + shell_quoted(file.string()) + " 2>&1", &code);
+        command_output("sbatch --parsable " + shell_quoted(file.string()) + " 2>&1", &code);
     const std::string job = out.substr(0, out.find_first_of(";\n"));
     if (code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
       // Nothing was submitted: the directory is not left looking like a sweep that waits.

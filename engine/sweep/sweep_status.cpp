@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -124,22 +125,25 @@ void read_run(TaskStatus& t, int folds) {
       t.halt = std::string(name_of(e.kind));
 }
 
-// The output of a command (empty when it cannot run).
-std::string output_of(const std::string& command) {
+}  // namespace
+
+std::string command_output(const std::string& command, int* code) {
   std::string out;
-  if (FILE* p = popen((command + " 2>/dev/null").c_str(), "r")) {
+  const bool own_stderr = command.find("2>&1") != std::string::npos;
+  if (FILE* p = popen((own_stderr ? command : command + " 2>/dev/null").c_str(), "r")) {
     char buf[4096];
     while (std::fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
+    const int status = pclose(p);
+    if (code) *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  } else if (code) {
+    *code = -1;
   }
   return out;
 }
 
 bool on_path(const std::string& program) {
-  return !output_of("command -v " + program).empty();
+  return !command_output("command -v " + program).empty();
 }
-
-}  // namespace
 
 // Slurm's state of each array task of the sweep's job: squeue while it is queued or running,
 // sacct once it has ended.
@@ -149,7 +153,7 @@ SchedulerStates slurm_states(const std::string& dir) {
   std::string job;
   if (!(in >> job) || job.find_first_not_of("0123456789") != std::string::npos) return out;
   if (on_path("sacct")) {
-    std::istringstream lines(output_of("sacct -n -P -X -j " + job + " -o JobID,State"));
+    std::istringstream lines(command_output("sacct -n -P -X -j " + job + " -o JobID,State"));
     for (std::string line; std::getline(lines, line);) {
       const auto bar = line.find('|'), under = line.find('_');
       if (bar == std::string::npos || under == std::string::npos || under > bar) continue;
@@ -162,7 +166,7 @@ SchedulerStates slurm_states(const std::string& dir) {
     }
   }
   if (on_path("squeue")) {
-    std::istringstream lines(output_of("squeue -h -r -j " + job + " -o '%K %T'"));
+    std::istringstream lines(command_output("squeue -h -r -j " + job + " -o '%K %T'"));
     for (std::string line; std::getline(lines, line);) try {
         const auto sp = line.find(' ');
         if (sp != std::string::npos) out[std::stoi(line.substr(0, sp))] = line.substr(sp + 1);

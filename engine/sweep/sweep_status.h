@@ -57,6 +57,10 @@ using SchedulerStates = std::map<int, std::string>;
 // Slurm's state of each array task of the sweep's job (DIR/slurm_job): squeue while it is queued
 // or running, sacct once it has ended; empty without Slurm.
 SchedulerStates slurm_states(const std::string& dir);
+// A shell command's standard output (its standard error too when the command redirects it with
+// 2>&1; otherwise dropped) and exit code: what the sweep asks sbatch, squeue, sacct and nvidia-smi.
+std::string command_output(const std::string& command, int* code = nullptr);
+bool on_path(const std::string& program);
 
 // The sweep directory's files: sweep.toml, tasks/NAME/{started,status}.json and run/run.h5.
 SweepStatus read_sweep_status(const std::string& dir, const SchedulerStates& scheduler = {});

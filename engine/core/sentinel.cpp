@@ -42,6 +42,10 @@ const char* backward_stage_description(int slot) {
 SlotSetup slot_setup(const Config& c) {
   SlotSetup s;
   for (int i = 0; i < kSlotCount; ++i) s.state[i] = SlotState::Clean;
+  for (int i = slot_count(); i < kSlotCount; ++i) {
+    s.state[i] = SlotState::Absent;
+    s.reason[i] = "not a slot of this trainer";
+  }
   for (const auto& info : slot_table())
     if (info.starts_deferred) {
       s.state[info.index] = SlotState::Deferred;
@@ -187,6 +191,8 @@ void derive_entries(FoldFlags& f) {
     f.entry_slot = first_by_rank(f.slots, earliest);
     f.entry_step = static_cast<int>(earliest);
   }
+  // The backward entry: nanscope's own trainer checks one buffer at three moments (33-35).
+  if (!builtin_slots()) return;
   for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) {
     const auto& r = f.slots[s];
     if (r.first_step >= 0 && (!f.backward_entry || r.first_step < f.backward_entry->step))

@@ -1,6 +1,9 @@
 #include "core/slot_table.h"
 
+#include <cctype>
 #include <charconv>
+#include <deque>
+#include <set>
 
 namespace nanscope {
 
@@ -72,19 +75,134 @@ constexpr std::array<SlotInfo, kSlotCount> kTable = {{
   {35, "bw_d_h_s2.iqn", P::BackwardIqn, P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", 32, true, S({21})},
 }};
 // clang-format on
+
+// The table in effect and the text its views point at.
+struct ActiveTable {
+  std::array<SlotInfo, kSlotCount> table = kTable;
+  int count = kSlotCount;
+  bool builtin = true;
+  std::string trainer = "nanscope";
+  std::deque<std::string> text;  // a deque: growing it moves no string the views point at
+};
+ActiveTable& active() {
+  static ActiveTable a;
+  return a;
+}
+
 }  // namespace
 
+std::string_view slot_phase(const SlotInfo& s) {
+  return s.phase_text.empty() ? phase_name(s.phase) : s.phase_text;
+}
+
 const std::array<SlotInfo, kSlotCount>& slot_table() {
-  return kTable;
+  return active().table;
+}
+
+int slot_count() {
+  return active().count;
+}
+
+bool builtin_slots() {
+  return active().builtin;
+}
+
+const std::string& slot_trainer() {
+  return active().trainer;
+}
+
+void use_builtin_slots() {
+  ActiveTable& a = active();
+  if (a.builtin) return;  // nothing written: readers on other threads may be reading it
+  a.table = kTable;
+  a.count = kSlotCount;
+  a.builtin = true;
+  a.trainer = "nanscope";
+  a.text.clear();
+}
+
+namespace {
+bool printable_name(const std::string& s, std::size_t longest) {
+  if (s.empty() || s.size() > longest) return false;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f || c == ',') return false;
+  return true;
+}
+// A slot's name is also part of its dump's file name: letters, digits, '_', '.' and '-'.
+bool slot_name(const std::string& s) {
+  if (s.empty() || s.size() > 31 || s.front() == '.' || s.front() == '-') return false;
+  for (unsigned char c : s)
+    if (!std::isalnum(c) && c != '_' && c != '.' && c != '-') return false;
+  return true;
+}
+}  // namespace
+
+std::string use_trainer_slots(const std::string& trainer, const std::vector<TrainerSlot>& slots) {
+  if (slots.empty() || slots.size() > static_cast<std::size_t>(kSlotCount))
+    return "a trainer has 1 to " + std::to_string(kSlotCount) + " slots, not " +
+           std::to_string(slots.size());
+  if (!printable_name(trainer, 63) || trainer == "nanscope")
+    return "the trainer's name must be 1-63 printable characters without ',' and not 'nanscope'";
+  std::set<std::string> names;
+  const std::uint64_t inside = slots.size() == 64 ? ~std::uint64_t{0}
+                                                  : (std::uint64_t{1} << slots.size()) - 1;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const TrainerSlot& t = slots[i];
+    const std::string which = "slot " + std::to_string(i);
+    if (!slot_name(t.name))
+      return which + ": a name is 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'";
+    if (!names.insert(t.name).second) return which + ": the name '" + t.name + "' is taken";
+    if (!printable_name(t.phase, 31))
+      return which + " (" + t.name + "): a phase is 1-31 printable characters without ','";
+    if (t.buffer.size() > 63) return which + " (" + t.name + "): the buffer text is over 63 bytes";
+    if (t.rank < 0) return which + " (" + t.name + "): a negative order";
+    if (t.consumers & ~inside) return which + " (" + t.name + "): a consumer outside the table";
+  }
+  ActiveTable& a = active();
+  if (!a.builtin && a.trainer == trainer && a.count == static_cast<int>(slots.size())) {
+    bool same = true;
+    for (std::size_t i = 0; i < slots.size() && same; ++i) {
+      const SlotInfo& in = a.table[i];
+      same = in.name == slots[i].name && in.phase_text == slots[i].phase &&
+             in.buffer == slots[i].buffer && in.rank == slots[i].rank &&
+             in.consumers == slots[i].consumers;
+    }
+    if (same) return {};  // already in effect: nothing written
+  }
+  use_builtin_slots();
+  a.builtin = false;
+  a.trainer = trainer;
+  a.count = static_cast<int>(slots.size());
+  auto keep = [&a](const std::string& s) -> std::string_view { return a.text.emplace_back(s); };
+  for (int i = 0; i < kSlotCount; ++i) {
+    SlotInfo info{};
+    info.index = i;
+    info.phase = Phase::Forward;
+    info.written_in = Phase::Forward;
+    if (i < a.count) {
+      const TrainerSlot& t = slots[static_cast<std::size_t>(i)];
+      info.name = keep(t.name);
+      info.phase_text = keep(t.phase);
+      info.buffer = keep(t.buffer);
+      info.call_site = info.phase_text;
+      info.producer = info.buffer;
+      info.rank = t.rank;
+      info.consumers = t.consumers;
+    } else {
+      info.rank = 1000 + i;  // placeholders never fire; they rank after every slot
+    }
+    a.table[static_cast<std::size_t>(i)] = info;
+  }
+  return {};
 }
 
 const SlotInfo& slot_info(int index) {
-  return kTable.at(static_cast<std::size_t>(index));
+  return active().table.at(static_cast<std::size_t>(index));
 }
 
 std::string deferred_slots_text() {
   std::string out;
-  for (const auto& s : kTable)
+  for (const auto& s : slot_table())
     if (s.starts_deferred) out += (out.empty() ? "" : ", ") + std::to_string(s.index);
   return out;
 }
@@ -97,7 +215,7 @@ std::string slot_markdown_row(const SlotInfo& s) {
     consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
   if (consumers.empty()) consumers = "none";
   std::string row = "| " + std::to_string(s.index) + " | `" + std::string(s.name) + "` | " +
-                    std::string(phase_name(s.phase)) + " | " + std::string(s.call_site) + " | " +
+                    std::string(slot_phase(s)) + " | " + std::string(s.call_site) + " | " +
                     std::string(s.producer) + " | " + std::string(s.buffer) + " | " +
                     std::to_string(s.rank) + " | " + condition + " | " + consumers + " |";
   return row;
@@ -114,7 +232,7 @@ std::uint64_t downstream_closure(int slot, std::uint64_t present) {
   std::uint64_t reached = std::uint64_t{1} << slot, frontier = reached;
   while (frontier) {
     std::uint64_t next = 0;
-    for (int s : slots_of(frontier)) next |= kTable[static_cast<std::size_t>(s)].consumers;
+    for (int s : slots_of(frontier)) next |= slot_info(s).consumers;
     frontier = next & ~reached;
     reached |= next;
   }
@@ -125,9 +243,9 @@ std::optional<int> find_slot(std::string_view s) {
   int idx = -1;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), idx);
   if (ec == std::errc() && ptr == s.data() + s.size())
-    return (idx >= 0 && idx < kSlotCount) ? std::optional<int>(idx) : std::nullopt;
-  for (const auto& info : kTable)
-    if (info.name == s) return info.index;
+    return (idx >= 0 && idx < slot_count()) ? std::optional<int>(idx) : std::nullopt;
+  for (int i = 0; i < slot_count(); ++i)
+    if (slot_info(i).name == s) return i;
   return std::nullopt;
 }
 

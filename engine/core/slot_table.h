@@ -1,6 +1,9 @@
-// The 36 sentinel slots, defined once. Index i here is index i in HDF5, JSON, the CLI and the GUI.
-// `rank` is the dataflow rank: the order in which a step finalises each slot's buffer, used to
-// name the entry point of a NaN (the fired slot finalised first at the earliest firing step).
+// The 36 sentinel slots of nanscope's own trainer, defined once, and the table in effect: a run of
+// another trainer (written through the SDK, docs/sdk.md) brings its own slots, which the programs
+// put in effect when they open its run file. Index i here is index i in HDF5, JSON, the CLI and
+// the GUI. `rank` is the dataflow rank: the order in which a step finalises each slot's buffer,
+// used to name the entry point of a NaN (the fired slot finalised first at the earliest firing
+// step).
 #pragma once
 
 #include <array>
@@ -93,7 +96,11 @@ struct SlotInfo {
   // Checked only once the user asks (sentinel.undefer): the slot starts in the deferred state.
   bool starts_deferred = false;
   std::uint8_t roles = 0;  // SlotRole bits
+  std::string_view phase_text = {};  // a trainer's own phase name (phase_name(phase) when empty)
 };
+
+// The phase a slot's check runs in, as files and views name it.
+std::string_view slot_phase(const SlotInfo& s);
 
 // A set of slots as a bit mask (bit i: slot i).
 constexpr std::uint64_t slot_bits(std::initializer_list<int> slots) {
@@ -103,7 +110,29 @@ constexpr std::uint64_t slot_bits(std::initializer_list<int> slots) {
 }
 static_assert(kSlotCount <= 64, "slot sets are 64-bit masks");
 
+// The table in effect: always kSlotCount entries; a trainer with fewer slots has its own first and
+// unnamed placeholders after them (never checked, never shown).
 const std::array<SlotInfo, kSlotCount>& slot_table();
+// How many slots the trainer in effect has (kSlotCount for nanscope's own).
+int slot_count();
+// Whether nanscope's own trainer's table is in effect (the slots with built-in meaning: the
+// backward entry of 33-35, the C51 and IQN health fields, the scenarios).
+bool builtin_slots();
+// The trainer whose table is in effect: "nanscope", or the name an SDK run recorded.
+const std::string& slot_trainer();
+
+// A slot of another trainer's table, as its run file records it (/slots).
+struct TrainerSlot {
+  std::string name, phase, buffer;
+  int rank = 0;                 // its dataflow order: 0 = finalised first in a step
+  std::uint64_t consumers = 0;  // bit i: slot i reads this slot's buffer within the step
+};
+// Puts a trainer's table in effect for the whole process (what a run file of that trainer is read
+// and shown with); the table is checked first: 1 to kSlotCount slots, names unique, non-empty and
+// printable, consumers within the table. Returns what is wrong ("" when it took effect).
+// Not thread-safe: called while no run is being read or stepped.
+std::string use_trainer_slots(const std::string& trainer, const std::vector<TrainerSlot>& slots);
+void use_builtin_slots();
 // The slots that start deferred, as "31" (or "31, 5"), for messages and docs.
 std::string deferred_slots_text();
 const SlotInfo& slot_info(int index);

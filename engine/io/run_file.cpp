@@ -23,15 +23,21 @@ void write_run_file(const std::string& path, const RunFileData& r) {
   h5::write_attr(f, "config", r.config_toml, path);
   if (!r.scenario.empty()) h5::write_attr(f, "scenario", r.scenario, path);
   h5::write_attr(f, "seed", static_cast<std::int64_t>(r.seed), path);
+  h5::write_attr(f, "trainer", slot_trainer(), path);
 
+  // The table in effect, its slots only: a trainer's columns are its own count (n below).
+  const int n = slot_count();
+  const auto width = static_cast<std::uint64_t>(n);
   std::vector<SlotRow> slots;
-  for (const auto& s : slot_table()) {
+  for (int i = 0; i < n; ++i) {
+    const SlotInfo& s = slot_info(i);
     SlotRow row{};
     row.index = s.index;
     put(row.name, s.name);
-    put(row.phase, phase_name(s.phase));
+    put(row.phase, slot_phase(s));
     put(row.buffer, s.buffer);
     row.rank = s.rank;
+    row.consumers = static_cast<std::int64_t>(s.consumers);
     slots.push_back(row);
   }
   write_table(f, "slots", slot_row_type(), slots, path);
@@ -43,7 +49,8 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     std::vector<std::int64_t> first, count;
     std::vector<std::int32_t> entry;
     for (const auto& fold : r.folds) {
-      for (const auto& s : fold.slots) {
+      for (int i = 0; i < n; ++i) {
+        const SlotRecord& s = fold.slots[static_cast<std::size_t>(i)];
         flags.push_back(s.kinds);
         state.push_back(static_cast<std::uint8_t>(s.state));
         first.push_back(s.first_step);
@@ -51,7 +58,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
       }
       entry.push_back(fold.entry_slot.value_or(-1));
     }
-    const std::vector<std::uint64_t> dims = {nf, static_cast<std::uint64_t>(kSlotCount)};
+    const std::vector<std::uint64_t> dims = {nf, width};
     h5::write_dataset(g, "flags", flags.data(), dims, path);
     h5::write_dataset(g, "state", state.data(), dims, path);
     h5::write_dataset(g, "first_step", first.data(), dims, path);
@@ -66,8 +73,8 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     std::array<std::vector<double>, kLossTerms.size()> terms;
     std::vector<double> group_norm;
     for (const auto& row : r.steps) {
-      flags.insert(flags.end(), row.flags.begin(), row.flags.end());
-      for (int s = 0; s < kSlotCount; ++s)
+      flags.insert(flags.end(), row.flags.begin(), row.flags.begin() + n);
+      for (int s = 0; s < n; ++s)
         checked.push_back(static_cast<std::uint8_t>(row.checked >> s & 1));
       fold.push_back(row.fold);
       step.push_back(row.step);
@@ -76,9 +83,8 @@ void write_run_file(const std::string& path, const RunFileData& r) {
       group_norm.insert(group_norm.end(), row.losses.group_norm.begin(),
                         row.losses.group_norm.end());
     }
-    h5::write_dataset(g, "flags", flags.data(), {ns, static_cast<std::uint64_t>(kSlotCount)}, path);
-    h5::write_dataset(g, "checked", checked.data(), {ns, static_cast<std::uint64_t>(kSlotCount)},
-                      path);
+    h5::write_dataset(g, "flags", flags.data(), {ns, width}, path);
+    h5::write_dataset(g, "checked", checked.data(), {ns, width}, path);
     h5::write_dataset(g, "fold", fold.data(), {ns}, path);
     h5::write_dataset(g, "step", step.data(), {ns}, path);
     for (std::size_t k = 0; k < kLossTerms.size(); ++k)
@@ -88,13 +94,14 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     h5::write_attr_strings(g, "group_norm", "groups", {kParamGroups.begin(), kParamGroups.end()},
                            path);
     std::vector<float> health;
-    health.reserve(ns * kSlotCount * kHealthFieldCount);
+    health.reserve(ns * width * kHealthFieldCount);
     for (const auto& row : r.steps)
-      for (const HealthRow& h : row.health) health.insert(health.end(), h.begin(), h.end());
-    h5::write_dataset(
-        g, "health", health.data(),
-        {ns, static_cast<std::uint64_t>(kSlotCount), static_cast<std::uint64_t>(kHealthFieldCount)},
-        path);
+      for (int i = 0; i < n; ++i) {
+        const HealthRow& h = row.health[static_cast<std::size_t>(i)];
+        health.insert(health.end(), h.begin(), h.end());
+      }
+    h5::write_dataset(g, "health", health.data(),
+                      {ns, width, static_cast<std::uint64_t>(kHealthFieldCount)}, path);
     h5::write_attr_strings(g, "health", "fields",
                            {kHealthFieldNames.begin(), kHealthFieldNames.end()}, path);
   }

@@ -43,6 +43,11 @@ struct RunEventRow {
 };
 
 struct RunFileData {
+  // The trainer: "nanscope" for nanscope's own, else an SDK trainer's name (root attribute
+  // `trainer`; files written before it are nanscope's). Its slots are the table in effect
+  // (core/slot_table.h) when the file is written, and the table put in effect when it is read.
+  std::string trainer = "nanscope";
+  std::vector<TrainerSlot> trainer_slots;  // another trainer's /slots, as read
   std::string nanscope_version, created_utc, backend, device_name, config_toml;
   std::string scenario;  // root attribute `scenario` (empty in files written before it existed)
   std::uint64_t seed = 0;
@@ -57,7 +62,8 @@ struct RunFileData {
 };
 
 void write_run_file(const std::string& path, const RunFileData& run);  // atomic
-// Refuses missing, foreign, truncated and newer-schema files with a clear message.
+// Refuses missing, foreign, truncated and newer-schema files with a clear message. Puts the
+// file's trainer's slot table in effect (nanscope's own for its files) for the whole process.
 RunFileData read_run_file(const std::string& path);
 // The outline of a run file: its root attributes, /folds, /events and /watches, checked as
 // read_run_file checks them against each fold's step count (from /steps/fold and /steps/step

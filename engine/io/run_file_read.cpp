@@ -39,26 +39,54 @@ void read_root(hid_t f, const std::string& path, RunFileData& r) {
           path));
   }
   r.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
+  if (h5::has_attr(f, "trainer")) r.trainer = h5::read_attr_string(f, "trainer", path);
+}
+
+// Another trainer's /slots, put in effect (nanscope's own table for nanscope's files): the
+// tables after it are as wide as the trainer's slot count.
+void read_slots(hid_t f, const std::string& path, RunFileData& r) {
+  if (r.trainer == "nanscope") {
+    use_builtin_slots();
+    return;
+  }
+  std::vector<SlotRow> rows = read_table<SlotRow>(f, "slots", slot_row_type(), path, "slot table");
+  std::vector<std::int64_t> consumers(rows.size());
+  read_table_rows(f, "slots", slot_consumers_type(), consumers.data(), consumers.size(), path,
+                  "slot table");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SlotRow& row = rows[i];
+    row.name[kNameLen - 1] = row.phase[kPhaseLen - 1] = row.buffer[kBufferLen - 1] = '\0';
+    if (row.index != static_cast<std::int32_t>(i))
+      throw DataError(fmt::format("{}: /slots row {} holds index {}", path, i, row.index));
+    r.trainer_slots.push_back(TrainerSlot{row.name, row.phase, row.buffer, row.rank,
+                                          static_cast<std::uint64_t>(consumers[i])});
+  }
+  if (const std::string why = use_trainer_slots(r.trainer, r.trainer_slots); !why.empty())
+    throw DataError(fmt::format("{}: /slots of trainer '{}': {}", path, r.trainer, why));
 }
 
 void read_folds(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
+  const std::size_t n = static_cast<std::size_t>(slot_count());
   auto flags = h5::read_dataset<std::uint8_t>(f, "folds/flags", &dims, path);
-  if (dims.size() != 2 || dims[1] != kSlotCount)
-    throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, kSlotCount));
+  if (dims.size() != 2 || dims[1] != n)
+    throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, n));
   const std::size_t nf = dims[0];
+  const SlotSetup placeholders = slot_setup(Config{});
   auto state = h5::read_dataset<std::uint8_t>(f, "folds/state", &dims, path);
   auto first = h5::read_dataset<std::int64_t>(f, "folds/first_step", &dims, path);
   auto count = h5::read_dataset<std::int64_t>(f, "folds/count", &dims, path);
   auto entry = h5::read_dataset<std::int32_t>(f, "folds/entry_slot", &dims, path);
-  if (state.size() != nf * kSlotCount || first.size() != nf * kSlotCount ||
-      count.size() != nf * kSlotCount || entry.size() != nf)
+  if (state.size() != nf * n || first.size() != nf * n || count.size() != nf * n ||
+      entry.size() != nf)
     throw DataError(fmt::format("{}: the /folds datasets disagree in size", path));
   for (std::size_t k = 0; k < nf; ++k) {
     FoldFlags fold;
     fold.fold = static_cast<int>(k);
-    for (int s = 0; s < kSlotCount; ++s) {
-      const std::size_t i = k * kSlotCount + static_cast<std::size_t>(s);
+    for (std::size_t s = n; s < static_cast<std::size_t>(kSlotCount); ++s)
+      fold.slots[s].state = placeholders.state[s];
+    for (std::size_t s = 0; s < n; ++s) {
+      const std::size_t i = k * n + s;
       if (state[i] >= kSlotStateCount)
         throw DataError(fmt::format("{}: /folds/state holds an unknown code {}", path, state[i]));
       fold.slots[s] =
@@ -75,12 +103,13 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
 
 void read_steps(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
+  const std::size_t n = static_cast<std::size_t>(slot_count());
   const std::size_t nf = r.folds.size();
   auto sflags = h5::read_dataset<std::uint8_t>(f, "steps/flags", &dims, path);
   const std::size_t ns = dims.empty() ? 0 : dims[0];
   auto sfold = h5::read_dataset<std::int32_t>(f, "steps/fold", nullptr, path);
   auto sstep = h5::read_dataset<std::int32_t>(f, "steps/step", nullptr, path);
-  if (sflags.size() != ns * kSlotCount || sfold.size() != ns || sstep.size() != ns)
+  if (sflags.size() != ns * n || sfold.size() != ns || sstep.size() != ns)
     throw DataError(fmt::format("{}: the /steps datasets disagree in size", path));
   // The loss terms (the total loss and the norm in every file; the terms, the per-group norms and
   // the per-step checked slots where the file has them: older files do not).
@@ -102,15 +131,15 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint8_t> checked;
   if (h5::exists(f, "steps/checked")) {
     checked = h5::read_dataset<std::uint8_t>(f, "steps/checked", nullptr, path);
-    if (checked.size() != ns * kSlotCount)
+    if (checked.size() != ns * n)
       throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
   }
   std::vector<float> health;
   if (h5::exists(f, "steps/health")) {
     health = h5::read_dataset<float>(f, "steps/health", &dims, path);
-    if (dims.size() != 3 || dims[0] != ns || dims[1] != kSlotCount || dims[2] != kHealthFieldCount)
-      throw DataError(fmt::format("{}: /steps/health must be [steps, {}, {}]", path, kSlotCount,
-                                  kHealthFieldCount));
+    if (dims.size() != 3 || dims[0] != ns || dims[1] != n || dims[2] != kHealthFieldCount)
+      throw DataError(
+          fmt::format("{}: /steps/health must be [steps, {}, {}]", path, n, kHealthFieldCount));
   }
   if (ns > 0 && nf == 0)
     throw DataError(fmt::format("{}: /steps holds {} steps but /folds no fold", path, ns));
@@ -128,8 +157,7 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
     RunStepRow row;
     row.fold = sfold[i];
     row.step = sstep[i];
-    std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * kSlotCount), kSlotCount,
-                row.flags.begin());
+    std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * n), n, row.flags.begin());
     for (std::size_t k = 0; k < kLossTerms.size(); ++k)
       if (!term[k].empty()) row.losses.*kLossTerms[k].member = term[k][i];
     for (std::size_t g = 0; g < static_cast<std::size_t>(kGroupCount); ++g)
@@ -137,21 +165,19 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
                                      ? std::numeric_limits<double>::quiet_NaN()
                                      : group_norm[i * static_cast<std::size_t>(kGroupCount) + g];
     const bool known_fold = row.fold >= 0 && static_cast<std::size_t>(row.fold) < r.folds.size();
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (std::size_t s = 0; s < n; ++s) {
       // Without /steps/checked: a slot was checked when its fold's state is clean or fired.
       const bool on =
           !checked.empty()
-              ? checked[i * kSlotCount + static_cast<std::size_t>(s)] != 0
+              ? checked[i * n + s] != 0
               : known_fold && (r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
                                    SlotState::Clean ||
                                r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
                                    SlotState::Fired);
       if (on) row.checked |= std::uint64_t{1} << s;
       if (!health.empty())
-        std::copy_n(health.begin() +
-                        static_cast<std::ptrdiff_t>((i * kSlotCount + static_cast<std::size_t>(s)) *
-                                                    kHealthFieldCount),
-                    kHealthFieldCount, row.health[static_cast<std::size_t>(s)].begin());
+        std::copy_n(health.begin() + static_cast<std::ptrdiff_t>((i * n + s) * kHealthFieldCount),
+                    kHealthFieldCount, row.health[s].begin());
     }
     r.steps.push_back(row);
   }
@@ -190,7 +216,7 @@ void read_events(hid_t f, const std::string& path, const std::vector<int>& fold_
       const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump, std::nullopt};
       if (const std::string why = step_taken(row.fold, row.step, fold_steps); !why.empty())
         throw bad(why);
-      if (row.entry_slot < -1 || row.entry_slot >= kSlotCount)
+      if (row.entry_slot < -1 || row.entry_slot >= slot_count())
         throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
       if (!row.dump.empty() && !is_dump_name(row.dump))
         throw bad(fmt::format(
@@ -216,7 +242,7 @@ void read_watches(hid_t f, const std::string& path, const std::vector<int>& fold
       if (!condition) throw bad(fmt::format("unknown condition '{}'", w.condition));
       if (const std::string why = step_taken(w.fold, w.step, fold_steps); !why.empty())
         throw bad(why);
-      if (w.slot < -1 || w.slot >= kSlotCount)
+      if (w.slot < -1 || w.slot >= slot_count())
         throw bad(fmt::format("slot {} is not a slot", w.slot));
       if (w.group < -1 || w.group >= kGroupCount)
         throw bad(fmt::format("group {} is not a parameter group", w.group));
@@ -263,6 +289,7 @@ static RunFileData read_head(hid_t f, const std::string& path) {
   h5::check_schema(f, path, "run file", {"folds", "steps"}, kRunSchemaVersion);
   RunFileData r;
   read_root(f, path, r);
+  read_slots(f, path, r);
   read_folds(f, path, r);
   return r;
 }

@@ -35,7 +35,12 @@ h5::Handle slot_row_type() {
                                     {"name", HOFFSET(SlotRow, name), n},
                                     {"phase", HOFFSET(SlotRow, phase), p},
                                     {"buffer", HOFFSET(SlotRow, buffer), b},
-                                    {"rank", HOFFSET(SlotRow, rank), H5T_NATIVE_INT32}});
+                                    {"rank", HOFFSET(SlotRow, rank), H5T_NATIVE_INT32},
+                                    {"consumers", HOFFSET(SlotRow, consumers), H5T_NATIVE_INT64}});
+}
+
+h5::Handle slot_consumers_type() {
+  return compound(sizeof(std::int64_t), {{"consumers", 0, H5T_NATIVE_INT64}});
 }
 
 h5::Handle event_row_type() {

@@ -23,6 +23,7 @@ struct SlotRow {
   char phase[kPhaseLen];
   char buffer[kBufferLen];
   std::int32_t rank;
+  std::int64_t consumers;  // bit i: slot i reads this slot's buffer within the step
 };
 
 struct EventRow {
@@ -39,6 +40,8 @@ struct WatchRow {
 };
 
 h5::Handle slot_row_type();
+// The /slots member written since the SDK (files before it have none; read on its own).
+h5::Handle slot_consumers_type();
 h5::Handle event_row_type();
 h5::Handle watch_row_type();
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/cpu_health_sums.h"
+#include "model/host_check.h"
 
 namespace nanscope {
 
@@ -27,11 +27,10 @@ void CpuCheckBank::check(int slot) {
     bank_.record(slot, ScanResult{});
   } else {
     const SlotView v = backend_.slot(slot);
-    // With health on, a float32 buffer whose health counts no non-finite value needs no scan (the
-    // same values, the same test); a float64 one is scanned in float64, where its health is not.
     const bool health = config_.sentinel.health;
-    const std::uint64_t nonfinite = health ? measure(slot, v) : 0;
-    const ScanResult r = health && !v.is_f64 && nonfinite == 0 ? ScanResult{} : scan_view(v);
+    const ScanResult r =
+        check_host_buffer(v, health, out_.health[static_cast<std::size_t>(slot)]).scan;
+    if (health) measure_learner(slot, v);
     // A copy is made only when a slot fires for the first time in its fold.
     if (bank_.record(slot, r) && capture_) {
       CapturedSlot c;
@@ -74,11 +73,8 @@ float crossing_fraction(const T* q, const T* tau, std::int64_t B, std::int64_t N
 
 }  // namespace
 
-std::uint64_t CpuCheckBank::measure(int slot, const SlotView& v) {
+void CpuCheckBank::measure_learner(int slot, const SlotView& v) {
   HealthRow& row = out_.health[static_cast<std::size_t>(slot)];
-  const HealthSums h = v.is_f64 ? cpu_health_sums(static_cast<const double*>(v.data), v.count)
-                                : cpu_health_sums(static_cast<const float*>(v.data), v.count);
-  h.write(row.data());
   const WatchConfig& w = config_.watch;
   if (w.c51_mass > 0 && (slot_info(slot).roles & kRoleC51Rows) && !v.shape.empty()) {
     const int atoms = static_cast<int>(v.shape.back());
@@ -97,7 +93,6 @@ std::uint64_t CpuCheckBank::measure(int slot, const SlotView& v) {
                                : crossing_fraction(static_cast<const float*>(v.data),
                                                    static_cast<const float*>(tau.data), B, N, A);
   }
-  return h.nonfinite;
 }
 
 // The state before the step: live until the update, kept just before it after that.

@@ -48,8 +48,8 @@ class CpuCheckBank final : public CheckBank, public CpuCallSites {
 
  private:
   void keep_context();
-  // The slot's health row; the learner's fields when a watch needs them.
-  std::uint64_t measure(int slot, const SlotView& v);  // its non-finite count
+  // The learner's health fields (C51 mass, quantile crossing) when a watch needs them.
+  void measure_learner(int slot, const SlotView& v);
 
   Backend& backend_;
   const Config& config_;

@@ -1,0 +1,19 @@
+#include "model/host_check.h"
+
+#include "model/cpu_health_sums.h"
+
+namespace nanscope {
+
+HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row) {
+  HostCheckResult r;
+  if (health) {
+    const HealthSums h = v.is_f64 ? cpu_health_sums(static_cast<const double*>(v.data), v.count)
+                                  : cpu_health_sums(static_cast<const float*>(v.data), v.count);
+    h.write(row.data());
+    r.nonfinite = h.nonfinite;
+  }
+  if (!(health && !v.is_f64 && r.nonfinite == 0)) r.scan = scan_view(v);
+  return r;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,23 @@
+// One check of a buffer in host memory, the host path's one home: its health row when health is
+// on, and its scan for the kinds, the count and the first bad index. The CPU backend's bank checks
+// its slots with it, and the SDK's host path checks a trainer's registered buffers with it.
+#pragma once
+
+#include "core/sentinel.h"
+#include "core/slot_health.h"
+#include "model/backend.h"
+
+namespace nanscope {
+
+struct HostCheckResult {
+  ScanResult scan;
+  std::uint64_t nonfinite = 0;  // the health's count (0 when health is off)
+};
+
+// With `health`, `row` receives the buffer's health fields (min, max, mean, rms, non-finite,
+// zero fraction; the learner's fields are the caller's). A float32 buffer whose health counts no
+// non-finite value needs no scan (the same values, the same test); a float64 one is scanned in
+// float64, where its health is not.
+HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row);
+
+}  // namespace nanscope

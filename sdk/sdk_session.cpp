@@ -1,0 +1,483 @@
+#include "sdk_session.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "core/utc_time.h"
+#include "core/version.h"
+#include "host_memory.h"
+#include "io/dump_file.h"
+#include "model/host_check.h"
+
+namespace nanscope::sdk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string text_or_empty(const char* s) {
+  return s ? std::string(s) : std::string();
+}
+
+std::size_t element_bytes(ns_dtype t) {
+  switch (t) {
+    case NS_F32:
+      return 4;
+    case NS_F64:
+      return 8;
+    case NS_BF16:
+    case NS_F16:
+      return 2;
+  }
+  return 0;
+}
+
+const char* dtype_name(ns_dtype t) {
+  switch (t) {
+    case NS_F32:
+      return "float32";
+    case NS_F64:
+      return "float64";
+    case NS_BF16:
+      return "bfloat16";
+    case NS_F16:
+      return "float16";
+  }
+  return "?";
+}
+
+// Element counts a run file and a dump can hold and an address range cannot wrap.
+constexpr std::int64_t kMostElements = std::int64_t{1} << 40;
+
+}  // namespace
+
+Session::Session(const ns_session_options& o) {
+  run_dir_ = text_or_empty(o.run_dir);
+  trainer_ = text_or_empty(o.trainer);
+  config_text_ = text_or_empty(o.config_text);
+  if (run_dir_.empty()) throw Error(NS_ERR_ARGUMENT, "options.run_dir is empty");
+  if (o.folds < 0) throw Error(NS_ERR_ARGUMENT, "options.folds is negative");
+  if (!(o.grad_collapse_below >= 0) || std::isinf(o.grad_collapse_below))
+    throw Error(NS_ERR_ARGUMENT, "options.grad_collapse_below must be 0 (off) or a finite "
+                                 "positive threshold");
+  // The trainer's name is checked with its table at the first fold; its form is checked now.
+  if (trainer_.empty() || trainer_.size() > 63 || trainer_ == "nanscope")
+    throw Error(NS_ERR_ARGUMENT,
+                "options.trainer must be 1-63 printable characters and not 'nanscope'");
+  seed_ = o.seed;
+  guard_ = o.guard != 0;
+  guard_config_.guard.enabled = guard_;
+  health_ = o.health != 0;
+  capture_ = o.capture != 0;
+  halt_on_nan_ = o.halt_on_nan != 0;
+  grad_collapse_below_ = o.grad_collapse_below;
+  std::error_code ec;
+  fs::create_directories(fs::path(run_dir_) / "dumps", ec);
+  if (ec)
+    throw Error(NS_ERR_IO, fmt::format("run_dir '{}': cannot create it ({})", run_dir_,
+                                       ec.message()));
+  const fs::path run = fs::path(run_dir_) / "run.h5";
+  if (!o.overwrite && fs::exists(run, ec))
+    throw Error(NS_ERR_IO, fmt::format("{} exists; set options.overwrite to replace it (its "
+                                       "run is otherwise kept)",
+                                       run.string()));
+  created_utc_ = utc_now(kUtcIso);
+  writer_ = std::make_unique<RunWriter>();
+}
+
+Session::~Session() = default;
+
+const RegisteredSlot& Session::slot_at(int slot, const char* call) const {
+  if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
+    throw Error(NS_ERR_SLOT, fmt::format("{}: slot {} is not registered ({} slots are)", call,
+                                         slot, slots_.size()));
+  return slots_[static_cast<std::size_t>(slot)];
+}
+
+int Session::register_slot(const ns_slot_desc& d) {
+  if (stage_ != Stage::Registering)
+    throw Error(NS_ERR_STATE, "ns_slot_register: slots are registered before the first fold "
+                              "begins (the table is fixed for the run)");
+  RegisteredSlot s;
+  s.name = text_or_empty(d.name);
+  s.phase = d.phase && *d.phase ? d.phase : "step";
+  s.consumers_text = text_or_empty(d.consumers);
+  s.order = d.order;
+  s.count = d.count;
+  const std::string who = fmt::format("slot '{}'", s.name);
+  if (s.name.empty()) throw Error(NS_ERR_ARGUMENT, "ns_slot_register: desc.name is empty");
+  for (const RegisteredSlot& other : slots_)
+    if (other.name == s.name)
+      throw Error(NS_ERR_ARGUMENT, fmt::format("ns_slot_register: {} is already registered", who));
+  if (slots_.size() >= static_cast<std::size_t>(kSlotCount))
+    throw Error(NS_ERR_UNSUPPORTED,
+                fmt::format("ns_slot_register: {}: a run has at most {} slots", who, kSlotCount));
+  if (d.order < 0) throw Error(NS_ERR_ARGUMENT, fmt::format("{}: order is negative", who));
+  if (d.dtype < NS_F32 || d.dtype > NS_F16)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: dtype {} is not an ns_dtype", who, d.dtype));
+  s.dtype = static_cast<ns_dtype>(d.dtype);
+  if (d.memory != NS_HOST && d.memory != NS_DEVICE)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: memory {} is not an ns_memory", who, d.memory));
+  s.memory = static_cast<ns_memory>(d.memory);
+  if (d.state < NS_SLOT_CHECKED || d.state > NS_SLOT_DEFERRED)
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("{}: state {} is not an ns_slot_state", who, d.state));
+  s.state = static_cast<ns_slot_state>(d.state);
+  s.is_grad_norm = d.is_grad_norm != 0;
+  if (s.state != NS_SLOT_ABSENT && (d.count <= 0 || d.count > kMostElements))
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("{}: count {} is not 1 to 2^40 elements", who, d.count));
+  if (s.state != NS_SLOT_ABSENT && (s.dtype == NS_BF16 || s.dtype == NS_F16))
+    throw Error(NS_ERR_UNSUPPORTED,
+                fmt::format("{}: {} buffers are not checked by this version (float32 and "
+                            "float64 are)",
+                            who, dtype_name(s.dtype)));
+  if (s.state != NS_SLOT_ABSENT && s.memory == NS_DEVICE)
+    throw Error(NS_ERR_UNSUPPORTED,
+                fmt::format("{}: device buffers need the CUDA path, which this library was "
+                            "built without; register a host copy",
+                            who));
+  if (s.is_grad_norm)
+    for (const RegisteredSlot& other : slots_)
+      if (other.is_grad_norm)
+        throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' is already the gradient norm", who,
+                                                 other.name));
+  slots_.push_back(s);
+  try {
+    if (d.address != 0 && s.state != NS_SLOT_ABSENT)
+      set_address(static_cast<int>(slots_.size()) - 1, d.address);
+  } catch (...) {
+    slots_.pop_back();
+    throw;
+  }
+  if (s.state == NS_SLOT_ABSENT && d.address != 0) {
+    slots_.pop_back();
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: an absent slot has no buffer (address 0)", who));
+  }
+  return static_cast<int>(slots_.size()) - 1;
+}
+
+void Session::set_address(int slot, std::uint64_t address) {
+  slot_at(slot, "ns_slot_set_address");
+  RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
+  if (stage_ == Stage::InStep)
+    throw Error(NS_ERR_STATE,
+                fmt::format("ns_slot_set_address: slot '{}': a buffer moves between steps only",
+                            s.name));
+  if (s.state == NS_SLOT_ABSENT)
+    throw Error(NS_ERR_SLOT, fmt::format("ns_slot_set_address: slot '{}' was registered absent",
+                                         s.name));
+  const std::size_t bytes = static_cast<std::size_t>(s.count) * element_bytes(s.dtype);
+  if (address % element_bytes(s.dtype) != 0)
+    throw Error(NS_ERR_MEMORY, fmt::format("slot '{}': address {:#x} is not aligned to its {} "
+                                           "elements",
+                                           s.name, address, dtype_name(s.dtype)));
+  if (!host_readable(address, bytes, true))
+    throw Error(NS_ERR_MEMORY,
+                fmt::format("slot '{}': {} bytes at {:#x} are not readable host memory (a device "
+                            "pointer, a freed buffer or a wrong count?)",
+                            s.name, bytes, address));
+  s.address = address;
+}
+
+void Session::undefer(int slot) {
+  slot_at(slot, "ns_slot_undefer");
+  RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
+  if (stage_ == Stage::InStep)
+    throw Error(NS_ERR_STATE, "ns_slot_undefer: between steps only");
+  if (s.state != NS_SLOT_DEFERRED)
+    throw Error(NS_ERR_SLOT, fmt::format("ns_slot_undefer: slot '{}' is not deferred", s.name));
+  s.state = NS_SLOT_CHECKED;
+  setup_.state[static_cast<std::size_t>(slot)] = SlotState::Clean;
+  setup_.reason[static_cast<std::size_t>(slot)].clear();
+  if (bank_) bank_->set_checked(slot, true);
+}
+
+// The first fold begins: the table is put in effect (the run file's /slots) and fixed.
+void Session::freeze_table() {
+  if (slots_.empty()) throw Error(NS_ERR_STATE, "ns_fold_begin: no slot is registered");
+  std::vector<TrainerSlot> table;
+  for (const RegisteredSlot& s : slots_)
+    table.push_back(TrainerSlot{s.name, s.phase,
+                                fmt::format("[{}] {}{}", s.count, dtype_name(s.dtype),
+                                            s.state == NS_SLOT_ABSENT ? " (absent)" : ""),
+                                s.order, 0});
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    std::stringstream list(slots_[i].consumers_text);
+    std::string name;
+    while (std::getline(list, name, ',')) {
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (name.empty()) continue;
+      std::size_t k = 0;
+      while (k < slots_.size() && slots_[k].name != name) ++k;
+      if (k == slots_.size())
+        throw Error(NS_ERR_SLOT, fmt::format("slot '{}': consumer '{}' is not registered",
+                                             slots_[i].name, name));
+      table[i].consumers |= std::uint64_t{1} << k;
+    }
+  }
+  if (const std::string why = use_trainer_slots(trainer_, table); !why.empty())
+    throw Error(NS_ERR_ARGUMENT, "the slot table: " + why);
+  setup_ = slot_setup(Config{});
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    switch (slots_[i].state) {
+      case NS_SLOT_CHECKED:
+        setup_.state[i] = SlotState::Clean;
+        setup_.reason[i].clear();
+        break;
+      case NS_SLOT_ABSENT:
+        setup_.state[i] = SlotState::Absent;
+        setup_.reason[i] = "registered absent: this buffer does not exist in this run";
+        break;
+      case NS_SLOT_DEFERRED:
+        setup_.state[i] = SlotState::Deferred;
+        setup_.reason[i] = "registered deferred: checked once the trainer undefers it";
+        break;
+    }
+  }
+  stage_ = Stage::BetweenFolds;
+}
+
+void Session::begin_fold(int fold) {
+  raise_writer_error();
+  if (stage_ == Stage::Registering) freeze_table();
+  if (stage_ != Stage::BetweenFolds)
+    throw Error(NS_ERR_STATE,
+                fmt::format("ns_fold_begin({}): fold {} has not ended", fold, fold_));
+  if (fold != static_cast<int>(folds_.size()))
+    throw Error(NS_ERR_ARGUMENT, fmt::format("ns_fold_begin({}): the next fold is {}", fold,
+                                             folds_.size()));
+  bank_.emplace(setup_);
+  bank_->begin_fold(fold);
+  fold_ = fold;
+  next_step_ = 0;
+  halted_ = false;
+  stage_ = Stage::InFold;
+}
+
+void Session::begin_step(int step, void* stream) {
+  (void)stream;  // the host path runs on the caller's thread
+  raise_writer_error();
+  if (stage_ != Stage::InFold)
+    throw Error(NS_ERR_STATE, stage_ == Stage::InStep
+                                  ? fmt::format("ns_step_begin({}): step {} has not ended", step,
+                                                step_)
+                                  : fmt::format("ns_step_begin({}): no fold has begun", step));
+  if (step != next_step_)
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_step_begin({}): the next step of fold {} is {}", step, fold_,
+                            next_step_));
+  bank_->begin_step(step);
+  step_ = step;
+  guard_word_ = 0;
+  updated_ = true;
+  update_asked_ = false;
+  first_fire_in_step_ = false;
+  health_rows_ = unmeasured_rows();
+  checked_mask_ = 0;
+  grad_norm_ = std::numeric_limits<double>::quiet_NaN();
+  captured_.clear();
+  stage_ = Stage::InStep;
+}
+
+void Session::check(const std::int32_t* slots, int count, void* stream) {
+  (void)stream;
+  if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_check: outside a step");
+  if (count < 0 || count > kSlotCount * 64)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("ns_check: count {} is not 0 to {}", count,
+                                             kSlotCount * 64));
+  if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, "ns_check: slots is NULL");
+  // Every id first, so that a bad one checks nothing.
+  for (int i = 0; i < count; ++i) slot_at(slots[i], "ns_check");
+  for (int i = 0; i < count; ++i) check_one(slots[i]);
+}
+
+void Session::check_one(int slot) {
+  const RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
+  if (!setup_.checked(slot)) {  // absent or deferred: the call site still takes its position
+    bank_->record(slot, ScanResult{});
+    return;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(s.count) * element_bytes(s.dtype);
+  if (s.address == 0)
+    throw Error(NS_ERR_SLOT,
+                fmt::format("ns_check: slot '{}' has no buffer yet (ns_slot_set_address)", s.name));
+  if (!host_readable(s.address, bytes, false))
+    throw Error(NS_ERR_MEMORY,
+                fmt::format("ns_check: slot '{}': its buffer at {:#x} is no longer readable (freed "
+                            "or moved? ns_slot_set_address)",
+                            s.name, s.address));
+  SlotView v;
+  v.data = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(s.address));
+  v.count = static_cast<std::size_t>(s.count);
+  v.is_f64 = s.dtype == NS_F64;
+  v.shape = {s.count};
+  HealthRow& row = health_rows_[static_cast<std::size_t>(slot)];
+  const ScanResult r = check_host_buffer(v, health_, row).scan;
+  checked_mask_ |= std::uint64_t{1} << slot;
+  if (s.is_grad_norm) grad_norm_ = v.at(0);
+  if (bank_->record(slot, r)) {
+    first_fire_in_step_ = true;
+    if (capture_) {
+      CapturedSlot c;
+      c.slot = slot;
+      c.shape = v.shape;
+      c.values.resize(v.count);
+      for (std::size_t i = 0; i < v.count; ++i) c.values[i] = static_cast<float>(v.at(i));
+      c.scan = r;
+      captured_.push_back(std::move(c));
+    }
+  }
+  if (bank_->step_fired() && guard_) guard_word_ = 1;
+}
+
+bool Session::allows_update() {
+  if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_guard_allows_update: outside a step");
+  update_asked_ = true;
+  updated_ = guard_allows_update(guard_config_, bank_->step_fired());
+  return updated_;
+}
+
+std::uint64_t Session::guard_word_address() const {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&guard_word_));
+}
+
+ns_step_result Session::end_step() {
+  if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_step_end: no step has begun");
+  bank_->end_step();
+  const bool fired = bank_->step_fired();
+  if (!update_asked_) updated_ = guard_allows_update(guard_config_, fired);
+  RunStepRow row;
+  row.fold = fold_;
+  row.step = step_;
+  row.flags = bank_->step_flags();
+  row.checked = checked_mask_;
+  row.health = health_rows_;
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  row.losses.total = row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn =
+      row.losses.aux = row.losses.ens = none;
+  row.losses.grad_norm = grad_norm_;
+  row.losses.group_norm.fill(none);
+  steps_.push_back(row);
+
+  const FoldFlags flags = bank_->readback();
+  ns_step_result out{};
+  out.struct_size = sizeof(ns_step_result);
+  out.fired = fired;
+  out.first_fire = first_fire_in_step_;
+  out.entry_slot = flags.entry_slot.value_or(-1);
+  out.entry_step = flags.entry_step.value_or(-1);
+  out.updated = updated_;
+  out.halt = NS_HALT_NONE;
+
+  const bool fold_first_fire = flags.entry_step && *flags.entry_step == step_ && first_fire_in_step_;
+  if (fold_first_fire) {
+    RunEventRow e{fold_, step_, EventKind::FirstFire, *flags.entry_slot, {}, std::nullopt};
+    if (capture_ && !captured_.empty()) {
+      e.dump = "dumps/" + dump_file_name(fold_, step_, *flags.entry_slot);
+      write_dump(fold_, step_, std::move(captured_));
+    }
+    events_.push_back(e);
+  }
+  if (!halted_ && halt_on_nan_ && fired) {
+    out.halt = NS_HALT_NAN;
+    events_.push_back(RunEventRow{fold_, step_, EventKind::HaltNan, out.entry_slot, {},
+                                  std::nullopt});
+  } else if (!halted_ && grad_collapse_below_ > 0 && std::isfinite(grad_norm_) &&
+             grad_norm_ < grad_collapse_below_) {
+    out.halt = NS_HALT_GRAD_COLLAPSE;
+    events_.push_back(RunEventRow{fold_, step_, EventKind::HaltGradCollapse, -1, {},
+                                  std::nullopt});
+  }
+  if (out.halt != NS_HALT_NONE) halted_ = true;
+  captured_.clear();
+  next_step_ = step_ + 1;
+  stage_ = Stage::InFold;
+  return out;
+}
+
+void Session::end_fold(int fold) {
+  if (stage_ != Stage::InFold || fold != fold_)
+    throw Error(NS_ERR_STATE,
+                stage_ == Stage::InStep
+                    ? fmt::format("ns_fold_end({}): step {} has not ended", fold, step_)
+                    : fmt::format("ns_fold_end({}): fold {} is not the fold in progress", fold,
+                                  fold));
+  folds_.push_back(bank_->readback());
+  bank_.reset();
+  stage_ = Stage::BetweenFolds;
+  write_run_file_now();
+  raise_writer_error();
+}
+
+RunFileData Session::snapshot() const {
+  RunFileData r;
+  r.trainer = trainer_;
+  r.nanscope_version = kVersion;
+  r.created_utc = created_utc_;
+  r.backend = "sdk-host";
+  r.device_name = "host";
+  r.config_toml = config_text_;
+  r.seed = seed_;
+  r.folds = folds_;
+  r.steps = steps_;
+  r.events = events_;
+  return r;
+}
+
+void Session::write_run_file_now() {
+  const std::string path = (fs::path(run_dir_) / "run.h5").string();
+  writer_->post([path, r = snapshot()] { nanscope::write_run_file(path, r); });
+}
+
+void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
+  DumpData d;
+  d.fold = fold;
+  d.step = step;
+  d.global_step = step;
+  d.entry_slot = bank_->readback().entry_slot.value_or(-1);
+  d.config_toml = config_text_;
+  d.backend = "sdk-host";
+  d.nanscope_version = kVersion;
+  d.run_file = "run.h5";
+  d.seed = seed_;
+  d.flags = bank_->step_flags();
+  for (CapturedSlot& c : slots) {
+    DumpSlot s;
+    s.index = c.slot;
+    s.shape.assign(c.shape.begin(), c.shape.end());
+    s.values = std::move(c.values);
+    s.scan = c.scan;
+    d.slots.push_back(std::move(s));
+  }
+  const std::string path = (fs::path(run_dir_) / "dumps" / dump_file_name(fold, step,
+                                                                           d.entry_slot))
+                               .string();
+  writer_->post([path, d = std::move(d)] { nanscope::write_dump(path, d); });
+}
+
+void Session::raise_writer_error() {
+  if (const std::string e = writer_->take_error(); !e.empty())
+    throw Error(NS_ERR_IO, "the library's writer: " + e);
+}
+
+void Session::close() {
+  if (stage_ == Stage::Closed) return;
+  if (stage_ == Stage::InStep) end_step();
+  if (stage_ == Stage::InFold) {
+    folds_.push_back(bank_->readback());
+    bank_.reset();
+  }
+  if (stage_ != Stage::Registering) write_run_file_now();
+  stage_ = Stage::Closed;
+  writer_->drain();
+  raise_writer_error();
+}
+
+}  // namespace nanscope::sdk

@@ -1,0 +1,95 @@
+// One trainer's run through the SDK: its registered slots, the fold/step state machine, the checks
+// (the host path: model/host_check.h, the CPU backend's own), the fold flags and entry point
+// (core/sentinel.h's SentinelBank, the built-in trainer's), the guard, halts, first-fire dumps and
+// the run file (io/, written by the library's writer thread). The C API (c_api.cpp) turns its
+// errors into statuses.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/sentinel.h"
+#include "model/check_bank.h"
+#include "io/run_file.h"
+#include "nanscope/nanscope.h"
+#include "run_writer.h"
+
+namespace nanscope::sdk {
+
+// A refused call: its status and what was wrong.
+struct Error : std::runtime_error {
+  ns_status status;
+  Error(ns_status s, const std::string& what) : std::runtime_error(what), status(s) {}
+};
+
+struct RegisteredSlot {
+  std::string name, phase, consumers_text;
+  int order = 0;
+  std::int64_t count = 0;
+  ns_dtype dtype = NS_F32;
+  ns_memory memory = NS_HOST;
+  std::uint64_t address = 0;
+  ns_slot_state state = NS_SLOT_CHECKED;
+  bool is_grad_norm = false;
+};
+
+class Session {
+ public:
+  explicit Session(const ns_session_options& options);
+  ~Session();
+
+  int register_slot(const ns_slot_desc& desc);
+  void set_address(int slot, std::uint64_t address);
+  void undefer(int slot);
+  void begin_fold(int fold);
+  void end_fold(int fold);
+  void begin_step(int step, void* stream);
+  void check(const std::int32_t* slots, int count, void* stream);
+  bool allows_update();
+  std::uint64_t guard_word_address() const;
+  ns_step_result end_step();
+  void close();  // the last run file written and the writer drained
+
+ private:
+  enum class Stage { Registering, BetweenFolds, InFold, InStep, Closed };
+  void freeze_table();
+  const RegisteredSlot& slot_at(int slot, const char* call) const;
+  void check_one(int slot);
+  void write_run_file_now();
+  void write_dump(int fold, int step, std::vector<CapturedSlot> slots);
+  void raise_writer_error();
+  RunFileData snapshot() const;
+
+  std::string run_dir_, trainer_, config_text_;
+  std::uint64_t seed_ = 0;
+  bool guard_ = false, health_ = false, capture_ = false, halt_on_nan_ = false;
+  double grad_collapse_below_ = 0;
+  Config guard_config_;  // the guard's rule reads it (guard_allows_update)
+  std::string created_utc_;
+
+  std::vector<RegisteredSlot> slots_;
+  Stage stage_ = Stage::Registering;
+  int fold_ = -1, step_ = -1, next_step_ = 0;
+  std::optional<SentinelBank> bank_;
+  SlotSetup setup_;
+  std::uint32_t guard_word_ = 0;
+  bool updated_ = true, update_asked_ = false, first_fire_in_step_ = false;
+  // The step in progress.
+  SlotHealthRows health_rows_ = unmeasured_rows();
+  std::uint64_t checked_mask_ = 0;
+  double grad_norm_ = 0;
+  std::vector<CapturedSlot> captured_;
+  bool halted_ = false;
+  // What the run file holds.
+  std::vector<FoldFlags> folds_;
+  std::vector<RunStepRow> steps_;
+  std::vector<RunEventRow> events_;
+  std::unique_ptr<RunWriter> writer_;
+};
+
+}  // namespace nanscope::sdk

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/slot_table.h"
 #include "io/h5.h"
+#include "io/run_file_tables.h"
 #include "model/batch_context.h"
 
 namespace nanscope {
@@ -61,6 +62,9 @@ void write_dump(const std::string& path, const DumpData& d) {
     h5::write_attr(f, "origin", d.origin, path);
     h5::write_attr(f, "checkpoint_step", static_cast<std::int64_t>(d.checkpoint_step), path);
   }
+  // Another trainer's dump carries its slot table: its slot names are its own.
+  h5::write_attr(f, "trainer", slot_trainer(), path);
+  if (!builtin_slots()) run_tables::write_slot_table(f, "trainer_slots", path);
   h5::write_attr(f, "context_dtype", std::string(d.context_f64 ? "float64" : "float32"), path);
 
   {
@@ -130,6 +134,11 @@ DumpData read_dump(const std::string& path) {
   d.config_toml = h5::read_attr_string(f, "config", path);
   d.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
   d.backend = h5::read_attr_string(f, "backend", path);
+  if (h5::has_attr(f, "trainer")) d.trainer = h5::read_attr_string(f, "trainer", path);
+  if (d.trainer == "nanscope")
+    use_builtin_slots();
+  else
+    run_tables::read_trainer_slot_table(f, "trainer_slots", d.trainer, path);
   if (h5::has_attr(f, "run_file")) d.run_file = h5::read_attr_string(f, "run_file", path);
   if (h5::has_attr(f, "origin")) {
     d.origin = h5::read_attr_string(f, "origin", path);

@@ -27,6 +27,9 @@ struct DumpData {
   int entry_slot = -1;
   std::string config_toml, backend, nanscope_version, run_file;
   std::string path;  // the file it was read from (for messages)
+  // The trainer whose step it holds (attribute `trainer`): "nanscope", or an SDK trainer's name,
+  // whose slot table the dump carries (/trainer_slots) and read_dump puts in effect.
+  std::string trainer = "nanscope";
   std::uint64_t seed = 0;
   bool context_f64 = false;  // context written as float64 (CPU float64 mode)
   std::vector<DumpSlot> slots;

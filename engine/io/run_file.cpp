@@ -28,19 +28,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
   // The table in effect, its slots only: a trainer's columns are its own count (n below).
   const int n = slot_count();
   const auto width = static_cast<std::uint64_t>(n);
-  std::vector<SlotRow> slots;
-  for (int i = 0; i < n; ++i) {
-    const SlotInfo& s = slot_info(i);
-    SlotRow row{};
-    row.index = s.index;
-    put(row.name, s.name);
-    put(row.phase, slot_phase(s));
-    put(row.buffer, s.buffer);
-    row.rank = s.rank;
-    row.consumers = static_cast<std::int64_t>(s.consumers);
-    slots.push_back(row);
-  }
-  write_table(f, "slots", slot_row_type(), slots, path);
+  write_slot_table(f, "slots", path);
 
   {
     h5::Handle g = h5::create_group(f, "folds", path);

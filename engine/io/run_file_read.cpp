@@ -49,20 +49,7 @@ void read_slots(hid_t f, const std::string& path, RunFileData& r) {
     use_builtin_slots();
     return;
   }
-  std::vector<SlotRow> rows = read_table<SlotRow>(f, "slots", slot_row_type(), path, "slot table");
-  std::vector<std::int64_t> consumers(rows.size());
-  read_table_rows(f, "slots", slot_consumers_type(), consumers.data(), consumers.size(), path,
-                  "slot table");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    SlotRow& row = rows[i];
-    row.name[kNameLen - 1] = row.phase[kPhaseLen - 1] = row.buffer[kBufferLen - 1] = '\0';
-    if (row.index != static_cast<std::int32_t>(i))
-      throw DataError(fmt::format("{}: /slots row {} holds index {}", path, i, row.index));
-    r.trainer_slots.push_back(TrainerSlot{row.name, row.phase, row.buffer, row.rank,
-                                          static_cast<std::uint64_t>(consumers[i])});
-  }
-  if (const std::string why = use_trainer_slots(r.trainer, r.trainer_slots); !why.empty())
-    throw DataError(fmt::format("{}: /slots of trainer '{}': {}", path, r.trainer, why));
+  read_trainer_slot_table(f, "slots", r.trainer, path, &r.trainer_slots);
 }
 
 void read_folds(hid_t f, const std::string& path, RunFileData& r) {

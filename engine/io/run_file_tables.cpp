@@ -97,4 +97,43 @@ void read_table_rows(hid_t f, const char* name, const h5::Handle& type, void* ro
     throw DataError(fmt::format("{}: cannot read /{} (not the {})", path, name, what));
 }
 
+void write_slot_table(hid_t f, const char* name, const std::string& path) {
+  std::vector<SlotRow> rows;
+  for (int i = 0; i < slot_count(); ++i) {
+    const SlotInfo& s = slot_info(i);
+    SlotRow row{};
+    row.index = s.index;
+    put(row.name, s.name);
+    put(row.phase, slot_phase(s));
+    put(row.buffer, s.buffer);
+    row.rank = s.rank;
+    row.consumers = static_cast<std::int64_t>(s.consumers);
+    rows.push_back(row);
+  }
+  write_table(f, name, slot_row_type(), rows, path);
+}
+
+void read_trainer_slot_table(hid_t f, const char* name, const std::string& trainer,
+                             const std::string& path, std::vector<TrainerSlot>* out) {
+  std::vector<SlotRow> rows = read_table<SlotRow>(f, name, slot_row_type(), path, "slot table");
+  if (rows.size() > static_cast<std::size_t>(kSlotCount))
+    throw DataError(fmt::format("{}: /{} holds {} slots, more than {}", path, name, rows.size(),
+                                kSlotCount));
+  std::vector<std::int64_t> consumers(rows.size());
+  read_table_rows(f, name, slot_consumers_type(), consumers.data(), consumers.size(), path,
+                  "slot table");
+  std::vector<TrainerSlot> table;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SlotRow& row = rows[i];
+    row.name[kNameLen - 1] = row.phase[kPhaseLen - 1] = row.buffer[kBufferLen - 1] = '\0';
+    if (row.index != static_cast<std::int32_t>(i))
+      throw DataError(fmt::format("{}: /{} row {} holds index {}", path, name, i, row.index));
+    table.push_back(TrainerSlot{row.name, row.phase, row.buffer, row.rank,
+                                static_cast<std::uint64_t>(consumers[i])});
+  }
+  if (const std::string why = use_trainer_slots(trainer, table); !why.empty())
+    throw DataError(fmt::format("{}: /{} of trainer '{}': {}", path, name, trainer, why));
+  if (out) *out = std::move(table);
+}
+
 }  // namespace nanscope::run_tables

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/slot_table.h"
 #include "io/h5.h"
 
 namespace nanscope::run_tables {
@@ -44,6 +45,13 @@ h5::Handle slot_row_type();
 h5::Handle slot_consumers_type();
 h5::Handle event_row_type();
 h5::Handle watch_row_type();
+
+// The slot table in effect, its slots only (core/slot_table.h), as the compound table `name`
+// (/slots of a run file; /trainer_slots of another trainer's dump).
+void write_slot_table(hid_t f, const char* name, const std::string& path);
+// Another trainer's table `name`, read and put in effect (DataError naming the file if unsound).
+void read_trainer_slot_table(hid_t f, const char* name, const std::string& trainer,
+                             const std::string& path, std::vector<TrainerSlot>* out = nullptr);
 
 // A fixed-size text field, NUL-padded (a longer text is cut at N - 1 bytes).
 template <std::size_t N>

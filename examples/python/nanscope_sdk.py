@@ -1,0 +1,200 @@
+"""nanscope's SDK from Python through ctypes (docs/sdk.md): no build step.
+
+    import nanscope_sdk as ns
+    with ns.Session("runs/mine", trainer="my_trainer", guard=True) as s:
+        x = s.slot("x", order=0, consumers="h", array=x_np)        # a numpy float32/float64 array
+        ...
+        for fold in range(folds):
+            with s.fold(fold):
+                for step in range(steps):
+                    with s.step(step) as st:
+                        s.check([x, h])                              # the buffers as they are now
+                        if s.allows_update(): ...
+                    st.result.entry_slot                               # after the step
+
+numpy arrays are checked on the host path, by their data pointer, so an array must stay alive
+and in place (the same buffer) while the session checks it; a new array is given with
+Session.set_array. Every failing call raises nanscope_sdk.Error with the library's message.
+"""
+import ctypes
+import ctypes.util
+import os
+
+NS_OK = 0
+NS_F32, NS_F64 = 0, 1
+NS_HOST, NS_DEVICE = 0, 1
+NS_SLOT_CHECKED, NS_SLOT_ABSENT, NS_SLOT_DEFERRED = 0, 1, 2
+HALTS = {0: None, 1: "halt_nan", 2: "halt_grad_collapse"}
+
+
+class Error(RuntimeError):
+    """A call the library refused: `status` is its ns_status, the message its ns_last_error()."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{message} (status {status})")
+        self.status = status
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("run_dir", ctypes.c_char_p),
+                ("trainer", ctypes.c_char_p), ("config_text", ctypes.c_char_p),
+                ("folds", ctypes.c_int32), ("seed", ctypes.c_uint64), ("guard", ctypes.c_int32),
+                ("health", ctypes.c_int32), ("capture", ctypes.c_int32),
+                ("halt_on_nan", ctypes.c_int32), ("grad_collapse_below", ctypes.c_double),
+                ("overwrite", ctypes.c_int32)]
+
+
+class _SlotDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p),
+                ("phase", ctypes.c_char_p), ("order", ctypes.c_int32),
+                ("consumers", ctypes.c_char_p), ("count", ctypes.c_int64),
+                ("dtype", ctypes.c_int32), ("memory", ctypes.c_int32),
+                ("address", ctypes.c_uint64), ("state", ctypes.c_int32),
+                ("is_grad_norm", ctypes.c_int32)]
+
+
+class StepResult(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("fired", ctypes.c_int32),
+                ("first_fire", ctypes.c_int32), ("entry_slot", ctypes.c_int32),
+                ("entry_step", ctypes.c_int32), ("halt", ctypes.c_int32),
+                ("updated", ctypes.c_int32)]
+
+
+def load(path=None):
+    """The library: `path`, else $NANSCOPE_LIB, else libnanscope.so.1 from the linker's path."""
+    path = path or os.environ.get("NANSCOPE_LIB") or ctypes.util.find_library("nanscope") \
+        or "libnanscope.so.1"
+    lib = ctypes.CDLL(path)
+    u64, i32, vp = ctypes.c_uint64, ctypes.c_int32, ctypes.c_void_p
+    sig = {
+        "ns_session_open": [ctypes.POINTER(_Options), ctypes.POINTER(u64)],
+        "ns_session_close": [u64],
+        "ns_slot_register": [u64, ctypes.POINTER(_SlotDesc), ctypes.POINTER(i32)],
+        "ns_slot_set_address": [u64, i32, u64],
+        "ns_slot_undefer": [u64, i32],
+        "ns_fold_begin": [u64, i32],
+        "ns_fold_end": [u64, i32],
+        "ns_step_begin": [u64, i32, vp],
+        "ns_check": [u64, ctypes.POINTER(i32), i32, vp],
+        "ns_step_end": [u64, ctypes.POINTER(StepResult)],
+        "ns_guard_allows_update": [u64, ctypes.POINTER(i32)],
+    }
+    for name, args in sig.items():
+        fn = getattr(lib, name)
+        fn.argtypes = args
+        fn.restype = ctypes.c_int
+    lib.ns_last_error.restype = ctypes.c_char_p
+    lib.ns_last_error.argtypes = []
+    lib.ns_abi_version.restype = ctypes.c_int
+    if lib.ns_abi_version() != 1:
+        raise Error(8, f"{path}: ABI {lib.ns_abi_version()}, this module speaks ABI 1")
+    return lib
+
+
+def _text(s):
+    return None if s is None else s.encode()
+
+
+def _address_and_type(array):
+    """A numpy array's data pointer, element count and ns_dtype (host memory, C-contiguous)."""
+    import numpy as np
+    if not isinstance(array, np.ndarray):
+        raise TypeError("a slot's buffer is a numpy array")
+    if not array.flags["C_CONTIGUOUS"]:
+        raise ValueError("a slot's array must be C-contiguous (np.ascontiguousarray)")
+    dtypes = {np.dtype(np.float32): NS_F32, np.dtype(np.float64): NS_F64}
+    if array.dtype not in dtypes:
+        raise TypeError(f"a slot's array is float32 or float64, not {array.dtype}")
+    return array.ctypes.data, array.size, dtypes[array.dtype]
+
+
+class _Scope:
+    def __init__(self, enter, leave):
+        self._enter, self._leave = enter, leave
+        self.result = None
+
+    def __enter__(self):
+        self._enter()
+        return self
+
+    def __exit__(self, kind, value, tb):
+        out = self._leave()
+        if kind is None:
+            self.result = out
+        return False
+
+
+class Session:
+    """One run of a trainer (ns_session_open ... ns_session_close)."""
+
+    def __init__(self, run_dir, trainer, config_text=None, folds=0, seed=0, guard=True,
+                 health=True, capture=True, halt_on_nan=False, grad_collapse_below=0.0,
+                 overwrite=False, lib=None):
+        self._lib = lib or load()
+        self._arrays = {}  # keeps each registered array alive while it is checked
+        o = _Options(ctypes.sizeof(_Options), _text(str(run_dir)), _text(trainer),
+                     _text(config_text), folds, seed, guard, health, capture, halt_on_nan,
+                     grad_collapse_below, overwrite)
+        handle = ctypes.c_uint64(0)
+        self._call("ns_session_open", ctypes.byref(o), ctypes.byref(handle))
+        self.handle = handle.value
+
+    def _call(self, name, *args):
+        status = getattr(self._lib, name)(*args)
+        if status != NS_OK:
+            raise Error(status, self._lib.ns_last_error().decode(errors="replace"))
+
+    def slot(self, name, order, array=None, phase="step", consumers=None, absent=False,
+             deferred=False, grad_norm=False):
+        """Registers a slot (before the first fold) and returns its id."""
+        address, count, dtype = (0, 0, NS_F32) if array is None else _address_and_type(array)
+        state = NS_SLOT_ABSENT if absent else NS_SLOT_DEFERRED if deferred else NS_SLOT_CHECKED
+        d = _SlotDesc(ctypes.sizeof(_SlotDesc), _text(name), _text(phase), order,
+                      _text(consumers), count, dtype, NS_HOST, address, state, grad_norm)
+        sid = ctypes.c_int32(-1)
+        self._call("ns_slot_register", self.handle, ctypes.byref(d), ctypes.byref(sid))
+        if array is not None:
+            self._arrays[sid.value] = array
+        return sid.value
+
+    def set_array(self, slot, array):
+        """Between steps: the slot's buffer is now `array` (same count and dtype)."""
+        address, _, _ = _address_and_type(array)
+        self._call("ns_slot_set_address", self.handle, slot, address)
+        self._arrays[slot] = array
+
+    def undefer(self, slot):
+        self._call("ns_slot_undefer", self.handle, slot)
+
+    def fold(self, fold):
+        return _Scope(lambda: self._call("ns_fold_begin", self.handle, fold),
+                      lambda: self._call("ns_fold_end", self.handle, fold))
+
+    def step(self, step):
+        def end():
+            r = StepResult()
+            r.struct_size = ctypes.sizeof(StepResult)
+            self._call("ns_step_end", self.handle, ctypes.byref(r))
+            return r
+        return _Scope(lambda: self._call("ns_step_begin", self.handle, step, None), end)
+
+    def check(self, slots):
+        ids = (ctypes.c_int32 * len(slots))(*slots)
+        self._call("ns_check", self.handle, ids, len(slots), None)
+
+    def allows_update(self):
+        allowed = ctypes.c_int32(0)
+        self._call("ns_guard_allows_update", self.handle, ctypes.byref(allowed))
+        return bool(allowed.value)
+
+    def close(self):
+        if self.handle:
+            handle, self.handle = self.handle, 0
+            self._call("ns_session_close", handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.close()
+        return False

@@ -128,7 +128,9 @@ int Session::register_slot(const ns_slot_desc& d) {
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("{}: state {} is not an ns_slot_state", who, d.state));
   s.state = static_cast<ns_slot_state>(d.state);
-  s.is_grad_norm = d.is_grad_norm != 0;
+  if (d.role < NS_ROLE_NONE || d.role > NS_ROLE_GRAD_NORM)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: role {} is not an ns_slot_role", who, d.role));
+  s.role = static_cast<ns_slot_role>(d.role);
   if (s.state != NS_SLOT_ABSENT && (d.count <= 0 || d.count > kMostElements))
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("{}: count {} is not 1 to 2^40 elements", who, d.count));
@@ -142,11 +144,11 @@ int Session::register_slot(const ns_slot_desc& d) {
                 fmt::format("{}: device buffers need the CUDA path, which this library was "
                             "built without; register a host copy",
                             who));
-  if (s.is_grad_norm)
+  if (s.role != NS_ROLE_NONE)
     for (const RegisteredSlot& other : slots_)
-      if (other.is_grad_norm)
-        throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' is already the gradient norm", who,
-                                                 other.name));
+      if (other.role == s.role)
+        throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' already has role {}", who, other.name,
+                                                 static_cast<int>(s.role)));
   slots_.push_back(s);
   try {
     if (d.address != 0 && s.state != NS_SLOT_ABSENT)
@@ -281,7 +283,7 @@ void Session::begin_step(int step, void* stream) {
   first_fire_in_step_ = false;
   health_rows_ = unmeasured_rows();
   checked_mask_ = 0;
-  grad_norm_ = std::numeric_limits<double>::quiet_NaN();
+  grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
   captured_.clear();
   stage_ = Stage::InStep;
 }
@@ -321,7 +323,8 @@ void Session::check_one(int slot) {
   HealthRow& row = health_rows_[static_cast<std::size_t>(slot)];
   const ScanResult r = check_host_buffer(v, health_, row).scan;
   checked_mask_ |= std::uint64_t{1} << slot;
-  if (s.is_grad_norm) grad_norm_ = v.at(0);
+  if (s.role == NS_ROLE_GRAD_NORM) grad_norm_ = v.at(0);
+  if (s.role == NS_ROLE_LOSS) loss_ = v.at(0);
   if (bank_->record(slot, r)) {
     first_fire_in_step_ = true;
     if (capture_) {
@@ -360,8 +363,9 @@ ns_step_result Session::end_step() {
   row.checked = checked_mask_;
   row.health = health_rows_;
   const double none = std::numeric_limits<double>::quiet_NaN();
-  row.losses.total = row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn =
+  row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn =
       row.losses.aux = row.losses.ens = none;
+  row.losses.total = loss_;
   row.losses.grad_norm = grad_norm_;
   row.losses.group_norm.fill(none);
   steps_.push_back(row);

@@ -35,7 +35,7 @@ struct RegisteredSlot {
   ns_memory memory = NS_HOST;
   std::uint64_t address = 0;
   ns_slot_state state = NS_SLOT_CHECKED;
-  bool is_grad_norm = false;
+  ns_slot_role role = NS_ROLE_NONE;
 };
 
 class Session {
@@ -82,7 +82,7 @@ class Session {
   // The step in progress.
   SlotHealthRows health_rows_ = unmeasured_rows();
   std::uint64_t checked_mask_ = 0;
-  double grad_norm_ = 0;
+  double grad_norm_ = 0, loss_ = 0;  // the role slots' element 0 at their check (NaN unchecked)
   std::vector<CapturedSlot> captured_;
   bool halted_ = false;
   // What the run file holds.

@@ -83,6 +83,7 @@ struct ActiveTable {
   bool builtin = true;
   std::string trainer = "nanscope";
   std::deque<std::string> text;  // a deque: growing it moves no string the views point at
+  std::uint64_t generation = 0;
 };
 ActiveTable& active() {
   static ActiveTable a;
@@ -97,6 +98,10 @@ std::string_view slot_phase(const SlotInfo& s) {
 
 const std::array<SlotInfo, kSlotCount>& slot_table() {
   return active().table;
+}
+
+std::uint64_t slot_table_generation() {
+  return active().generation;
 }
 
 int slot_count() {
@@ -114,6 +119,7 @@ const std::string& slot_trainer() {
 void use_builtin_slots() {
   ActiveTable& a = active();
   if (a.builtin) return;  // nothing written: readers on other threads may be reading it
+  ++a.generation;
   a.table = kTable;
   a.count = kSlotCount;
   a.builtin = true;
@@ -170,6 +176,7 @@ std::string use_trainer_slots(const std::string& trainer, const std::vector<Trai
     if (same) return {};  // already in effect: nothing written
   }
   use_builtin_slots();
+  ++a.generation;
   a.builtin = false;
   a.trainer = trainer;
   a.count = static_cast<int>(slots.size());

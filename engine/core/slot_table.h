@@ -118,6 +118,8 @@ int slot_count();
 // Whether nanscope's own trainer's table is in effect (the slots with built-in meaning: the
 // backward entry of 33-35, the C51 and IQN health fields, the scenarios).
 bool builtin_slots();
+// Changes whenever another table is put in effect (views that cache rows compare it).
+std::uint64_t slot_table_generation();
 // The trainer whose table is in effect: "nanscope", or the name an SDK run recorded.
 const std::string& slot_trainer();
 

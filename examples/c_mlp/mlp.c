@@ -117,7 +117,7 @@ static void update(float lr) {
 
 /* One slot: its name, phase, order, consumers and buffer. */
 static int add_slot(const char* name, const char* phase, int order, const char* consumers,
-                    const float* buffer, int64_t count, int is_grad_norm, int32_t* id) {
+                    const float* buffer, int64_t count, ns_slot_role role, int32_t* id) {
   ns_slot_desc d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;
@@ -130,7 +130,7 @@ static int add_slot(const char* name, const char* phase, int order, const char* 
   d.memory = NS_HOST;
   d.address = (uint64_t)(uintptr_t)buffer;
   d.state = buffer ? NS_SLOT_CHECKED : NS_SLOT_ABSENT;
-  d.is_grad_norm = is_grad_norm;
+  d.role = role;
   return ns_slot_register(session, &d, id) == NS_OK;
 }
 
@@ -168,19 +168,19 @@ int main(int argc, char** argv) {
 
   enum { X, X_NORM, H, DROPOUT, Y_HAT, LOSS, D_Y, D_H, GRADS, GRAD_NORM, PARAMS, SLOTS };
   int32_t id[SLOTS];
-  if (!add_slot("x", "sample", 0, "x_norm", x, BATCH * FEATURES, 0, &id[X]) ||
-      !add_slot("x_norm", "forward", 1, "h", x_norm, BATCH * FEATURES, 0, &id[X_NORM]) ||
-      !add_slot("h", "forward", 2, "y_hat, d_h, grads", h, BATCH * HIDDEN, 0, &id[H]) ||
+  if (!add_slot("x", "sample", 0, "x_norm", x, BATCH * FEATURES, NS_ROLE_NONE, &id[X]) ||
+      !add_slot("x_norm", "forward", 1, "h", x_norm, BATCH * FEATURES, NS_ROLE_NONE, &id[X_NORM]) ||
+      !add_slot("h", "forward", 2, "y_hat, d_h, grads", h, BATCH * HIDDEN, NS_ROLE_NONE, &id[H]) ||
       /* this MLP has no dropout: the slot exists in the table, absent in this run */
-      !add_slot("dropout_mask", "forward", 3, "y_hat", NULL, 0, 0, &id[DROPOUT]) ||
-      !add_slot("y_hat", "forward", 4, "loss, d_y", y_hat, BATCH, 0, &id[Y_HAT]) ||
-      !add_slot("loss", "forward", 5, NULL, loss, 1, 0, &id[LOSS]) ||
-      !add_slot("d_y", "backward", 6, "d_h, grads", d_y, BATCH, 0, &id[D_Y]) ||
-      !add_slot("d_h", "backward", 7, "grads", d_h, BATCH * HIDDEN, 0, &id[D_H]) ||
-      !add_slot("grads", "backward", 8, "grad_norm, params", (const float*)&grads, N_PARAMS, 0,
+      !add_slot("dropout_mask", "forward", 3, "y_hat", NULL, 0, NS_ROLE_NONE, &id[DROPOUT]) ||
+      !add_slot("y_hat", "forward", 4, "loss, d_y", y_hat, BATCH, NS_ROLE_NONE, &id[Y_HAT]) ||
+      !add_slot("loss", "forward", 5, NULL, loss, 1, NS_ROLE_LOSS, &id[LOSS]) ||
+      !add_slot("d_y", "backward", 6, "d_h, grads", d_y, BATCH, NS_ROLE_NONE, &id[D_Y]) ||
+      !add_slot("d_h", "backward", 7, "grads", d_h, BATCH * HIDDEN, NS_ROLE_NONE, &id[D_H]) ||
+      !add_slot("grads", "backward", 8, "grad_norm, params", (const float*)&grads, N_PARAMS, NS_ROLE_NONE,
                 &id[GRADS]) ||
-      !add_slot("grad_norm", "backward", 9, NULL, grad_norm, 1, 1, &id[GRAD_NORM]) ||
-      !add_slot("params", "optimizer", 10, NULL, (const float*)&params, N_PARAMS, 0, &id[PARAMS]))
+      !add_slot("grad_norm", "backward", 9, NULL, grad_norm, 1, NS_ROLE_GRAD_NORM, &id[GRAD_NORM]) ||
+      !add_slot("params", "optimizer", 10, NULL, (const float*)&params, N_PARAMS, NS_ROLE_NONE, &id[PARAMS]))
     return failed(NS_ERR_ARGUMENT, "ns_slot_register");
 
   rng_state = 42;

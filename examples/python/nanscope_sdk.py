@@ -24,6 +24,7 @@ NS_OK = 0
 NS_F32, NS_F64 = 0, 1
 NS_HOST, NS_DEVICE = 0, 1
 NS_SLOT_CHECKED, NS_SLOT_ABSENT, NS_SLOT_DEFERRED = 0, 1, 2
+ROLES = {None: 0, "loss": 1, "grad_norm": 2}
 HALTS = {0: None, 1: "halt_nan", 2: "halt_grad_collapse"}
 
 
@@ -50,7 +51,7 @@ class _SlotDesc(ctypes.Structure):
                 ("consumers", ctypes.c_char_p), ("count", ctypes.c_int64),
                 ("dtype", ctypes.c_int32), ("memory", ctypes.c_int32),
                 ("address", ctypes.c_uint64), ("state", ctypes.c_int32),
-                ("is_grad_norm", ctypes.c_int32)]
+                ("role", ctypes.c_int32)]
 
 
 class StepResult(ctypes.Structure):
@@ -145,12 +146,13 @@ class Session:
             raise Error(status, self._lib.ns_last_error().decode(errors="replace"))
 
     def slot(self, name, order, array=None, phase="step", consumers=None, absent=False,
-             deferred=False, grad_norm=False):
-        """Registers a slot (before the first fold) and returns its id."""
+             deferred=False, role=None):
+        """Registers a slot (before the first fold) and returns its id. `role`: None, "loss" or
+        "grad_norm" (its element 0 is the run's loss or gradient norm in the metrics)."""
         address, count, dtype = (0, 0, NS_F32) if array is None else _address_and_type(array)
         state = NS_SLOT_ABSENT if absent else NS_SLOT_DEFERRED if deferred else NS_SLOT_CHECKED
         d = _SlotDesc(ctypes.sizeof(_SlotDesc), _text(name), _text(phase), order,
-                      _text(consumers), count, dtype, NS_HOST, address, state, grad_norm)
+                      _text(consumers), count, dtype, NS_HOST, address, state, ROLES[role])
         sid = ctypes.c_int32(-1)
         self._call("ns_slot_register", self.handle, ctypes.byref(d), ctypes.byref(sid))
         if array is not None:

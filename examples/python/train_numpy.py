@@ -48,10 +48,10 @@ def main():
         s.slot("class_weights", 1, absent=True, phase="sample")  # this trainer weighs no class
         slog = s.slot("logits", 2, logits, phase="forward", consumers="log_p, d_logits")
         slp = s.slot("log_p", 3, log_p, phase="forward", consumers="loss")
-        sloss = s.slot("loss", 4, loss, phase="forward")
+        sloss = s.slot("loss", 4, loss, phase="forward", role="loss")
         sd = s.slot("d_logits", 5, d_logits, phase="backward", consumers="grad_w")
         sg = s.slot("grad_w", 6, grad_w, phase="backward", consumers="grad_norm, w")
-        sn = s.slot("grad_norm", 7, grad_norm, phase="backward", grad_norm=True)
+        sn = s.slot("grad_norm", 7, grad_norm, phase="backward", role="grad_norm")
         sw = s.slot("w", 8, w, phase="optimizer")
         for fold in range(a.folds):
             entry = None

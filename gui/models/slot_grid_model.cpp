@@ -57,7 +57,7 @@ void SlotGridModel::collectWarned(bool from_scratch) {
   if (!view_) return;
   for (; warned_events_ < view_->events.size(); ++warned_events_) {
     const SnapshotEvent& e = view_->events[warned_events_];
-    if (e.kind != EventKind::Watch || e.entry_slot < 0 || e.entry_slot >= kSlotCount) continue;
+    if (e.kind != EventKind::Watch || e.entry_slot < 0 || e.entry_slot >= slot_count()) continue;
     const int column = mode_ == Folds ? e.fold : (e.fold == fold_ ? e.step : -1);
     if (column >= 0 && column < columns_)
       warned_[static_cast<std::size_t>(column)] |= std::uint64_t{1} << e.entry_slot;
@@ -97,7 +97,7 @@ void SlotGridModel::refresh(bool reset) {
   // The fold grid's last fold keeps changing, and so may the step grid's cells' check states.
   const int from = mode_ == Folds ? std::max(0, before - 1) : std::max(0, before - 1);
   if (columns_ > 0 && from < columns_)
-    Q_EMIT dataChanged(index(0, from), index(kSlotCount - 1, columns_ - 1));
+    Q_EMIT dataChanged(index(0, from), index(slot_count() - 1, columns_ - 1));
 }
 
 void SlotGridModel::setFold(int fold) {
@@ -109,14 +109,14 @@ void SlotGridModel::setFold(int fold) {
 }
 
 int SlotGridModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kSlotCount;
+  return parent.isValid() ? 0 : slot_count();
 }
 int SlotGridModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : columns_;
 }
 
 int SlotGridModel::code(int row, int column) const {
-  if (!view_ || row < 0 || row >= kSlotCount || column < 0 || column >= columns_)
+  if (!view_ || row < 0 || row >= slot_count() || column < 0 || column >= columns_)
     return kCellNotRun;
   const int slot = slotOfRow(row);
   if (mode_ == Folds) {
@@ -241,7 +241,7 @@ QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
 QVariant SlotGridModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (o == Qt::Vertical) {
-    if (section < 0 || section >= kSlotCount) return {};
+    if (section < 0 || section >= slot_count()) return {};
     const int slot = slotOfRow(section);
     return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
   }

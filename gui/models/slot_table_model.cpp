@@ -9,7 +9,7 @@ void SlotTableModel::setView(const Snapshot* view) {
 }
 
 void SlotTableModel::refresh() {
-  if (view_) Q_EMIT dataChanged(index(0, 0), index(kSlotCount - 1, ColumnCount - 1));
+  if (view_) Q_EMIT dataChanged(index(0, 0), index(slot_count() - 1, ColumnCount - 1));
 }
 
 void SlotTableModel::setFold(int fold) {
@@ -30,7 +30,7 @@ QString SlotTableModel::stateOf(int slot) const {
 }
 
 int SlotTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kSlotCount;
+  return parent.isValid() ? 0 : slot_count();
 }
 int SlotTableModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : ColumnCount;

@@ -6,13 +6,15 @@
 namespace nanscope::gui {
 
 const std::array<int, kSlotCount>& dataflow_order() {
-  static const std::array<int, kSlotCount> order = [] {
-    std::array<int, kSlotCount> o{};
-    for (int i = 0; i < kSlotCount; ++i) o[i] = i;
-    std::sort(o.begin(), o.end(),
-              [](int a, int b) { return slot_info(a).rank < slot_info(b).rank; });
-    return o;
-  }();
+  // Sorted again whenever another slot table is put in effect (placeholders rank last).
+  static std::array<int, kSlotCount> order{};
+  static std::uint64_t sorted_for = ~std::uint64_t{0};
+  if (sorted_for != slot_table_generation()) {
+    for (int i = 0; i < kSlotCount; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [](int a, int b) { return slot_info(a).rank < slot_info(b).rank; });
+    sorted_for = slot_table_generation();
+  }
   return order;
 }
 

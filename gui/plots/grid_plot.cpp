@@ -47,7 +47,7 @@ class NarrowEvents : public QCPLayerable {
       last_column = c;
       // Clear of the axis lines on the edges.
       const int left = std::clamp(px - kMinEventPx / 2, r.left() + 1, r.right() - kMinEventPx);
-      for (int row = 0; row < kSlotCount; ++row) {
+      for (int row = 0; row < slot_count(); ++row) {
         const int code = plot_->shownCode(SlotGridModel::slotOfRow(row), c);
         if (code < kCellNaN || code > kCellWarned) continue;
         painter->setBrush(cell_color(code));
@@ -89,7 +89,7 @@ class GridGlyphs : public QCPLayerable {
     f.setBold(true);
     painter->setFont(f);
     for (int c = first; c <= last; ++c)
-      for (int row = 0; row < kSlotCount; ++row) {
+      for (int row = 0; row < slot_count(); ++row) {
         const int code = model_->code(row, c);
         const QString g = cell_glyph(code);
         if (g.isEmpty()) continue;
@@ -127,13 +127,7 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   entry_frames_ = std::make_unique<CellOutlines>(this, entry_pen());
   jump_marks_ = std::make_unique<CellOutlines>(this, jump_pen());
   yAxis->setRangeReversed(true);
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (int r = 0; r < kSlotCount; ++r) {
-    const int slot = SlotGridModel::slotOfRow(r);
-    ticker->addTick(r,
-                    QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data())));
-  }
-  yAxis->setTicker(ticker);
+  labelRows();
   QSharedPointer<QCPAxisTickerFixed> columns(new QCPAxisTickerFixed);
   columns->setTickStep(1.0);
   columns->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);  // whole folds/steps only
@@ -141,7 +135,6 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   yAxis->setTickLabelFont(QFont(font().family(), 7));
   yAxis->grid()->setVisible(false);
   xAxis->grid()->setVisible(false);
-  yAxis->setRange(-0.5, kSlotCount - 0.5);
   // The selection: its row and column outlined (thin, so the cells keep the colours of the key),
   // the cell framed.
   auto outline = [this](const QPen& pen) {
@@ -245,7 +238,25 @@ void GridPlot::clampRange() {
   setting_range_ = false;
 }
 
+// The rows' labels and range: the slots of the table in effect, in dataflow order (a run file of
+// another trainer brings its own).
+void GridPlot::labelRows() {
+  if (labelled_table_ == slot_table_generation()) return;
+  labelled_table_ = slot_table_generation();
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int r = 0; r < slot_count(); ++r) {
+    const int slot = SlotGridModel::slotOfRow(r);
+    // The name is a view of the table's own text: sized, not NUL-terminated.
+    const std::string_view name = slot_info(slot).name;
+    ticker->addTick(r, QString("%1 %2").arg(slot).arg(
+                           QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()))));
+  }
+  yAxis->setTicker(ticker);
+  yAxis->setRange(-0.5, slot_count() - 0.5);
+}
+
 void GridPlot::rebuild() {
+  labelRows();
   const int cols = std::max(1, model_->columnCount());
   if (fitted_) {
     setting_range_ = true;
@@ -282,13 +293,13 @@ void GridPlot::rebuildMap() {
     // A single column is two map cells (so that it has a width), both that column's code.
     const int cells = std::max(2, visible);
     model_->pooledCodes(first, cols == 0 ? -1 : last, visible, pooled_);
-    map_->data()->setSize(cells, kSlotCount);
+    map_->data()->setSize(cells, slot_count());
     if (visible == 1)
-      map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, kSlotCount - 1));
+      map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, slot_count() - 1));
     else
-      map_->data()->setRange(QCPRange(first, last), QCPRange(0, kSlotCount - 1));
+      map_->data()->setRange(QCPRange(first, last), QCPRange(0, slot_count() - 1));
     for (int c = 0; c < cells; ++c)
-      for (int row = 0; row < kSlotCount; ++row) {
+      for (int row = 0; row < slot_count(); ++row) {
         const int bin = visible == 1 ? 0 : c;
         map_->data()->setCell(
             c, row,
@@ -297,12 +308,12 @@ void GridPlot::rebuildMap() {
   } else {
     columns_per_cell_ = static_cast<double>(visible) / pixels;
     model_->pooledCodes(first, last, pixels, pooled_);
-    map_->data()->setSize(pixels, kSlotCount);
+    map_->data()->setSize(pixels, slot_count());
     const double half = columns_per_cell_ / 2;
     map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half),
-                           QCPRange(0, kSlotCount - 1));
+                           QCPRange(0, slot_count() - 1));
     for (int b = 0; b < pixels; ++b)
-      for (int row = 0; row < kSlotCount; ++row)
+      for (int row = 0; row < slot_count(); ++row)
         map_->data()->setCell(
             b, row,
             pooled_[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(row)]);
@@ -350,20 +361,20 @@ void GridPlot::placeSelection() {
   sel_cell_->setVisible(has_column);
   if (!has_column) return;
   sel_column_band_->topLeft->setCoords(sel_column_ - 0.5, -0.5);
-  sel_column_band_->bottomRight->setCoords(sel_column_ + 0.5, kSlotCount - 0.5);
+  sel_column_band_->bottomRight->setCoords(sel_column_ + 0.5, slot_count() - 0.5);
   sel_cell_->topLeft->setCoords(sel_column_ - 0.5, row - 0.5);
   sel_cell_->bottomRight->setCoords(sel_column_ + 0.5, row + 0.5);
 }
 
 bool GridPlot::rowAt(const QPoint& pos, int& row) const {
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return axisRect()->rect().contains(pos) && row >= 0 && row < kSlotCount;
+  return axisRect()->rect().contains(pos) && row >= 0 && row < slot_count();
 }
 
 bool GridPlot::cellAt(const QPoint& pos, int& row, int& column) const {
   column = static_cast<int>(std::lround(xAxis->pixelToCoord(pos.x())));
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return axisRect()->rect().contains(pos) && row >= 0 && row < kSlotCount && column >= 0 &&
+  return axisRect()->rect().contains(pos) && row >= 0 && row < slot_count() && column >= 0 &&
          column < model_->columnCount();
 }
 
@@ -439,7 +450,7 @@ void GridPlot::keyPressEvent(QKeyEvent* e) {
       row = std::max(0, row - 1);
       break;
     case Qt::Key_Down:
-      row = std::min(kSlotCount - 1, row + 1);
+      row = std::min(slot_count() - 1, row + 1);
       break;
     case Qt::Key_Home:
       column = 0;

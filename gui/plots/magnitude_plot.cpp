@@ -55,7 +55,7 @@ MagnitudePlot::MagnitudePlot(QWidget* parent) : QCustomPlot(parent) {
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   yAxis->setRangeReversed(true);
-  yAxis->setRange(-0.5, kSlotCount - 0.5);
+  yAxis->setRange(-0.5, slot_count() - 0.5);
   yAxis->setTickLabels(false);
   yAxis->grid()->setVisible(false);
   xAxis->grid()->setVisible(false);
@@ -222,21 +222,22 @@ void MagnitudePlot::rebuildMap() {
   const int visible = columns_ == 0 ? 0 : last - first + 1;
   const int bins = std::max(1, std::min(visible, std::max(1, axisRect()->width())));
   const double per_bin = visible > 0 ? static_cast<double>(visible) / bins : 1;
+  yAxis->setRange(-0.5, slot_count() - 0.5);  // the rows of the table in effect
   // Two map cells at least, so that a single column still has a width.
   const int cells = std::max(2, bins);
-  map_->data()->setSize(cells, kSlotCount);
+  map_->data()->setSize(cells, slot_count());
   const double half = per_bin / 2;
   if (bins == 1)
     map_->data()->setRange(QCPRange(first - 0.5 + half / 2, last + 0.5 - half / 2),
-                           QCPRange(0, kSlotCount - 1));
+                           QCPRange(0, slot_count() - 1));
   else
     map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half),
-                           QCPRange(0, kSlotCount - 1));
+                           QCPRange(0, slot_count() - 1));
   for (int b = 0; b < cells; ++b) {
     const int bin = std::min(b, bins - 1);
     const int c0 = first + static_cast<int>(bin * per_bin);
     const int c1 = std::min(last, std::max(c0, first + static_cast<int>((bin + 1) * per_bin) - 1));
-    for (int row = 0; row < kSlotCount; ++row) {
+    for (int row = 0; row < slot_count(); ++row) {
       double v = std::numeric_limits<double>::quiet_NaN();
       if (visible > 0)
         for (int c = c0; c <= c1; ++c)
@@ -251,7 +252,7 @@ void MagnitudePlot::rebuildMap() {
 bool MagnitudePlot::cellAt(const QPoint& pos, int& row, int& column) const {
   column = static_cast<int>(std::lround(xAxis->pixelToCoord(pos.x())));
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return axisRect()->rect().contains(pos) && row >= 0 && row < kSlotCount && column >= 0 &&
+  return axisRect()->rect().contains(pos) && row >= 0 && row < slot_count() && column >= 0 &&
          column < columns_;
 }
 

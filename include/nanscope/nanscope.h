@@ -57,6 +57,10 @@ typedef enum ns_memory { NS_HOST = 0, NS_DEVICE = 1 } ns_memory;
 /* How a slot starts: checked; absent ("this buffer does not exist in this run", never checked);
  * deferred (registered, checked only once ns_slot_undefer is called). */
 typedef enum ns_slot_state { NS_SLOT_CHECKED = 0, NS_SLOT_ABSENT = 1, NS_SLOT_DEFERRED = 2 } ns_slot_state;
+/* What a slot's element 0 is to the run's metrics (the run file's /steps/loss and
+ * /steps/grad_norm, the workbench's metrics plot; the grad_collapse halt reads the gradient norm).
+ * At most one slot has each role. */
+typedef enum ns_slot_role { NS_ROLE_NONE = 0, NS_ROLE_LOSS = 1, NS_ROLE_GRAD_NORM = 2 } ns_slot_role;
 
 /* Halt reasons (ns_step_result.halt), as the trainer nanscope came from names them. */
 typedef enum ns_halt {
@@ -96,8 +100,7 @@ typedef struct ns_slot_desc {
   uint64_t address;     /* the buffer (a pointer as an integer); 0 for an absent slot or one
                            whose buffer comes later (ns_slot_set_address) */
   int32_t state;        /* ns_slot_state */
-  int32_t is_grad_norm; /* nonzero: element 0 is the trainer's global gradient norm (the
-                           grad_collapse halt reads it) */
+  int32_t role;         /* ns_slot_role */
 } ns_slot_desc;
 
 typedef struct ns_step_result {

@@ -11,6 +11,9 @@ pub const NS_F32: i32 = 0;
 pub const NS_HOST: i32 = 0;
 pub const NS_SLOT_CHECKED: i32 = 0;
 pub const NS_SLOT_ABSENT: i32 = 1;
+pub const NS_ROLE_NONE: i32 = 0;
+pub const NS_ROLE_LOSS: i32 = 1;
+pub const NS_ROLE_GRAD_NORM: i32 = 2;
 
 #[repr(C)]
 pub struct ns_session_options {
@@ -40,7 +43,7 @@ pub struct ns_slot_desc {
     pub memory: i32,
     pub address: u64,
     pub state: i32,
-    pub is_grad_norm: i32,
+    pub role: i32,
 }
 
 #[repr(C)]

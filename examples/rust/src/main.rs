@@ -42,23 +42,23 @@ fn run(dir: &str, bug: bool, folds: i32, steps: i32) -> Result<(), sdk::Error> {
 
     let config = format!("bug = {}\nlambda_iqn = 0\n", bug);
     let s = Session::open(dir, "rust_trainer", &config, folds)?;
-    let slot = |name, phase, order, consumers, buffer, grad_norm| Slot {
+    let slot = |name, phase, order, consumers, buffer, role| Slot {
         name,
         phase,
         order,
         consumers,
         buffer,
-        grad_norm,
+        role,
     };
-    let s_obs = s.register(&slot("obs", "sample", 0, "logits, grad", address(&obs), false))?;
-    let s_tau = s.register(&slot("iqn_tau", "sample", 1, "", iqn_tau.as_deref().and_then(address), false))?;
-    let s_logits = s.register(&slot("logits", "forward", 2, "probs", address(&logits), false))?;
-    let s_probs = s.register(&slot("probs", "forward", 3, "loss, d_logits", address(&probs), false))?;
-    let s_loss = s.register(&slot("loss", "forward", 4, "", address(&loss), false))?;
-    let s_d = s.register(&slot("d_logits", "backward", 5, "grad", address(&d_logits), false))?;
-    let s_grad = s.register(&slot("grad", "backward", 6, "grad_norm, weights", address(&grad), false))?;
-    let s_norm = s.register(&slot("grad_norm", "backward", 7, "", address(&grad_norm), true))?;
-    let s_w = s.register(&slot("weights", "optimizer", 8, "", address(&weights), false))?;
+    let s_obs = s.register(&slot("obs", "sample", 0, "logits, grad", address(&obs), ffi::NS_ROLE_NONE))?;
+    let s_tau = s.register(&slot("iqn_tau", "sample", 1, "", iqn_tau.as_deref().and_then(address), ffi::NS_ROLE_NONE))?;
+    let s_logits = s.register(&slot("logits", "forward", 2, "probs", address(&logits), ffi::NS_ROLE_NONE))?;
+    let s_probs = s.register(&slot("probs", "forward", 3, "loss, d_logits", address(&probs), ffi::NS_ROLE_NONE))?;
+    let s_loss = s.register(&slot("loss", "forward", 4, "", address(&loss), ffi::NS_ROLE_LOSS))?;
+    let s_d = s.register(&slot("d_logits", "backward", 5, "grad", address(&d_logits), ffi::NS_ROLE_NONE))?;
+    let s_grad = s.register(&slot("grad", "backward", 6, "grad_norm, weights", address(&grad), ffi::NS_ROLE_NONE))?;
+    let s_norm = s.register(&slot("grad_norm", "backward", 7, "", address(&grad_norm), ffi::NS_ROLE_GRAD_NORM))?;
+    let s_w = s.register(&slot("weights", "optimizer", 8, "", address(&weights), ffi::NS_ROLE_NONE))?;
 
     let mut rng = Lcg(11);
     for w in weights.iter_mut() {

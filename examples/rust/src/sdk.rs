@@ -36,7 +36,8 @@ pub struct Slot<'a> {
     pub consumers: &'a str,
     /// The buffer: its address as u64 and its f32 count; None for a buffer this run does not have.
     pub buffer: Option<(u64, usize)>,
-    pub grad_norm: bool,
+    /// ffi::NS_ROLE_*: the run's loss or gradient norm (element 0).
+    pub role: i32,
 }
 
 pub struct Session {
@@ -80,7 +81,7 @@ impl Session {
             memory: ffi::NS_HOST,
             address,
             state: if s.buffer.is_some() { ffi::NS_SLOT_CHECKED } else { ffi::NS_SLOT_ABSENT },
-            is_grad_norm: s.grad_norm as i32,
+            role: s.role,
         };
         let mut id = -1;
         // SAFETY: as above.

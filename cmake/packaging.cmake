@@ -12,12 +12,33 @@ if(TARGET nanscope)
   list(APPEND programs nanscope)
 endif()
 install(TARGETS ${programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# The SDK (docs/sdk.md): libnanscope, its C header, a CMake package (find_package(nanscope):
+# nanscope::nanscope) and a pkg-config file.
+include(CMakePackageConfigHelpers)
+install(TARGETS nanscope_sdk EXPORT nanscopeTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/nanscope/nanscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nanscope)
+set(sdk_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/nanscope)
+install(EXPORT nanscopeTargets NAMESPACE nanscope:: DESTINATION ${sdk_cmake_dir})
+configure_package_config_file(cmake/sdk/nanscopeConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/sdk/nanscopeConfig.cmake INSTALL_DESTINATION ${sdk_cmake_dir})
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/sdk/nanscopeConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/sdk/nanscopeConfig.cmake
+              ${CMAKE_BINARY_DIR}/sdk/nanscopeConfigVersion.cmake DESTINATION ${sdk_cmake_dir})
+configure_file(cmake/sdk/nanscope.pc.in ${CMAKE_BINARY_DIR}/sdk/nanscope.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/sdk/nanscope.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(DIRECTORY examples/c_mlp examples/python examples/rust
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+        PATTERN target EXCLUDE PATTERN Cargo.lock EXCLUDE PATTERN __pycache__ EXCLUDE)
 if(TARGET nanscope_cuda_plugin)
   install(TARGETS nanscope_cuda_plugin LIBRARY DESTINATION ${NANSCOPE_PLUGIN_SUBDIR} COMPONENT cuda)
 endif()
 install(FILES resources/desktop/nanscope.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
 install(FILES resources/desktop/nanscope.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
-install(FILES README.md docs/gui.md docs/files.md docs/config.md docs/slots.md docs/trainer.md
+install(FILES README.md docs/gui.md docs/files.md docs/config.md docs/slots.md docs/trainer.md docs/sdk.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Debian's copyright file, in each package's doc directory.
 install(FILES resources/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -109,8 +109,11 @@ int Session::register_slot(const ns_slot_desc& d) {
   s.consumers_text = text_or_empty(d.consumers);
   s.order = d.order;
   s.count = d.count;
-  const std::string who = fmt::format("slot '{}'", s.name);
-  if (s.name.empty()) throw Error(NS_ERR_ARGUMENT, "ns_slot_register: desc.name is empty");
+  const std::string who = fmt::format("ns_slot_register: slot '{}'", s.name);
+  if (const std::string why = slot_name_problem(s.name); !why.empty())
+    throw Error(NS_ERR_ARGUMENT, fmt::format("ns_slot_register: slot '{}': {}", s.name, why));
+  if (s.phase.size() > 31)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: the phase is over 31 bytes", who));
   for (const RegisteredSlot& other : slots_)
     if (other.name == s.name)
       throw Error(NS_ERR_ARGUMENT, fmt::format("ns_slot_register: {} is already registered", who));

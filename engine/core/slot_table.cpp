@@ -134,14 +134,13 @@ bool printable_name(const std::string& s, std::size_t longest) {
     if (c < 0x20 || c == 0x7f || c == ',') return false;
   return true;
 }
-// A slot's name is also part of its dump's file name: letters, digits, '_', '.' and '-'.
-bool slot_name(const std::string& s) {
-  if (s.empty() || s.size() > 31 || s.front() == '.' || s.front() == '-') return false;
-  for (unsigned char c : s)
-    if (!std::isalnum(c) && c != '_' && c != '.' && c != '-') return false;
-  return true;
-}
 }  // namespace
+
+std::string slot_name_problem(const std::string& s) {
+  bool ok = !s.empty() && s.size() <= 31 && s.front() != '.' && s.front() != '-';
+  for (unsigned char c : s) ok = ok && (std::isalnum(c) || c == '_' || c == '.' || c == '-');
+  return ok ? "" : "a name is 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'";
+}
 
 std::string use_trainer_slots(const std::string& trainer, const std::vector<TrainerSlot>& slots) {
   if (slots.empty() || slots.size() > static_cast<std::size_t>(kSlotCount))
@@ -155,8 +154,7 @@ std::string use_trainer_slots(const std::string& trainer, const std::vector<Trai
   for (std::size_t i = 0; i < slots.size(); ++i) {
     const TrainerSlot& t = slots[i];
     const std::string which = "slot " + std::to_string(i);
-    if (!slot_name(t.name))
-      return which + ": a name is 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'";
+    if (const std::string why = slot_name_problem(t.name); !why.empty()) return which + ": " + why;
     if (!names.insert(t.name).second) return which + ": the name '" + t.name + "' is taken";
     if (!printable_name(t.phase, 31))
       return which + " (" + t.name + "): a phase is 1-31 printable characters without ','";

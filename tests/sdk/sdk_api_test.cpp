@@ -1,0 +1,350 @@
+// The SDK's C API used wrongly, as a stranger's trainer might: every misuse gets its status and a
+// message that names what was wrong, the process lives, and the session goes on with nothing lost.
+// Linked to libnanscope through its header only; the run files are read back with nanscope's own
+// reader.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "io/run_file.h"
+#include "nanscope/nanscope.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("nanscope_sdk_api_" + name + "_" +
+                                                  std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+ns_session_options options(const std::string& dir) {
+  static std::string keep;
+  keep = dir;
+  ns_session_options o{};
+  o.struct_size = sizeof o;
+  o.run_dir = keep.c_str();
+  o.trainer = "api_test";
+  o.guard = 1;
+  o.health = 1;
+  o.capture = 1;
+  o.overwrite = 1;
+  return o;
+}
+
+ns_slot_desc desc(const char* name, int order, const float* buffer, std::int64_t count) {
+  ns_slot_desc d{};
+  d.struct_size = sizeof d;
+  d.name = name;
+  d.phase = "forward";
+  d.order = order;
+  d.count = count;
+  d.dtype = NS_F32;
+  d.memory = NS_HOST;
+  d.address = reinterpret_cast<std::uint64_t>(buffer);
+  d.state = buffer ? NS_SLOT_CHECKED : NS_SLOT_ABSENT;
+  return d;
+}
+
+// The status, and a message that contains `words`.
+#define EXPECT_REFUSED(call, status, words)                               \
+  do {                                                                    \
+    EXPECT_EQ((call), (status)) << #call;                                 \
+    EXPECT_NE(std::string(ns_last_error()).find(words), std::string::npos) \
+        << #call << ": " << ns_last_error();                              \
+  } while (0)
+
+class SdkApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    const ns_session_options o = options(dir_.string());
+    ASSERT_EQ(ns_session_open(&o, &s_), NS_OK) << ns_last_error();
+    a_.assign(16, 1.0f);
+    b_.assign(16, 2.0f);
+    ns_slot_desc da = desc("a", 0, a_.data(), 16);
+    da.consumers = "b";
+    ASSERT_EQ(ns_slot_register(s_, &da, &ia_), NS_OK) << ns_last_error();
+    const ns_slot_desc db = desc("b", 1, b_.data(), 16);
+    ASSERT_EQ(ns_slot_register(s_, &db, &ib_), NS_OK) << ns_last_error();
+  }
+  void TearDown() override {
+    if (s_) ns_session_close(s_);
+    fs::remove_all(dir_);
+  }
+  // One step that checks both slots; its result.
+  ns_step_result step(int n) {
+    ns_step_result r{};
+    r.struct_size = sizeof r;
+    EXPECT_EQ(ns_step_begin(s_, n, nullptr), NS_OK) << ns_last_error();
+    const std::int32_t both[] = {ia_, ib_};
+    EXPECT_EQ(ns_check(s_, both, 2, nullptr), NS_OK) << ns_last_error();
+    EXPECT_EQ(ns_step_end(s_, &r), NS_OK) << ns_last_error();
+    return r;
+  }
+  fs::path dir_;
+  ns_session s_ = 0;
+  std::vector<float> a_, b_;
+  std::int32_t ia_ = -1, ib_ = -1;
+};
+
+TEST(SdkApiVersion, HeaderAndLibraryAgree) {
+  int major = -1, minor = -1, patch = -1;
+  ns_version(&major, &minor, &patch);
+  EXPECT_EQ(major, NS_VERSION_MAJOR);
+  EXPECT_EQ(minor, NS_VERSION_MINOR);
+  EXPECT_EQ(patch, NS_VERSION_PATCH);
+  EXPECT_EQ(ns_abi_version(), NS_ABI_VERSION);
+  ns_version(nullptr, nullptr, nullptr);  // null outputs are allowed
+}
+
+TEST_F(SdkApi, NullMadeUpAndClosedHandlesAreRefused) {
+  std::int32_t id = 0;
+  const ns_slot_desc d = desc("c", 2, a_.data(), 16);
+  for (ns_session bad : {ns_session{0}, ns_session{1}, s_ + 1, ns_session{~0ull},
+                         static_cast<ns_session>(reinterpret_cast<std::uintptr_t>(&d))}) {
+    EXPECT_REFUSED(ns_fold_begin(bad, 0), NS_ERR_HANDLE, "is not open");
+    EXPECT_REFUSED(ns_slot_register(bad, &d, &id), NS_ERR_HANDLE, "is not open");
+    EXPECT_REFUSED(ns_check(bad, &ia_, 1, nullptr), NS_ERR_HANDLE, "is not open");
+    EXPECT_REFUSED(ns_session_close(bad), NS_ERR_HANDLE, "is not open");
+  }
+  ASSERT_EQ(ns_session_close(s_), NS_OK) << ns_last_error();
+  const ns_session closed = s_;
+  s_ = 0;
+  EXPECT_REFUSED(ns_fold_begin(closed, 0), NS_ERR_HANDLE, "is not open");
+  EXPECT_REFUSED(ns_step_begin(closed, 0, nullptr), NS_ERR_HANDLE, "is not open");
+  EXPECT_REFUSED(ns_session_close(closed), NS_ERR_HANDLE, "is not open");
+  std::uint64_t word = 0;
+  EXPECT_REFUSED(ns_guard_word(closed, &word), NS_ERR_HANDLE, "is not open");
+}
+
+TEST_F(SdkApi, ASecondOpenSessionIsRefusedAndTheFirstGoesOn) {
+  const std::string other = (dir_ / "other").string();
+  const ns_session_options o = options(other);
+  ns_session second = 77;
+  EXPECT_REFUSED(ns_session_open(&o, &second), NS_ERR_STATE, "one session at a time");
+  EXPECT_EQ(second, 0u);
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  EXPECT_EQ(step(0).fired, 0);
+}
+
+TEST_F(SdkApi, StructSizesAreCheckedBothWays) {
+  ns_slot_desc d = desc("c", 2, a_.data(), 16);
+  std::int32_t id = -1;
+  d.struct_size = sizeof d - 4;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_VERSION, "set it to sizeof");
+  d.struct_size = 0;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_VERSION, "struct_size is 0");
+  // A newer caller's larger struct: accepted while the part this library does not know is zero.
+  struct Larger {
+    ns_slot_desc d;
+    std::uint64_t future;
+  } larger{d, 0};
+  larger.d.struct_size = sizeof larger;
+  EXPECT_EQ(ns_slot_register(s_, &larger.d, &id), NS_OK) << ns_last_error();
+  larger.d.name = "e";
+  larger.future = 1;
+  EXPECT_REFUSED(ns_slot_register(s_, &larger.d, &id), NS_ERR_VERSION, "does not know");
+  ns_step_result r{};
+  r.struct_size = 3;
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  EXPECT_REFUSED(ns_step_end(s_, &r), NS_ERR_VERSION, "struct_size is 3");
+  r.struct_size = sizeof r;
+  EXPECT_EQ(ns_step_end(s_, &r), NS_OK) << "the refused call did not end the step";
+}
+
+TEST_F(SdkApi, BadSlotDescriptionsAreRefusedNamingTheSlot) {
+  std::int32_t id = -1;
+  ns_slot_desc d = desc("a", 3, a_.data(), 16);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "'a' is already registered");
+  EXPECT_EQ(id, -1);
+  d = desc("../escape", 3, a_.data(), 16);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "1-31 letters");
+  d = desc("c", 3, a_.data(), 0);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "count 0");
+  d = desc("c", 3, a_.data(), -5);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "count -5");
+  d = desc("c", -1, a_.data(), 16);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "order is negative");
+  d = desc("c", 3, a_.data(), 16);
+  d.dtype = 9;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "dtype 9");
+  d.dtype = NS_BF16;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_UNSUPPORTED, "bfloat16");
+  d = desc("c", 3, nullptr, 0);
+  d.address = reinterpret_cast<std::uint64_t>(a_.data());  // absent, yet a buffer
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "an absent slot has no buffer");
+  d = desc("c", 3, a_.data(), 16);
+  d.role = NS_ROLE_LOSS;
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK) << ns_last_error();
+  d.name = "d";
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "already has role");
+  EXPECT_REFUSED(ns_slot_register(s_, nullptr, &id), NS_ERR_ARGUMENT, "desc is NULL");
+  d.role = NS_ROLE_NONE;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, nullptr), NS_ERR_ARGUMENT, "id is NULL");
+  // A consumer that names no slot is found when the table is fixed, at the first fold.
+  d = desc("f", 4, a_.data(), 16);
+  d.consumers = "a, nowhere";
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK);
+  EXPECT_REFUSED(ns_fold_begin(s_, 0), NS_ERR_SLOT, "consumer 'nowhere' is not registered");
+}
+
+TEST_F(SdkApi, UnregisteredSlotsAreRefusedAndABadListChecksNothing) {
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  b_[3] = std::numeric_limits<float>::quiet_NaN();
+  const std::int32_t list[] = {ib_, 99};
+  EXPECT_REFUSED(ns_check(s_, list, 2, nullptr), NS_ERR_SLOT, "slot 99 is not registered");
+  const std::int32_t negative[] = {-1};
+  EXPECT_REFUSED(ns_check(s_, negative, 1, nullptr), NS_ERR_SLOT, "slot -1 is not registered");
+  EXPECT_REFUSED(ns_check(s_, nullptr, 1, nullptr), NS_ERR_ARGUMENT, "slots is NULL");
+  EXPECT_REFUSED(ns_check(s_, list, -1, nullptr), NS_ERR_ARGUMENT, "count -1");
+  EXPECT_REFUSED(ns_slot_undefer(s_, 42), NS_ERR_SLOT, "slot 42 is not registered");
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(ns_step_end(s_, &r), NS_OK);
+  EXPECT_EQ(r.fired, 0) << "the refused list checked b";
+}
+
+TEST_F(SdkApi, CallsOutOfOrderAreRefusedAndRegistrationEndsAtTheFirstFold) {
+  EXPECT_REFUSED(ns_step_begin(s_, 0, nullptr), NS_ERR_STATE, "no fold has begun");
+  EXPECT_REFUSED(ns_fold_begin(s_, 1), NS_ERR_ARGUMENT, "the next fold is 0");
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  EXPECT_REFUSED(ns_fold_begin(s_, 1), NS_ERR_STATE, "has not ended");
+  EXPECT_REFUSED(ns_step_begin(s_, 1, nullptr), NS_ERR_ARGUMENT, "the next step of fold 0 is 0");
+  std::int32_t id = -1;
+  const ns_slot_desc d = desc("late", 5, a_.data(), 16);
+  // Registration while a step is captured (or at any time after the table is fixed): refused.
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_STATE, "before the first fold");
+  EXPECT_REFUSED(ns_slot_set_address(s_, ia_, reinterpret_cast<std::uint64_t>(b_.data())),
+                 NS_ERR_STATE, "between steps only");
+  EXPECT_REFUSED(ns_step_begin(s_, 1, nullptr), NS_ERR_STATE, "step 0 has not ended");
+  EXPECT_REFUSED(ns_fold_end(s_, 0), NS_ERR_STATE, "step 0 has not ended");
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(ns_step_end(s_, &r), NS_OK);
+  EXPECT_REFUSED(ns_step_end(s_, &r), NS_ERR_STATE, "no step has begun");
+  EXPECT_REFUSED(ns_check(s_, &ia_, 1, nullptr), NS_ERR_STATE, "outside a step");
+  EXPECT_REFUSED(ns_fold_end(s_, 3), NS_ERR_STATE, "not the fold in progress");
+  int32_t allowed = 0;
+  EXPECT_REFUSED(ns_guard_allows_update(s_, &allowed), NS_ERR_STATE, "outside a step");
+  ASSERT_EQ(ns_fold_end(s_, 0), NS_OK);
+}
+
+TEST_F(SdkApi, MemoryThatCannotBeReadIsRefusedNotFollowed) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* two = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(two, MAP_FAILED);
+  auto* p = static_cast<float*>(two);
+  ASSERT_EQ(munmap(static_cast<char*>(two) + page, page), 0);  // a hole after the first page
+  std::int32_t id = -1;
+  // A count that runs past the buffer into unmapped memory.
+  ns_slot_desc d = desc("over", 2, p, page / 4 + 1);
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_MEMORY, "not readable host memory");
+  // A device-looking address passed as host memory; an address that wraps around.
+  d = desc("dev", 2, nullptr, 16);
+  d.state = NS_SLOT_CHECKED;
+  d.address = 0x7f0000000000ull;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_MEMORY, "not readable host memory");
+  d.address = ~0ull - 8;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_MEMORY, "");
+  // Host memory said to be device memory: this library has no device path and says so.
+  d = desc("as_device", 2, a_.data(), 16);
+  d.memory = NS_DEVICE;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_UNSUPPORTED, "device buffers");
+  // A buffer freed (unmapped) after registration: refused at its check, and the step goes on.
+  d = desc("freed", 2, p, page / 4);
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK) << ns_last_error();
+  ASSERT_EQ(munmap(two, page), 0);
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  EXPECT_REFUSED(ns_check(s_, &id, 1, nullptr), NS_ERR_MEMORY, "no longer readable");
+  EXPECT_EQ(ns_check(s_, &ia_, 1, nullptr), NS_OK);
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  EXPECT_EQ(ns_step_end(s_, &r), NS_OK);
+  // A misaligned address.
+  EXPECT_REFUSED(ns_slot_set_address(s_, ia_, reinterpret_cast<std::uint64_t>(a_.data()) + 1),
+                 NS_ERR_MEMORY, "not aligned");
+}
+
+TEST_F(SdkApi, AFailedWriteIsReportedNamingTheFileAndCloseStillFreesTheSession) {
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  step(0);
+  ASSERT_EQ(ns_fold_end(s_, 0), NS_OK) << ns_last_error();
+  ASSERT_EQ(ns_session_close(s_), NS_OK) << ns_last_error();
+  s_ = 0;
+  // The run directory disappears under an open session: the writer's failure comes back as
+  // NS_ERR_IO naming the file, at the next call or at close.
+  const ns_session_options o = options(dir_.string());
+  ASSERT_EQ(ns_session_open(&o, &s_), NS_OK) << ns_last_error();
+  const ns_slot_desc da = desc("a", 0, a_.data(), 16);
+  ASSERT_EQ(ns_slot_register(s_, &da, &ia_), NS_OK);
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  fs::remove_all(dir_);
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  ASSERT_EQ(ns_step_end(s_, &r), NS_OK);
+  const ns_status end = ns_fold_end(s_, 0);  // NS_OK when the write had not failed yet
+  const ns_session closed_handle = s_;
+  const ns_status closed = ns_session_close(s_);  // its own last write fails too
+  s_ = 0;
+  EXPECT_TRUE(end == NS_OK || end == NS_ERR_IO) << end;
+  EXPECT_EQ(closed, NS_ERR_IO);
+  EXPECT_NE(std::string(ns_last_error()).find("run.h5"), std::string::npos) << ns_last_error();
+  EXPECT_REFUSED(ns_fold_begin(closed_handle, 1), NS_ERR_HANDLE, "is not open");
+}
+
+TEST_F(SdkApi, TheRunFileHoldsTheTrainersTableFlagsAndEntry) {
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  EXPECT_EQ(step(0).fired, 0);
+  a_[5] = -std::numeric_limits<float>::infinity();
+  b_[0] = std::numeric_limits<float>::quiet_NaN();
+  const ns_step_result r = step(1);
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_EQ(r.first_fire, 1);
+  EXPECT_EQ(r.entry_slot, ia_) << "a has the lower order";
+  EXPECT_EQ(r.entry_step, 1);
+  EXPECT_EQ(r.updated, 0) << "the guard skips a step that fired";
+  std::uint64_t word = 0;
+  ASSERT_EQ(ns_guard_word(s_, &word), NS_OK);
+  EXPECT_EQ(*reinterpret_cast<const std::uint32_t*>(word), 1u);
+  ASSERT_EQ(ns_fold_end(s_, 0), NS_OK);
+  ASSERT_EQ(ns_fold_begin(s_, 1), NS_OK) << "flags reset at the fold's boundary";
+  a_[5] = b_[0] = 0;
+  EXPECT_EQ(step(0).entry_slot, -1);
+  ASSERT_EQ(ns_session_close(s_), NS_OK) << ns_last_error();
+  s_ = 0;
+
+  const nanscope::RunFileData run = nanscope::read_run_file((dir_ / "run.h5").string());
+  EXPECT_EQ(run.trainer, "api_test");
+  ASSERT_EQ(run.trainer_slots.size(), 2u);
+  EXPECT_EQ(run.trainer_slots[0].name, "a");
+  EXPECT_EQ(run.trainer_slots[0].consumers, 2u) << "a's consumer b, bit 1";
+  ASSERT_EQ(run.folds.size(), 2u);
+  EXPECT_EQ(run.folds[0].entry_slot.value_or(-1), 0);
+  EXPECT_EQ(run.folds[0].entry_step.value_or(-1), 1);
+  EXPECT_EQ(run.folds[0].slots[0].kinds, 4) << "-inf";
+  EXPECT_EQ(run.folds[0].slots[1].kinds, 1) << "NaN";
+  EXPECT_FALSE(run.folds[1].entry_slot.has_value());
+  ASSERT_EQ(run.steps.size(), 3u);
+  EXPECT_EQ(run.steps[1].health[1][nanscope::kHealthNonfinite], 1.0f);
+  EXPECT_EQ(run.steps[0].health[0][nanscope::kHealthMax], 1.0f);
+  ASSERT_EQ(run.events.size(), 1u);
+  EXPECT_EQ(run.events[0].dump, "dumps/fold000_step00000001_a.h5");
+  EXPECT_TRUE(fs::exists(dir_ / run.events[0].dump));
+}
+
+}  // namespace

@@ -42,7 +42,7 @@ export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp"
 found="$root/tests/fuzz/found"
 mkdir -p "$found"
 status=0
-for name in csv config run_file dump sweep_spec; do
+for name in csv config run_file dump sweep_spec sdk_api; do
   work=$(mktemp -d)
   cp "$root/tests/fuzz/corpus/$name/"* "$work/"
   [ -d "$root/tests/fuzz/regressions/$name" ] && cp "$root/tests/fuzz/regressions/$name/"* "$work/" 2>/dev/null || true

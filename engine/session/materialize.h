@@ -80,7 +80,8 @@ Checkpoint file_checkpoint_for(const RunFileData& run, const std::string& path, 
 struct RunAgreement {
   int steps_compared = 0;
   bool health_bit_equal = true;
-  double health_max_rel = 0;  // the largest relative difference of any health field
+  // The largest relative difference of any health field (a mean's relative to the slot's rms).
+  double health_max_rel = 0;
   std::string dump;           // the dump compared with (empty: none of that step)
   int dump_slots = 0;
   double dump_max_abs = 0;  // the largest absolute difference of any dumped element (finite)

@@ -33,7 +33,11 @@ with h5py.File(summary["run_file"], "r") as run:
     expect(run.attrs["backend"] == summary["backend"], "backend attribute")
     expect(run.attrs["scenario"] == "healthy", "scenario attribute (no --scenario: the defaults, healthy)")
     slots = run["slots"]
-    expect(slots.dtype.names == ("index", "name", "phase", "buffer", "rank"), f"/slots fields {slots.dtype.names}")
+    expect(run.attrs["trainer"] == "nanscope", "trainer attribute: nanscope's own")
+    expect(slots.dtype.names == ("index", "name", "phase", "buffer", "rank", "consumers"), f"/slots fields {slots.dtype.names}")
+    # consumers: bit i for each slot that reads the buffer in the step (docs/slots.md): h_s2 feeds
+    # bn_z (3), iqn_quantiles (14), aux_pred_nb (17) and grad_norm (21).
+    expect(int(slots["consumers"][2]) == (1 << 3) | (1 << 14) | (1 << 17) | (1 << 21), "h_s2's consumers")
     expect(slots.shape == (36,), "/slots has 36 rows")
     expect(list(slots["index"]) == list(range(36)), "/slots indices 0..35")
     expect(sorted(slots["rank"]) == list(range(36)), "/slots ranks are a permutation")

@@ -2,10 +2,13 @@
 // the run file's /checkpoints (docs/files.md, "Checkpoints").
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "io/dump_file.h"
 #include "io/h5.h"
+#include "io/run_file.h"
 #include "session/checkpoint_ring.h"
 #include "time_travel_checks.h"
 
@@ -185,6 +188,43 @@ TEST(TimeTravel, AFileOfAnotherBackendIsLabelledAsSuch) {
                (dir / "m.h5").string());
   EXPECT_NE(r.out.find("(the run was cuda: float32 rounding may differ)"), std::string::npos)
       << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// A run file the CUDA backend wrote on an H100 (2026-12-05: the small network, two folds of 9
+// steps, checkpoints every 4 steps, h_s2 injected at fold 1 step 5), recomputed on the CPU: the
+// entry the CUDA run recorded is found again, and the recomputed steps' health is the run's within
+// float32 rounding. The file predates the `trainer` attribute and /slots' consumers: it is read as
+// nanscope's own.
+TEST(TimeTravel, ARunFileMadeOnTheGpuIsRecomputedOnTheCpu) {
+  const auto dir = temp_dir("materialize_cuda_file");
+  const std::string file = std::string(NANSCOPE_SOURCE_DIR) + "/tests/data/cuda_run_checkpoints.h5";
+  const RunFileData run = read_run_file(file);
+  ASSERT_EQ(run.backend, "cuda");
+  ASSERT_EQ(run.trainer, "nanscope");
+  ASSERT_EQ(run.folds.size(), 2u);
+  ASSERT_EQ(run.folds[1].entry_slot.value_or(-1), kHS2);
+  ASSERT_EQ(run.folds[1].entry_step.value_or(-1), 5);
+  struct Case {
+    int fold, step, entry;
+  };
+  for (const Case c : {Case{1, 5, kHS2}, Case{0, 8, -1}, Case{1, 2, -1}}) {
+    const std::string out = (dir / fmt::format("m{}_{}.h5", c.fold, c.step)).string();
+    auto r = cli::run_capture(fmt::format("materialize {} --fold {} --step {} --backend cpu --out "
+                                          "{} --json",
+                                          file, c.fold, c.step, out),
+                              false);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["run_backend"], "cuda");
+    EXPECT_EQ(j["same_backend"], false);
+    EXPECT_EQ(j["entry_slot"], c.entry) << c.fold << ":" << c.step;
+    EXPECT_GE(j["agreement"]["steps_compared"], 1);
+    EXPECT_EQ(j["agreement"]["health_bit_equal"], false) << "two backends, two roundings";
+    EXPECT_LT(j["agreement"]["health_max_rel"], 1e-4) << c.fold << ":" << c.step;
+    const DumpData d = read_dump(out);
+    EXPECT_EQ(d.slots.size(), static_cast<std::size_t>(kSlotCount)) << "every slot present";
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,183 @@
+// libFuzzer harness: the SDK's C API driven by arbitrary call sequences, as a buggy trainer might
+// make them: every call with handles, slot ids, struct sizes, counts, element types and addresses
+// from the input (valid buffers, null, misaligned, past a mapping, unmapped, made up), NaN and Inf
+// written into the buffers between calls. Every call must return a status; none may crash, hang
+// or leak.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <string>
+
+#include "nanscope/nanscope.h"
+
+namespace {
+
+struct Input {
+  const std::uint8_t* data;
+  std::size_t size, at = 0;
+  std::uint8_t byte() { return at < size ? data[at++] : 0; }
+  bool done() const { return at >= size; }
+};
+
+float buffer[64];
+std::uintptr_t hole = 0;  // a page that was unmapped: reading it would crash
+
+std::uint64_t address(Input& in) {
+  const auto base = reinterpret_cast<std::uint64_t>(buffer);
+  switch (in.byte() % 8) {
+    case 0: return 0;
+    case 1: return base;
+    case 2: return base + 1;                  // misaligned
+    case 3: return base + 60 * sizeof(float);  // near the end: a count may run past it
+    case 4: return 0x7f0000000000ull;         // where a device pointer could be
+    case 5: return hole;
+    case 6: return ~std::uint64_t{0} - 8;     // wraps around
+    default: return base + 4 * sizeof(float);
+  }
+}
+
+std::int64_t count(Input& in) {
+  static const std::int64_t counts[] = {0, -1, 1, 4, 16, 64, 1 << 20, std::int64_t{1} << 41};
+  return counts[in.byte() % 8];
+}
+
+std::uint32_t struct_size(Input& in, std::uint32_t right) {
+  switch (in.byte() % 6) {
+    case 0: return 0;
+    case 1: return right - 4;
+    case 2: return right + 8;  // a newer caller's struct (its tail is zero below)
+    case 3: return 100000;
+    default: return right;
+  }
+}
+
+const char* name(Input& in) {
+  static const char* names[] = {"a", "b", "c", "x_norm", "", "../up", "a,b", nullptr,
+                                "a_name_that_is_far_too_long_for_a_slot", "d", "e", "f"};
+  return names[in.byte() % 12];
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(p, page);
+  hole = reinterpret_cast<std::uintptr_t>(p);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::string dir =
+      (std::filesystem::temp_directory_path() / ("nanscope_fuzz_sdk_" + std::to_string(getpid())))
+          .string();
+  Input in{data, size};
+  for (float& f : buffer) f = 1.0f;
+  ns_session current = 0, closed = 0;
+  int calls = 0;
+  // Each struct with room for a newer caller's zero tail.
+  struct {
+    ns_session_options o;
+    std::uint8_t tail[16];
+  } opts{};
+  struct {
+    ns_slot_desc d;
+    std::uint8_t tail[16];
+  } desc{};
+  struct {
+    ns_step_result r;
+    std::uint8_t tail[16];
+  } result{};
+  while (!in.done() && calls++ < 400) {
+    const ns_session handles[] = {current, 0, current + 1, 1, closed};
+    const ns_session h = handles[in.byte() % 5];
+    switch (in.byte() % 13) {
+      case 0: {
+        std::memset(&opts, 0, sizeof opts);
+        opts.o.struct_size = struct_size(in, sizeof(ns_session_options));
+        opts.o.run_dir = in.byte() % 8 ? dir.c_str() : nullptr;
+        opts.o.trainer = in.byte() % 8 ? "fuzz" : "nanscope";
+        opts.o.guard = in.byte() % 2;
+        opts.o.health = in.byte() % 2;
+        opts.o.capture = in.byte() % 2;
+        opts.o.halt_on_nan = in.byte() % 2;
+        opts.o.grad_collapse_below = (in.byte() % 3) ? 0.0 : -1.0;
+        opts.o.overwrite = 1;
+        ns_session s = 0;
+        if (ns_session_open(in.byte() % 16 ? &opts.o : nullptr, &s) == NS_OK) current = s;
+        break;
+      }
+      case 1:
+        if (ns_session_close(h) == NS_OK && h == current) closed = current, current = 0;
+        break;
+      case 2: {
+        std::memset(&desc, 0, sizeof desc);
+        desc.d.struct_size = struct_size(in, sizeof(ns_slot_desc));
+        desc.d.name = name(in);
+        desc.d.phase = in.byte() % 4 ? "forward" : nullptr;
+        desc.d.order = static_cast<std::int8_t>(in.byte());
+        desc.d.consumers = in.byte() % 3 ? nullptr : name(in);
+        desc.d.count = count(in);
+        desc.d.dtype = in.byte() % 6 - 1;
+        desc.d.memory = in.byte() % 3;
+        desc.d.address = address(in);
+        desc.d.state = in.byte() % 4;
+        desc.d.role = in.byte() % 4;
+        std::int32_t id = -1;
+        ns_slot_register(h, in.byte() % 16 ? &desc.d : nullptr, in.byte() % 16 ? &id : nullptr);
+        break;
+      }
+      case 3:
+        ns_slot_set_address(h, static_cast<std::int8_t>(in.byte()), address(in));
+        break;
+      case 4:
+        ns_slot_undefer(h, static_cast<std::int8_t>(in.byte()));
+        break;
+      case 5:
+        ns_fold_begin(h, in.byte() % 4 - 1);
+        break;
+      case 6:
+        ns_fold_end(h, in.byte() % 4 - 1);
+        break;
+      case 7:
+        ns_step_begin(h, in.byte() % 5 - 1, nullptr);
+        break;
+      case 8: {
+        std::int32_t ids[4];
+        for (auto& i : ids) i = static_cast<std::int8_t>(in.byte()) % 8;
+        ns_check(h, in.byte() % 8 ? ids : nullptr, in.byte() % 6 - 1, nullptr);
+        break;
+      }
+      case 9: {
+        std::memset(&result, 0, sizeof result);
+        result.r.struct_size = struct_size(in, sizeof(ns_step_result));
+        ns_step_end(h, in.byte() % 8 ? &result.r : nullptr);
+        break;
+      }
+      case 10: {
+        std::int32_t allowed = 0;
+        ns_guard_allows_update(h, in.byte() % 8 ? &allowed : nullptr);
+        break;
+      }
+      case 11: {
+        std::uint64_t word = 0;
+        if (ns_guard_word(h, &word) == NS_OK && word) (void)*reinterpret_cast<volatile std::uint32_t*>(word);
+        break;
+      }
+      default: {
+        const float values[] = {std::numeric_limits<float>::quiet_NaN(),
+                                std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(), 0.0f, 1e30f};
+        buffer[in.byte() % 64] = values[in.byte() % 5];
+        break;
+      }
+    }
+    (void)ns_last_error();
+  }
+  if (current) ns_session_close(current);
+  return 0;
+}

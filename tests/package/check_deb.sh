@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian packages from a configured build directory (cpack -G DEB) into a scratch folder
 # and checks what they hold with dpkg-deb: nanscope has both programs, the .desktop entry and its
-# icon, both man pages, the docs, and a control file with the package's name, version and Debian
+# icon, both man pages, the docs, the SDK (header, library, CMake package, pkg-config file,
+# examples), and a control file with the package's name, version and Debian
 # dependencies, none of them CUDA's; in a build with the CUDA library, nanscope-cuda has the plugin
 # and depends on nanscope of its version and on NVIDIA's cuBLAS package.
 set -euo pipefail
@@ -15,7 +16,9 @@ status=0
 for path in ./usr/bin/nanscope ./usr/bin/nanscope-run ./usr/share/applications/nanscope.desktop \
             ./usr/share/icons/hicolor/scalable/apps/nanscope.svg ./usr/share/man/man1/nanscope.1.gz \
             ./usr/share/man/man1/nanscope-run.1.gz ./usr/share/doc/nanscope/gui.md ./usr/share/doc/nanscope/README.md \
-            ./usr/share/doc/nanscope/copyright; do
+            ./usr/share/doc/nanscope/copyright ./usr/include/nanscope/nanscope.h ./usr/lib/libnanscope.so.1 \
+            ./usr/lib/cmake/nanscope/nanscopeConfig.cmake ./usr/lib/pkgconfig/nanscope.pc \
+            ./usr/share/doc/nanscope/sdk.md ./usr/share/doc/nanscope/examples/c_mlp/mlp.c; do
   if ! grep -qx "$path" <<<"$contents"; then
     echo "check_deb: $deb lacks $path" >&2
     status=1

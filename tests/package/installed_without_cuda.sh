@@ -4,7 +4,8 @@
 # in a private mount namespace and runs the installed programs there:
 #   nanscope-run --version; a small default run (it must say it is on the CPU, and why);
 #   --backend cuda (exit 69, the reason); the workbench offscreen on the run's file
-#   (--state-json shows the file's grids);
+#   (--state-json shows the file's grids); the SDK: the C example built against the installed
+#   package (find_package(nanscope), pkg-config) and the Python one, their run files read back;
 # then the nanscope-cuda plugin unpacked beside it, whose cuBLAS is hidden too (the reason names
 # the missing library). Also checks readelf -d of every installed ELF file. Needs root (apt,
 # unshare -m); removes the package at the end. Usage: installed_without_cuda.sh BUILD_DIR
@@ -73,6 +74,34 @@ states = {slot["state"] for slot in s["folds"][0]["slots"]}
 assert "clean" in states, states
 PY
 
+# The SDK as a stranger's trainer uses it: the C example from the package's docs built against
+# the installed header and library with find_package(nanscope) and with pkg-config, run with its
+# bug; the Python example on the installed library; the installed programs read what they wrote.
+examples=/usr/share/doc/nanscope/examples
+[ -f /usr/include/nanscope/nanscope.h ] || fail "no /usr/include/nanscope/nanscope.h"
+cp -r "$examples/c_mlp" sdk_src
+cmake -S sdk_src -B sdk_build -G Ninja >sdk_cmake.log 2>&1 || fail "find_package(nanscope) build: $(tail -20 sdk_cmake.log)"
+cmake --build sdk_build >>sdk_cmake.log 2>&1 || fail "the C example does not build: $(tail -20 sdk_cmake.log)"
+grep -q "nanscope::nanscope\|libnanscope" sdk_build/build.ninja || fail "the example did not link the installed nanscope::nanscope"
+sdk_build/c_mlp sdk_run --bug >sdk_run.out 2>&1 || fail "the C example exits $?: $(cat sdk_run.out)"
+grep -q "^fold 1: .*entry slot 1 at step 20" sdk_run.out || fail "the C example's bug was not found: $(cat sdk_run.out)"
+/usr/bin/nanscope-run validate sdk_run/run.h5 || fail "nanscope-run validate refuses the SDK's run file"
+/usr/bin/nanscope-run compare sdk_run/run.h5 --fold 1 --json >sdk_compare.json || fail "compare refuses the SDK's run file"
+cc -std=c99 -O2 sdk_src/mlp.c -o c_mlp_pc $(pkg-config --cflags --libs nanscope) -lm || fail "pkg-config build failed"
+./c_mlp_pc sdk_run_pc >sdk_pc.out 2>&1 || fail "the pkg-config build exits $?: $(cat sdk_pc.out)"
+grep -q "^fold 1: .*clean" sdk_pc.out || fail "the C example without its bug fired: $(cat sdk_pc.out)"
+(cd "$examples/python" && /usr/bin/python3 train_numpy.py "$WORK/sdk_py" --bug) >sdk_py.out 2>&1 ||
+  fail "the Python example on the installed library exits $?: $(cat sdk_py.out)"
+grep -q "^fold 2: .*entry slot 3 at step 15" sdk_py.out || fail "the Python example's bug was not found: $(cat sdk_py.out)"
+QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$WORK timeout 120 /usr/bin/nanscope sdk_run/run.h5 \
+  --screenshot sdk_shot.png --state-json sdk_state.json >sdk_gui.log 2>&1 || fail "the workbench exits $? on the SDK's run: $(cat sdk_gui.log)"
+python3 - sdk_state.json <<'PY' || fail "the workbench does not show the SDK run's entry"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["entry_frames"] == [{"fold": 1, "slot": 1, "step": 20}], s["entry_frames"]
+assert len(s["folds"]) == 3
+PY
+
 # The plugin unpacked from nanscope-cuda, its cuBLAS hidden with the toolkit: refused, named.
 if [ -d "$PLUGIN_ROOT" ]; then
   plugin=$PLUGIN_ROOT/usr/lib/nanscope/libnanscope-cuda.so
@@ -87,6 +116,6 @@ if [ -d "$PLUGIN_ROOT" ]; then
   [ $code -eq 69 ] || fail "--backend cuda with the plugin's libraries hidden exits $code"
   grep -q "libcublas" pc.err || fail "--backend cuda does not name the missing library: $(cat pc.err)"
 fi
-echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
+echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen; the SDK's C example builds against it with find_package and pkg-config and, like the Python one, finds its bug$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
 INNER
 WORK=$work PLUGIN_ROOT=$cuda_plugin_root unshare -m bash "$work/hidden.sh"

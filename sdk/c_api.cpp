@@ -62,9 +62,9 @@ std::shared_ptr<Entry> find(ns_session id, const char* call) {
   std::lock_guard lock(registry_mutex);
   auto it = registry().find(id);
   if (it == registry().end())
-    throw Error(NS_ERR_HANDLE,
-                fmt::format("{}: session {:#x} is not open (closed, never opened or made up)",
-                            call, id));
+    throw Error(
+        NS_ERR_HANDLE,
+        fmt::format("{}: session {:#x} is not open (closed, never opened or made up)", call, id));
   return it->second;
 }
 
@@ -196,10 +196,11 @@ NS_API ns_status ns_step_end(ns_session session, ns_step_result* result) {
     if (result) {
       size = result->struct_size;
       if (size < sizeof(ns_step_result) || size > 4096)
-        throw Error(NS_ERR_VERSION,
-                    fmt::format("ns_step_end: result->struct_size is {}, not sizeof(ns_step_result) "
-                                "({}) or more",
-                                size, sizeof(ns_step_result)));
+        throw Error(
+            NS_ERR_VERSION,
+            fmt::format("ns_step_end: result->struct_size is {}, not sizeof(ns_step_result) "
+                        "({}) or more",
+                        size, sizeof(ns_step_result)));
     }
     const ns_step_result r = s.end_step();
     if (result) {

@@ -63,8 +63,9 @@ Session::Session(const ns_session_options& o) {
   if (run_dir_.empty()) throw Error(NS_ERR_ARGUMENT, "options.run_dir is empty");
   if (o.folds < 0) throw Error(NS_ERR_ARGUMENT, "options.folds is negative");
   if (!(o.grad_collapse_below >= 0) || std::isinf(o.grad_collapse_below))
-    throw Error(NS_ERR_ARGUMENT, "options.grad_collapse_below must be 0 (off) or a finite "
-                                 "positive threshold");
+    throw Error(NS_ERR_ARGUMENT,
+                "options.grad_collapse_below must be 0 (off) or a finite "
+                "positive threshold");
   // The trainer's name is checked with its table at the first fold; its form is checked now.
   if (trainer_.empty() || trainer_.size() > 63 || trainer_ == "nanscope")
     throw Error(NS_ERR_ARGUMENT,
@@ -79,8 +80,8 @@ Session::Session(const ns_session_options& o) {
   std::error_code ec;
   fs::create_directories(fs::path(run_dir_) / "dumps", ec);
   if (ec)
-    throw Error(NS_ERR_IO, fmt::format("run_dir '{}': cannot create it ({})", run_dir_,
-                                       ec.message()));
+    throw Error(NS_ERR_IO,
+                fmt::format("run_dir '{}': cannot create it ({})", run_dir_, ec.message()));
   const fs::path run = fs::path(run_dir_) / "run.h5";
   if (!o.overwrite && fs::exists(run, ec))
     throw Error(NS_ERR_IO, fmt::format("{} exists; set options.overwrite to replace it (its "
@@ -94,15 +95,16 @@ Session::~Session() = default;
 
 const RegisteredSlot& Session::slot_at(int slot, const char* call) const {
   if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
-    throw Error(NS_ERR_SLOT, fmt::format("{}: slot {} is not registered ({} slots are)", call,
-                                         slot, slots_.size()));
+    throw Error(NS_ERR_SLOT, fmt::format("{}: slot {} is not registered ({} slots are)", call, slot,
+                                         slots_.size()));
   return slots_[static_cast<std::size_t>(slot)];
 }
 
 int Session::register_slot(const ns_slot_desc& d) {
   if (stage_ != Stage::Registering)
-    throw Error(NS_ERR_STATE, "ns_slot_register: slots are registered before the first fold "
-                              "begins (the table is fixed for the run)");
+    throw Error(NS_ERR_STATE,
+                "ns_slot_register: slots are registered before the first fold "
+                "begins (the table is fixed for the run)");
   RegisteredSlot s;
   s.name = text_or_empty(d.name);
   s.phase = d.phase && *d.phase ? d.phase : "step";
@@ -128,8 +130,7 @@ int Session::register_slot(const ns_slot_desc& d) {
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: memory {} is not an ns_memory", who, d.memory));
   s.memory = static_cast<ns_memory>(d.memory);
   if (d.state < NS_SLOT_CHECKED || d.state > NS_SLOT_DEFERRED)
-    throw Error(NS_ERR_ARGUMENT,
-                fmt::format("{}: state {} is not an ns_slot_state", who, d.state));
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: state {} is not an ns_slot_state", who, d.state));
   s.state = static_cast<ns_slot_state>(d.state);
   if (d.role < NS_ROLE_NONE || d.role > NS_ROLE_GRAD_NORM)
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: role {} is not an ns_slot_role", who, d.role));
@@ -171,12 +172,12 @@ void Session::set_address(int slot, std::uint64_t address) {
   slot_at(slot, "ns_slot_set_address");
   RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
   if (stage_ == Stage::InStep)
-    throw Error(NS_ERR_STATE,
-                fmt::format("ns_slot_set_address: slot '{}': a buffer moves between steps only",
-                            s.name));
+    throw Error(
+        NS_ERR_STATE,
+        fmt::format("ns_slot_set_address: slot '{}': a buffer moves between steps only", s.name));
   if (s.state == NS_SLOT_ABSENT)
-    throw Error(NS_ERR_SLOT, fmt::format("ns_slot_set_address: slot '{}' was registered absent",
-                                         s.name));
+    throw Error(NS_ERR_SLOT,
+                fmt::format("ns_slot_set_address: slot '{}' was registered absent", s.name));
   const std::size_t bytes = static_cast<std::size_t>(s.count) * element_bytes(s.dtype);
   if (address % element_bytes(s.dtype) != 0)
     throw Error(NS_ERR_MEMORY, fmt::format("slot '{}': address {:#x} is not aligned to its {} "
@@ -193,8 +194,7 @@ void Session::set_address(int slot, std::uint64_t address) {
 void Session::undefer(int slot) {
   slot_at(slot, "ns_slot_undefer");
   RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
-  if (stage_ == Stage::InStep)
-    throw Error(NS_ERR_STATE, "ns_slot_undefer: between steps only");
+  if (stage_ == Stage::InStep) throw Error(NS_ERR_STATE, "ns_slot_undefer: between steps only");
   if (s.state != NS_SLOT_DEFERRED)
     throw Error(NS_ERR_SLOT, fmt::format("ns_slot_undefer: slot '{}' is not deferred", s.name));
   s.state = NS_SLOT_CHECKED;
@@ -253,11 +253,10 @@ void Session::begin_fold(int fold) {
   raise_writer_error();
   if (stage_ == Stage::Registering) freeze_table();
   if (stage_ != Stage::BetweenFolds)
-    throw Error(NS_ERR_STATE,
-                fmt::format("ns_fold_begin({}): fold {} has not ended", fold, fold_));
+    throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): fold {} has not ended", fold, fold_));
   if (fold != static_cast<int>(folds_.size()))
-    throw Error(NS_ERR_ARGUMENT, fmt::format("ns_fold_begin({}): the next fold is {}", fold,
-                                             folds_.size()));
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_fold_begin({}): the next fold is {}", fold, folds_.size()));
   bank_.emplace(setup_);
   bank_->begin_fold(fold);
   fold_ = fold;
@@ -270,14 +269,13 @@ void Session::begin_step(int step, void* stream) {
   (void)stream;  // the host path runs on the caller's thread
   raise_writer_error();
   if (stage_ != Stage::InFold)
-    throw Error(NS_ERR_STATE, stage_ == Stage::InStep
-                                  ? fmt::format("ns_step_begin({}): step {} has not ended", step,
-                                                step_)
-                                  : fmt::format("ns_step_begin({}): no fold has begun", step));
+    throw Error(NS_ERR_STATE,
+                stage_ == Stage::InStep
+                    ? fmt::format("ns_step_begin({}): step {} has not ended", step, step_)
+                    : fmt::format("ns_step_begin({}): no fold has begun", step));
   if (step != next_step_)
-    throw Error(NS_ERR_ARGUMENT,
-                fmt::format("ns_step_begin({}): the next step of fold {} is {}", step, fold_,
-                            next_step_));
+    throw Error(NS_ERR_ARGUMENT, fmt::format("ns_step_begin({}): the next step of fold {} is {}",
+                                             step, fold_, next_step_));
   bank_->begin_step(step);
   step_ = step;
   guard_word_ = 0;
@@ -295,8 +293,8 @@ void Session::check(const std::int32_t* slots, int count, void* stream) {
   (void)stream;
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_check: outside a step");
   if (count < 0 || count > kSlotCount * 64)
-    throw Error(NS_ERR_ARGUMENT, fmt::format("ns_check: count {} is not 0 to {}", count,
-                                             kSlotCount * 64));
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_check: count {} is not 0 to {}", count, kSlotCount * 64));
   if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, "ns_check: slots is NULL");
   // Every id first, so that a bad one checks nothing.
   for (int i = 0; i < count; ++i) slot_at(slots[i], "ns_check");
@@ -330,15 +328,7 @@ void Session::check_one(int slot) {
   if (s.role == NS_ROLE_LOSS) loss_ = v.at(0);
   if (bank_->record(slot, r)) {
     first_fire_in_step_ = true;
-    if (capture_) {
-      CapturedSlot c;
-      c.slot = slot;
-      c.shape = v.shape;
-      c.values.resize(v.count);
-      for (std::size_t i = 0; i < v.count; ++i) c.values[i] = static_cast<float>(v.at(i));
-      c.scan = r;
-      captured_.push_back(std::move(c));
-    }
+    if (capture_) captured_.push_back(capture_host_buffer(slot, v, r));
   }
   if (bank_->step_fired() && guard_) guard_word_ = 1;
 }
@@ -366,8 +356,8 @@ ns_step_result Session::end_step() {
   row.checked = checked_mask_;
   row.health = health_rows_;
   const double none = std::numeric_limits<double>::quiet_NaN();
-  row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn =
-      row.losses.aux = row.losses.ens = none;
+  row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn = row.losses.aux =
+      row.losses.ens = none;
   row.losses.total = loss_;
   row.losses.grad_norm = grad_norm_;
   row.losses.group_norm.fill(none);
@@ -383,7 +373,8 @@ ns_step_result Session::end_step() {
   out.updated = updated_;
   out.halt = NS_HALT_NONE;
 
-  const bool fold_first_fire = flags.entry_step && *flags.entry_step == step_ && first_fire_in_step_;
+  const bool fold_first_fire =
+      flags.entry_step && *flags.entry_step == step_ && first_fire_in_step_;
   if (fold_first_fire) {
     RunEventRow e{fold_, step_, EventKind::FirstFire, *flags.entry_slot, {}, std::nullopt};
     if (capture_ && !captured_.empty()) {
@@ -394,13 +385,12 @@ ns_step_result Session::end_step() {
   }
   if (!halted_ && halt_on_nan_ && fired) {
     out.halt = NS_HALT_NAN;
-    events_.push_back(RunEventRow{fold_, step_, EventKind::HaltNan, out.entry_slot, {},
-                                  std::nullopt});
+    events_.push_back(
+        RunEventRow{fold_, step_, EventKind::HaltNan, out.entry_slot, {}, std::nullopt});
   } else if (!halted_ && grad_collapse_below_ > 0 && std::isfinite(grad_norm_) &&
              grad_norm_ < grad_collapse_below_) {
     out.halt = NS_HALT_GRAD_COLLAPSE;
-    events_.push_back(RunEventRow{fold_, step_, EventKind::HaltGradCollapse, -1, {},
-                                  std::nullopt});
+    events_.push_back(RunEventRow{fold_, step_, EventKind::HaltGradCollapse, -1, {}, std::nullopt});
   }
   if (out.halt != NS_HALT_NONE) halted_ = true;
   captured_.clear();
@@ -411,11 +401,11 @@ ns_step_result Session::end_step() {
 
 void Session::end_fold(int fold) {
   if (stage_ != Stage::InFold || fold != fold_)
-    throw Error(NS_ERR_STATE,
-                stage_ == Stage::InStep
-                    ? fmt::format("ns_fold_end({}): step {} has not ended", fold, step_)
-                    : fmt::format("ns_fold_end({}): fold {} is not the fold in progress", fold,
-                                  fold));
+    throw Error(
+        NS_ERR_STATE,
+        stage_ == Stage::InStep
+            ? fmt::format("ns_fold_end({}): step {} has not ended", fold, step_)
+            : fmt::format("ns_fold_end({}): fold {} is not the fold in progress", fold, fold));
   folds_.push_back(bank_->readback());
   bank_.reset();
   stage_ = Stage::BetweenFolds;
@@ -463,9 +453,8 @@ void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
     s.scan = c.scan;
     d.slots.push_back(std::move(s));
   }
-  const std::string path = (fs::path(run_dir_) / "dumps" / dump_file_name(fold, step,
-                                                                           d.entry_slot))
-                               .string();
+  const std::string path =
+      (fs::path(run_dir_) / "dumps" / dump_file_name(fold, step, d.entry_slot)).string();
   writer_->post([path, d = std::move(d)] { nanscope::write_dump(path, d); });
 }
 

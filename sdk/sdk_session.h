@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/sentinel.h"
-#include "model/check_bank.h"
 #include "io/run_file.h"
+#include "model/check_bank.h"
 #include "nanscope/nanscope.h"
 #include "run_writer.h"
 

@@ -149,8 +149,8 @@ std::string use_trainer_slots(const std::string& trainer, const std::vector<Trai
   if (!printable_name(trainer, 63) || trainer == "nanscope")
     return "the trainer's name must be 1-63 printable characters without ',' and not 'nanscope'";
   std::set<std::string> names;
-  const std::uint64_t inside = slots.size() == 64 ? ~std::uint64_t{0}
-                                                  : (std::uint64_t{1} << slots.size()) - 1;
+  const std::uint64_t inside =
+      slots.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << slots.size()) - 1;
   for (std::size_t i = 0; i < slots.size(); ++i) {
     const TrainerSlot& t = slots[i];
     const std::string which = "slot " + std::to_string(i);

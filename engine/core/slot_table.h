@@ -95,7 +95,7 @@ struct SlotInfo {
   std::uint64_t consumers;
   // Checked only once the user asks (sentinel.undefer): the slot starts in the deferred state.
   bool starts_deferred = false;
-  std::uint8_t roles = 0;  // SlotRole bits
+  std::uint8_t roles = 0;            // SlotRole bits
   std::string_view phase_text = {};  // a trainer's own phase name (phase_name(phase) when empty)
 };
 

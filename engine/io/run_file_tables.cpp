@@ -117,8 +117,8 @@ void read_trainer_slot_table(hid_t f, const char* name, const std::string& train
                              const std::string& path, std::vector<TrainerSlot>* out) {
   std::vector<SlotRow> rows = read_table<SlotRow>(f, name, slot_row_type(), path, "slot table");
   if (rows.size() > static_cast<std::size_t>(kSlotCount))
-    throw DataError(fmt::format("{}: /{} holds {} slots, more than {}", path, name, rows.size(),
-                                kSlotCount));
+    throw DataError(
+        fmt::format("{}: /{} holds {} slots, more than {}", path, name, rows.size(), kSlotCount));
   std::vector<std::int64_t> consumers(rows.size());
   read_table_rows(f, name, slot_consumers_type(), consumers.data(), consumers.size(), path,
                   "slot table");

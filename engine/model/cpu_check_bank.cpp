@@ -33,13 +33,7 @@ void CpuCheckBank::check(int slot) {
     if (health) measure_learner(slot, v);
     // A copy is made only when a slot fires for the first time in its fold.
     if (bank_.record(slot, r) && capture_) {
-      CapturedSlot c;
-      c.slot = slot;
-      c.shape = v.shape;
-      c.values.resize(v.count);
-      for (std::size_t i = 0; i < v.count; ++i) c.values[i] = static_cast<float>(v.at(i));
-      c.scan = r;
-      out_.captured.push_back(std::move(c));
+      out_.captured.push_back(capture_host_buffer(slot, v, r));
       keep_context();
     }
   }

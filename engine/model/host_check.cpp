@@ -16,4 +16,14 @@ HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row
   return r;
 }
 
+CapturedSlot capture_host_buffer(int slot, const SlotView& v, const ScanResult& scan) {
+  CapturedSlot c;
+  c.slot = slot;
+  c.shape = v.shape;
+  c.values.resize(v.count);
+  for (std::size_t i = 0; i < v.count; ++i) c.values[i] = static_cast<float>(v.at(i));
+  c.scan = scan;
+  return c;
+}
+
 }  // namespace nanscope

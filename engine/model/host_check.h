@@ -6,6 +6,7 @@
 #include "core/sentinel.h"
 #include "core/slot_health.h"
 #include "model/backend.h"
+#include "model/check_bank.h"
 
 namespace nanscope {
 
@@ -19,5 +20,8 @@ struct HostCheckResult {
 // non-finite value needs no scan (the same values, the same test); a float64 one is scanned in
 // float64, where its health is not.
 HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row);
+
+// A first fire's copy of the buffer as its check saw it (float64 values stored as float32).
+CapturedSlot capture_host_buffer(int slot, const SlotView& v, const ScanResult& scan);
 
 }  // namespace nanscope

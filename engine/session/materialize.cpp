@@ -220,9 +220,8 @@ RunAgreement agreement_with_run(const MaterializedStep& m, const RunFileData& ru
         // A mean near zero is a cancellation whose rounding is relative to the values' size:
         // it is measured against the slot's rms.
         const double size = k == kHealthMean ? std::fabs(double(row->health[s][kHealthRms])) : 0;
-        const double scale =
-            std::max({std::fabs(double(x)), std::fabs(double(y)), std::isfinite(size) ? size : 0,
-                      1e-30});
+        const double scale = std::max(
+            {std::fabs(double(x)), std::fabs(double(y)), std::isfinite(size) ? size : 0, 1e-30});
         const double rel = std::fabs(double(x) - double(y)) / scale;
         if (std::isfinite(rel)) a.health_max_rel = std::max(a.health_max_rel, rel);
       }

@@ -82,7 +82,7 @@ struct RunAgreement {
   bool health_bit_equal = true;
   // The largest relative difference of any health field (a mean's relative to the slot's rms).
   double health_max_rel = 0;
-  std::string dump;           // the dump compared with (empty: none of that step)
+  std::string dump;  // the dump compared with (empty: none of that step)
   int dump_slots = 0;
   double dump_max_abs = 0;  // the largest absolute difference of any dumped element (finite)
   bool dump_bit_equal = true;

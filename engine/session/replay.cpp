@@ -140,9 +140,10 @@ bool ReplayResult::slot_injection_recorded() const {
 Config dump_config(const DumpData& d) {
   // Another trainer's step is that trainer's code: its dump is read and shown, never re-run here.
   if (d.trainer != "nanscope")
-    throw DataError(fmt::format("{}: a dump of trainer '{}': nanscope replays its own trainer's "
-                                "steps only (validate and the workbench read it)",
-                                d.path, d.trainer));
+    throw DataError(
+        fmt::format("{}: a dump of trainer '{}': nanscope replays its own trainer's "
+                    "steps only (validate and the workbench read it)",
+                    d.path, d.trainer));
   ConfigBuilder b;
   b.load_text(d.config_toml, "dump config");
   return b.build();

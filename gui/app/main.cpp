@@ -125,15 +125,14 @@ Options parse(int argc, char** argv) {
     bool fold_ok = false, step_ok = false;
     const int fold = f.size() == 3 ? f[0].toInt(&fold_ok) : -1;
     const int step = f.size() == 3 ? f[1].toInt(&step_ok) : -1;
-    const auto slot = f.size() == 3 ? nanscope::find_slot(f[2].toStdString()) : std::nullopt;
-    if (!fold_ok || !step_ok || fold < 0 || step < 0 || !slot) {
+    if (!fold_ok || !step_ok || fold < 0 || step < 0 || f.size() != 3 || f[2].isEmpty()) {
       std::fprintf(stderr,
                    "nanscope: --screenshot-select %s: expected FOLD:STEP:SLOT (numbers from 0, a "
-                   "slot name or index 0-35)\n",
+                   "slot name or index)\n",
                    qPrintable(p.value(select)));
       std::exit(2);
     }
-    o.select = ScreenshotOptions::Cell{fold, step, *slot};
+    o.select = ScreenshotOptions::Cell{fold, step, f[2]};
   }
   return o;
 }

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "core/event_kind.h"
+#include "core/slot_table.h"
 #include "models/health_series.h"
 #include "plots/grid_plot.h"
 #include "plots/metrics_plot.h"
@@ -144,7 +145,12 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
             snap ? snap->fold_steps(o.select->fold) : std::pair<std::size_t, std::size_t>{0, 0};
         const int steps = static_cast<int>(end - begin);
         QString why;
-        if (o.select->fold >= folds)
+        const auto slot = find_slot(o.select->slot.toStdString());
+        if (!slot)
+          why = QString("slot '%1' is not a slot of this run (a name, or an index 0-%2)")
+                    .arg(o.select->slot)
+                    .arg(slot_count() - 1);
+        else if (o.select->fold >= folds)
           why =
               QString("fold %1 is not in the run (folds 0-%2)").arg(o.select->fold).arg(folds - 1);
         else if (o.select->step >= steps)
@@ -156,7 +162,7 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
           QApplication::exit(2);
           return;
         }
-        w.UI_selectCell(o.select->slot, o.select->fold, o.select->step);
+        w.UI_selectCell(*slot, o.select->fold, o.select->step);
       }
     }
     if (++*phase < 8) return;  // let the views settle (and a selected cell's dump load)

@@ -13,7 +13,9 @@ namespace nanscope::gui {
 struct ScreenshotOptions {
   QString screenshot, after, state_json, view, simulate;
   struct Cell {
-    int fold, step, slot;
+    int fold, step;
+    QString slot;  // a name or an index, found in the slot table of the run shown (a run file of
+                   // another trainer brings its own)
   };
   std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
 };

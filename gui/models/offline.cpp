@@ -22,6 +22,7 @@ UpdatePtr load_run_update(const QString& run_file) {
   h.device = QString::fromStdString(r.device_name);
   h.config_toml = QString::fromStdString(r.config_toml);
   h.scenario = r.scenario.empty() ? QString("(not recorded)") : QString::fromStdString(r.scenario);
+  if (r.trainer != "nanscope") h.trainer = QString::fromStdString(r.trainer);
   h.finished = true;
   try {  // the recorded injections, for the status and the state file
     ConfigBuilder b;

@@ -58,6 +58,7 @@ struct SnapshotHead {
   bool offline = false;
   QString source;  // "live" or the run file path
   QString backend, device, scenario, config_toml;
+  QString trainer;  // an SDK trainer's name for its run file ("" for nanscope's own trainer)
   BackendKind backend_kind = BackendKind::Cpu;
   bool graph = false;  // whole steps run as one CUDA graph
   double steps_per_second = 0;

@@ -96,7 +96,7 @@ class GridPlot : public QCustomPlot {
   bool fitted_ = true;          // the whole run is in view (kept so while following)
   bool setting_range_ = false;  // the range is being set by the plot itself
   double columns_per_cell_ = 1;
-  int map_first_ = 0;        // the first column the map holds
+  int map_first_ = 0;  // the first column the map holds
   void labelRows();
   std::uint64_t labelled_table_ = ~std::uint64_t{0};  // slot_table_generation() of the labels
   std::vector<int> pooled_;  // the map's codes, cell-major (kSlotCount rows each)

@@ -144,8 +144,9 @@ void MainWindow::refreshViews(bool reset) {
   setWindowTitle(
       !have_view_ ? QString("nanscope")
       : offline_
-          ? QString("%1 (offline, scenario %2) - nanscope")
-                .arg(QFileInfo(s.source).fileName(), s.scenario)
+          ? QString("%1 (offline, %2) - nanscope")
+                .arg(QFileInfo(s.source).fileName(),
+                     s.trainer.isEmpty() ? "scenario " + s.scenario : "trainer " + s.trainer)
           : QString("%1 (live%2) - nanscope")
                 .arg(s.scenario,
                      s.run_file.isEmpty()
@@ -332,6 +333,7 @@ QJsonObject MainWindow::viewState() const {
   o["finished"] = s.finished;
   o["global_step"] = static_cast<qint64>(s.global_step);
   o["scenario"] = s.scenario;
+  o["trainer"] = s.trainer.isEmpty() ? QString("nanscope") : s.trainer;
   o["backend"] = s.backend;
   o["status"] = statusText();
   o["status_backend"] = status_->backendText();

@@ -27,8 +27,10 @@ QString plural(qint64 n, const char* one) {
 QString position_text(const Snapshot& s, const StatusMode& m) {
   if (m.offline)
     return m.have_view
-               ? QString("offline: %1 (scenario %2; %3, %4)")
-                     .arg(s.source, s.scenario, plural(static_cast<qint64>(s.folds.size()), "fold"),
+               ? QString("offline: %1 (%2; %3, %4)")
+                     .arg(s.source,
+                          s.trainer.isEmpty() ? "scenario " + s.scenario : "trainer " + s.trainer,
+                          plural(static_cast<qint64>(s.folds.size()), "fold"),
                           plural(static_cast<qint64>(s.steps.size()), "step"))
                : QString("offline: opening...");
   if (!m.have_live) return m.problem.isEmpty() ? QString("starting...") : m.problem;

@@ -36,13 +36,13 @@ extern "C" {
 
 typedef enum ns_status {
   NS_OK = 0,
-  NS_ERR_ARGUMENT = 1, /* a null, out-of-range or inconsistent argument */
-  NS_ERR_HANDLE = 2,   /* a session handle that is not open (closed, never opened, made up) */
-  NS_ERR_STATE = 3,    /* a call out of order (a step outside a fold, registration after the
-                          first fold began, a second session while one is open) */
-  NS_ERR_SLOT = 4,     /* a slot id that is not registered, or a slot in the wrong state */
-  NS_ERR_MEMORY = 5,   /* a buffer that cannot be read where it was said to be */
-  NS_ERR_IO = 6,       /* the run directory or a file could not be written (disk full...) */
+  NS_ERR_ARGUMENT = 1,    /* a null, out-of-range or inconsistent argument */
+  NS_ERR_HANDLE = 2,      /* a session handle that is not open (closed, never opened, made up) */
+  NS_ERR_STATE = 3,       /* a call out of order (a step outside a fold, registration after the
+                             first fold began, a second session while one is open) */
+  NS_ERR_SLOT = 4,        /* a slot id that is not registered, or a slot in the wrong state */
+  NS_ERR_MEMORY = 5,      /* a buffer that cannot be read where it was said to be */
+  NS_ERR_IO = 6,          /* the run directory or a file could not be written (disk full...) */
   NS_ERR_UNSUPPORTED = 7, /* something this library does not do (a device buffer without the
                              CUDA plugin, an element type it does not check) */
   NS_ERR_VERSION = 8      /* a struct larger than this library knows, with fields set in the
@@ -56,18 +56,26 @@ typedef enum ns_dtype { NS_F32 = 0, NS_F64 = 1, NS_BF16 = 2, NS_F16 = 3 } ns_dty
 typedef enum ns_memory { NS_HOST = 0, NS_DEVICE = 1 } ns_memory;
 /* How a slot starts: checked; absent ("this buffer does not exist in this run", never checked);
  * deferred (registered, checked only once ns_slot_undefer is called). */
-typedef enum ns_slot_state { NS_SLOT_CHECKED = 0, NS_SLOT_ABSENT = 1, NS_SLOT_DEFERRED = 2 } ns_slot_state;
+typedef enum ns_slot_state {
+  NS_SLOT_CHECKED = 0,
+  NS_SLOT_ABSENT = 1,
+  NS_SLOT_DEFERRED = 2
+} ns_slot_state;
 /* What a slot's element 0 is to the run's metrics (the run file's /steps/loss and
  * /steps/grad_norm, the workbench's metrics plot; the grad_collapse halt reads the gradient norm).
  * At most one slot has each role. */
-typedef enum ns_slot_role { NS_ROLE_NONE = 0, NS_ROLE_LOSS = 1, NS_ROLE_GRAD_NORM = 2 } ns_slot_role;
+typedef enum ns_slot_role {
+  NS_ROLE_NONE = 0,
+  NS_ROLE_LOSS = 1,
+  NS_ROLE_GRAD_NORM = 2
+} ns_slot_role;
 
 /* Halt reasons (ns_step_result.halt), as the trainer nanscope came from names them. */
 typedef enum ns_halt {
   NS_HALT_NONE = 0,
-  NS_HALT_NAN = 1,           /* halt_nan: a check fired and options.halt_on_nan is set */
-  NS_HALT_GRAD_COLLAPSE = 2  /* halt_grad_collapse: the registered gradient norm fell below
-                                options.grad_collapse_below */
+  NS_HALT_NAN = 1,          /* halt_nan: a check fired and options.halt_on_nan is set */
+  NS_HALT_GRAD_COLLAPSE = 2 /* halt_grad_collapse: the registered gradient norm fell below
+                               options.grad_collapse_below */
 } ns_halt;
 
 typedef struct ns_session_options {
@@ -77,30 +85,30 @@ typedef struct ns_session_options {
   const char* config_text; /* the trainer's own config, recorded as-is (may be NULL) */
   int32_t folds;           /* folds the run plans (0: not known); recorded */
   uint64_t seed;           /* recorded */
-  int32_t guard;           /* nonzero: the guard word says "skip" for a step in which a check fired */
-  int32_t health;          /* nonzero: each checked slot's health per step (/steps/health) */
-  int32_t capture;         /* nonzero: a slot's buffer at its first fire in a fold is dumped */
-  int32_t halt_on_nan;     /* nonzero: a fire halts (ns_step_result.halt = NS_HALT_NAN) */
+  int32_t guard;       /* nonzero: the guard word says "skip" for a step in which a check fired */
+  int32_t health;      /* nonzero: each checked slot's health per step (/steps/health) */
+  int32_t capture;     /* nonzero: a slot's buffer at its first fire in a fold is dumped */
+  int32_t halt_on_nan; /* nonzero: a fire halts (ns_step_result.halt = NS_HALT_NAN) */
   double grad_collapse_below; /* > 0: halt_grad_collapse when the gradient-norm slot's first value
                                  is finite and below it (0: off) */
-  int32_t overwrite;       /* nonzero: an existing run.h5 in run_dir may be replaced */
+  int32_t overwrite;          /* nonzero: an existing run.h5 in run_dir may be replaced */
 } ns_session_options;
 
 typedef struct ns_slot_desc {
-  uint32_t struct_size; /* sizeof(ns_slot_desc) */
-  const char* name;     /* 1-31 letters, digits, '_', '.', '-'; unique in the session */
-  const char* phase;    /* where the check runs, for people: "forward", "backward", ... */
-  int32_t order;        /* dataflow order: 0 = finalised first in a step; the entry point of a
-                           NaN is the fired slot of lowest order at the earliest firing step */
+  uint32_t struct_size;  /* sizeof(ns_slot_desc) */
+  const char* name;      /* 1-31 letters, digits, '_', '.', '-'; unique in the session */
+  const char* phase;     /* where the check runs, for people: "forward", "backward", ... */
+  int32_t order;         /* dataflow order: 0 = finalised first in a step; the entry point of a
+                            NaN is the fired slot of lowest order at the earliest firing step */
   const char* consumers; /* names of the slots that read this buffer within the step, comma
                             separated (may name slots registered later; may be NULL) */
-  int64_t count;        /* elements */
-  int32_t dtype;        /* ns_dtype */
-  int32_t memory;       /* ns_memory */
-  uint64_t address;     /* the buffer (a pointer as an integer); 0 for an absent slot or one
-                           whose buffer comes later (ns_slot_set_address) */
-  int32_t state;        /* ns_slot_state */
-  int32_t role;         /* ns_slot_role */
+  int64_t count;         /* elements */
+  int32_t dtype;         /* ns_dtype */
+  int32_t memory;        /* ns_memory */
+  uint64_t address;      /* the buffer (a pointer as an integer); 0 for an absent slot or one
+                            whose buffer comes later (ns_slot_set_address) */
+  int32_t state;         /* ns_slot_state */
+  int32_t role;          /* ns_slot_role */
 } ns_slot_desc;
 
 typedef struct ns_step_result {

@@ -29,14 +29,22 @@ std::uintptr_t hole = 0;  // a page that was unmapped: reading it would crash
 std::uint64_t address(Input& in) {
   const auto base = reinterpret_cast<std::uint64_t>(buffer);
   switch (in.byte() % 8) {
-    case 0: return 0;
-    case 1: return base;
-    case 2: return base + 1;                  // misaligned
-    case 3: return base + 60 * sizeof(float);  // near the end: a count may run past it
-    case 4: return 0x7f0000000000ull;         // where a device pointer could be
-    case 5: return hole;
-    case 6: return ~std::uint64_t{0} - 8;     // wraps around
-    default: return base + 4 * sizeof(float);
+    case 0:
+      return 0;
+    case 1:
+      return base;
+    case 2:
+      return base + 1;  // misaligned
+    case 3:
+      return base + 60 * sizeof(float);  // near the end: a count may run past it
+    case 4:
+      return 0x7f0000000000ull;  // where a device pointer could be
+    case 5:
+      return hole;
+    case 6:
+      return ~std::uint64_t{0} - 8;  // wraps around
+    default:
+      return base + 4 * sizeof(float);
   }
 }
 
@@ -47,17 +55,24 @@ std::int64_t count(Input& in) {
 
 std::uint32_t struct_size(Input& in, std::uint32_t right) {
   switch (in.byte() % 6) {
-    case 0: return 0;
-    case 1: return right - 4;
-    case 2: return right + 8;  // a newer caller's struct (its tail is zero below)
-    case 3: return 100000;
-    default: return right;
+    case 0:
+      return 0;
+    case 1:
+      return right - 4;
+    case 2:
+      return right + 8;  // a newer caller's struct (its tail is zero below)
+    case 3:
+      return 100000;
+    default:
+      return right;
   }
 }
 
 const char* name(Input& in) {
-  static const char* names[] = {"a", "b", "c", "x_norm", "", "../up", "a,b", nullptr,
-                                "a_name_that_is_far_too_long_for_a_slot", "d", "e", "f"};
+  static const char* names[] = {"a",      "b",     "c",
+                                "x_norm", "",      "../up",
+                                "a,b",    nullptr, "a_name_that_is_far_too_long_for_a_slot",
+                                "d",      "e",     "f"};
   return names[in.byte() % 12];
 }
 
@@ -165,7 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 11: {
         std::uint64_t word = 0;
-        if (ns_guard_word(h, &word) == NS_OK && word) (void)*reinterpret_cast<volatile std::uint32_t*>(word);
+        if (ns_guard_word(h, &word) == NS_OK && word)
+          (void)*reinterpret_cast<volatile std::uint32_t*>(word);
         break;
       }
       default: {

@@ -117,6 +117,12 @@ class CommandLineTest : public QObject, GuiFixture {
         run_gui({three_fold_run_, "--screenshot-select", "1:99:h_s2"}, dir_.filePath("s.json"));
     QCOMPARE(step.code, 2);
     QVERIFY2(step.err.contains("fold 1 has steps 0-11"), step.err.constData());
+    const Ran slot =
+        run_gui({three_fold_run_, "--screenshot-select", "1:0:no_such"}, dir_.filePath("n.json"));
+    QCOMPARE(slot.code, 2);
+    QVERIFY2(
+        slot.err.contains("slot 'no_such' is not a slot of this run (a name, or an index 0-35)"),
+        slot.err.constData());
     for (const auto& [item, why] : {std::pair{"health=h_s9:absmax", "no slot named 'h_s9'"},
                                     {"health=h_s2:bogus", "no measure 'bogus'"},
                                     {"bogusview", "unknown item 'bogusview'"}}) {

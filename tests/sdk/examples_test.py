@@ -86,6 +86,8 @@ def check_run(bug):
          "--screenshot", os.path.join(work, f"shot_{bug}.png")], env=env)
     state = json.load(open(state_path))
     assert state["mode"] == "offline", state["mode"]
+    assert state["trainer"] == EXPECT["trainer"], state["trainer"]
+    assert f"trainer {EXPECT['trainer']}" in state["window_title"], state["window_title"]
     assert len(state["folds"]) == 3
     for fold in state["folds"]:
         shown = {s["index"]: s for s in fold["slots"]}

@@ -21,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("nanscope_sdk_api_" + name + "_" +
-                                                  std::to_string(getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("nanscope_sdk_api_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   return d;
 }
@@ -56,11 +56,11 @@ ns_slot_desc desc(const char* name, int order, const float* buffer, std::int64_t
 }
 
 // The status, and a message that contains `words`.
-#define EXPECT_REFUSED(call, status, words)                               \
-  do {                                                                    \
-    EXPECT_EQ((call), (status)) << #call;                                 \
+#define EXPECT_REFUSED(call, status, words)                                \
+  do {                                                                     \
+    EXPECT_EQ((call), (status)) << #call;                                  \
     EXPECT_NE(std::string(ns_last_error()).find(words), std::string::npos) \
-        << #call << ": " << ns_last_error();                              \
+        << #call << ": " << ns_last_error();                               \
   } while (0)
 
 class SdkApi : public ::testing::Test {

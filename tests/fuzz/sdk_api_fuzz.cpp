@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -15,6 +16,13 @@
 #include "nanscope/nanscope.h"
 
 namespace {
+
+std::string run_dir() {  // the sessions' run directory, removed when the fuzzer exits
+  static const std::string dir =
+      (std::filesystem::temp_directory_path() / ("nanscope_fuzz_sdk_" + std::to_string(getpid())))
+          .string();
+  return dir;
+}
 
 struct Input {
   const std::uint8_t* data;
@@ -83,13 +91,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   munmap(p, page);
   hole = reinterpret_cast<std::uintptr_t>(p);
+  std::atexit([] {
+    std::error_code ec;
+    std::filesystem::remove_all(run_dir(), ec);
+  });
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string dir =
-      (std::filesystem::temp_directory_path() / ("nanscope_fuzz_sdk_" + std::to_string(getpid())))
-          .string();
+  static const std::string dir = run_dir();
   Input in{data, size};
   for (float& f : buffer) f = 1.0f;
   ns_session current = 0, closed = 0;

@@ -22,6 +22,8 @@ install(TARGETS nanscope_sdk EXPORT nanscopeTargets
 install(FILES include/nanscope/nanscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nanscope)
 set(sdk_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/nanscope)
 install(EXPORT nanscopeTargets NAMESPACE nanscope:: DESTINATION ${sdk_cmake_dir})
+# The same package from the build tree: find_package(nanscope) with nanscope_DIR=<build>/sdk.
+export(EXPORT nanscopeTargets NAMESPACE nanscope:: FILE ${CMAKE_BINARY_DIR}/sdk/nanscopeTargets.cmake)
 configure_package_config_file(cmake/sdk/nanscopeConfig.cmake.in
   ${CMAKE_BINARY_DIR}/sdk/nanscopeConfig.cmake INSTALL_DESTINATION ${sdk_cmake_dir})
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/sdk/nanscopeConfigVersion.cmake

@@ -125,7 +125,7 @@ NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* 
   return guarded("ns_session_open", [&] {
     if (!out) throw Error(NS_ERR_ARGUMENT, "ns_session_open: out is NULL");
     *out = 0;
-    const ns_session_options o = read_struct(options, "options");
+    const ns_session_options o = read_struct(options, "ns_session_open: options");
     std::lock_guard lock(registry_mutex);
     if (!registry().empty())
       throw Error(NS_ERR_STATE, fmt::format("ns_session_open: session {:#x} is open; a process "
@@ -161,7 +161,7 @@ NS_API ns_status ns_slot_register(ns_session session, const ns_slot_desc* desc, 
   return on_session(session, "ns_slot_register", [&](Session& s) {
     if (!id) throw Error(NS_ERR_ARGUMENT, "ns_slot_register: id is NULL");
     *id = -1;
-    *id = s.register_slot(read_struct(desc, "desc"));
+    *id = s.register_slot(read_struct(desc, "ns_slot_register: desc"));
   });
 }
 

@@ -1,7 +1,7 @@
-// Whether a span of this process's memory can be read, asked of the kernel (process_vm_readv on
-// the process itself) instead of touched: a pointer a trainer passed that is not mapped (device
-// memory passed as host memory, a freed buffer that was unmapped, a made-up address) is refused
-// with an error rather than followed into a crash.
+// This process's memory read through the kernel (process_vm_readv on the process itself) instead
+// of touched: a pointer a trainer passed that is not readable (device memory passed as host
+// memory, a buffer freed and unmapped, a page protected, a made-up address or a wrong count) is
+// refused with an error rather than followed into a crash.
 #pragma once
 
 #include <cstddef>
@@ -9,8 +9,10 @@
 
 namespace nanscope::sdk {
 
-// Reads a byte at the start and one at the end, and with `every_page` one in each page between
-// (a registration's full look; a check looks at the two ends); true when all were read.
-bool host_readable(std::uint64_t address, std::size_t bytes, bool every_page);
+// Whether every page of [address, address + bytes) can be read (a registration's look).
+bool host_readable(std::uint64_t address, std::size_t bytes);
+// Copies [address, address + bytes) into `out` in one call; false (and `out` unspecified) when any
+// part of it cannot be read. What a check scans is this copy, never the trainer's memory itself.
+bool host_copy(std::uint64_t address, std::size_t bytes, void* out);
 
 }  // namespace nanscope::sdk

@@ -1,6 +1,7 @@
 #include "sdk_session.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <filesystem>
@@ -60,16 +61,14 @@ Session::Session(const ns_session_options& o) {
   run_dir_ = text_or_empty(o.run_dir);
   trainer_ = text_or_empty(o.trainer);
   config_text_ = text_or_empty(o.config_text);
-  if (run_dir_.empty()) throw Error(NS_ERR_ARGUMENT, "options.run_dir is empty");
-  if (o.folds < 0) throw Error(NS_ERR_ARGUMENT, "options.folds is negative");
+  if (run_dir_.empty()) throw Error(NS_ERR_ARGUMENT, "ns_session_open: options.run_dir is empty");
+  if (o.folds < 0) throw Error(NS_ERR_ARGUMENT, "ns_session_open: options.folds is negative");
   if (!(o.grad_collapse_below >= 0) || std::isinf(o.grad_collapse_below))
     throw Error(NS_ERR_ARGUMENT,
-                "options.grad_collapse_below must be 0 (off) or a finite "
-                "positive threshold");
-  // The trainer's name is checked with its table at the first fold; its form is checked now.
-  if (trainer_.empty() || trainer_.size() > 63 || trainer_ == "nanscope")
-    throw Error(NS_ERR_ARGUMENT,
-                "options.trainer must be 1-63 printable characters and not 'nanscope'");
+                "ns_session_open: options.grad_collapse_below must be 0 (off) "
+                "or a finite positive threshold");
+  if (const std::string why = trainer_name_problem(trainer_); !why.empty())
+    throw Error(NS_ERR_ARGUMENT, "ns_session_open: options.trainer: " + why);
   seed_ = o.seed;
   guard_ = o.guard != 0;
   guard_config_.guard.enabled = guard_;
@@ -80,12 +79,12 @@ Session::Session(const ns_session_options& o) {
   std::error_code ec;
   fs::create_directories(fs::path(run_dir_) / "dumps", ec);
   if (ec)
-    throw Error(NS_ERR_IO,
-                fmt::format("run_dir '{}': cannot create it ({})", run_dir_, ec.message()));
+    throw Error(NS_ERR_IO, fmt::format("ns_session_open: run_dir '{}': cannot create it ({})",
+                                       run_dir_, ec.message()));
   const fs::path run = fs::path(run_dir_) / "run.h5";
   if (!o.overwrite && fs::exists(run, ec))
-    throw Error(NS_ERR_IO, fmt::format("{} exists; set options.overwrite to replace it (its "
-                                       "run is otherwise kept)",
+    throw Error(NS_ERR_IO, fmt::format("ns_session_open: {} exists; set options.overwrite to "
+                                       "replace it (its run is otherwise kept)",
                                        run.string()));
   created_utc_ = utc_now(kUtcIso);
   writer_ = std::make_unique<RunWriter>();
@@ -118,10 +117,9 @@ int Session::register_slot(const ns_slot_desc& d) {
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: the phase is over 31 bytes", who));
   for (const RegisteredSlot& other : slots_)
     if (other.name == s.name)
-      throw Error(NS_ERR_ARGUMENT, fmt::format("ns_slot_register: {} is already registered", who));
+      throw Error(NS_ERR_ARGUMENT, fmt::format("{} is already registered", who));
   if (slots_.size() >= static_cast<std::size_t>(kSlotCount))
-    throw Error(NS_ERR_UNSUPPORTED,
-                fmt::format("ns_slot_register: {}: a run has at most {} slots", who, kSlotCount));
+    throw Error(NS_ERR_UNSUPPORTED, fmt::format("{}: a run has at most {} slots", who, kSlotCount));
   if (d.order < 0) throw Error(NS_ERR_ARGUMENT, fmt::format("{}: order is negative", who));
   if (d.dtype < NS_F32 || d.dtype > NS_F16)
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: dtype {} is not an ns_dtype", who, d.dtype));
@@ -135,6 +133,17 @@ int Session::register_slot(const ns_slot_desc& d) {
   if (d.role < NS_ROLE_NONE || d.role > NS_ROLE_GRAD_NORM)
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: role {} is not an ns_slot_role", who, d.role));
   s.role = static_cast<ns_slot_role>(d.role);
+  if (d.ndim < 0 || d.ndim > 8)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: ndim {} is not 0 to 8", who, d.ndim));
+  s.shape.assign(d.shape, d.shape + d.ndim);
+  if (d.ndim == 0) s.shape = {d.count};
+  if (s.state != NS_SLOT_ABSENT) {
+    std::int64_t product = 1;
+    for (std::int64_t n : s.shape) product = n > 0 && product <= kMostElements ? product * n : -1;
+    if (product != d.count)
+      throw Error(NS_ERR_ARGUMENT, fmt::format("{}: shape {} does not hold count {} elements", who,
+                                               fmt::join(s.shape, "x"), d.count));
+  }
   if (s.state != NS_SLOT_ABSENT && (d.count <= 0 || d.count > kMostElements))
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("{}: count {} is not 1 to 2^40 elements", who, d.count));
@@ -153,41 +162,42 @@ int Session::register_slot(const ns_slot_desc& d) {
       if (other.role == s.role)
         throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' already has role {}", who, other.name,
                                                  static_cast<int>(s.role)));
-  slots_.push_back(s);
+  if (s.state != NS_SLOT_ABSENT)
+    s.staging.resize(static_cast<std::size_t>(s.count) * element_bytes(s.dtype));
+  const bool absent = s.state == NS_SLOT_ABSENT;
+  slots_.push_back(std::move(s));
   try {
-    if (d.address != 0 && s.state != NS_SLOT_ABSENT)
-      set_address(static_cast<int>(slots_.size()) - 1, d.address);
+    if (d.address != 0 && !absent)
+      set_address(static_cast<int>(slots_.size()) - 1, d.address, "ns_slot_register");
   } catch (...) {
     slots_.pop_back();
     throw;
   }
-  if (s.state == NS_SLOT_ABSENT && d.address != 0) {
+  if (absent && d.address != 0) {
     slots_.pop_back();
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: an absent slot has no buffer (address 0)", who));
   }
   return static_cast<int>(slots_.size()) - 1;
 }
 
-void Session::set_address(int slot, std::uint64_t address) {
-  slot_at(slot, "ns_slot_set_address");
+void Session::set_address(int slot, std::uint64_t address, const char* call) {
+  slot_at(slot, call);
   RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
   if (stage_ == Stage::InStep)
-    throw Error(
-        NS_ERR_STATE,
-        fmt::format("ns_slot_set_address: slot '{}': a buffer moves between steps only", s.name));
+    throw Error(NS_ERR_STATE,
+                fmt::format("{}: slot '{}': a buffer moves between steps only", call, s.name));
   if (s.state == NS_SLOT_ABSENT)
-    throw Error(NS_ERR_SLOT,
-                fmt::format("ns_slot_set_address: slot '{}' was registered absent", s.name));
+    throw Error(NS_ERR_SLOT, fmt::format("{}: slot '{}' was registered absent", call, s.name));
   const std::size_t bytes = static_cast<std::size_t>(s.count) * element_bytes(s.dtype);
   if (address % element_bytes(s.dtype) != 0)
-    throw Error(NS_ERR_MEMORY, fmt::format("slot '{}': address {:#x} is not aligned to its {} "
-                                           "elements",
-                                           s.name, address, dtype_name(s.dtype)));
-  if (!host_readable(address, bytes, true))
+    throw Error(NS_ERR_MEMORY, fmt::format("{}: slot '{}': address {:#x} is not aligned to its "
+                                           "{} elements",
+                                           call, s.name, address, dtype_name(s.dtype)));
+  if (!host_readable(address, bytes))
     throw Error(NS_ERR_MEMORY,
-                fmt::format("slot '{}': {} bytes at {:#x} are not readable host memory (a device "
-                            "pointer, a freed buffer or a wrong count?)",
-                            s.name, bytes, address));
+                fmt::format("{}: slot '{}': {} bytes at {:#x} are not readable host memory (a "
+                            "device pointer, a freed buffer or a wrong count?)",
+                            call, s.name, bytes, address));
   s.address = address;
 }
 
@@ -197,6 +207,10 @@ void Session::undefer(int slot) {
   if (stage_ == Stage::InStep) throw Error(NS_ERR_STATE, "ns_slot_undefer: between steps only");
   if (s.state != NS_SLOT_DEFERRED)
     throw Error(NS_ERR_SLOT, fmt::format("ns_slot_undefer: slot '{}' is not deferred", s.name));
+  if (s.address == 0)
+    throw Error(NS_ERR_SLOT, fmt::format("ns_slot_undefer: slot '{}' has no buffer yet "
+                                         "(ns_slot_set_address first)",
+                                         s.name));
   s.state = NS_SLOT_CHECKED;
   setup_.state[static_cast<std::size_t>(slot)] = SlotState::Clean;
   setup_.reason[static_cast<std::size_t>(slot)].clear();
@@ -206,6 +220,11 @@ void Session::undefer(int slot) {
 // The first fold begins: the table is put in effect (the run file's /slots) and fixed.
 void Session::freeze_table() {
   if (slots_.empty()) throw Error(NS_ERR_STATE, "ns_fold_begin: no slot is registered");
+  for (const RegisteredSlot& s : slots_)
+    if (s.state == NS_SLOT_CHECKED && s.address == 0)
+      throw Error(NS_ERR_SLOT, fmt::format("ns_fold_begin: slot '{}' is checked but has no buffer "
+                                           "(ns_slot_set_address, or register it deferred)",
+                                           s.name));
   std::vector<TrainerSlot> table;
   for (const RegisteredSlot& s : slots_)
     table.push_back(TrainerSlot{s.name, s.phase,
@@ -222,13 +241,14 @@ void Session::freeze_table() {
       std::size_t k = 0;
       while (k < slots_.size() && slots_[k].name != name) ++k;
       if (k == slots_.size())
-        throw Error(NS_ERR_SLOT, fmt::format("slot '{}': consumer '{}' is not registered",
+        throw Error(NS_ERR_SLOT, fmt::format("ns_fold_begin: slot '{}': consumer '{}' is not "
+                                             "registered (register it, then begin the fold)",
                                              slots_[i].name, name));
       table[i].consumers |= std::uint64_t{1} << k;
     }
   }
   if (const std::string why = use_trainer_slots(trainer_, table); !why.empty())
-    throw Error(NS_ERR_ARGUMENT, "the slot table: " + why);
+    throw Error(NS_ERR_ARGUMENT, "ns_fold_begin: the slot table: " + why);
   setup_ = slot_setup(Config{});
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     switch (slots_[i].state) {
@@ -296,9 +316,23 @@ void Session::check(const std::int32_t* slots, int count, void* stream) {
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("ns_check: count {} is not 0 to {}", count, kSlotCount * 64));
   if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, "ns_check: slots is NULL");
-  // Every id first, so that a bad one checks nothing.
+  // Every id and every buffer first, so that a bad one checks nothing.
   for (int i = 0; i < count; ++i) slot_at(slots[i], "ns_check");
+  for (int i = 0; i < count; ++i) stage(slots[i]);
   for (int i = 0; i < count; ++i) check_one(slots[i]);
+}
+
+void Session::stage(int slot) {
+  RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
+  if (!setup_.checked(slot)) return;
+  if (s.address == 0)
+    throw Error(NS_ERR_SLOT,
+                fmt::format("ns_check: slot '{}' has no buffer yet (ns_slot_set_address)", s.name));
+  if (!host_copy(s.address, s.staging.size(), s.staging.data()))
+    throw Error(NS_ERR_MEMORY,
+                fmt::format("ns_check: slot '{}': its {} bytes at {:#x} can no longer all be read "
+                            "(freed, protected or moved? ns_slot_set_address)",
+                            s.name, s.staging.size(), s.address));
 }
 
 void Session::check_one(int slot) {
@@ -307,20 +341,11 @@ void Session::check_one(int slot) {
     bank_->record(slot, ScanResult{});
     return;
   }
-  const std::size_t bytes = static_cast<std::size_t>(s.count) * element_bytes(s.dtype);
-  if (s.address == 0)
-    throw Error(NS_ERR_SLOT,
-                fmt::format("ns_check: slot '{}' has no buffer yet (ns_slot_set_address)", s.name));
-  if (!host_readable(s.address, bytes, false))
-    throw Error(NS_ERR_MEMORY,
-                fmt::format("ns_check: slot '{}': its buffer at {:#x} is no longer readable (freed "
-                            "or moved? ns_slot_set_address)",
-                            s.name, s.address));
   SlotView v;
-  v.data = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(s.address));
+  v.data = s.staging.data();
   v.count = static_cast<std::size_t>(s.count);
   v.is_f64 = s.dtype == NS_F64;
-  v.shape = {s.count};
+  v.shape = s.shape;
   HealthRow& row = health_rows_[static_cast<std::size_t>(slot)];
   const ScanResult r = check_host_buffer(v, health_, row).scan;
   checked_mask_ |= std::uint64_t{1} << slot;

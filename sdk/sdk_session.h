@@ -29,6 +29,7 @@ struct Error : std::runtime_error {
 
 struct RegisteredSlot {
   std::string name, phase, consumers_text;
+  std::vector<std::int64_t> shape;  // [count] unless the trainer gave one
   int order = 0;
   std::int64_t count = 0;
   ns_dtype dtype = NS_F32;
@@ -36,6 +37,9 @@ struct RegisteredSlot {
   std::uint64_t address = 0;
   ns_slot_state state = NS_SLOT_CHECKED;
   ns_slot_role role = NS_ROLE_NONE;
+  // What a check scans: the buffer copied through the kernel (host_memory.h), so that memory which
+  // cannot be read is refused, never touched. Allocated at registration.
+  std::vector<unsigned char> staging;
 };
 
 class Session {
@@ -44,7 +48,7 @@ class Session {
   ~Session();
 
   int register_slot(const ns_slot_desc& desc);
-  void set_address(int slot, std::uint64_t address);
+  void set_address(int slot, std::uint64_t address, const char* call = "ns_slot_set_address");
   void undefer(int slot);
   void begin_fold(int fold);
   void end_fold(int fold);
@@ -59,7 +63,8 @@ class Session {
   enum class Stage { Registering, BetweenFolds, InFold, InStep, Closed };
   void freeze_table();
   const RegisteredSlot& slot_at(int slot, const char* call) const;
-  void check_one(int slot);
+  void stage(int slot);      // the buffer copied for its check (Error when it cannot be read)
+  void check_one(int slot);  // the staged copy checked
   void write_run_file_now();
   void write_dump(int fold, int step, std::vector<CapturedSlot> slots);
   void raise_writer_error();

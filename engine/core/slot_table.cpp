@@ -142,12 +142,17 @@ std::string slot_name_problem(const std::string& s) {
   return ok ? "" : "a name is 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'";
 }
 
+std::string trainer_name_problem(const std::string& name) {
+  return printable_name(name, 63) && name != "nanscope"
+             ? ""
+             : "a trainer's name is 1-63 printable characters without ',' and not 'nanscope'";
+}
+
 std::string use_trainer_slots(const std::string& trainer, const std::vector<TrainerSlot>& slots) {
   if (slots.empty() || slots.size() > static_cast<std::size_t>(kSlotCount))
     return "a trainer has 1 to " + std::to_string(kSlotCount) + " slots, not " +
            std::to_string(slots.size());
-  if (!printable_name(trainer, 63) || trainer == "nanscope")
-    return "the trainer's name must be 1-63 printable characters without ',' and not 'nanscope'";
+  if (const std::string why = trainer_name_problem(trainer); !why.empty()) return why;
   std::set<std::string> names;
   const std::uint64_t inside =
       slots.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << slots.size()) - 1;

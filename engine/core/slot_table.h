@@ -132,6 +132,9 @@ struct TrainerSlot {
 // What is wrong with a trainer's slot name ("" when nothing): it is also part of its dumps' file
 // names, so 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'.
 std::string slot_name_problem(const std::string& name);
+// What is wrong with a trainer's name ("" when nothing): 1-63 printable characters, no ',', not
+// "nanscope".
+std::string trainer_name_problem(const std::string& name);
 // Puts a trainer's table in effect for the whole process (what a run file of that trainer is read
 // and shown with); the table is checked first: 1 to kSlotCount slots, names unique, non-empty and
 // printable, consumers within the table. Returns what is wrong ("" when it took effect).

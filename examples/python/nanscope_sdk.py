@@ -51,7 +51,8 @@ class _SlotDesc(ctypes.Structure):
                 ("consumers", ctypes.c_char_p), ("count", ctypes.c_int64),
                 ("dtype", ctypes.c_int32), ("memory", ctypes.c_int32),
                 ("address", ctypes.c_uint64), ("state", ctypes.c_int32),
-                ("role", ctypes.c_int32)]
+                ("role", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 8)]
 
 
 class StepResult(ctypes.Structure):
@@ -106,7 +107,7 @@ def _address_and_type(array):
     dtypes = {np.dtype(np.float32): NS_F32, np.dtype(np.float64): NS_F64}
     if array.dtype not in dtypes:
         raise TypeError(f"a slot's array is float32 or float64, not {array.dtype}")
-    return array.ctypes.data, array.size, dtypes[array.dtype]
+    return array.ctypes.data, array.size, dtypes[array.dtype], array.shape
 
 
 class _Scope:
@@ -131,6 +132,8 @@ class Session:
     def __init__(self, run_dir, trainer, config_text=None, folds=0, seed=0, guard=True,
                  health=True, capture=True, halt_on_nan=False, grad_collapse_below=0.0,
                  overwrite=False, lib=None):
+        """`lib`: a library from load(path); load() by default."""
+        self.handle = 0
         self._lib = lib or load()
         self._arrays = {}  # keeps each registered array alive while it is checked
         o = _Options(ctypes.sizeof(_Options), _text(str(run_dir)), _text(trainer),
@@ -149,19 +152,29 @@ class Session:
              deferred=False, role=None):
         """Registers a slot (before the first fold) and returns its id. `role`: None, "loss" or
         "grad_norm" (its element 0 is the run's loss or gradient norm in the metrics)."""
-        address, count, dtype = (0, 0, NS_F32) if array is None else _address_and_type(array)
+        if role not in ROLES:
+            raise ValueError(f"slot {name}: role {role!r} is not one of {list(ROLES)}")
+        address, count, dtype, shape = (0, 0, NS_F32, ()) if array is None \
+            else _address_and_type(array)
+        if len(shape) > 8:
+            raise ValueError(f"slot {name}: an array of {len(shape)} dimensions (8 at most)")
         state = NS_SLOT_ABSENT if absent else NS_SLOT_DEFERRED if deferred else NS_SLOT_CHECKED
         d = _SlotDesc(ctypes.sizeof(_SlotDesc), _text(name), _text(phase), order,
-                      _text(consumers), count, dtype, NS_HOST, address, state, ROLES[role])
+                      _text(consumers), count, dtype, NS_HOST, address, state, ROLES[role],
+                      len(shape), (ctypes.c_int64 * 8)(*shape))
         sid = ctypes.c_int32(-1)
         self._call("ns_slot_register", self.handle, ctypes.byref(d), ctypes.byref(sid))
-        if array is not None:
-            self._arrays[sid.value] = array
+        self._arrays[sid.value] = array
         return sid.value
 
     def set_array(self, slot, array):
-        """Between steps: the slot's buffer is now `array` (same count and dtype)."""
-        address, _, _ = _address_and_type(array)
+        """Between steps: the slot's buffer is now `array`: the same size and dtype as the array
+        it was registered with (a deferred slot registered without one: any)."""
+        address, count, _, _ = _address_and_type(array)
+        old = self._arrays.get(slot)
+        if old is not None and (old.size != count or old.dtype != array.dtype):
+            raise ValueError(f"slot {slot}: an array of {count} {array.dtype} replaces one of "
+                             f"{old.size} {old.dtype}")
         self._call("ns_slot_set_address", self.handle, slot, address)
         self._arrays[slot] = array
 
@@ -193,6 +206,12 @@ class Session:
         if self.handle:
             handle, self.handle = self.handle, 0
             self._call("ns_session_close", handle)
+
+    def __del__(self):  # a session dropped without close() is closed, so another can open
+        try:
+            self.close()
+        except Exception:
+            pass
 
     def __enter__(self):
         return self

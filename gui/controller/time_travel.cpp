@@ -80,6 +80,13 @@ std::variant<TimeTravel::Start, QString> TimeTravel::start_for(int fold, int ste
     file_data_ = read_run_file(run_file.toStdString());
     file_ = stamp;
   }
+  // Another trainer's run (the SDK): its steps are its own code, never re-run here.
+  if (file_data_.trainer != "nanscope")
+    return QString(
+               "no buffer of %1 is kept: a run of trainer %2 keeps the buffers of its first "
+               "fires (the fold's first firing step, dumps/); nanscope re-runs the steps of "
+               "its own trainer only")
+        .arg(cell, QString::fromStdString(file_data_.trainer));
   if (file_data_.checkpoints.empty())
     return QString(
                "no buffer of %1 is kept, and this run file holds no checkpoints to recompute "

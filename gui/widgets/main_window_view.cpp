@@ -344,7 +344,7 @@ QJsonObject MainWindow::viewState() const {
     const auto e = s.fold_entry(k);
     f["entry"] = e ? QJsonValue(QJsonObject{{"slot", e->slot}, {"step", e->step}}) : QJsonValue();
     QJsonArray slots;
-    for (int slot = 0; slot < kSlotCount; ++slot) {
+    for (int slot = 0; slot < slot_count(); ++slot) {  // the run's trainer's slots
       const SlotRecord& r = s.folds[static_cast<std::size_t>(k)].slots[slot];
       slots.append(QJsonObject{
           {"index", slot}, {"state", state_name(r.state)}, {"kinds", kinds_json(r.kinds)}});

@@ -38,15 +38,16 @@ typedef enum ns_status {
   NS_OK = 0,
   NS_ERR_ARGUMENT = 1,    /* a null, out-of-range or inconsistent argument */
   NS_ERR_HANDLE = 2,      /* a session handle that is not open (closed, never opened, made up) */
-  NS_ERR_STATE = 3,       /* a call out of order (a step outside a fold, registration after the
-                             first fold began, a second session while one is open) */
+  NS_ERR_STATE = 3,       /* a call at the wrong time (a step outside a fold, registration after
+                             the first fold began, a second session while one is open); a fold
+                             or step number other than the next one is NS_ERR_ARGUMENT */
   NS_ERR_SLOT = 4,        /* a slot id that is not registered, or a slot in the wrong state */
   NS_ERR_MEMORY = 5,      /* a buffer that cannot be read where it was said to be */
   NS_ERR_IO = 6,          /* the run directory or a file could not be written (disk full...) */
   NS_ERR_UNSUPPORTED = 7, /* something this library does not do (a device buffer without the
                              CUDA plugin, an element type it does not check) */
-  NS_ERR_VERSION = 8      /* a struct larger than this library knows, with fields set in the
-                             part it does not know */
+  NS_ERR_VERSION = 8      /* a struct_size smaller than this library's struct, or larger with
+                             fields set in the part this library does not know */
 } ns_status;
 
 /* A session: one trainer's run. 0 is never a session. */
@@ -81,13 +82,15 @@ typedef enum ns_halt {
 typedef struct ns_session_options {
   uint32_t struct_size;    /* sizeof(ns_session_options) */
   const char* run_dir;     /* created if missing; run.h5 and dumps/ go there */
-  const char* trainer;     /* the trainer's name: 1-63 printable characters, not "nanscope" */
+  const char* trainer;     /* the trainer's name: 1-63 printable characters without ',', not
+                              "nanscope" */
   const char* config_text; /* the trainer's own config, recorded as-is (may be NULL) */
   int32_t folds;           /* folds the run plans (0: not known); recorded */
   uint64_t seed;           /* recorded */
   int32_t guard;       /* nonzero: the guard word says "skip" for a step in which a check fired */
   int32_t health;      /* nonzero: each checked slot's health per step (/steps/health) */
-  int32_t capture;     /* nonzero: a slot's buffer at its first fire in a fold is dumped */
+  int32_t capture;     /* nonzero: at the fold's first firing step, the buffers of the slots
+                          that fired there are dumped (dumps/, one file per fold) */
   int32_t halt_on_nan; /* nonzero: a fire halts (ns_step_result.halt = NS_HALT_NAN) */
   double grad_collapse_below; /* > 0: halt_grad_collapse when the gradient-norm slot's first value
                                  is finite and below it (0: off) */
@@ -96,12 +99,17 @@ typedef struct ns_session_options {
 
 typedef struct ns_slot_desc {
   uint32_t struct_size;  /* sizeof(ns_slot_desc) */
-  const char* name;      /* 1-31 letters, digits, '_', '.', '-'; unique in the session */
+  const char* name;      /* 1-31 letters, digits, '_', '.', '-', not starting with '.' or '-';
+                            unique in the session (it is part of its dump's file name) */
   const char* phase;     /* where the check runs, for people: "forward", "backward", ... */
   int32_t order;         /* dataflow order: 0 = finalised first in a step; the entry point of a
-                            NaN is the fired slot of lowest order at the earliest firing step */
+                            NaN is the fired slot of lowest order at the earliest firing step
+                            (equal orders: the slot registered first) */
   const char* consumers; /* names of the slots that read this buffer within the step, comma
-                            separated (may name slots registered later; may be NULL) */
+                            separated (may be NULL). They may name slots registered later, so
+                            they are resolved when the first fold begins: ns_fold_begin then
+                            refuses a name that is not registered, and registration stays open
+                            until it succeeds */
   int64_t count;         /* elements */
   int32_t dtype;         /* ns_dtype */
   int32_t memory;        /* ns_memory */
@@ -109,6 +117,9 @@ typedef struct ns_slot_desc {
                             whose buffer comes later (ns_slot_set_address) */
   int32_t state;         /* ns_slot_state */
   int32_t role;          /* ns_slot_role */
+  int32_t ndim;          /* 0: the buffer is 1-D [count]; 1-8: its shape is shape[0..ndim), whose
+                            product is count (dumps and the workbench's inspector show it) */
+  int64_t shape[8];
 } ns_slot_desc;
 
 typedef struct ns_step_result {
@@ -125,8 +136,8 @@ typedef struct ns_step_result {
 NS_API void ns_version(int* major, int* minor, int* patch);
 NS_API int ns_abi_version(void);
 
-/* What the last failing call on this thread said ("" when none failed). Valid until the thread's
- * next call. */
+/* What the last call on this thread that failed said: every call clears it first, so after a
+ * call that succeeded it is "". Valid until the thread's next call. */
 NS_API const char* ns_last_error(void);
 
 /* One session per process at a time (the slot table is the process's). */
@@ -139,7 +150,7 @@ NS_API ns_status ns_session_close(ns_session session);
 NS_API ns_status ns_slot_register(ns_session session, const ns_slot_desc* desc, int32_t* id);
 /* Between steps: the buffer moved (or a deferred buffer exists now). */
 NS_API ns_status ns_slot_set_address(ns_session session, int32_t slot, uint64_t address);
-/* Between steps: a deferred slot is checked from now on. */
+/* Between steps: a deferred slot is checked from now on (it needs its buffer first). */
 NS_API ns_status ns_slot_undefer(ns_session session, int32_t slot);
 
 /* Flags are sticky within a fold and reset at its boundary. Folds count from 0, in order. */
@@ -148,7 +159,9 @@ NS_API ns_status ns_fold_end(ns_session session, int32_t fold);
 /* Steps count from 0 within a fold, in order. `stream` is the CUDA stream the checks of a device
  * slot run on (NULL for the host path). */
 NS_API ns_status ns_step_begin(ns_session session, int32_t step, void* stream);
-/* Checks these slots now (their buffers as they are at this point of the step). */
+/* Checks these slots now (their buffers as they are at this point of the step). All or nothing:
+ * an id that is not registered, or a buffer that cannot be read, refuses the call and checks no
+ * slot of the list. */
 NS_API ns_status ns_check(ns_session session, const int32_t* slots, int32_t count, void* stream);
 /* After the step: what its checks found. */
 NS_API ns_status ns_step_end(ns_session session, ns_step_result* result);

@@ -152,6 +152,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         desc.d.address = address(in);
         desc.d.state = in.byte() % 4;
         desc.d.role = in.byte() % 4;
+        desc.d.ndim = in.byte() % 10 - 1;
+        for (auto& n : desc.d.shape) n = in.byte() % 8 ? in.byte() % 17 : -1;
         std::int32_t id = -1;
         ns_slot_register(h, in.byte() % 16 ? &desc.d : nullptr, in.byte() % 16 ? &id : nullptr);
         break;

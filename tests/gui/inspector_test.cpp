@@ -102,7 +102,7 @@ class InspectorTest : public QObject, GuiFixture {
     bad.start(NANSCOPE_GUI_BINARY, {three_fold_run_, "--screenshot-select", "1:3:no_such_slot"});
     QVERIFY(bad.waitForFinished(30000));
     QCOMPARE(bad.exitCode(), 2);
-    QVERIFY(bad.readAllStandardError().contains("expected FOLD:STEP:SLOT"));
+    QVERIFY(bad.readAllStandardError().contains("slot 'no_such_slot' is not a slot of this run"));
   }
 
   void ctrlEAfterALongLiveRunShowsTheEntrysDump() {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "io/dump_file.h"
 #include "io/run_file.h"
 #include "nanscope/nanscope.h"
 
@@ -269,7 +270,7 @@ TEST_F(SdkApi, MemoryThatCannotBeReadIsRefusedNotFollowed) {
   ASSERT_EQ(munmap(two, page), 0);
   ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
   ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
-  EXPECT_REFUSED(ns_check(s_, &id, 1, nullptr), NS_ERR_MEMORY, "no longer readable");
+  EXPECT_REFUSED(ns_check(s_, &id, 1, nullptr), NS_ERR_MEMORY, "can no longer all be read");
   EXPECT_EQ(ns_check(s_, &ia_, 1, nullptr), NS_OK);
   ns_step_result r{};
   r.struct_size = sizeof r;
@@ -345,6 +346,91 @@ TEST_F(SdkApi, TheRunFileHoldsTheTrainersTableFlagsAndEntry) {
   ASSERT_EQ(run.events.size(), 1u);
   EXPECT_EQ(run.events[0].dump, "dumps/fold000_step00000001_a.h5");
   EXPECT_TRUE(fs::exists(dir_ / run.events[0].dump));
+}
+
+TEST_F(SdkApi, AProtectedPageInsideABufferIsRefusedAtItsCheckAndTheListChecksNothing) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* three = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(three, MAP_FAILED);
+  auto* p = static_cast<float*>(three);
+  std::int32_t id = -1;
+  const ns_slot_desc d = desc("holed", 2, p, 3 * page / 4);
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK) << ns_last_error();
+  ASSERT_EQ(mprotect(static_cast<char*>(three) + page, page, PROT_NONE), 0);  // the middle page
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  a_[0] = std::numeric_limits<float>::quiet_NaN();
+  const std::int32_t list[] = {ia_, id};
+  EXPECT_REFUSED(ns_check(s_, list, 2, nullptr), NS_ERR_MEMORY, "can no longer all be read");
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(ns_step_end(s_, &r), NS_OK);
+  EXPECT_EQ(r.fired, 0) << "a's NaN was checked although the call was refused";
+  munmap(three, 3 * page);
+}
+
+TEST_F(SdkApi, WhatCanOnlyBeJudgedAtTheFirstFoldIsRefusedThereAndCanBeMended) {
+  std::int32_t id = -1;
+  ns_slot_desc d = desc("c", 2, a_.data(), 16);
+  d.consumers = "later";
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK);
+  EXPECT_REFUSED(ns_fold_begin(s_, 0), NS_ERR_SLOT,
+                 "ns_fold_begin: slot 'c': consumer 'later' is not registered");
+  d = desc("later", 3, b_.data(), 16);
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK) << "registration stays open";
+  // A deferred slot with no buffer yet cannot be undeferred; one given its buffer can.
+  d = desc("def", 4, nullptr, 16);
+  d.state = NS_SLOT_DEFERRED;
+  std::int32_t def = -1;
+  ASSERT_EQ(ns_slot_register(s_, &d, &def), NS_OK) << ns_last_error();
+  EXPECT_REFUSED(ns_slot_undefer(s_, def), NS_ERR_SLOT, "has no buffer yet");
+  EXPECT_EQ(ns_fold_begin(s_, 0), NS_OK) << ns_last_error();
+  ASSERT_EQ(ns_slot_set_address(s_, def, reinterpret_cast<std::uint64_t>(b_.data())), NS_OK);
+  EXPECT_EQ(ns_slot_undefer(s_, def), NS_OK) << ns_last_error();
+}
+
+TEST(SdkApiOpen, ATrainerNameTheTableWouldRefuseIsRefusedAtOpen) {
+  const fs::path dir = fresh_dir("name");
+  ns_session_options o = options(dir.string());
+  ns_session s = 0;
+  for (const char* bad : {"a,b", "tab\there", "nanscope", ""}) {
+    o.trainer = bad;
+    EXPECT_REFUSED(ns_session_open(&o, &s), NS_ERR_ARGUMENT, "ns_session_open: options.trainer");
+    EXPECT_EQ(s, 0u);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(SdkApi, AShapeMustHoldTheCountAndIsWhatTheDumpKeeps) {
+  std::vector<float> m(12, 1.0f);
+  std::int32_t id = -1;
+  ns_slot_desc d = desc("matrix", 0, m.data(), 12);
+  d.ndim = 2;
+  d.shape[0] = 5;
+  d.shape[1] = 3;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT,
+                 "shape 5x3 does not hold count 12");
+  d.ndim = 9;
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "ndim 9");
+  d.ndim = 2;
+  d.shape[0] = 4;
+  ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK) << ns_last_error();
+  ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
+  ASSERT_EQ(ns_step_begin(s_, 0, nullptr), NS_OK);
+  m[7] = std::numeric_limits<float>::infinity();
+  ASSERT_EQ(ns_check(s_, &id, 1, nullptr), NS_OK);
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(ns_step_end(s_, &r), NS_OK);
+  EXPECT_EQ(r.entry_slot, id);
+  ASSERT_EQ(ns_session_close(s_), NS_OK) << ns_last_error();
+  s_ = 0;
+  const nanscope::DumpData dump =
+      nanscope::read_dump((dir_ / "dumps" / "fold000_step00000000_matrix.h5").string());
+  ASSERT_EQ(dump.slots.size(), 1u);
+  EXPECT_EQ(dump.slots[0].shape, (std::vector<std::uint64_t>{4, 3}));
+  EXPECT_EQ(dump.slots[0].scan.first_bad_index, 7);
+  EXPECT_EQ(dump.trainer, "api_test");
 }
 
 }  // namespace

@@ -44,6 +44,9 @@ pub struct ns_slot_desc {
     pub address: u64,
     pub state: i32,
     pub role: i32,
+    /// 0: the buffer is 1-D [count]; else its shape is shape[..ndim].
+    pub ndim: i32,
+    pub shape: [i64; 8],
 }
 
 #[repr(C)]

@@ -82,6 +82,8 @@ impl Session {
             address,
             state: if s.buffer.is_some() { ffi::NS_SLOT_CHECKED } else { ffi::NS_SLOT_ABSENT },
             role: s.role,
+            ndim: 0,
+            shape: [0; 8],
         };
         let mut id = -1;
         // SAFETY: as above.

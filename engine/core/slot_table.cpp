@@ -199,7 +199,7 @@ std::string use_trainer_slots(const std::string& trainer, const std::vector<Trai
       info.rank = t.rank;
       info.consumers = t.consumers;
     } else {
-      info.rank = 1000 + i;  // placeholders never fire; they rank after every slot
+      info.rank = 1000 + i;  // padding rows never fire; they rank after every slot
     }
     a.table[static_cast<std::size_t>(i)] = info;
   }

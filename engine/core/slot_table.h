@@ -111,7 +111,7 @@ constexpr std::uint64_t slot_bits(std::initializer_list<int> slots) {
 static_assert(kSlotCount <= 64, "slot sets are 64-bit masks");
 
 // The table in effect: always kSlotCount entries; a trainer with fewer slots has its own first and
-// unnamed placeholders after them (never checked, never shown).
+// unnamed rows after them that pad the fixed-width tables (never checked, never shown).
 const std::array<SlotInfo, kSlotCount>& slot_table();
 // How many slots the trainer in effect has (kSlotCount for nanscope's own).
 int slot_count();

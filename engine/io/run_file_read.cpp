@@ -59,7 +59,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
   if (dims.size() != 2 || dims[1] != n)
     throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, n));
   const std::size_t nf = dims[0];
-  const SlotSetup placeholders = slot_setup(Config{});
+  const SlotSetup padding = slot_setup(Config{});  // rows past the trainer's table: absent
   auto state = h5::read_dataset<std::uint8_t>(f, "folds/state", &dims, path);
   auto first = h5::read_dataset<std::int64_t>(f, "folds/first_step", &dims, path);
   auto count = h5::read_dataset<std::int64_t>(f, "folds/count", &dims, path);
@@ -71,7 +71,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
     FoldFlags fold;
     fold.fold = static_cast<int>(k);
     for (std::size_t s = n; s < static_cast<std::size_t>(kSlotCount); ++s)
-      fold.slots[s].state = placeholders.state[s];
+      fold.slots[s].state = padding.state[s];
     for (std::size_t s = 0; s < n; ++s) {
       const std::size_t i = k * n + s;
       if (state[i] >= kSlotStateCount)

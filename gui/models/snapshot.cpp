@@ -6,7 +6,7 @@
 namespace nanscope::gui {
 
 const std::array<int, kSlotCount>& dataflow_order() {
-  // Sorted again whenever another slot table is put in effect (placeholders rank last).
+  // Sorted again whenever another slot table is put in effect (padding rows rank last).
   static std::array<int, kSlotCount> order{};
   static std::uint64_t sorted_for = ~std::uint64_t{0};
   if (sorted_for != slot_table_generation()) {

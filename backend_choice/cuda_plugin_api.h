@@ -10,10 +10,11 @@
 #include <string>
 
 #include "model/backend.h"
+#include "sdk_device_api.h"
 
 namespace nanscope {
 
-inline constexpr int kCudaPluginAbi = 1;
+inline constexpr int kCudaPluginAbi = 2;
 inline constexpr const char* kCudaPluginFile = "libnanscope-cuda.so";
 inline constexpr const char* kCudaPluginEntry = "nanscope_cuda_plugin";
 
@@ -31,6 +32,9 @@ struct CudaPluginApi {
   CudaPluginProbe (*probe)();
   // Throws DeviceError when no usable device is present, ConfigError for float64.
   std::unique_ptr<Backend> (*make_backend)(const Config& config);
+  // The SDK's device path (libnanscope's checks of a trainer's device buffers). Throws DeviceError
+  // when CUDA refuses.
+  std::unique_ptr<SdkDeviceChecks> (*make_sdk_device_checks)();
 };
 
 }  // namespace nanscope

@@ -15,11 +15,18 @@ constexpr int kThreads = 256;
 
 constexpr int kHealthWords = kBankSlots * kHealthFieldCount;
 
-// One thread per health word (kHealthWords threads): the step's health starts unmeasured.
-__global__ void begin_step_kernel(int step, int* step_ptr, unsigned int* status, float* health,
-                                  unsigned int* mass_bits, unsigned long long* crossings) {
+// One thread per health word (kHealthWords threads): the step's health starts unmeasured. A
+// negative `step` is counted on the device (begin_counted_step): the next row, the last row at
+// most, and one more step begun.
+__global__ void begin_step_kernel(int step, int last_row, int* step_ptr, unsigned int* status,
+                                  float* health, unsigned int* mass_bits,
+                                  unsigned long long* crossings) {
   const int i = threadIdx.x;
   if (i == 0) {
+    if (step < 0) {
+      step = min(*step_ptr + 1, last_row);
+      status[2] += 1u;  // steps begun since the rewind
+    }
     *step_ptr = step;
     status[0] = 0u;  // the step's status word
     status[1] = 0u;  // raised by a first fire in the step
@@ -209,7 +216,7 @@ struct DeviceBank::Impl {
   int max_steps;
   DeviceArray<DeviceSlotRecord> records{kBankSlots};
   DeviceArray<unsigned char> history;   // [max_steps, kBankSlots]
-  DeviceArray<unsigned int> status{2};  // the status word, the first-fire word
+  DeviceArray<unsigned int> status{3};  // the status word, the first-fire word, steps begun
   DeviceArray<int> step{1};             // the current step, for the checks' history row
   int blocks_per_item = 0;              // the most blocks one item gets in a fused check
   // The step's health (see DeviceStepHealth) and the fused check's partials.
@@ -301,8 +308,45 @@ void DeviceBank::reset_fold() {
   NANSCOPE_LAUNCH_CHECK();
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0,
                                       static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status.get(), 0, 2 * sizeof(unsigned int), s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status.get(), 0, 3 * sizeof(unsigned int), s));
   step_ = 0;
+}
+
+void DeviceBank::rewind(cudaStream_t stream) {
+  const int before_first = -1;
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(impl_->step.get(), &before_first, sizeof(int),
+                                      cudaMemcpyHostToDevice, stream));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status.get() + 2, 0, sizeof(unsigned int), stream));
+  // The rows are used again from row 0: the checks OR into them.
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0,
+                                      static_cast<size_t>(impl_->max_steps) * kBankSlots, stream));
+  exec_ = 0;
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));  // the copy's source is on this stack
+}
+
+void DeviceBank::begin_counted_step(cudaStream_t stream) {
+  exec_ = 0;
+  begin_step_kernel<<<1, kHealthWords, 0, stream>>>(-1, impl_->max_steps - 1, impl_->step.get(),
+                                                    impl_->status.get(), impl_->health_rows.get(),
+                                                    impl_->mass_bits.get(), impl_->crossings.get());
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+std::uint32_t DeviceBank::steps_begun() {
+  std::uint32_t n = 0;
+  NANSCOPE_CUDA_CHECK(
+      cudaMemcpyAsync(&n, impl_->status.get() + 2, sizeof n, cudaMemcpyDeviceToHost, stream_));
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return n;
+}
+
+std::vector<float> DeviceBank::read_health_rows() {
+  std::vector<float> rows(kHealthWords);
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(rows.data(), impl_->health_rows.get(),
+                                      rows.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                      stream_));
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return rows;
 }
 
 void DeviceBank::begin_step(int step) {
@@ -311,7 +355,7 @@ void DeviceBank::begin_step(int step) {
   step_ = step;
   exec_ = 0;
   begin_step_kernel<<<1, kHealthWords, 0, stream_>>>(
-      step, impl_->step.get(), impl_->status.get(), impl_->health_rows.get(),
+      step, impl_->max_steps - 1, impl_->step.get(), impl_->status.get(), impl_->health_rows.get(),
       impl_->mass_bits.get(), impl_->crossings.get());
   NANSCOPE_LAUNCH_CHECK();
 }

@@ -101,6 +101,18 @@ class DeviceBank {
                          cudaStream_t stream);
   bool health() const { return health_; }
   DeviceStepHealth step_health() const;
+  // For a caller that replays captured steps without the host in between (the SDK's device path):
+  // the step is counted on the device. begin_counted_step (graph-capturable) takes the next history
+  // row, the last one at most (later steps share it), and counts one more step begun; rewind
+  // (outside any capture; synchronises `stream`) starts again before row 0 with none begun.
+  void begin_counted_step(cudaStream_t stream);
+  void rewind(cudaStream_t stream);
+  // The steps begun since the rewind, and the current step's health rows ([kBankSlots,
+  // kHealthFieldCount], NaN where not measured), read on the bank's stream.
+  std::uint32_t steps_begun();
+  std::vector<float> read_health_rows();
+  // The records and history rows first..first+rows-1, on the bank's stream.
+  BankReadback readback_rows(std::size_t first, std::size_t rows) { return read_rows(first, rows); }
   BankReadback readback();  // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();

@@ -190,24 +190,40 @@ NS_API ns_status ns_check(ns_session session, const int32_t* slots, int32_t coun
   return on_session(session, "ns_check", [&](Session& s) { s.check(slots, count, stream); });
 }
 
+namespace {
+
+// Writes a step's result into the caller's struct, whose struct_size was checked by result_size.
+std::uint32_t result_size(const ns_step_result* result, const char* call) {
+  if (!result) return 0;
+  const std::uint32_t size = result->struct_size;
+  if (size < sizeof(ns_step_result) || size > 4096)
+    throw Error(
+        NS_ERR_VERSION,
+        fmt::format("{}: result->struct_size is {}, not sizeof(ns_step_result) ({}) or more", call,
+                    size, sizeof(ns_step_result)));
+  return size;
+}
+
+void put_result(ns_step_result* result, std::uint32_t size, const ns_step_result& r) {
+  if (!result) return;
+  std::memset(static_cast<void*>(result), 0, size);
+  std::memcpy(static_cast<void*>(result), &r, sizeof(r));
+  result->struct_size = size;
+}
+
+}  // namespace
+
 NS_API ns_status ns_step_end(ns_session session, ns_step_result* result) {
   return on_session(session, "ns_step_end", [&](Session& s) {
-    std::uint32_t size = 0;
-    if (result) {
-      size = result->struct_size;
-      if (size < sizeof(ns_step_result) || size > 4096)
-        throw Error(
-            NS_ERR_VERSION,
-            fmt::format("ns_step_end: result->struct_size is {}, not sizeof(ns_step_result) "
-                        "({}) or more",
-                        size, sizeof(ns_step_result)));
-    }
-    const ns_step_result r = s.end_step();
-    if (result) {
-      std::memset(static_cast<void*>(result), 0, size);
-      std::memcpy(static_cast<void*>(result), &r, sizeof(r));
-      result->struct_size = size;
-    }
+    const std::uint32_t size = result_size(result, "ns_step_end");
+    put_result(result, size, s.end_step());
+  });
+}
+
+NS_API ns_status ns_step_replayed(ns_session session, void* stream, ns_step_result* result) {
+  return on_session(session, "ns_step_replayed", [&](Session& s) {
+    const std::uint32_t size = result_size(result, "ns_step_replayed");
+    put_result(result, size, s.step_replayed(stream));
   });
 }
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -11,6 +13,7 @@
 
 #include "core/utc_time.h"
 #include "core/version.h"
+#include "device_path.h"
 #include "host_memory.h"
 #include "io/dump_file.h"
 #include "model/host_check.h"
@@ -152,17 +155,26 @@ int Session::register_slot(const ns_slot_desc& d) {
                 fmt::format("{}: {} buffers are not checked by this version (float32 and "
                             "float64 are)",
                             who, dtype_name(s.dtype)));
-  if (s.state != NS_SLOT_ABSENT && s.memory == NS_DEVICE)
-    throw Error(NS_ERR_UNSUPPORTED,
-                fmt::format("{}: device buffers need the CUDA path, which this library was "
-                            "built without; register a host copy",
-                            who));
+  if (s.state != NS_SLOT_ABSENT) {
+    for (const RegisteredSlot& other : slots_)
+      if (other.state != NS_SLOT_ABSENT && other.memory != s.memory)
+        throw Error(NS_ERR_UNSUPPORTED,
+                    fmt::format("{}: a session checks host buffers or device buffers, not both "
+                                "('{}' is {} memory)",
+                                who, other.name, other.memory == NS_HOST ? "host" : "device"));
+    if (s.memory == NS_DEVICE && s.dtype != NS_F32)
+      throw Error(NS_ERR_UNSUPPORTED,
+                  fmt::format("{}: {} device buffers are not checked by this version (float32 "
+                              "ones are)",
+                              who, dtype_name(s.dtype)));
+    if (s.memory == NS_DEVICE && !dev_) dev_ = open_device_path("ns_slot_register");
+  }
   if (s.role != NS_ROLE_NONE)
     for (const RegisteredSlot& other : slots_)
       if (other.role == s.role)
         throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' already has role {}", who, other.name,
                                                  static_cast<int>(s.role)));
-  if (s.state != NS_SLOT_ABSENT)
+  if (s.state != NS_SLOT_ABSENT && s.memory == NS_HOST)
     s.staging.resize(static_cast<std::size_t>(s.count) * element_bytes(s.dtype));
   const bool absent = s.state == NS_SLOT_ABSENT;
   slots_.push_back(std::move(s));
@@ -193,6 +205,18 @@ void Session::set_address(int slot, std::uint64_t address, const char* call) {
     throw Error(NS_ERR_MEMORY, fmt::format("{}: slot '{}': address {:#x} is not aligned to its "
                                            "{} elements",
                                            call, s.name, address, dtype_name(s.dtype)));
+  if (s.memory == NS_DEVICE) {
+    if (stream_capturing())
+      throw Error(NS_ERR_STATE, fmt::format("{}: slot '{}': the step's stream is being captured "
+                                            "(a captured graph keeps the old address)",
+                                            call, s.name));
+    const std::string why = on_device(call, [&] { return dev_->pointer_problem(address, bytes); });
+    if (!why.empty())
+      throw Error(NS_ERR_MEMORY, fmt::format("{}: slot '{}': {} bytes at {:#x}: {}", call, s.name,
+                                             bytes, address, why));
+    s.address = address;
+    return;
+  }
   if (!host_readable(address, bytes))
     throw Error(NS_ERR_MEMORY,
                 fmt::format("{}: slot '{}': {} bytes at {:#x} are not readable host memory (a "
@@ -249,6 +273,14 @@ void Session::freeze_table() {
   }
   if (const std::string why = use_trainer_slots(trainer_, table); !why.empty())
     throw Error(NS_ERR_ARGUMENT, "ns_fold_begin: the slot table: " + why);
+  if (dev_) {
+    SdkDeviceShape shape;
+    shape.health = health_;
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (capture_ && slots_[i].state != NS_SLOT_ABSENT)
+        shape.capture[i] = static_cast<std::uint64_t>(slots_[i].count);
+    on_device("ns_fold_begin", [&] { dev_->prepare(shape); });
+  }
   setup_ = slot_setup(Config{});
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     switch (slots_[i].state) {
@@ -277,6 +309,12 @@ void Session::begin_fold(int fold) {
   if (fold != static_cast<int>(folds_.size()))
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("ns_fold_begin({}): the next fold is {}", fold, folds_.size()));
+  if (stream_capturing())
+    throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): the step's stream is being captured "
+                                          "(folds begin and end outside a capture)",
+                                          fold));
+  if (dev_) on_device("ns_fold_begin", [&] { dev_->begin_fold(); });
+  graph_ready_ = false;
   bank_.emplace(setup_);
   bank_->begin_fold(fold);
   fold_ = fold;
@@ -285,8 +323,12 @@ void Session::begin_fold(int fold) {
   stage_ = Stage::InFold;
 }
 
+bool Session::stream_capturing() {
+  return dev_ && stream_seen_ &&
+         on_device("a capture query", [&] { return dev_->capturing(stream_); });
+}
+
 void Session::begin_step(int step, void* stream) {
-  (void)stream;  // the host path runs on the caller's thread
   raise_writer_error();
   if (stage_ != Stage::InFold)
     throw Error(NS_ERR_STATE,
@@ -296,7 +338,17 @@ void Session::begin_step(int step, void* stream) {
   if (step != next_step_)
     throw Error(NS_ERR_ARGUMENT, fmt::format("ns_step_begin({}): the next step of fold {} is {}",
                                              step, fold_, next_step_));
-  bank_->begin_step(step);
+  if (dev_) {
+    // The device counts its steps (a captured step runs at every replay); the host bank takes
+    // them when it reads them (account_device).
+    const bool capturing = on_device("ns_step_begin", [&] { return dev_->capturing(stream); });
+    on_device("ns_step_begin", [&] { dev_->begin_step(stream); });
+    stream_ = stream;
+    stream_seen_ = true;
+    step_captured_ = capturing;
+  } else {
+    bank_->begin_step(step);
+  }
   step_ = step;
   guard_word_ = 0;
   updated_ = true;
@@ -310,7 +362,6 @@ void Session::begin_step(int step, void* stream) {
 }
 
 void Session::check(const std::int32_t* slots, int count, void* stream) {
-  (void)stream;
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_check: outside a step");
   if (count < 0 || count > kSlotCount * 64)
     throw Error(NS_ERR_ARGUMENT,
@@ -318,6 +369,21 @@ void Session::check(const std::int32_t* slots, int count, void* stream) {
   if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, "ns_check: slots is NULL");
   // Every id and every buffer first, so that a bad one checks nothing.
   for (int i = 0; i < count; ++i) slot_at(slots[i], "ns_check");
+  if (dev_) {
+    if (stream != stream_)
+      throw Error(NS_ERR_ARGUMENT,
+                  fmt::format("ns_check: stream {} is not the step's stream {} (ns_step_begin's)",
+                              stream, stream_));
+    std::vector<SdkDeviceItem> items;
+    for (int i = 0; i < count; ++i) {
+      const RegisteredSlot& s = slots_[static_cast<std::size_t>(slots[i])];
+      if (!setup_.checked(slots[i])) continue;
+      items.push_back({slots[i], s.address, static_cast<std::uint64_t>(s.count)});
+    }
+    on_device("ns_check", [&] { dev_->check(items, stream); });
+    for (const SdkDeviceItem& it : items) checked_mask_ |= std::uint64_t{1} << it.slot;
+    return;
+  }
   for (int i = 0; i < count; ++i) stage(slots[i]);
   for (int i = 0; i < count; ++i) check_one(slots[i]);
 }
@@ -360,18 +426,126 @@ void Session::check_one(int slot) {
 
 bool Session::allows_update() {
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_guard_allows_update: outside a step");
+  bool fired = false;
+  if (dev_) {
+    if (step_captured_)
+      throw Error(NS_ERR_STATE,
+                  "ns_guard_allows_update: the step is being captured; its optimizer reads the "
+                  "device guard word (ns_guard_word)");
+    const std::vector<float> word = on_device(
+        "ns_guard_allows_update", [&] { return dev_->copy_out(stream_, dev_->status_word(), 1); });
+    std::uint32_t status = 0;
+    std::memcpy(&status, word.data(), sizeof status);
+    fired = status != 0;
+  } else {
+    fired = bank_->step_fired();
+  }
   update_asked_ = true;
-  updated_ = guard_allows_update(guard_config_, bank_->step_fired());
+  updated_ = guard_allows_update(guard_config_, fired);
   return updated_;
 }
 
 std::uint64_t Session::guard_word_address() const {
+  if (dev_) {
+    if (stage_ == Stage::Registering)
+      throw Error(NS_ERR_STATE, "ns_guard_word: the device word exists once the first fold began");
+    return guard_ ? dev_->status_word() : dev_->zero_word();
+  }
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&guard_word_));
 }
 
 ns_step_result Session::end_step() {
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_step_end: no step has begun");
+  if (dev_ && step_captured_) {
+    // Nothing ran yet: each replay is accounted by ns_step_replayed.
+    graph_checked_ = checked_mask_;
+    graph_ready_ = true;
+    step_captured_ = false;
+    stage_ = Stage::InFold;
+    const FoldFlags flags = bank_->readback();
+    ns_step_result out{};
+    out.struct_size = sizeof(ns_step_result);
+    out.fired = out.first_fire = out.updated = -1;
+    out.entry_slot = flags.entry_slot.value_or(-1);
+    out.entry_step = flags.entry_step.value_or(-1);
+    return out;
+  }
+  if (dev_) return account_device(stream_, checked_mask_, "ns_step_end");
   bank_->end_step();
+  return finish_step();
+}
+
+ns_step_result Session::step_replayed(void* stream) {
+  if (!dev_)
+    throw Error(NS_ERR_STATE, "ns_step_replayed: the session checks host buffers (no graphs)");
+  if (stage_ != Stage::InFold)
+    throw Error(NS_ERR_STATE, stage_ == Stage::InStep
+                                  ? "ns_step_replayed: a step is in progress (ns_step_end first)"
+                                  : "ns_step_replayed: no fold is in progress");
+  if (!graph_ready_)
+    throw Error(NS_ERR_STATE,
+                "ns_step_replayed: no step of this fold was captured into a graph (ns_step_begin "
+                "to ns_step_end during a stream capture)");
+  if (on_device("ns_step_replayed", [&] { return dev_->capturing(stream); }))
+    throw Error(NS_ERR_STATE, "ns_step_replayed: the stream is being captured");
+  return account_device(stream, graph_checked_, "ns_step_replayed");
+}
+
+ns_step_result Session::account_device(void* stream, std::uint64_t checked, const char* call) {
+  const SdkDeviceRead read = on_device(call, [&] { return dev_->read(stream); });
+  if (read.steps == 0)
+    throw Error(NS_ERR_STATE, fmt::format("{}: no step ran on stream {} since the last account "
+                                          "(the graph was not launched there?)",
+                                          call, stream));
+  const bool step_asked = update_asked_;
+  ns_step_result out{};
+  for (std::uint32_t i = 0; i < read.steps; ++i) {
+    const std::size_t row = std::min<std::size_t>(i, read.rows.size() - 1);
+    const bool last = i + 1 == read.steps;
+    step_ = next_step_;
+    bank_->begin_step(step_);
+    first_fire_in_step_ = false;
+    captured_.clear();
+    for (int slot = 0; slot < kSlotCount; ++slot) {
+      const std::uint8_t kinds = read.rows[row][static_cast<std::size_t>(slot)];
+      if (kinds == 0) continue;
+      const SdkSlotRecord& rec = read.records[static_cast<std::size_t>(slot)];
+      const bool first = bank_->slot_record(slot).first_step < 0 &&
+                         rec.first_step == static_cast<std::int32_t>(row);
+      if (!bank_->record_at(slot, ScanResult{kinds, first ? rec.count : 0, -1},
+                            first ? rec.exec_position : 0))
+        continue;
+      first_fire_in_step_ = true;
+      if (!capture_) continue;
+      const RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
+      CapturedSlot c{slot, s.shape, on_device(call, [&] { return dev_->captured(slot); }), {}};
+      c.scan = scan_nonfinite(c.values.data(), c.values.size());
+      captured_.push_back(std::move(c));
+    }
+    health_rows_ = unmeasured_rows();
+    grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
+    if (last) {  // the device holds the last step's health and role values only
+      if (health_ && !read.health.empty())
+        for (std::size_t slot = 0; slot < slots_.size(); ++slot)
+          if (checked >> slot & 1u)
+            std::copy_n(read.health.begin() + static_cast<std::ptrdiff_t>(slot * kHealthFieldCount),
+                        kHealthFieldCount, health_rows_[slot].begin());
+      for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+        const RegisteredSlot& s = slots_[slot];
+        if (s.role == NS_ROLE_NONE || !(checked >> slot & 1u)) continue;
+        const double v = on_device(call, [&] { return dev_->copy_out(stream, s.address, 1); })[0];
+        (s.role == NS_ROLE_LOSS ? loss_ : grad_norm_) = v;
+      }
+    }
+    checked_mask_ = checked;
+    update_asked_ = last && step_asked;
+    bank_->end_step();
+    out = finish_step();
+  }
+  return out;
+}
+
+ns_step_result Session::finish_step() {
   const bool fired = bank_->step_fired();
   if (!update_asked_) updated_ = guard_allows_update(guard_config_, fired);
   RunStepRow row;
@@ -443,8 +617,8 @@ RunFileData Session::snapshot() const {
   r.trainer = trainer_;
   r.nanscope_version = kVersion;
   r.created_utc = created_utc_;
-  r.backend = "sdk-host";
-  r.device_name = "host";
+  r.backend = dev_ ? "sdk-cuda" : "sdk-host";
+  r.device_name = dev_ ? dev_->device_name() : "host";
   r.config_toml = config_text_;
   r.seed = seed_;
   r.folds = folds_;
@@ -465,7 +639,7 @@ void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
   d.global_step = step;
   d.entry_slot = bank_->readback().entry_slot.value_or(-1);
   d.config_toml = config_text_;
-  d.backend = "sdk-host";
+  d.backend = dev_ ? "sdk-cuda" : "sdk-host";
   d.nanscope_version = kVersion;
   d.run_file = "run.h5";
   d.seed = seed_;

@@ -1,5 +1,6 @@
 // One trainer's run through the SDK: its registered slots, the fold/step state machine, the checks
-// (the host path: model/host_check.h, the CPU backend's own), the fold flags and entry point
+// (the host path: model/host_check.h, the CPU backend's own; the device path: the CUDA backend's
+// device bank through the plugin, device_path.h), the fold flags and entry point
 // (core/sentinel.h's SentinelBank, the built-in trainer's), the guard, halts, first-fire dumps and
 // the run file (io/, written by the library's writer thread). The C API (c_api.cpp) turns its
 // errors into statuses.
@@ -18,6 +19,7 @@
 #include "model/check_bank.h"
 #include "nanscope/nanscope.h"
 #include "run_writer.h"
+#include "sdk_device_api.h"
 
 namespace nanscope::sdk {
 
@@ -57,6 +59,7 @@ class Session {
   bool allows_update();
   std::uint64_t guard_word_address() const;
   ns_step_result end_step();
+  ns_step_result step_replayed(void* stream);
   void close();  // the last run file written and the writer drained
 
  private:
@@ -65,6 +68,12 @@ class Session {
   const RegisteredSlot& slot_at(int slot, const char* call) const;
   void stage(int slot);      // the buffer copied for its check (Error when it cannot be read)
   void check_one(int slot);  // the staged copy checked
+  // The step's end shared by both paths: the step row, the result, first-fire events, dumps and
+  // halts from the bank's record of the step.
+  ns_step_result finish_step();
+  // The device path: what ran on `stream` since the last read, accounted step by step.
+  ns_step_result account_device(void* stream, std::uint64_t checked, const char* call);
+  bool stream_capturing();
   void write_run_file_now();
   void write_dump(int fold, int step, std::vector<CapturedSlot> slots);
   void raise_writer_error();
@@ -95,6 +104,13 @@ class Session {
   std::vector<RunStepRow> steps_;
   std::vector<RunEventRow> events_;
   std::unique_ptr<RunWriter> writer_;
+  // The device path (null for a session of host buffers).
+  std::unique_ptr<SdkDeviceChecks> dev_;
+  void* stream_ = nullptr;  // the last step's stream
+  bool stream_seen_ = false;
+  bool step_captured_ = false;  // the step in progress is being captured into a graph
+  bool graph_ready_ = false;    // a captured step has ended: ns_step_replayed accounts its replays
+  std::uint64_t graph_checked_ = 0;  // the slots the captured step checks
 };
 
 }  // namespace nanscope::sdk

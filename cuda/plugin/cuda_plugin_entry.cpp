@@ -5,6 +5,7 @@
 #include "cuda_backend.h"
 #include "cuda_plugin_api.h"
 #include "device_probe.h"
+#include "sdk_device_checks.h"
 
 namespace {
 
@@ -17,8 +18,12 @@ std::unique_ptr<nanscope::Backend> make_backend(const nanscope::Config& config) 
   return nanscope::cuda::make_cuda_backend(config);
 }
 
+std::unique_ptr<nanscope::SdkDeviceChecks> make_sdk_device_checks() {
+  return nanscope::cuda::make_sdk_device_checks();
+}
+
 const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion, &probe,
-                                   &make_backend};
+                                   &make_backend, &make_sdk_device_checks};
 
 }  // namespace
 

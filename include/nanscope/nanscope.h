@@ -24,7 +24,7 @@ extern "C" {
 /* The version this header belongs to; ns_version() gives the library's. The ABI version changes
  * only when a call or a struct's existing fields change meaning (docs/sdk.md, "ABI policy"). */
 #define NS_VERSION_MAJOR 0
-#define NS_VERSION_MINOR 1
+#define NS_VERSION_MINOR 2
 #define NS_VERSION_PATCH 0
 #define NS_ABI_VERSION 1
 
@@ -46,8 +46,10 @@ typedef enum ns_status {
   NS_ERR_IO = 6,          /* the run directory or a file could not be written (disk full...) */
   NS_ERR_UNSUPPORTED = 7, /* something this library does not do (a device buffer without the
                              CUDA plugin, an element type it does not check) */
-  NS_ERR_VERSION = 8      /* a struct_size smaller than this library's struct, or larger with
+  NS_ERR_VERSION = 8,     /* a struct_size smaller than this library's struct, or larger with
                              fields set in the part this library does not know */
+  NS_ERR_DEVICE = 9       /* CUDA refused a call the device path made (the message has CUDA's
+                             error); the session stays usable where CUDA does */
 } ns_status;
 
 /* A session: one trainer's run. 0 is never a session. */
@@ -122,6 +124,9 @@ typedef struct ns_slot_desc {
   int64_t shape[8];
 } ns_slot_desc;
 
+/* Filled by ns_step_end and ns_step_replayed. A step captured into a CUDA graph has not run when
+ * its ns_step_end returns: fired, first_fire and updated are -1 then, and each replay's result
+ * comes from ns_step_replayed. */
 typedef struct ns_step_result {
   uint32_t struct_size; /* sizeof(ns_step_result) */
   int32_t fired;        /* a check fired in this step */
@@ -156,21 +161,32 @@ NS_API ns_status ns_slot_undefer(ns_session session, int32_t slot);
 /* Flags are sticky within a fold and reset at its boundary. Folds count from 0, in order. */
 NS_API ns_status ns_fold_begin(ns_session session, int32_t fold);
 NS_API ns_status ns_fold_end(ns_session session, int32_t fold);
-/* Steps count from 0 within a fold, in order. `stream` is the CUDA stream the checks of a device
- * slot run on (NULL for the host path). */
+/* Steps count from 0 within a fold, in order. `stream` is the CUDA stream (cudaStream_t) the
+ * step's device checks run on: ns_step_begin and ns_check only enqueue kernels on it, so both may
+ * be captured into the trainer's graph (NULL: the legacy default stream; ignored on the host
+ * path). Registration, addresses, folds and ns_step_replayed are refused while it is capturing. */
 NS_API ns_status ns_step_begin(ns_session session, int32_t step, void* stream);
 /* Checks these slots now (their buffers as they are at this point of the step). All or nothing:
  * an id that is not registered, or a buffer that cannot be read, refuses the call and checks no
  * slot of the list. */
 NS_API ns_status ns_check(ns_session session, const int32_t* slots, int32_t count, void* stream);
-/* After the step: what its checks found. */
+/* After the step: what its checks found. On the device path it waits for the step's stream (a
+ * step being captured into a graph only ends its capture: see ns_step_result). */
 NS_API ns_status ns_step_end(ns_session session, ns_step_result* result);
+/* The device path with graphs: after launching a graph that holds one captured step (from
+ * ns_step_begin to ns_step_end) on `stream`, outside any capture. Waits for the stream and accounts
+ * for every replay since the last call as a step of the fold, in order: flags, entry point,
+ * health, dumps and halts as ns_step_end gives them; *result is the last replay's. Call it after
+ * each replay, or at most 64 replays apart (later replays share the 64th's flags). */
+NS_API ns_status ns_step_replayed(ns_session session, void* stream, ns_step_result* result);
 
 /* The guard: may the optimizer update in this step? (a fire so far and options.guard set: no).
  * For the host path, call it just before the update. */
 NS_API ns_status ns_guard_allows_update(ns_session session, int32_t* allowed);
-/* The guard word's address: a uint32 that is 1 while the step must not update. Host memory on
- * the host path; the device path's word is device memory an optimizer kernel reads. */
+/* The guard word's address: a uint32 that is non-zero while the step must not update. Host memory
+ * on the host path; on the device path it is device memory an optimizer kernel reads on the
+ * step's stream after the checks that guard it (a step's first ns_check with options.guard off
+ * gives a word that stays 0). */
 NS_API ns_status ns_guard_word(ns_session session, uint64_t* address);
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 #ifndef FAKE_NO_ENTRY
 namespace {
 using nanscope::kCudaPluginAbi;
-const nanscope::CudaPluginApi kApi{FAKE_ABI, FAKE_VERSION, nullptr, nullptr};
+const nanscope::CudaPluginApi kApi{FAKE_ABI, FAKE_VERSION, nullptr, nullptr, nullptr};
 }  // namespace
 
 NANSCOPE_CUDA_PLUGIN_ENTRY(kApi)

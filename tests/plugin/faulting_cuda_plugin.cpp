@@ -30,7 +30,7 @@ std::unique_ptr<nanscope::Backend> make_backend(const nanscope::Config& config) 
 }
 
 const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion, &probe,
-                                   &make_backend};
+                                   &make_backend, nullptr};
 
 }  // namespace
 

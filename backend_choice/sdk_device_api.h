@@ -1,0 +1,84 @@
+// The SDK's device path as the CUDA plugin serves it (docs/sdk.md, "Device buffers"): libnanscope
+// checks a trainer's device buffers with the CUDA backend's own device bank (cuda/sentinel_check.h:
+// its fused check, first-fire capture and status word) through this CUDA-free interface, so that
+// the library loads and runs its host path where no CUDA is installed. Streams are the trainer's
+// cudaStream_t passed as void*; every call that takes one only enqueues on it (legal inside the
+// trainer's stream capture) unless it says it synchronises.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/slot_health.h"
+#include "core/slot_table.h"
+
+namespace nanscope {
+
+// A slot's record in the device bank (the meaning of the engine's SlotRecord; first_step counts
+// from the rows of the last read).
+struct SdkSlotRecord {
+  std::uint32_t kinds = 0;  // sticky within the fold: 1 NaN, 2 +Inf, 4 -Inf
+  std::int32_t first_step = -1;
+  std::int64_t count = 0;  // non-finite elements at the first fire
+  std::int32_t exec_position = -1;
+};
+
+// What the device ran since the last read: the steps begun, each one's row of kinds (at most
+// `rows` of the construction: later steps share the last row), the records, and the last step's
+// health rows ([kSlotCount, kHealthFieldCount], NaN where not measured).
+struct SdkDeviceRead {
+  std::uint32_t steps = 0;
+  std::vector<std::array<std::uint8_t, kSlotCount>> rows;
+  std::array<SdkSlotRecord, kSlotCount> records{};
+  std::vector<float> health;
+};
+
+struct SdkDeviceItem {
+  int slot = 0;
+  std::uint64_t address = 0;  // float32 device memory
+  std::uint64_t count = 0;
+};
+
+// The bank's shape: history rows between reads, health on, and each slot's capture area in floats
+// (0: none).
+struct SdkDeviceShape {
+  int rows = 64;
+  bool health = false;
+  std::array<std::uint64_t, kSlotCount> capture{};
+};
+
+class SdkDeviceChecks {
+ public:
+  virtual ~SdkDeviceChecks() = default;
+  // "" when [address, address + bytes) is device memory of the current device in one allocation;
+  // otherwise what it is ("host memory", "past the end of its allocation", ...).
+  virtual std::string pointer_problem(std::uint64_t address, std::uint64_t bytes) = 0;
+  // Whether `stream` is being captured into a graph.
+  virtual bool capturing(void* stream) = 0;
+  // The bank and the capture areas, once the slot table is fixed (allocates; outside any capture).
+  virtual void prepare(const SdkDeviceShape& shape) = 0;
+  // Clears the fold's records, rows and capture state (synchronises; outside any capture).
+  virtual void begin_fold() = 0;
+  // Graph-capturable: the next step counted on the device; the fused check of `items` (distinct
+  // slots) with their first fires copied into the capture areas.
+  virtual void begin_step(void* stream) = 0;
+  virtual void check(const std::vector<SdkDeviceItem>& items, void* stream) = 0;
+  // Waits for `stream`, reads what ran since the last read and starts counting again (outside any
+  // capture).
+  virtual SdkDeviceRead read(void* stream) = 0;
+  // A slot's capture area (its buffer as the check saw it at its first fire in the fold), and
+  // `count` floats at a device address once `stream` is done, copied to the host (synchronous).
+  virtual std::vector<float> captured(int slot) = 0;
+  virtual std::vector<float> copy_out(void* stream, std::uint64_t address, std::uint64_t count) = 0;
+  // The current device's name (the run file's device).
+  virtual std::string device_name() = 0;
+  // The device status word of the step (non-zero once a check in it fired): the guard word; and
+  // a device word that stays 0 (the guard word of a session without the guard).
+  virtual std::uint64_t status_word() = 0;
+  virtual std::uint64_t zero_word() = 0;
+};
+
+}  // namespace nanscope

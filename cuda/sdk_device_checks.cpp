@@ -1,0 +1,161 @@
+// The SDK's device path: a trainer's device buffers checked by the CUDA backend's own DeviceBank
+// (the fused check, its first-fire copies into capture areas, the status word the guard reads) on
+// the trainer's stream. The bank counts the steps itself (begin_counted_step), so a step the
+// trainer captured into a graph is counted at each replay; the host reads what ran at its next
+// read.
+#include "sdk_device_checks.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "device_array.h"
+#include "sentinel_check.h"
+
+namespace nanscope::cuda {
+namespace {
+
+cudaStream_t as_stream(void* s) {
+  return static_cast<cudaStream_t>(s);
+}
+
+using AddressRange = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
+
+class DeviceChecks final : public SdkDeviceChecks {
+ public:
+  DeviceChecks() {
+    NANSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking));
+    NANSCOPE_CUDA_CHECK(cudaMemset(zero_.get(), 0, sizeof(std::uint32_t)));
+    // The driver's allocation ranges, without linking the driver library.
+    cudaDriverEntryPointQueryResult found{};
+    void* fn = nullptr;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault,
+                                         &found) == cudaSuccess &&
+        found == cudaDriverEntryPointSuccess)
+      address_range_ = reinterpret_cast<AddressRange>(fn);
+  }
+
+  void prepare(const SdkDeviceShape& shape) override {
+    shape_ = shape;
+    bank_ = std::make_unique<DeviceBank>(shape.rows, own_, shape.health);
+    for (int s = 0; s < kSlotCount; ++s)
+      if (const std::uint64_t n = shape.capture[static_cast<std::size_t>(s)])
+        areas_[static_cast<std::size_t>(s)] = DeviceArray<float>(n);
+    begin_fold();
+  }
+  ~DeviceChecks() override {
+    bank_.reset();
+    cudaStreamDestroy(own_);
+  }
+
+  std::string pointer_problem(std::uint64_t address, std::uint64_t bytes) override {
+    cudaPointerAttributes a{};
+    const void* p = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address));
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      const cudaError_t e = cudaGetLastError();
+      return fmt::format("not an address CUDA knows ({})", cudaGetErrorString(e));
+    }
+    if (a.type == cudaMemoryTypeUnregistered) return "host memory, not device memory";
+    if (a.type == cudaMemoryTypeHost) return "pinned host memory, not device memory";
+    int device = 0;
+    NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+    if (a.device != device)
+      return fmt::format("memory of device {}, not of the current device {}", a.device, device);
+    if (address_range_) {
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      if (address_range_(&base, &size, static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS)
+        return "not inside a device allocation (freed?)";
+      if (address + bytes > base + size)
+        return fmt::format("{} bytes run past the end of its allocation ({} bytes left there)",
+                           bytes, base + size - address);
+    }
+    return {};
+  }
+
+  bool capturing(void* stream) override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    NANSCOPE_CUDA_CHECK(cudaStreamIsCapturing(as_stream(stream), &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
+
+  void begin_fold() override {
+    bank_->reset_fold();
+    bank_->rewind(own_);
+  }
+
+  void begin_step(void* stream) override { bank_->begin_counted_step(as_stream(stream)); }
+
+  void check(const std::vector<SdkDeviceItem>& items, void* stream) override {
+    std::vector<DeviceBank::GroupItem> group;
+    group.reserve(items.size());
+    for (const SdkDeviceItem& it : items)
+      group.push_back({it.slot,
+                       reinterpret_cast<const float*>(static_cast<std::uintptr_t>(it.address)),
+                       static_cast<std::size_t>(it.count),
+                       areas_[static_cast<std::size_t>(it.slot)].get(), -1});
+    bank_->check_group(group, as_stream(stream));
+  }
+
+  SdkDeviceRead read(void* stream) override {
+    NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+    SdkDeviceRead r;
+    r.steps = bank_->steps_begun();
+    const std::size_t rows = std::min<std::size_t>(r.steps, static_cast<std::size_t>(shape_.rows));
+    const BankReadback b = bank_->readback_rows(0, rows);
+    r.rows = b.history;
+    for (int s = 0; s < kSlotCount; ++s) {
+      const DeviceSlotRecord& d = b.records[static_cast<std::size_t>(s)];
+      r.records[static_cast<std::size_t>(s)] = {d.kinds, d.first_step, d.count, d.exec_position};
+    }
+    if (shape_.health) r.health = bank_->read_health_rows();
+    bank_->rewind(own_);
+    return r;
+  }
+
+  std::vector<float> captured(int slot) override {
+    return areas_.at(static_cast<std::size_t>(slot)).download();
+  }
+
+  std::vector<float> copy_out(void* stream, std::uint64_t address, std::uint64_t count) override {
+    NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+    std::vector<float> out(static_cast<std::size_t>(count));
+    NANSCOPE_CUDA_CHECK(cudaMemcpy(out.data(),
+                                   reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address)),
+                                   out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return out;
+  }
+
+  std::string device_name() override {
+    int device = 0;
+    cudaDeviceProp p{};
+    NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+    NANSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    return p.name;
+  }
+
+  std::uint64_t status_word() override {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(bank_->status_word()));
+  }
+  std::uint64_t zero_word() override {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(zero_.get()));
+  }
+
+ private:
+  SdkDeviceShape shape_;
+  cudaStream_t own_ = nullptr;  // the bank's: its clears and reads
+  std::unique_ptr<DeviceBank> bank_;
+  std::array<DeviceArray<float>, kSlotCount> areas_;
+  DeviceArray<std::uint32_t> zero_{1};
+  AddressRange address_range_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<SdkDeviceChecks> make_sdk_device_checks() {
+  return std::make_unique<DeviceChecks>();
+}
+
+}  // namespace nanscope::cuda

@@ -43,6 +43,10 @@ class DeviceChecks final : public SdkDeviceChecks {
     for (int s = 0; s < kSlotCount; ++s)
       if (const std::uint64_t n = shape.capture[static_cast<std::size_t>(s)])
         areas_[static_cast<std::size_t>(s)] = DeviceArray<float>(n);
+    // The check kernel runs once here, outside any capture, so that its module is loaded before a
+    // trainer captures it (CUDA loads kernels lazily, at their first launch).
+    bank_->check_group({{0, reinterpret_cast<const float*>(zero_.get()), 1}}, own_);
+    NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(own_));
     begin_fold();
   }
   ~DeviceChecks() override {
@@ -57,7 +61,8 @@ class DeviceChecks final : public SdkDeviceChecks {
       const cudaError_t e = cudaGetLastError();
       return fmt::format("not an address CUDA knows ({})", cudaGetErrorString(e));
     }
-    if (a.type == cudaMemoryTypeUnregistered) return "host memory, not device memory";
+    if (a.type == cudaMemoryTypeUnregistered)
+      return "not device memory (host memory, or a device buffer already freed)";
     if (a.type == cudaMemoryTypeHost) return "pinned host memory, not device memory";
     int device = 0;
     NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
@@ -122,9 +127,9 @@ class DeviceChecks final : public SdkDeviceChecks {
   std::vector<float> copy_out(void* stream, std::uint64_t address, std::uint64_t count) override {
     NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
     std::vector<float> out(static_cast<std::size_t>(count));
-    NANSCOPE_CUDA_CHECK(cudaMemcpy(out.data(),
-                                   reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address)),
-                                   out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    NANSCOPE_CUDA_CHECK(
+        cudaMemcpy(out.data(), reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address)),
+                   out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return out;
   }
 

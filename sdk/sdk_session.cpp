@@ -314,7 +314,6 @@ void Session::begin_fold(int fold) {
                                           "(folds begin and end outside a capture)",
                                           fold));
   if (dev_) on_device("ns_fold_begin", [&] { dev_->begin_fold(); });
-  graph_ready_ = false;
   bank_.emplace(setup_);
   bank_->begin_fold(fold);
   fold_ = fold;

@@ -110,6 +110,7 @@ class Session {
   bool stream_seen_ = false;
   bool step_captured_ = false;  // the step in progress is being captured into a graph
   bool graph_ready_ = false;    // a captured step has ended: ns_step_replayed accounts its replays
+                                // (in this fold and the later ones: the graph stays valid)
   std::uint64_t graph_checked_ = 0;  // the slots the captured step checks
 };
 

@@ -1,13 +1,17 @@
 /* A small MLP regression trainer that checks its buffers with nanscope's SDK (docs/sdk.md).
  *
- *   c_mlp RUN_DIR [--bug] [--folds N] [--steps N]
+ *   c_mlp RUN_DIR [--bug] [--folds N] [--steps N] [--device [--graph]]
  *
  * Each fold trains on its own window of synthetic sensor data. From step 20 of fold 1 on, sensor 3
  * is stuck at one value. The trainer standardises each feature by its batch statistics; with
  * --bug it divides by the standard deviation without an epsilon, so a stuck sensor gives 0/0 = NaN
  * in the standardised batch (slot x_norm), and the NaN then runs through every later buffer.
  * Without --bug an epsilon keeps it finite. The guard skips the update of a step that fired, so
- * the parameters stay finite either way. Exit status: 0, or 1 when an SDK call failed. */
+ * the parameters stay finite either way. Exit status: 0, or 1 when an SDK call failed.
+ *
+ * Built with CUDA (c_mlp_cuda), --device trains on the GPU with cuBLAS (mlp_device.cu) and the
+ * SDK checks the device buffers on the step's stream; --graph captures the step, the checks
+ * included, as a CUDA graph and replays it. The host draws the same batches either way. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,13 +20,10 @@
 
 #include <nanscope/nanscope.h>
 
-enum { FEATURES = 8, HIDDEN = 16, BATCH = 32 };
-
-/* The parameters, their gradients and every buffer the step checks. */
-typedef struct {
-  float w1[FEATURES * HIDDEN], b1[HIDDEN], w2[HIDDEN], b2[1];
-} params_t;
-#define N_PARAMS ((int)(sizeof(params_t) / sizeof(float)))
+#include "mlp_dims.h"
+#ifdef MLP_DEVICE
+#include "mlp_device.h"
+#endif
 
 static float x[BATCH * FEATURES], x_norm[BATCH * FEATURES], h[BATCH * HIDDEN], y_hat[BATCH],
     target[BATCH], loss[1], d_y[BATCH], d_h[BATCH * HIDDEN], grad_norm[1];
@@ -115,6 +116,9 @@ static void update(float lr) {
   for (int i = 0; i < N_PARAMS; ++i) p[i] -= lr * g[i];
 }
 
+/* Where the slots' buffers are: host memory, or the device buffers. */
+static ns_memory slot_memory = NS_HOST;
+
 /* One slot: its name, phase, order, consumers and buffer. */
 static int add_slot(const char* name, const char* phase, int order, const char* consumers,
                     const float* buffer, int64_t count, ns_slot_role role, int32_t* id) {
@@ -127,7 +131,7 @@ static int add_slot(const char* name, const char* phase, int order, const char* 
   d.consumers = consumers;
   d.count = count;
   d.dtype = NS_F32;
-  d.memory = NS_HOST;
+  d.memory = slot_memory;
   d.address = (uint64_t)(uintptr_t)buffer;
   d.state = buffer ? NS_SLOT_CHECKED : NS_SLOT_ABSENT;
   d.role = role;
@@ -136,17 +140,22 @@ static int add_slot(const char* name, const char* phase, int order, const char* 
 
 int main(int argc, char** argv) {
   const char* run_dir = NULL;
-  int bug = 0, folds = 3, steps = 40;
+  int bug = 0, folds = 3, steps = 40, device = 0, graph = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--bug")) bug = 1;
+#ifdef MLP_DEVICE
+    else if (!strcmp(argv[i], "--device")) device = 1;
+    else if (!strcmp(argv[i], "--graph")) graph = device = 1;
+#endif
     else if (!strcmp(argv[i], "--folds") && i + 1 < argc) folds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
     else if (argv[i][0] != '-' && !run_dir) run_dir = argv[i];
     else {
-      fprintf(stderr, "usage: c_mlp RUN_DIR [--bug] [--folds N] [--steps N]\n");
+      fprintf(stderr, "usage: c_mlp RUN_DIR [--bug] [--folds N] [--steps N] [--device [--graph]]\n");
       return 2;
     }
   }
+  (void)device, (void)graph; /* without CUDA: the host path only */
   if (!run_dir || folds < 1 || steps < 1) {
     fprintf(stderr, "usage: c_mlp RUN_DIR [--bug] [--folds N] [--steps N]\n");
     return 2;
@@ -166,26 +175,39 @@ int main(int argc, char** argv) {
   o.overwrite = 1;
   CALL(ns_session_open(&o, &session));
 
-  enum { X, X_NORM, H, DROPOUT, Y_HAT, LOSS, D_Y, D_H, GRADS, GRAD_NORM, PARAMS, SLOTS };
-  int32_t id[SLOTS];
-  if (!add_slot("x", "sample", 0, "x_norm", x, BATCH * FEATURES, NS_ROLE_NONE, &id[X]) ||
-      !add_slot("x_norm", "forward", 1, "h", x_norm, BATCH * FEATURES, NS_ROLE_NONE, &id[X_NORM]) ||
-      !add_slot("h", "forward", 2, "y_hat, d_h, grads", h, BATCH * HIDDEN, NS_ROLE_NONE, &id[H]) ||
-      /* this MLP has no dropout: the slot exists in the table, absent in this run */
-      !add_slot("dropout_mask", "forward", 3, "y_hat", NULL, 0, NS_ROLE_NONE, &id[DROPOUT]) ||
-      !add_slot("y_hat", "forward", 4, "loss, d_y", y_hat, BATCH, NS_ROLE_NONE, &id[Y_HAT]) ||
-      !add_slot("loss", "forward", 5, NULL, loss, 1, NS_ROLE_LOSS, &id[LOSS]) ||
-      !add_slot("d_y", "backward", 6, "d_h, grads", d_y, BATCH, NS_ROLE_NONE, &id[D_Y]) ||
-      !add_slot("d_h", "backward", 7, "grads", d_h, BATCH * HIDDEN, NS_ROLE_NONE, &id[D_H]) ||
-      !add_slot("grads", "backward", 8, "grad_norm, params", (const float*)&grads, N_PARAMS, NS_ROLE_NONE,
-                &id[GRADS]) ||
-      !add_slot("grad_norm", "backward", 9, NULL, grad_norm, 1, NS_ROLE_GRAD_NORM, &id[GRAD_NORM]) ||
-      !add_slot("params", "optimizer", 10, NULL, (const float*)&params, N_PARAMS, NS_ROLE_NONE, &id[PARAMS]))
-    return failed(NS_ERR_ARGUMENT, "ns_slot_register");
-
   rng_state = 42;
   float* p = (float*)&params;
   for (int i = 0; i < N_PARAMS; ++i) p[i] = 0.3f * (uniform() - 0.5f);
+  /* The buffers the slots name: the host arrays, or their device twins. */
+  float *b_x = x, *b_x_norm = x_norm, *b_h = h, *b_y_hat = y_hat, *b_loss = loss, *b_d_y = d_y,
+        *b_d_h = d_h, *b_grads = (float*)&grads, *b_grad_norm = grad_norm, *b_params = p;
+#ifdef MLP_DEVICE
+  mlp_device_buffers dev;
+  if (device) {
+    if (mlp_device_open(p, N_PARAMS, &dev)) return failed(NS_ERR_DEVICE, "mlp_device_open");
+    slot_memory = NS_DEVICE;
+    b_x = dev.x, b_x_norm = dev.x_norm, b_h = dev.h, b_y_hat = dev.y_hat, b_loss = dev.loss;
+    b_d_y = dev.d_y, b_d_h = dev.d_h, b_grads = dev.grads, b_grad_norm = dev.grad_norm;
+    b_params = dev.params;
+  }
+#endif
+
+  enum { X, X_NORM, H, DROPOUT, Y_HAT, LOSS, D_Y, D_H, GRADS, GRAD_NORM, PARAMS, SLOTS };
+  int32_t id[SLOTS];
+  if (!add_slot("x", "sample", 0, "x_norm", b_x, BATCH * FEATURES, NS_ROLE_NONE, &id[X]) ||
+      !add_slot("x_norm", "forward", 1, "h", b_x_norm, BATCH * FEATURES, NS_ROLE_NONE, &id[X_NORM]) ||
+      !add_slot("h", "forward", 2, "y_hat, d_h, grads", b_h, BATCH * HIDDEN, NS_ROLE_NONE, &id[H]) ||
+      /* this MLP has no dropout: the slot exists in the table, absent in this run */
+      !add_slot("dropout_mask", "forward", 3, "y_hat", NULL, 0, NS_ROLE_NONE, &id[DROPOUT]) ||
+      !add_slot("y_hat", "forward", 4, "loss, d_y", b_y_hat, BATCH, NS_ROLE_NONE, &id[Y_HAT]) ||
+      !add_slot("loss", "forward", 5, NULL, b_loss, 1, NS_ROLE_LOSS, &id[LOSS]) ||
+      !add_slot("d_y", "backward", 6, "d_h, grads", b_d_y, BATCH, NS_ROLE_NONE, &id[D_Y]) ||
+      !add_slot("d_h", "backward", 7, "grads", b_d_h, BATCH * HIDDEN, NS_ROLE_NONE, &id[D_H]) ||
+      !add_slot("grads", "backward", 8, "grad_norm, params", b_grads, N_PARAMS, NS_ROLE_NONE,
+                &id[GRADS]) ||
+      !add_slot("grad_norm", "backward", 9, NULL, b_grad_norm, 1, NS_ROLE_GRAD_NORM, &id[GRAD_NORM]) ||
+      !add_slot("params", "optimizer", 10, NULL, b_params, N_PARAMS, NS_ROLE_NONE, &id[PARAMS]))
+    return failed(NS_ERR_ARGUMENT, "ns_slot_register");
 
   const int32_t forward_slots[] = {id[X], id[X_NORM], id[H], id[DROPOUT], id[Y_HAT], id[LOSS]};
   const int32_t backward_slots[] = {id[D_Y], id[D_H], id[GRADS], id[GRAD_NORM]};
@@ -193,6 +215,19 @@ int main(int argc, char** argv) {
     CALL(ns_fold_begin(session, fold));
     int entry = -1, entry_step = -1;
     for (int step = 0; step < steps; ++step) {
+      ns_step_result r;
+      memset(&r, 0, sizeof r);
+      r.struct_size = sizeof r;
+#ifdef MLP_DEVICE
+      if (device) {
+        const mlp_device_checks checks = {forward_slots, 6, backward_slots, 4, id[PARAMS]};
+        sample_batch(fold, step);
+        CALL(mlp_device_step(session, step, &checks, x, target, bug, graph, &r));
+        entry = r.entry_slot;
+        entry_step = r.entry_step;
+        continue;
+      }
+#endif
       CALL(ns_step_begin(session, step, NULL));
       sample_batch(fold, step);
       standardise(bug);
@@ -204,20 +239,24 @@ int main(int argc, char** argv) {
       CALL(ns_guard_allows_update(session, &allowed));
       if (allowed) update(0.05f);
       CALL(ns_check(session, &id[PARAMS], 1, NULL));
-      ns_step_result r;
-      memset(&r, 0, sizeof r);
-      r.struct_size = sizeof r;
       CALL(ns_step_end(session, &r));
       entry = r.entry_slot;
       entry_step = r.entry_step;
     }
     CALL(ns_fold_end(session, fold));
-    printf("fold %d: loss %.5f, ", fold, loss[0]);
+    float last_loss = loss[0];
+#ifdef MLP_DEVICE
+    if (device) last_loss = mlp_device_loss();
+#endif
+    printf("fold %d: loss %.5f, ", fold, last_loss);
     if (entry >= 0)
       printf("entry slot %d at step %d\n", entry, entry_step);
     else
       printf("clean\n");
   }
   CALL(ns_session_close(session));
+#ifdef MLP_DEVICE
+  if (device) mlp_device_close();
+#endif
   return 0;
 }

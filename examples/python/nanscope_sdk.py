@@ -12,9 +12,20 @@
                         if s.allows_update(): ...
                     st.result.entry_slot                               # after the step
 
-numpy arrays are checked on the host path, by their data pointer, so an array must stay alive
-and in place (the same buffer) while the session checks it; a new array is given with
-Session.set_array. Every failing call raises nanscope_sdk.Error with the library's message.
+numpy arrays (and CPU tensors) are checked on the host path, CUDA tensors of PyTorch on the device
+path, by their data pointer, so a buffer must stay alive and in place (the same memory) while the
+session checks it; a new one is given with Session.set_array. On the device path the steps and
+checks run on a CUDA stream (torch's current one by default), also inside `torch.cuda.graph`
+capture; after each replay of a captured step, Session.replayed() accounts for it:
+
+    with torch.cuda.graph(g):
+        with s.step(0):                   # captured: the result comes from replayed()
+            ...; s.check([h, loss]); ...
+    for step in range(steps):
+        g.replay()
+        r = s.replayed()
+
+Every failing call raises nanscope_sdk.Error with the library's message.
 """
 import ctypes
 import ctypes.util
@@ -80,6 +91,8 @@ def load(path=None):
         "ns_check": [u64, ctypes.POINTER(i32), i32, vp],
         "ns_step_end": [u64, ctypes.POINTER(StepResult)],
         "ns_guard_allows_update": [u64, ctypes.POINTER(i32)],
+        "ns_guard_word": [u64, ctypes.POINTER(u64)],
+        "ns_step_replayed": [u64, vp, ctypes.POINTER(StepResult)],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -97,17 +110,45 @@ def _text(s):
     return None if s is None else s.encode()
 
 
+def _is_tensor(array):
+    return hasattr(array, "data_ptr") and hasattr(array, "is_cuda")
+
+
 def _address_and_type(array):
-    """A numpy array's data pointer, element count and ns_dtype (host memory, C-contiguous)."""
+    """A buffer's data pointer, element count, ns_dtype, shape and ns_memory: a C-contiguous numpy
+    array (host), or a contiguous PyTorch tensor (a CUDA one on the device path)."""
+    if _is_tensor(array):
+        import torch
+        if not array.is_contiguous():
+            raise ValueError("a slot's tensor must be contiguous (.contiguous())")
+        dtypes = {torch.float32: NS_F32, torch.float64: NS_F64}
+        if array.dtype not in dtypes:
+            raise TypeError(f"a slot's tensor is float32 or float64, not {array.dtype}")
+        return (array.data_ptr(), array.numel(), dtypes[array.dtype], tuple(array.shape),
+                NS_DEVICE if array.is_cuda else NS_HOST)
     import numpy as np
     if not isinstance(array, np.ndarray):
-        raise TypeError("a slot's buffer is a numpy array")
+        raise TypeError("a slot's buffer is a numpy array or a PyTorch tensor")
     if not array.flags["C_CONTIGUOUS"]:
         raise ValueError("a slot's array must be C-contiguous (np.ascontiguousarray)")
     dtypes = {np.dtype(np.float32): NS_F32, np.dtype(np.float64): NS_F64}
     if array.dtype not in dtypes:
         raise TypeError(f"a slot's array is float32 or float64, not {array.dtype}")
-    return array.ctypes.data, array.size, dtypes[array.dtype], array.shape
+    return array.ctypes.data, array.size, dtypes[array.dtype], array.shape, NS_HOST
+
+
+def current_stream():
+    """torch's current CUDA stream as the library takes it (None without a device path)."""
+    import torch
+    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+
+class _DeviceWord:
+    """A uint32 of device memory as a 1-element int32 tensor (torch.as_tensor(word, device=...))."""
+
+    def __init__(self, address):
+        self.__cuda_array_interface__ = {"shape": (1,), "typestr": "<i4",
+                                         "data": (address, False), "version": 3}
 
 
 class _Scope:
@@ -154,13 +195,13 @@ class Session:
         "grad_norm" (its element 0 is the run's loss or gradient norm in the metrics)."""
         if role not in ROLES:
             raise ValueError(f"slot {name}: role {role!r} is not one of {list(ROLES)}")
-        address, count, dtype, shape = (0, 0, NS_F32, ()) if array is None \
+        address, count, dtype, shape, memory = (0, 0, NS_F32, (), NS_HOST) if array is None \
             else _address_and_type(array)
         if len(shape) > 8:
             raise ValueError(f"slot {name}: an array of {len(shape)} dimensions (8 at most)")
         state = NS_SLOT_ABSENT if absent else NS_SLOT_DEFERRED if deferred else NS_SLOT_CHECKED
         d = _SlotDesc(ctypes.sizeof(_SlotDesc), _text(name), _text(phase), order,
-                      _text(consumers), count, dtype, NS_HOST, address, state, ROLES[role],
+                      _text(consumers), count, dtype, memory, address, state, ROLES[role],
                       len(shape), (ctypes.c_int64 * 8)(*shape))
         sid = ctypes.c_int32(-1)
         self._call("ns_slot_register", self.handle, ctypes.byref(d), ctypes.byref(sid))
@@ -170,11 +211,13 @@ class Session:
     def set_array(self, slot, array):
         """Between steps: the slot's buffer is now `array`: the same size and dtype as the array
         it was registered with (a deferred slot registered without one: any)."""
-        address, count, _, _ = _address_and_type(array)
+        address, count, dtype, _, _ = _address_and_type(array)
         old = self._arrays.get(slot)
-        if old is not None and (old.size != count or old.dtype != array.dtype):
-            raise ValueError(f"slot {slot}: an array of {count} {array.dtype} replaces one of "
-                             f"{old.size} {old.dtype}")
+        if old is not None:
+            old_count, old_dtype = _address_and_type(old)[1:3]
+            if (old_count, old_dtype) != (count, dtype):
+                raise ValueError(f"slot {slot}: a buffer of {count} {array.dtype} replaces one of "
+                                 f"{old_count} {old.dtype}")
         self._call("ns_slot_set_address", self.handle, slot, address)
         self._arrays[slot] = array
 
@@ -185,22 +228,53 @@ class Session:
         return _Scope(lambda: self._call("ns_fold_begin", self.handle, fold),
                       lambda: self._call("ns_fold_end", self.handle, fold))
 
-    def step(self, step):
+    def _stream(self, stream):
+        """The stream argument: None is the host path, "torch" torch's current stream, else a
+        cudaStream_t as an int (torch.cuda.Stream.cuda_stream)."""
+        if stream == "torch":
+            return current_stream()
+        return ctypes.c_void_p(stream)
+
+    def step(self, step, stream=None):
+        """A step; `stream` as in check(). Inside a graph capture, the result says fired = -1
+        (the step has not run): replayed() gives each replay's."""
         def end():
             r = StepResult()
             r.struct_size = ctypes.sizeof(StepResult)
             self._call("ns_step_end", self.handle, ctypes.byref(r))
             return r
-        return _Scope(lambda: self._call("ns_step_begin", self.handle, step, None), end)
+        return _Scope(lambda: self._call("ns_step_begin", self.handle, step,
+                                         self._stream(stream)), end)
 
-    def check(self, slots):
+    def check(self, slots, stream=None):
+        """Checks these slots now. Device slots: on `stream` ("torch": torch's current stream; it
+        must be the step's)."""
         ids = (ctypes.c_int32 * len(slots))(*slots)
-        self._call("ns_check", self.handle, ids, len(slots), None)
+        self._call("ns_check", self.handle, ids, len(slots), self._stream(stream))
+
+    def replayed(self, stream="torch"):
+        """After a replay of a graph holding one captured step: its result (ns_step_replayed)."""
+        r = StepResult()
+        r.struct_size = ctypes.sizeof(StepResult)
+        self._call("ns_step_replayed", self.handle, self._stream(stream), ctypes.byref(r))
+        return r
 
     def allows_update(self):
         allowed = ctypes.c_int32(0)
         self._call("ns_guard_allows_update", self.handle, ctypes.byref(allowed))
         return bool(allowed.value)
+
+    def guard_word(self):
+        """The guard word's address (device memory on the device path: see guard_tensor)."""
+        address = ctypes.c_uint64(0)
+        self._call("ns_guard_word", self.handle, ctypes.byref(address))
+        return address.value
+
+    def guard_tensor(self):
+        """The device path's guard word as a 1-element int32 CUDA tensor (non-zero: skip the
+        update), for an optimizer that runs inside a captured graph."""
+        import torch
+        return torch.as_tensor(_DeviceWord(self.guard_word()), device="cuda")
 
     def close(self):
         if self.handle:

@@ -167,7 +167,7 @@ int Session::register_slot(const ns_slot_desc& d) {
                   fmt::format("{}: {} device buffers are not checked by this version (float32 "
                               "ones are)",
                               who, dtype_name(s.dtype)));
-    if (s.memory == NS_DEVICE && !dev_) dev_ = open_device_path("ns_slot_register");
+    if (s.memory == NS_DEVICE && !dev_) dev_ = open_device_path(who.c_str());
   }
   if (s.role != NS_ROLE_NONE)
     for (const RegisteredSlot& other : slots_)
@@ -604,6 +604,10 @@ void Session::end_fold(int fold) {
         stage_ == Stage::InStep
             ? fmt::format("ns_fold_end({}): step {} has not ended", fold, step_)
             : fmt::format("ns_fold_end({}): fold {} is not the fold in progress", fold, fold));
+  if (stream_capturing())
+    throw Error(NS_ERR_STATE, fmt::format("ns_fold_end({}): the step's stream is being captured "
+                                          "(folds begin and end outside a capture)",
+                                          fold));
   folds_.push_back(bank_->readback());
   bank_.reset();
   stage_ = Stage::BetweenFolds;

@@ -24,7 +24,7 @@ extern "C" {
 /* The version this header belongs to; ns_version() gives the library's. The ABI version changes
  * only when a call or a struct's existing fields change meaning (docs/sdk.md, "ABI policy"). */
 #define NS_VERSION_MAJOR 0
-#define NS_VERSION_MINOR 2
+#define NS_VERSION_MINOR 1
 #define NS_VERSION_PATCH 0
 #define NS_ABI_VERSION 1
 

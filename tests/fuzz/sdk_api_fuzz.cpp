@@ -120,7 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   while (!in.done() && calls++ < 400) {
     const ns_session handles[] = {current, 0, current + 1, 1, closed};
     const ns_session h = handles[in.byte() % 5];
-    switch (in.byte() % 13) {
+    switch (in.byte() % 14) {
       case 0: {
         std::memset(&opts, 0, sizeof opts);
         opts.o.struct_size = struct_size(in, sizeof(ns_session_options));
@@ -194,6 +194,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::uint64_t word = 0;
         if (ns_guard_word(h, &word) == NS_OK && word)
           (void)*reinterpret_cast<volatile std::uint32_t*>(word);
+        break;
+      }
+      case 12: {
+        std::memset(&result, 0, sizeof result);
+        result.r.struct_size = struct_size(in, sizeof(ns_step_result));
+        ns_step_replayed(h, nullptr, in.byte() % 8 ? &result.r : nullptr);
         break;
       }
       default: {

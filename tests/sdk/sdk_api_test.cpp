@@ -260,10 +260,11 @@ TEST_F(SdkApi, MemoryThatCannotBeReadIsRefusedNotFollowed) {
   EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_MEMORY, "not readable host memory");
   d.address = ~0ull - 8;
   EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_MEMORY, "");
-  // Host memory said to be device memory: this library has no device path and says so.
+  // Host memory said to be device memory in a session of host buffers: one kind per session
+  // (with a device, its check would also refuse the address as not device memory).
   d = desc("as_device", 2, a_.data(), 16);
   d.memory = NS_DEVICE;
-  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_UNSUPPORTED, "device buffers");
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_UNSUPPORTED, "not both");
   // A buffer freed (unmapped) after registration: refused at its check, and the step goes on.
   d = desc("freed", 2, p, page / 4);
   ASSERT_EQ(ns_slot_register(s_, &d, &id), NS_OK) << ns_last_error();
@@ -275,6 +276,7 @@ TEST_F(SdkApi, MemoryThatCannotBeReadIsRefusedNotFollowed) {
   ns_step_result r{};
   r.struct_size = sizeof r;
   EXPECT_EQ(ns_step_end(s_, &r), NS_OK);
+  EXPECT_REFUSED(ns_step_replayed(s_, nullptr, &r), NS_ERR_STATE, "host buffers");
   // A misaligned address.
   EXPECT_REFUSED(ns_slot_set_address(s_, ia_, reinterpret_cast<std::uint64_t>(a_.data()) + 1),
                  NS_ERR_MEMORY, "not aligned");
@@ -398,6 +400,37 @@ TEST(SdkApiOpen, ATrainerNameTheTableWouldRefuseIsRefusedAtOpen) {
     EXPECT_REFUSED(ns_session_open(&o, &s), NS_ERR_ARGUMENT, "ns_session_open: options.trainer");
     EXPECT_EQ(s, 0u);
   }
+  fs::remove_all(dir);
+}
+
+// A device buffer where the device path cannot run (no CUDA plugin, or no device: CI's machines)
+// is refused saying which; with a device, this host address is refused as not device memory.
+// Either way the session goes on with host buffers.
+TEST(SdkApiDevice, ADeviceBufferIsRefusedSayingWhatIsMissing) {
+  const fs::path dir = fresh_dir("device");
+  const ns_session_options o = options(dir.string());
+  ns_session s = 0;
+  ASSERT_EQ(ns_session_open(&o, &s), NS_OK) << ns_last_error();
+  std::vector<float> host(16, 1.0f);
+  ns_slot_desc d = desc("on_device", 0, host.data(), 16);
+  d.memory = NS_DEVICE;
+  std::int32_t id = -1;
+  const ns_status st = ns_slot_register(s, &d, &id);
+  const std::string why = ns_last_error();
+  if (st == NS_ERR_UNSUPPORTED) {
+    EXPECT_TRUE(why.find("need a CUDA device") != std::string::npos ||
+                why.find("checked by nanscope's CUDA plugin") != std::string::npos)
+        << why;
+  } else {
+    EXPECT_EQ(st, NS_ERR_MEMORY) << why;
+    EXPECT_NE(why.find("not device memory"), std::string::npos) << why;
+  }
+  EXPECT_NE(why.find("slot 'on_device'"), std::string::npos) << why;
+  EXPECT_EQ(id, -1);
+  d.memory = NS_HOST;
+  EXPECT_EQ(ns_slot_register(s, &d, &id), NS_OK) << ns_last_error();
+  EXPECT_EQ(id, 0);
+  EXPECT_EQ(ns_session_close(s), NS_OK) << ns_last_error();
   fs::remove_all(dir);
 }
 

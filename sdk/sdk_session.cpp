@@ -487,6 +487,7 @@ ns_step_result Session::step_replayed(void* stream) {
                 "to ns_step_end during a stream capture)");
   if (on_device("ns_step_replayed", [&] { return dev_->capturing(stream); }))
     throw Error(NS_ERR_STATE, "ns_step_replayed: the stream is being captured");
+  stream_ = stream;  // the stream the trainer replays on is the one later calls ask about
   return account_device(stream, graph_checked_, "ns_step_replayed");
 }
 

@@ -45,7 +45,7 @@ struct SdkDeviceItem {
 // The bank's shape: history rows between reads, health on, and each slot's capture area in floats
 // (0: none).
 struct SdkDeviceShape {
-  int rows = 64;
+  int rows = 4096;
   bool health = false;
   std::array<std::uint64_t, kSlotCount> capture{};
 };

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     t_builtin.push_back(block_us(builtin, s, launches, a, b));
     t_kernels.push_back(block_us(kernels, s, launches, a, b));
     // Rewinds the bank's rows between blocks, as a trainer's reads would.
-    bank.rewind(s);
+    bank.rewind(s, 64);
   }
   ns_step_result r{};
   r.struct_size = sizeof r;

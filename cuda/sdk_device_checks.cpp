@@ -27,7 +27,8 @@ class DeviceChecks final : public SdkDeviceChecks {
  public:
   DeviceChecks() {
     NANSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking));
-    NANSCOPE_CUDA_CHECK(cudaMemset(zero_.get(), 0, sizeof(std::uint32_t)));
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(zero_.get(), 0, sizeof(std::uint32_t), own_));
+    NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(own_));
     // The driver's allocation ranges, without linking the driver library.
     cudaDriverEntryPointQueryResult found{};
     void* fn = nullptr;
@@ -39,6 +40,11 @@ class DeviceChecks final : public SdkDeviceChecks {
 
   void prepare(const SdkDeviceShape& shape) override {
     shape_ = shape;
+    int device = 0;
+    cudaDeviceProp p{};
+    NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+    NANSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    device_name_ = p.name;  // asked again at every run file write, also after a CUDA fault
     bank_ = std::make_unique<DeviceBank>(shape.rows, own_, shape.health);
     for (int s = 0; s < kSlotCount; ++s)
       if (const std::uint64_t n = shape.capture[static_cast<std::size_t>(s)])
@@ -68,32 +74,51 @@ class DeviceChecks final : public SdkDeviceChecks {
     NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
     if (a.device != device)
       return fmt::format("memory of device {}, not of the current device {}", a.device, device);
-    if (address_range_) {
+    if (!address_range_) return {};
+    // The range, allocation by allocation: an allocator that maps one buffer from several
+    // physical chunks (PyTorch's expandable segments) gives adjacent ranges.
+    const std::uint64_t end = address + bytes;
+    std::uint64_t at = address;
+    for (int pieces = 0; at < end; ++pieces) {
       CUdeviceptr base = 0;
       size_t size = 0;
-      if (address_range_(&base, &size, static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS)
-        return "not inside a device allocation (freed?)";
-      if (address + bytes > base + size)
-        return fmt::format("{} bytes run past the end of its allocation ({} bytes left there)",
-                           bytes, base + size - address);
+      if (address_range_(&base, &size, static_cast<CUdeviceptr>(at)) != CUDA_SUCCESS || size == 0)
+        return pieces == 0 ? std::string("not inside a device allocation (freed?)")
+                           : fmt::format(
+                                 "{} bytes run past the end of its allocation ({} bytes "
+                                 "are allocated from its start)",
+                                 bytes, at - address);
+      at = base + size;
     }
     return {};
   }
 
   bool capturing(void* stream) override {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    NANSCOPE_CUDA_CHECK(cudaStreamIsCapturing(as_stream(stream), &status));
+    const cudaError_t e = cudaStreamIsCapturing(as_stream(stream), &status);
+    // The legacy stream asked about while another stream captures in global mode: a capture is
+    // under way (the query itself is what CUDA refuses).
+    if (e == cudaErrorStreamCaptureImplicit) {
+      cudaGetLastError();
+      return true;
+    }
+    NANSCOPE_CUDA_CHECK(e);
     return status != cudaStreamCaptureStatusNone;
   }
 
   void begin_fold() override {
-    bank_->reset_fold();
-    bank_->rewind(own_);
+    bank_->reset_fold();  // every row cleared
+    bank_->rewind(own_, 0);
   }
 
-  void begin_step(void* stream) override { bank_->begin_counted_step(as_stream(stream)); }
+  // Launches inside the trainer's capture must not synchronise (NANSCOPE_SYNC_LAUNCHES).
+  void begin_step(void* stream) override {
+    capturing_graph = capturing(stream);
+    bank_->begin_counted_step(as_stream(stream));
+  }
 
   void check(const std::vector<SdkDeviceItem>& items, void* stream) override {
+    capturing_graph = capturing(stream);
     std::vector<DeviceBank::GroupItem> group;
     group.reserve(items.size());
     for (const SdkDeviceItem& it : items)
@@ -116,7 +141,7 @@ class DeviceChecks final : public SdkDeviceChecks {
       r.records[static_cast<std::size_t>(s)] = {d.kinds, d.first_step, d.count, d.exec_position};
     }
     if (shape_.health) r.health = bank_->read_health_rows();
-    bank_->rewind(own_);
+    bank_->rewind(own_, rows);
     return r;
   }
 
@@ -133,13 +158,7 @@ class DeviceChecks final : public SdkDeviceChecks {
     return out;
   }
 
-  std::string device_name() override {
-    int device = 0;
-    cudaDeviceProp p{};
-    NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
-    NANSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
-    return p.name;
-  }
+  std::string device_name() override { return device_name_; }
 
   std::uint64_t status_word() override {
     return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(bank_->status_word()));
@@ -155,6 +174,7 @@ class DeviceChecks final : public SdkDeviceChecks {
   std::array<DeviceArray<float>, kSlotCount> areas_;
   DeviceArray<std::uint32_t> zero_{1};
   AddressRange address_range_ = nullptr;
+  std::string device_name_ = "a CUDA device";
 };
 
 }  // namespace

@@ -312,14 +312,15 @@ void DeviceBank::reset_fold() {
   step_ = 0;
 }
 
-void DeviceBank::rewind(cudaStream_t stream) {
+void DeviceBank::rewind(cudaStream_t stream, std::size_t used_rows) {
   const int before_first = -1;
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(impl_->step.get(), &before_first, sizeof(int),
                                       cudaMemcpyHostToDevice, stream));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status.get() + 2, 0, sizeof(unsigned int), stream));
   // The rows are used again from row 0: the checks OR into them.
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0,
-                                      static_cast<size_t>(impl_->max_steps) * kBankSlots, stream));
+  used_rows = std::min(used_rows, static_cast<std::size_t>(impl_->max_steps));
+  if (used_rows > 0)
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0, used_rows * kBankSlots, stream));
   exec_ = 0;
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));  // the copy's source is on this stack
 }

@@ -104,9 +104,10 @@ class DeviceBank {
   // For a caller that replays captured steps without the host in between (the SDK's device path):
   // the step is counted on the device. begin_counted_step (graph-capturable) takes the next history
   // row, the last one at most (later steps share it), and counts one more step begun; rewind
-  // (outside any capture; synchronises `stream`) starts again before row 0 with none begun.
+  // (outside any capture; synchronises `stream`) clears the first `used_rows` rows and starts
+  // again before row 0 with none begun.
   void begin_counted_step(cudaStream_t stream);
-  void rewind(cudaStream_t stream);
+  void rewind(cudaStream_t stream, std::size_t used_rows);
   // The steps begun since the rewind, and the current step's health rows ([kBankSlots,
   // kHealthFieldCount], NaN where not measured), read on the bank's stream.
   std::uint32_t steps_begun();

@@ -167,6 +167,11 @@ int Session::register_slot(const ns_slot_desc& d) {
                   fmt::format("{}: {} device buffers are not checked by this version (float32 "
                               "ones are)",
                               who, dtype_name(s.dtype)));
+    if (s.memory == NS_DEVICE && d.count >= (std::int64_t{1} << 31))
+      throw Error(NS_ERR_UNSUPPORTED,
+                  fmt::format("{}: a device buffer is checked in one piece of fewer than 2^31 "
+                              "elements (register parts of it as slots)",
+                              who));
     if (s.memory == NS_DEVICE && !dev_) dev_ = open_device_path(who.c_str());
   }
   if (s.role != NS_ROLE_NONE)
@@ -214,6 +219,7 @@ void Session::set_address(int slot, std::uint64_t address, const char* call) {
     if (!why.empty())
       throw Error(NS_ERR_MEMORY, fmt::format("{}: slot '{}': {} bytes at {:#x}: {}", call, s.name,
                                              bytes, address, why));
+    if (graph_ready_ && s.address != address) graph_ready_ = false;  // its graph reads the old one
     s.address = address;
     return;
   }
@@ -323,8 +329,10 @@ void Session::begin_fold(int fold) {
 }
 
 bool Session::stream_capturing() {
-  return dev_ && stream_seen_ &&
-         on_device("a capture query", [&] { return dev_->capturing(stream_); });
+  if (!dev_ || !stream_seen_) return false;
+  return on_device("a capture query", [&] {
+    return dev_->capturing(stream_) || (capture_stream_seen_ && dev_->capturing(capture_stream_));
+  });
 }
 
 void Session::begin_step(int step, void* stream) {
@@ -345,6 +353,10 @@ void Session::begin_step(int step, void* stream) {
     stream_ = stream;
     stream_seen_ = true;
     step_captured_ = capturing;
+    if (capturing) {
+      capture_stream_ = stream;
+      capture_stream_seen_ = true;
+    }
   } else {
     bank_->begin_step(step);
   }
@@ -427,7 +439,7 @@ bool Session::allows_update() {
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_guard_allows_update: outside a step");
   bool fired = false;
   if (dev_) {
-    if (step_captured_)
+    if (step_captured_ || stream_capturing())
       throw Error(NS_ERR_STATE,
                   "ns_guard_allows_update: the step is being captured; its optimizer reads the "
                   "device guard word (ns_guard_word)");
@@ -469,7 +481,13 @@ ns_step_result Session::end_step() {
     out.entry_step = flags.entry_step.value_or(-1);
     return out;
   }
-  if (dev_) return account_device(stream_, checked_mask_, "ns_step_end");
+  if (dev_) {
+    if (stream_capturing())
+      throw Error(NS_ERR_STATE,
+                  "ns_step_end: the step began outside a capture that is now under way (it would "
+                  "wait for the stream); end the capture, or begin the step inside it");
+    return account_device(stream_, checked_mask_, "ns_step_end");
+  }
   bank_->end_step();
   return finish_step();
 }
@@ -487,18 +505,24 @@ ns_step_result Session::step_replayed(void* stream) {
                 "to ns_step_end during a stream capture)");
   if (on_device("ns_step_replayed", [&] { return dev_->capturing(stream); }))
     throw Error(NS_ERR_STATE, "ns_step_replayed: the stream is being captured");
-  stream_ = stream;  // the stream the trainer replays on is the one later calls ask about
+  stream_ = stream;       // the stream the trainer replays on is the one later calls ask about
+  update_asked_ = false;  // a replay's update is the guard word's
   return account_device(stream, graph_checked_, "ns_step_replayed");
 }
 
-ns_step_result Session::account_device(void* stream, std::uint64_t checked, const char* call) {
+ns_step_result Session::account_device(void* stream, std::uint64_t checked, const char* call,
+                                       bool none_ok) {
   const SdkDeviceRead read = on_device(call, [&] { return dev_->read(stream); });
-  if (read.steps == 0)
+  if (read.steps == 0) {
+    if (none_ok) return ns_step_result{};
     throw Error(NS_ERR_STATE, fmt::format("{}: no step ran on stream {} since the last account "
                                           "(the graph was not launched there?)",
                                           call, stream));
+  }
   const bool step_asked = update_asked_;
-  ns_step_result out{};
+  // The last step's result, with what any of the steps accounted here did: a fire, a first fire
+  // and the first halt are not lost when several replays are accounted at once.
+  ns_step_result out{}, any{};
   for (std::uint32_t i = 0; i < read.steps; ++i) {
     const std::size_t row = std::min<std::size_t>(i, read.rows.size() - 1);
     const bool last = i + 1 == read.steps;
@@ -541,7 +565,13 @@ ns_step_result Session::account_device(void* stream, std::uint64_t checked, cons
     update_asked_ = last && step_asked;
     bank_->end_step();
     out = finish_step();
+    any.fired |= out.fired;
+    any.first_fire |= out.first_fire;
+    if (any.halt == NS_HALT_NONE) any.halt = out.halt;
   }
+  out.fired = any.fired;
+  out.first_fire = any.first_fire;
+  out.halt = any.halt;
   return out;
 }
 
@@ -609,6 +639,8 @@ void Session::end_fold(int fold) {
     throw Error(NS_ERR_STATE, fmt::format("ns_fold_end({}): the step's stream is being captured "
                                           "(folds begin and end outside a capture)",
                                           fold));
+  // Replays not yet accounted are the fold's last steps (this also waits for them).
+  if (dev_ && graph_ready_) account_device(stream_, graph_checked_, "ns_fold_end", true);
   folds_.push_back(bank_->readback());
   bank_.reset();
   stage_ = Stage::BetweenFolds;

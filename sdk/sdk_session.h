@@ -72,7 +72,9 @@ class Session {
   // halts from the bank's record of the step.
   ns_step_result finish_step();
   // The device path: what ran on `stream` since the last read, accounted step by step.
-  ns_step_result account_device(void* stream, std::uint64_t checked, const char* call);
+  // (`none_ok`: nothing ran is no error.)
+  ns_step_result account_device(void* stream, std::uint64_t checked, const char* call,
+                                bool none_ok = false);
   bool stream_capturing();
   void write_run_file_now();
   void write_dump(int fold, int step, std::vector<CapturedSlot> slots);
@@ -108,6 +110,8 @@ class Session {
   std::unique_ptr<SdkDeviceChecks> dev_;
   void* stream_ = nullptr;  // the last step's stream
   bool stream_seen_ = false;
+  void* capture_stream_ = nullptr;  // the stream a step was last captured on
+  bool capture_stream_seen_ = false;
   bool step_captured_ = false;  // the step in progress is being captured into a graph
   bool graph_ready_ = false;    // a captured step has ended: ns_step_replayed accounts its replays
                                 // (in this fold and the later ones: the graph stays valid)

@@ -176,8 +176,10 @@ NS_API ns_status ns_step_end(ns_session session, ns_step_result* result);
 /* The device path with graphs: after launching a graph that holds one captured step (from
  * ns_step_begin to ns_step_end) on `stream`, outside any capture. Waits for the stream and accounts
  * for every replay since the last call as a step of the fold, in order: flags, entry point,
- * health, dumps and halts as ns_step_end gives them; *result is the last replay's. Call it after
- * each replay, or at most 64 replays apart (later replays share the 64th's flags). */
+ * health, dumps and halts as ns_step_end gives them. *result is the last replay's, with fired,
+ * first_fire and halt over all the replays it accounted (the first halt). Call it after each
+ * replay, or at most 4096 replays apart (later replays share the 4096th's flags). ns_fold_end
+ * accounts for replays not yet accounted. */
 NS_API ns_status ns_step_replayed(ns_session session, void* stream, ns_step_result* result);
 
 /* The guard: may the optimizer update in this step? (a fire so far and options.guard set: no).

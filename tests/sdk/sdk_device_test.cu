@@ -65,7 +65,7 @@ struct Toy {
   std::int32_t ia = -1, ib = -1, ip = -1;
   std::uint32_t* guard = nullptr;
 
-  void open(const fs::path& dir, bool health = true) {
+  void open(const fs::path& dir, bool health = true, bool halt_on_nan = false) {
     ASSERT_EQ(cudaMalloc(&a, kN * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&b, kN * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&params, kParams * sizeof(float)), cudaSuccess);
@@ -87,6 +87,7 @@ struct Toy {
     o.health = health;
     o.capture = 1;
     o.overwrite = 1;
+    o.halt_on_nan = halt_on_nan;
     ASSERT_EQ(ns_session_open(&o, &session), NS_OK) << ns_last_error();
     ASSERT_EQ(add("a", 0, "b", a, kN, &ia), NS_OK) << ns_last_error();
     ASSERT_EQ(add("b", 1, "params", b, kN, &ib), NS_OK) << ns_last_error();
@@ -379,6 +380,74 @@ TEST(SdkDevice, DeviceMisuseIsRefusedWithAMessage) {
   t.close();
   const nanscope::RunFileData run = nanscope::read_run_file((dir / "run.h5").string());
   EXPECT_EQ(run.steps.size(), 2u) << "the eager step and the one replay";
+  fs::remove_all(dir);
+}
+
+// Replays accounted together keep their fire, first fire and halt; ns_fold_end accounts the
+// replays left; a moved buffer ends the old graph's accounting; a step begun before a capture
+// cannot end inside it.
+TEST(SdkDevice, ReplaysAccountedTogetherKeepTheirFiresAndHalt) {
+  const fs::path dir = fresh_dir("together");
+  Toy t;
+  ASSERT_NO_FATAL_FAILURE(t.open(dir, true, true));
+  NS_OK_(ns_fold_begin(t.session, 0));
+  std::uint64_t word = 0;
+  NS_OK_(ns_guard_word(t.session, &word));
+  t.guard = reinterpret_cast<std::uint32_t*>(word);
+  cudaGraph_t g;
+  CUDA_OK(cudaStreamBeginCapture(t.s, cudaStreamCaptureModeGlobal));
+  NS_OK_(t.enqueue(0));
+  ns_step_result r = blank_result();
+  NS_OK_(ns_step_end(t.session, &r));
+  CUDA_OK(cudaStreamEndCapture(t.s, &g));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
+  // Four replays, the NaN in the second, then one account: steps 0-3.
+  for (int i = 0; i < 4; ++i) {
+    CUDA_OK(cudaStreamSynchronize(t.s));
+    *t.poison_host = i == 1;
+    CUDA_OK(cudaGraphLaunch(exec, t.s));
+  }
+  NS_OK_(ns_step_replayed(t.session, t.s, &r));
+  EXPECT_EQ(r.fired, 1) << "the second replay fired, the last did not";
+  EXPECT_EQ(r.first_fire, 1);
+  EXPECT_EQ(r.halt, NS_HALT_NAN) << "halt_nan from the second replay";
+  EXPECT_EQ(r.entry_slot, 0);
+  EXPECT_EQ(r.entry_step, 1);
+  EXPECT_EQ(r.updated, 1) << "the last replay updated";
+  // Two more replays left for ns_fold_end to account.
+  CUDA_OK(cudaStreamSynchronize(t.s));
+  *t.poison_host = 0;
+  CUDA_OK(cudaGraphLaunch(exec, t.s));
+  CUDA_OK(cudaGraphLaunch(exec, t.s));
+  NS_OK_(ns_fold_end(t.session, 0));
+  // A step begun outside a capture cannot end inside one; the capture survives the refusal.
+  NS_OK_(ns_fold_begin(t.session, 1));
+  NS_OK_(ns_step_begin(t.session, 0, t.s));
+  cudaGraph_t g2;
+  CUDA_OK(cudaStreamBeginCapture(t.s, cudaStreamCaptureModeGlobal));
+  EXPECT_REFUSED(ns_step_end(t.session, &r), NS_ERR_STATE, "outside a capture");
+  std::int32_t allowed = -1;
+  EXPECT_REFUSED(ns_guard_allows_update(t.session, &allowed), NS_ERR_STATE, "captured");
+  CUDA_OK(cudaStreamEndCapture(t.s, &g2));
+  cudaGraphDestroy(g2);
+  NS_OK_(ns_step_end(t.session, &r));
+  // A moved buffer: the old graph's replays are no longer accounted.
+  float* moved = nullptr;
+  CUDA_OK(cudaMalloc(&moved, kN * sizeof(float)));
+  NS_OK_(ns_slot_set_address(t.session, t.ia, reinterpret_cast<std::uint64_t>(moved)));
+  EXPECT_REFUSED(ns_step_replayed(t.session, t.s, &r), NS_ERR_STATE, "no step of this fold");
+  NS_OK_(ns_fold_end(t.session, 1));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  t.close();
+  cudaFree(moved);
+  const nanscope::RunFileData run = nanscope::read_run_file((dir / "run.h5").string());
+  ASSERT_EQ(run.steps.size(), 7u) << "six replays in fold 0, one eager step in fold 1";
+  EXPECT_EQ(run.steps[1].flags[0], 1);
+  EXPECT_EQ(run.steps[2].flags[0], 0);
+  EXPECT_EQ(run.steps[5].step, 5);
+  EXPECT_EQ(run.folds[0].entry_step.value_or(-1), 1);
   fs::remove_all(dir);
 }
 

@@ -293,3 +293,19 @@ class Session:
     def __exit__(self, kind, value, tb):
         self.close()
         return False
+
+
+def report_fold(fold, loss, entry):
+    """The examples' line for a fold: its last loss and its entry point ((slot, step) or None)."""
+    print(f"fold {fold}: loss {loss:.5f}, " +
+          (f"entry slot {entry[0]} at step {entry[1]}" if entry else "clean"))
+
+
+def run_trainer(main, name):
+    """Exits with main()'s status, or 1 with the library's message when a call was refused."""
+    import sys
+    try:
+        sys.exit(main())
+    except Error as e:
+        print(f"{name}: {e}", file=sys.stderr)
+        sys.exit(1)

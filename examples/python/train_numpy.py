@@ -10,7 +10,6 @@ The guard skips the update of a step that fired. Prints each fold's entry point;
 a call was refused.
 """
 import argparse
-import sys
 
 import numpy as np
 
@@ -83,14 +82,9 @@ def main():
                         s.check([sw])
                     if st.result.entry_slot >= 0:
                         entry = (st.result.entry_slot, st.result.entry_step)
-            print(f"fold {fold}: loss {loss[0]:.5f}, " +
-                  (f"entry slot {entry[0]} at step {entry[1]}" if entry else "clean"))
+            ns.report_fold(fold, loss[0], entry)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ns.Error as e:
-        print(f"train_numpy: {e}", file=sys.stderr)
-        sys.exit(1)
+    ns.run_trainer(main, "train_numpy")

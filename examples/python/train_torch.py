@@ -12,7 +12,6 @@ with torch.cuda.graph and replayed at every step; Session.replayed() accounts fo
 --eager runs the same step without the graph. Prints each fold's entry point.
 """
 import argparse
-import sys
 
 import numpy as np
 import torch
@@ -123,14 +122,9 @@ def main():
                         r = s.replayed()
                     if r.entry_slot >= 0:
                         entry = (r.entry_slot, r.entry_step)
-            print(f"fold {fold}: loss {t['loss'].item():.5f}, " +
-                  (f"entry slot {entry[0]} at step {entry[1]}" if entry else "clean"))
+            ns.report_fold(fold, t['loss'].item(), entry)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ns.Error as e:
-        print(f"train_torch: {e}", file=sys.stderr)
-        sys.exit(1)
+    ns.run_trainer(main, "train_torch")

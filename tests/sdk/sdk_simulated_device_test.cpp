@@ -1,0 +1,203 @@
+// The SDK session's device-path accounting where there is no GPU: libnanscope with a CUDA plugin
+// that simulates the device bank in host memory (tests/plugin/simulated_device_plugin.cpp), its
+// "captures" and "replays" driven by the test. What it checks is the session's own logic (replays
+// accounted one by one or together, folds, the guard's result, captures refused or kept), the
+// same on a real device (tests/sdk/sdk_device_test.cu runs the like there).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "io/run_file.h"
+#include "nanscope/nanscope.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using CaptureFn = void (*)(void*, int);
+using ReplayFn = void (*)(void*);
+
+#define NS_OK_(x) ASSERT_EQ((x), NS_OK) << #x << ": " << ns_last_error()
+#define EXPECT_REFUSED(call, status, words)                                \
+  do {                                                                     \
+    EXPECT_EQ((call), (status)) << #call;                                  \
+    EXPECT_NE(std::string(ns_last_error()).find(words), std::string::npos) \
+        << #call << " said: " << ns_last_error();                          \
+  } while (0)
+
+ns_step_result blank_result() {
+  ns_step_result r{};
+  r.struct_size = sizeof r;
+  return r;
+}
+
+class SimulatedDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("NANSCOPE_CUDA_PLUGIN", SIMULATED_PLUGIN, 1);  // before libnanscope's first device slot
+    plugin_ = dlopen(SIMULATED_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(plugin_, nullptr) << dlerror();
+    capture_ = reinterpret_cast<CaptureFn>(dlsym(plugin_, "nanscope_sim_capture"));
+    replay_ = reinterpret_cast<ReplayFn>(dlsym(plugin_, "nanscope_sim_replay"));
+    ASSERT_TRUE(capture_ && replay_);
+    dir_ = fs::temp_directory_path() / ("nanscope_sdk_sim_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    keep_ = dir_.string();
+    ns_session_options o{};
+    o.struct_size = sizeof o;
+    o.run_dir = keep_.c_str();
+    o.trainer = "simulated";
+    o.guard = 1;
+    o.capture = 1;
+    o.halt_on_nan = 1;
+    o.overwrite = 1;
+    NS_OK_(ns_session_open(&o, &s_));
+    NS_OK_(add("a", 0, "b", a_.data(), &ia_));
+    NS_OK_(add("b", 1, nullptr, b_.data(), &ib_));
+  }
+  void TearDown() override {
+    if (s_) {
+      EXPECT_EQ(ns_session_close(s_), NS_OK) << ns_last_error();
+    }
+    fs::remove_all(dir_);
+    if (plugin_) dlclose(plugin_);
+  }
+  ns_status add(const char* name, int order, const char* consumers, const float* p,
+                std::int32_t* id) {
+    ns_slot_desc d{};
+    d.struct_size = sizeof d;
+    d.name = name;
+    d.order = order;
+    d.consumers = consumers;
+    d.count = 8;
+    d.dtype = NS_F32;
+    d.memory = NS_DEVICE;
+    d.address = reinterpret_cast<std::uint64_t>(p);
+    return ns_slot_register(s_, &d, id);
+  }
+  // A step's calls on `stream`: begin, check a and b.
+  ns_status step_calls(int step) {
+    if (ns_status st = ns_step_begin(s_, step, stream_)) return st;
+    const std::int32_t ids[] = {ia_, ib_};
+    return ns_check(s_, ids, 2, stream_);
+  }
+  void poison(bool on) { a_[3] = on ? std::numeric_limits<float>::quiet_NaN() : 1.0f; }
+  // Captures one step (the graph), as the trainer would inside cudaStreamBeginCapture.
+  void capture(int step) {
+    capture_(stream_, 1);
+    ASSERT_EQ(step_calls(step), NS_OK) << ns_last_error();
+    ns_step_result r = blank_result();
+    ASSERT_EQ(ns_step_end(s_, &r), NS_OK) << ns_last_error();
+    EXPECT_EQ(r.fired, -1);
+    capture_(stream_, 0);
+  }
+  nanscope::RunFileData run_file() { return nanscope::read_run_file((dir_ / "run.h5").string()); }
+
+  void* plugin_ = nullptr;
+  CaptureFn capture_ = nullptr;
+  ReplayFn replay_ = nullptr;
+  fs::path dir_;
+  std::string keep_;
+  ns_session s_ = 0;
+  std::vector<float> a_ = std::vector<float>(8, 1.0f), b_ = std::vector<float>(8, 2.0f);
+  std::int32_t ia_ = -1, ib_ = -1;
+  void* stream_ = reinterpret_cast<void*>(0x5157);
+};
+
+TEST_F(SimulatedDevice, ReplaysAccountedTogetherKeepTheirFireFirstFireAndHalt) {
+  NS_OK_(ns_fold_begin(s_, 0));
+  ASSERT_NO_FATAL_FAILURE(capture(0));
+  for (int i = 0; i < 4; ++i) {  // the NaN in the second replay only
+    poison(i == 1);
+    replay_(stream_);
+  }
+  ns_step_result r = blank_result();
+  NS_OK_(ns_step_replayed(s_, stream_, &r));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_EQ(r.first_fire, 1);
+  EXPECT_EQ(r.halt, NS_HALT_NAN);
+  EXPECT_EQ(r.entry_slot, ia_);
+  EXPECT_EQ(r.entry_step, 1);
+  EXPECT_EQ(r.updated, 1) << "the last replay was clean";
+  // Two replays left to ns_fold_end; then nothing left to account.
+  replay_(stream_);
+  replay_(stream_);
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));
+  s_ = 0;
+  const nanscope::RunFileData run = run_file();
+  ASSERT_EQ(run.steps.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(run.steps[i].step, static_cast<int>(i));
+    EXPECT_EQ(run.steps[i].flags[0], i == 1 ? 1 : 0) << "step " << i;
+  }
+  EXPECT_EQ(run.folds[0].entry_step.value_or(-1), 1);
+  EXPECT_EQ(run.folds[0].slots[0].count, 1);
+  ASSERT_EQ(run.events.size(), 2u) << "the first fire and the halt";
+  EXPECT_TRUE(fs::exists(dir_ / "dumps" / "fold000_step00000001_a.h5"));
+}
+
+TEST_F(SimulatedDevice, AnUpdateAskedForInAnEagerStepDoesNotStickToLaterReplays) {
+  NS_OK_(ns_fold_begin(s_, 0));
+  ASSERT_NO_FATAL_FAILURE(capture(0));
+  replay_(stream_);
+  ns_step_result r = blank_result();
+  NS_OK_(ns_step_replayed(s_, stream_, &r));
+  // An eager step between replays, whose guard is asked for and says skip.
+  poison(true);
+  NS_OK_(step_calls(1));
+  std::int32_t allowed = -1;
+  NS_OK_(ns_guard_allows_update(s_, &allowed));
+  EXPECT_EQ(allowed, 0) << "a fired: the guard says skip";
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.updated, 0);
+  // The graph again, clean: its update is the guard word's, not the eager step's answer.
+  poison(false);
+  replay_(stream_);
+  NS_OK_(ns_step_replayed(s_, stream_, &r));
+  EXPECT_EQ(r.fired, 0);
+  EXPECT_EQ(r.updated, 1);
+  NS_OK_(ns_fold_end(s_, 0));
+}
+
+TEST_F(SimulatedDevice, WhatACaptureWouldBreakIsRefusedAndTheSessionGoesOn) {
+  NS_OK_(ns_fold_begin(s_, 0));
+  // A step begun outside a capture cannot end, nor ask the guard, inside one.
+  NS_OK_(step_calls(0));
+  capture_(stream_, 1);
+  ns_step_result r = blank_result();
+  EXPECT_REFUSED(ns_step_end(s_, &r), NS_ERR_STATE, "outside a capture");
+  std::int32_t allowed = -1;
+  EXPECT_REFUSED(ns_guard_allows_update(s_, &allowed), NS_ERR_STATE, "captured");
+  capture_(stream_, 0);
+  NS_OK_(ns_step_end(s_, &r));
+  // During a capture: folds, addresses, replays' accounting.
+  ASSERT_NO_FATAL_FAILURE(capture(1));
+  capture_(stream_, 1);
+  EXPECT_REFUSED(ns_fold_end(s_, 0), NS_ERR_STATE, "being captured");
+  EXPECT_REFUSED(ns_slot_set_address(s_, ia_, reinterpret_cast<std::uint64_t>(b_.data())),
+                 NS_ERR_STATE, "being captured");
+  EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "being captured");
+  capture_(stream_, 0);
+  ASSERT_NO_FATAL_FAILURE(capture(1));  // that capture held nothing: the step captured again
+  replay_(stream_);
+  NS_OK_(ns_step_replayed(s_, stream_, &r));
+  EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "no step ran");
+  // A buffer moved after the capture: the graph's replays are no longer accounted.
+  std::vector<float> moved(8, 3.0f);
+  NS_OK_(ns_slot_set_address(s_, ia_, reinterpret_cast<std::uint64_t>(moved.data())));
+  replay_(stream_);
+  EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "no step of this fold");
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));
+  s_ = 0;
+  EXPECT_EQ(run_file().steps.size(), 2u) << "the eager step and the one accounted replay";
+}
+
+}  // namespace

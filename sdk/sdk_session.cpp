@@ -235,6 +235,8 @@ void Session::undefer(int slot) {
   slot_at(slot, "ns_slot_undefer");
   RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
   if (stage_ == Stage::InStep) throw Error(NS_ERR_STATE, "ns_slot_undefer: between steps only");
+  if (stream_capturing())
+    throw Error(NS_ERR_STATE, "ns_slot_undefer: the step's stream is being captured");
   if (s.state != NS_SLOT_DEFERRED)
     throw Error(NS_ERR_SLOT, fmt::format("ns_slot_undefer: slot '{}' is not deferred", s.name));
   if (s.address == 0)
@@ -242,6 +244,7 @@ void Session::undefer(int slot) {
                                          "(ns_slot_set_address first)",
                                          s.name));
   s.state = NS_SLOT_CHECKED;
+  graph_ready_ = false;  // a captured step's check list does not hold it: capture the step again
   setup_.state[static_cast<std::size_t>(slot)] = SlotState::Clean;
   setup_.reason[static_cast<std::size_t>(slot)].clear();
   if (bank_) bank_->set_checked(slot, true);
@@ -700,8 +703,17 @@ void Session::raise_writer_error() {
 
 void Session::close() {
   if (stage_ == Stage::Closed) return;
-  if (stage_ == Stage::InStep) end_step();
-  if (stage_ == Stage::InFold) {
+  // What cannot be accounted (a capture under way, a CUDA fault) is reported after the run file
+  // of what was is written: closing always frees the session.
+  std::optional<Error> failed;
+  try {
+    if (stage_ == Stage::InStep) end_step();
+    if (stage_ == Stage::InFold && dev_ && graph_ready_)
+      account_device(stream_, graph_checked_, "ns_session_close", true);
+  } catch (const Error& e) {
+    failed = e;
+  }
+  if (stage_ == Stage::InStep || stage_ == Stage::InFold) {
     folds_.push_back(bank_->readback());
     bank_.reset();
   }
@@ -709,6 +721,7 @@ void Session::close() {
   stage_ = Stage::Closed;
   writer_->drain();
   raise_writer_error();
+  if (failed) throw *failed;
 }
 
 }  // namespace nanscope::sdk

@@ -15,12 +15,13 @@
 numpy arrays (and CPU tensors) are checked on the host path, CUDA tensors of PyTorch on the device
 path, by their data pointer, so a buffer must stay alive and in place (the same memory) while the
 session checks it; a new one is given with Session.set_array. On the device path the steps and
-checks run on a CUDA stream (torch's current one by default), also inside `torch.cuda.graph`
-capture; after each replay of a captured step, Session.replayed() accounts for it:
+checks run on a CUDA stream: pass stream="torch" (torch's current one) to step() and check(),
+also inside `torch.cuda.graph` capture (the default, None, is the host path's); after each replay
+of a captured step, Session.replayed() accounts for it:
 
     with torch.cuda.graph(g):
-        with s.step(0):                   # captured: the result comes from replayed()
-            ...; s.check([h, loss]); ...
+        with s.step(0, stream="torch"):   # captured: the result comes from replayed()
+            ...; s.check([h, loss], stream="torch"); ...
     for step in range(steps):
         g.replay()
         r = s.replayed()

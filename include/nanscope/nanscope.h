@@ -186,9 +186,9 @@ NS_API ns_status ns_step_replayed(ns_session session, void* stream, ns_step_resu
  * For the host path, call it just before the update. */
 NS_API ns_status ns_guard_allows_update(ns_session session, int32_t* allowed);
 /* The guard word's address: a uint32 that is non-zero while the step must not update. Host memory
- * on the host path; on the device path it is device memory an optimizer kernel reads on the
- * step's stream after the checks that guard it (a step's first ns_check with options.guard off
- * gives a word that stays 0). */
+ * on the host path; on the device path (from the first ns_fold_begin on) it is device memory an
+ * optimizer kernel reads on the step's stream after the checks that guard it; with options.guard
+ * off, a word that stays 0. */
 NS_API ns_status ns_guard_word(ns_session session, uint64_t* address);
 
 #ifdef __cplusplus

@@ -200,4 +200,40 @@ TEST_F(SimulatedDevice, WhatACaptureWouldBreakIsRefusedAndTheSessionGoesOn) {
   EXPECT_EQ(run_file().steps.size(), 2u) << "the eager step and the one accounted replay";
 }
 
+TEST_F(SimulatedDevice, CloseAccountsTheReplaysLeftAndUndeferEndsTheGraphsAccounting) {
+  std::vector<float> late(8, 1.0f);
+  std::int32_t il = -1;
+  ns_slot_desc d{};
+  d.struct_size = sizeof d;
+  d.name = "late";
+  d.order = 2;
+  d.count = 8;
+  d.dtype = NS_F32;
+  d.memory = NS_DEVICE;
+  d.address = reinterpret_cast<std::uint64_t>(late.data());
+  d.state = NS_SLOT_DEFERRED;
+  NS_OK_(ns_slot_register(s_, &d, &il));
+  NS_OK_(ns_fold_begin(s_, 0));
+  ASSERT_NO_FATAL_FAILURE(capture(0));
+  replay_(stream_);
+  ns_step_result r = blank_result();
+  NS_OK_(ns_step_replayed(s_, stream_, &r));
+  capture_(stream_, 1);
+  EXPECT_REFUSED(ns_slot_undefer(s_, il), NS_ERR_STATE, "being captured");
+  capture_(stream_, 0);
+  // Undeferred after the capture: the graph does not check it, so its replays are refused.
+  NS_OK_(ns_slot_undefer(s_, il));
+  EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "no step of this fold");
+  // Captured again with it; two replays left for ns_session_close to account.
+  ASSERT_NO_FATAL_FAILURE(capture(1));
+  replay_(stream_);
+  replay_(stream_);
+  NS_OK_(ns_session_close(s_));
+  s_ = 0;
+  const nanscope::RunFileData run = run_file();
+  ASSERT_EQ(run.steps.size(), 3u) << "the first replay and the two left at close";
+  EXPECT_EQ(run.steps[2].step, 2);
+  EXPECT_EQ(run.steps[2].checked, 3u) << "the new graph's checks: a and b";
+}
+
 }  // namespace

@@ -331,13 +331,6 @@ void Session::begin_fold(int fold) {
   stage_ = Stage::InFold;
 }
 
-bool Session::stream_capturing() {
-  if (!dev_ || !stream_seen_) return false;
-  return on_device("a capture query", [&] {
-    return dev_->capturing(stream_) || (capture_stream_seen_ && dev_->capturing(capture_stream_));
-  });
-}
-
 void Session::begin_step(int step, void* stream) {
   raise_writer_error();
   if (stage_ != Stage::InFold)
@@ -495,89 +488,6 @@ ns_step_result Session::end_step() {
   return finish_step();
 }
 
-ns_step_result Session::step_replayed(void* stream) {
-  if (!dev_)
-    throw Error(NS_ERR_STATE, "ns_step_replayed: the session checks host buffers (no graphs)");
-  if (stage_ != Stage::InFold)
-    throw Error(NS_ERR_STATE, stage_ == Stage::InStep
-                                  ? "ns_step_replayed: a step is in progress (ns_step_end first)"
-                                  : "ns_step_replayed: no fold is in progress");
-  if (!graph_ready_)
-    throw Error(NS_ERR_STATE,
-                "ns_step_replayed: no step of this fold was captured into a graph (ns_step_begin "
-                "to ns_step_end during a stream capture)");
-  if (on_device("ns_step_replayed", [&] { return dev_->capturing(stream); }))
-    throw Error(NS_ERR_STATE, "ns_step_replayed: the stream is being captured");
-  stream_ = stream;       // the stream the trainer replays on is the one later calls ask about
-  update_asked_ = false;  // a replay's update is the guard word's
-  return account_device(stream, graph_checked_, "ns_step_replayed");
-}
-
-ns_step_result Session::account_device(void* stream, std::uint64_t checked, const char* call,
-                                       bool none_ok) {
-  const SdkDeviceRead read = on_device(call, [&] { return dev_->read(stream); });
-  if (read.steps == 0) {
-    if (none_ok) return ns_step_result{};
-    throw Error(NS_ERR_STATE, fmt::format("{}: no step ran on stream {} since the last account "
-                                          "(the graph was not launched there?)",
-                                          call, stream));
-  }
-  const bool step_asked = update_asked_;
-  // The last step's result, with what any of the steps accounted here did: a fire, a first fire
-  // and the first halt are not lost when several replays are accounted at once.
-  ns_step_result out{}, any{};
-  for (std::uint32_t i = 0; i < read.steps; ++i) {
-    const std::size_t row = std::min<std::size_t>(i, read.rows.size() - 1);
-    const bool last = i + 1 == read.steps;
-    step_ = next_step_;
-    bank_->begin_step(step_);
-    first_fire_in_step_ = false;
-    captured_.clear();
-    for (int slot = 0; slot < kSlotCount; ++slot) {
-      const std::uint8_t kinds = read.rows[row][static_cast<std::size_t>(slot)];
-      if (kinds == 0) continue;
-      const SdkSlotRecord& rec = read.records[static_cast<std::size_t>(slot)];
-      const bool first = bank_->slot_record(slot).first_step < 0 &&
-                         rec.first_step == static_cast<std::int32_t>(row);
-      if (!bank_->record_at(slot, ScanResult{kinds, first ? rec.count : 0, -1},
-                            first ? rec.exec_position : 0))
-        continue;
-      first_fire_in_step_ = true;
-      if (!capture_) continue;
-      const RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
-      CapturedSlot c{slot, s.shape, on_device(call, [&] { return dev_->captured(slot); }), {}};
-      c.scan = scan_nonfinite(c.values.data(), c.values.size());
-      captured_.push_back(std::move(c));
-    }
-    health_rows_ = unmeasured_rows();
-    grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
-    if (last) {  // the device holds the last step's health and role values only
-      if (health_ && !read.health.empty())
-        for (std::size_t slot = 0; slot < slots_.size(); ++slot)
-          if (checked >> slot & 1u)
-            std::copy_n(read.health.begin() + static_cast<std::ptrdiff_t>(slot * kHealthFieldCount),
-                        kHealthFieldCount, health_rows_[slot].begin());
-      for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
-        const RegisteredSlot& s = slots_[slot];
-        if (s.role == NS_ROLE_NONE || !(checked >> slot & 1u)) continue;
-        const double v = on_device(call, [&] { return dev_->copy_out(stream, s.address, 1); })[0];
-        (s.role == NS_ROLE_LOSS ? loss_ : grad_norm_) = v;
-      }
-    }
-    checked_mask_ = checked;
-    update_asked_ = last && step_asked;
-    bank_->end_step();
-    out = finish_step();
-    any.fired |= out.fired;
-    any.first_fire |= out.first_fire;
-    if (any.halt == NS_HALT_NONE) any.halt = out.halt;
-  }
-  out.fired = any.fired;
-  out.first_fire = any.first_fire;
-  out.halt = any.halt;
-  return out;
-}
-
 ns_step_result Session::finish_step() {
   const bool fired = bank_->step_fired();
   if (!update_asked_) updated_ = guard_allows_update(guard_config_, fired);
@@ -649,56 +559,6 @@ void Session::end_fold(int fold) {
   stage_ = Stage::BetweenFolds;
   write_run_file_now();
   raise_writer_error();
-}
-
-RunFileData Session::snapshot() const {
-  RunFileData r;
-  r.trainer = trainer_;
-  r.nanscope_version = kVersion;
-  r.created_utc = created_utc_;
-  r.backend = dev_ ? "sdk-cuda" : "sdk-host";
-  r.device_name = dev_ ? dev_->device_name() : "host";
-  r.config_toml = config_text_;
-  r.seed = seed_;
-  r.folds = folds_;
-  r.steps = steps_;
-  r.events = events_;
-  return r;
-}
-
-void Session::write_run_file_now() {
-  const std::string path = (fs::path(run_dir_) / "run.h5").string();
-  writer_->post([path, r = snapshot()] { nanscope::write_run_file(path, r); });
-}
-
-void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
-  DumpData d;
-  d.fold = fold;
-  d.step = step;
-  d.global_step = step;
-  d.entry_slot = bank_->readback().entry_slot.value_or(-1);
-  d.config_toml = config_text_;
-  d.backend = dev_ ? "sdk-cuda" : "sdk-host";
-  d.nanscope_version = kVersion;
-  d.run_file = "run.h5";
-  d.seed = seed_;
-  d.flags = bank_->step_flags();
-  for (CapturedSlot& c : slots) {
-    DumpSlot s;
-    s.index = c.slot;
-    s.shape.assign(c.shape.begin(), c.shape.end());
-    s.values = std::move(c.values);
-    s.scan = c.scan;
-    d.slots.push_back(std::move(s));
-  }
-  const std::string path =
-      (fs::path(run_dir_) / "dumps" / dump_file_name(fold, step, d.entry_slot)).string();
-  writer_->post([path, d = std::move(d)] { nanscope::write_dump(path, d); });
-}
-
-void Session::raise_writer_error() {
-  if (const std::string e = writer_->take_error(); !e.empty())
-    throw Error(NS_ERR_IO, "the library's writer: " + e);
 }
 
 void Session::close() {

@@ -16,6 +16,7 @@
 #include "io/dump_file.h"
 #include "io/run_file.h"
 #include "nanscope/nanscope.h"
+#include "sdk_test_util.h"
 
 namespace {
 
@@ -55,14 +56,6 @@ ns_slot_desc desc(const char* name, int order, const float* buffer, std::int64_t
   d.state = buffer ? NS_SLOT_CHECKED : NS_SLOT_ABSENT;
   return d;
 }
-
-// The status, and a message that contains `words`.
-#define EXPECT_REFUSED(call, status, words)                                \
-  do {                                                                     \
-    EXPECT_EQ((call), (status)) << #call;                                  \
-    EXPECT_NE(std::string(ns_last_error()).find(words), std::string::npos) \
-        << #call << ": " << ns_last_error();                               \
-  } while (0)
 
 class SdkApi : public ::testing::Test {
  protected:

@@ -19,6 +19,7 @@
 #include "io/run_file.h"
 #include "model/host_check.h"
 #include "nanscope/nanscope.h"
+#include "sdk_test_util.h"
 
 namespace {
 
@@ -55,7 +56,6 @@ __global__ void update(float* params, const float* b, const std::uint32_t* guard
 }
 
 #define CUDA_OK(x) ASSERT_EQ((x), cudaSuccess) << #x
-#define NS_OK_(x) ASSERT_EQ((x), NS_OK) << #x << ": " << ns_last_error()
 
 struct Toy {
   float *a = nullptr, *b = nullptr, *params = nullptr;
@@ -128,12 +128,6 @@ struct Toy {
     cudaStreamDestroy(s);
   }
 };
-
-ns_step_result blank_result() {
-  ns_step_result r{};
-  r.struct_size = sizeof r;
-  return r;
-}
 
 // Two folds of six steps, a NaN written into a at fold 1 step 3; graphed: the step captured once
 // (in fold 0) and replayed at every step. Each step's result, and the device copy of the
@@ -310,13 +304,6 @@ TEST(SdkDevice, DeviceHealthIsTheHostPathsWithinFloatRounding) {
   EXPECT_GT(compared, 24);
   fs::remove_all(dir);
 }
-
-#define EXPECT_REFUSED(call, status, words)                                \
-  do {                                                                     \
-    EXPECT_EQ((call), (status)) << #call;                                  \
-    EXPECT_NE(std::string(ns_last_error()).find(words), std::string::npos) \
-        << #call << " said: " << ns_last_error();                          \
-  } while (0)
 
 TEST(SdkDevice, DeviceMisuseIsRefusedWithAMessage) {
   const fs::path dir = fresh_dir("misuse");

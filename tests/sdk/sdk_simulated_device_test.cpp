@@ -15,6 +15,7 @@
 
 #include "io/run_file.h"
 #include "nanscope/nanscope.h"
+#include "sdk_test_util.h"
 
 namespace {
 
@@ -22,20 +23,6 @@ namespace fs = std::filesystem;
 
 using CaptureFn = void (*)(void*, int);
 using ReplayFn = void (*)(void*);
-
-#define NS_OK_(x) ASSERT_EQ((x), NS_OK) << #x << ": " << ns_last_error()
-#define EXPECT_REFUSED(call, status, words)                                \
-  do {                                                                     \
-    EXPECT_EQ((call), (status)) << #call;                                  \
-    EXPECT_NE(std::string(ns_last_error()).find(words), std::string::npos) \
-        << #call << " said: " << ns_last_error();                          \
-  } while (0)
-
-ns_step_result blank_result() {
-  ns_step_result r{};
-  r.struct_size = sizeof r;
-  return r;
-}
 
 class SimulatedDevice : public ::testing::Test {
  protected:

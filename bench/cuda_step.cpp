@@ -8,6 +8,7 @@
 // (libnanscope-cuda.so, as the programs load it).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -156,10 +157,54 @@ void print_graph_shape() {
       !g.one_stream ? "" : " (NANSCOPE_STEP_LANES=0: one stream)");
 }
 
+// Where the graphed step's time goes (every check on, or none with `off`): each node timed alone in
+// the step graph, the nodes that cost most, and the longest chain by time. The chain's time
+// against the whole graph's says how much of a replay is the chain's work and how much the launch
+// gaps between its nodes.
+// KEY=VALUE settings change the config (model.batch=4096 model.hidden=2048).
+void print_critical_path(bool checks, const std::vector<std::string>& settings) {
+  ConfigBuilder b;
+  for (const auto& kv : settings) b.set(kv);
+  Config c = b.build();
+  const Config v = variant_config({"", true, false, checks});
+  c.run = v.run;
+  c.halt = v.halt;
+  c.sentinel.disabled = v.sentinel.disabled;
+  SessionOptions o;
+  o.graph = true;
+  auto s = std::make_unique<Session>(c, cuda::make_cuda_backend(c), o);
+  RunUntil warm;
+  warm.kind = RunUntil::Kind::Steps;
+  warm.steps = 20;
+  s->run(warm);
+  const double step_ms = ms_per_step(*s, 3, 100);
+  const cuda::StepGraphProfile p = cuda::profile_step_graph(s->backend(), 50);
+  fmt::print(
+      "critical path (every check {}): step {:.1f} us (run mode), graph launch {:.1f} us, with no "
+      "kernel {:.1f} us; {} nodes, their times alone sum to {:.1f} us; longest chain by time "
+      "{:.1f} "
+      "us over {} nodes ({:.1f} us a node on it besides its work)\n",
+      checks ? "on" : "off", 1e3 * step_ms, p.full_us, p.empty_us, p.nodes, p.sum_us, p.critical_us,
+      p.critical.size(),
+      p.critical.empty() ? 0.0
+                         : (p.full_us - p.critical_us) / static_cast<double>(p.critical.size()));
+  fmt::print("the chain, in order:\n");
+  double at = 0;
+  for (const auto& n : p.critical) {
+    at += n.us;
+    fmt::print("  {:8.2f} us  (at {:7.1f})  {}\n", n.us, at, n.name);
+  }
+  std::vector<cuda::StepGraphProfile::Node> top = p.all;
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.us > b.us; });
+  fmt::print("the costliest nodes:\n");
+  for (std::size_t i = 0; i < std::min<std::size_t>(30, top.size()); ++i)
+    fmt::print("  {:8.2f} us  {}\n", top[i].us, top[i].name);
+}
+
 }  // namespace
 
-// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | split | plugin [BLOCKS]
-// [both|in-tree|plugin]
+// Usage: bench_cuda_step [BLOCKS] [STEP_FILE] | shape | critical [off] [KEY=VALUE...] | split |
+// plugin [BLOCKS] [both|in-tree|plugin]
 //        | profile [nohealth] [KEY=VALUE...].
 // STEP_FILE receives the graphed and ungraphed ms per step (fold-end readback) for
 // bench/torch_twin.py's step_rate ratios.
@@ -186,6 +231,18 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::string(argv[1]) == "plugin") {  // bench_cuda_step plugin [BLOCKS] [WHICH]
     compare_plugin(argc > 2 ? std::atoi(argv[2]) : 21, argc > 3 ? argv[3] : "both");
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "critical") {
+    bool checks = true;
+    std::vector<std::string> settings;
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "off")
+        checks = false;
+      else
+        settings.emplace_back(argv[i]);
+    }
+    print_critical_path(checks, settings);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "shape") {  // the step graph's shape alone

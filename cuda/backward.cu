@@ -81,6 +81,29 @@ __global__ void axpy(float alpha, const float* x, float* out, size_t n) {
   if (i < n) out[i] += alpha * x[i];
 }
 
+// bw_d_h_s2's states in one pass, each as its own launch gives it: 33's copy of bw, the aux SAXPY
+// into bw, 34's copy, and with the IQN head iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2 copied back
+// over bw (the same expressions as axpy: the same roundings).
+__global__ void trunk_gradient_kernel(float* __restrict__ bw, float* __restrict__ main_copy,
+                                      float lambda_aux, const float* __restrict__ aux_dh,
+                                      float* __restrict__ aux_copy, float lambda_iqn,
+                                      const float* __restrict__ iqn_dh, float* __restrict__ trunk_m,
+                                      size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  float t = bw[i];
+  main_copy[i] = t;
+  t += lambda_aux * aux_dh[i];
+  aux_copy[i] = t;
+  if (iqn_dh) {
+    float m = t;
+    m += lambda_iqn * iqn_dh[i];
+    trunk_m[i] = m;
+    t = m;
+  }
+  bw[i] = t;
+}
+
 // d ens / d ve_{e,b,i} = (D softmax(ve)_i - sum_d m_{b,d,i}) / (E B D), one thread per (e, b) row.
 // One warp per (head, sample) row: the row's lse, then each atom's gradient (its branch sum of
 // targets in branch order, as before).
@@ -234,8 +257,9 @@ constexpr int kMainLane = 0, kCqlLane = 1, kEnsLane = 2, kValueLane = 3, kAdvLan
               kIqnLane = 6;
 }  // namespace
 
-void backward_begin(BackwardBuffers& b, cudaStream_t s) {
+void backward_clear(BackwardBuffers& b, cudaStream_t s) {
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
 }
 
 void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* p,
@@ -255,7 +279,6 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, lanes.stream(kEnsLane)>>>(
       bd, f.ve, f.m, b.d_ve.get());
   NANSCOPE_LAUNCH_CHECK();
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
   c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(
       bd, w.lambda_mse, f.logp, f.m, f.q, f.y, f.actions, b.g_main.get());
   NANSCOPE_LAUNCH_CHECK();
@@ -352,9 +375,11 @@ void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
   bias_grad(b.d_aux_h.get(), d.B, d.AH, w.lambda_aux, gat(kAuxB1), b.col_scratch[kAuxLane], s);
   // The aux SAXPY into bw_d_h_s2, on the backend's stream after the main branch.
   lanes.wait(kMainLane, aux_dh);
-  cudaStream_t m = lanes.stream(kMainLane);
-  axpy<<<grid(b.bw.size()), 128, 0, m>>>(w.lambda_aux, b.aux_dh.get(), b.bw.get(), b.bw.size());
-  NANSCOPE_LAUNCH_CHECK();
+  if (!lanes.parallel()) {  // in a captured step, trunk_gradient makes it
+    axpy<<<grid(b.bw.size()), 128, 0, lanes.stream(kMainLane)>>>(w.lambda_aux, b.aux_dh.get(),
+                                                                 b.bw.get(), b.bw.size());
+    NANSCOPE_LAUNCH_CHECK();
+  }
   at_slot(hook, kBwDHS2Aux);
 }
 
@@ -391,15 +416,19 @@ void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
   // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw; on
   // the backend's stream after the aux SAXPY.
   lanes.wait(kMainLane, iqn_dh);
+  const bool separate = !lanes.parallel();  // in a captured step, trunk_gradient makes them
   cudaStream_t m = lanes.stream(kMainLane);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float),
-                                      cudaMemcpyDeviceToDevice, m));
-  axpy<<<grid(b.trunk_m.size()), 128, 0, m>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(),
-                                              b.trunk_m.size());
-  NANSCOPE_LAUNCH_CHECK();
+  if (separate) {
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.trunk_m.get(), b.bw.get(), b.bw.size() * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, m));
+    axpy<<<grid(b.trunk_m.size()), 128, 0, m>>>(w.lambda_iqn, b.iqn_dh.get(), b.trunk_m.get(),
+                                                b.trunk_m.size());
+    NANSCOPE_LAUNCH_CHECK();
+  }
   at_slot(hook, kIqnTrunkM);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float),
-                                      cudaMemcpyDeviceToDevice, m));
+  if (separate)
+    NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(b.bw.get(), b.trunk_m.get(), b.bw.size() * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, m));
   at_slot(hook, kBwDHS2Iqn);
 }
 
@@ -428,6 +457,14 @@ void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const f
     side.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
     bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch[kAdvLane], side.stream());
   }
+}
+
+void trunk_gradient(const Dims& d, const LossWeights& w, BackwardBuffers& b, float* main_copy,
+                    float* aux_copy, cudaStream_t s) {
+  trunk_gradient_kernel<<<grid(b.bw.size()), 128, 0, s>>>(
+      b.bw.get(), main_copy, w.lambda_aux, b.aux_dh.get(), aux_copy, w.lambda_iqn,
+      d.iqn ? b.iqn_dh.get() : nullptr, b.trunk_m.get(), b.bw.size());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 }  // namespace nanscope::cuda

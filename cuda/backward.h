@@ -40,14 +40,16 @@ struct LossWeights {
   float lambda_mse, alpha_cql, lambda_iqn, lambda_aux, lambda_ens;
 };
 
-// Zeroes the parameter gradients (before any branch writes its part).
-void backward_begin(BackwardBuffers& b, cudaStream_t stream);
+// Zeroes the parameter gradients and the C51 head's logit gradients, which the backward's kernels
+// write in part: enqueued in the forward, beside it, so that no memset stands on the backward's
+// chain.
+void backward_clear(BackwardBuffers& b, cudaStream_t stream);
 // Each returns after enqueueing its phase; `bw` then holds bw_d_h_s2 at the phase's check moment
 // (33 after main, 34 after aux, 35 after iqn), in the order of the lanes' stream (lane 0). `hook`
 // sees each slot right after its producer, in the CPU backend's order: main 29, 24, 25, 31, 32,
 // 33; aux 30, 34; iqn 28, 27, 26, 35. With the lanes on, the heads' branches and the parameter
-// gradients run on side lanes: the aux and IQN chains from `start` (a mark on lane 0 after
-// backward_begin, before backward_main), joined into lane 0 where they add into bw_d_h_s2; the
+// gradients run on side lanes: the aux and IQN chains from `start` (a mark on lane 0 before
+// backward_main), joined into lane 0 where they add into bw_d_h_s2; the
 // parameter gradients are joined by the caller (Lanes::join_all) before anything reads them.
 void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                    const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
@@ -58,6 +60,13 @@ void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
 void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
                   const float* params, const ForwardState& f, const LossWeights& w,
                   BackwardBuffers& b, const SlotHook& hook = {});
+// In a captured step (lanes on), backward_aux and backward_iqn leave bw_d_h_s2's sums to this one
+// launch on lane 0 after both heads joined: 33's copy (`main_copy`), the aux SAXPY, 34's copy
+// (`aux_copy`), and with the IQN head iqn_trunk_m and its copy over bw, bit for bit the separate
+// launches' values (which the phase-by-phase step keeps: its observer may write a slot between
+// them). Five nodes fewer on the step graph's longest chain.
+void trunk_gradient(const Dims& d, const LossWeights& w, BackwardBuffers& b, float* main_copy,
+                    float* aux_copy, cudaStream_t stream);
 void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                       const ForwardState& f, BackwardBuffers& b);
 

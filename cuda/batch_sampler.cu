@@ -9,36 +9,59 @@ constexpr int F = kFeatureCount;
 constexpr int D = kBranches;
 constexpr int AO = kNextBarTargets;
 
-// One thread per batch row: draws the row's transition index and copies it into the batch layout.
-// (fold, step) are read from device memory (set_key), so a captured graph draws each step's batch.
-__global__ void gather_batch(std::uint64_t seed, const std::uint32_t* __restrict__ key, int B,
-                             std::uint32_t pool, const float* __restrict__ state,
-                             const float* __restrict__ next_state, const float* __restrict__ ret,
-                             const float* __restrict__ done, const float* __restrict__ next_bar,
-                             const std::int32_t* __restrict__ action, float* __restrict__ batch,
-                             std::int32_t* __restrict__ actions) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= B) return;
+// The three tau draws of a step: output j takes indices [first[j], first[j + 1]) of one index
+// space.
+struct TauDraws {
+  float* out[3];
+  DrawStream stream[3];
+  std::uint64_t first[4];
+};
+
+// A step's whole draw in one launch (one node on the step graph's chain instead of four): blocks
+// [0, gather_blocks) gather the batch, one warp per row (lanes copy the row's features side by
+// side; every lane draws the row's index, the same value); the blocks after them draw the taus, one
+// per thread. (fold, step) are read from device memory (set_key), so a captured graph draws each
+// step's batch. Each value is the one-thread-per-row form's, bit for bit.
+constexpr int kDrawThreads = 128;
+constexpr int kRowsPerBlock = kDrawThreads / 32;
+
+__global__ void draw_step(std::uint64_t seed, const std::uint32_t* __restrict__ key, int B,
+                          std::uint32_t pool, const float* __restrict__ state,
+                          const float* __restrict__ next_state, const float* __restrict__ ret,
+                          const float* __restrict__ done, const float* __restrict__ next_bar,
+                          const std::int32_t* __restrict__ action, float* __restrict__ batch,
+                          std::int32_t* __restrict__ actions, unsigned gather_blocks,
+                          TauDraws taus) {
   const std::uint32_t fold = key[0], step = key[1];
+  if (blockIdx.x >= gather_blocks) {
+    const std::uint64_t k =
+        (blockIdx.x - gather_blocks) * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+    for (int j = 0; j < 3; ++j)
+      if (k >= taus.first[j] && k < taus.first[j + 1]) {
+        const std::uint64_t i = k - taus.first[j];
+        taus.out[j][i] =
+            static_cast<float>(u32_to_open01(draw_u32(seed, taus.stream[j], fold, step, i)));
+      }
+    return;
+  }
+  const int b = static_cast<int>(blockIdx.x) * kRowsPerBlock + static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  if (b >= B) return;
   const std::uint32_t i = u32_to_index(
       draw_u32(seed, DrawStream::BatchIndex, fold, step, static_cast<std::uint64_t>(b)), pool);
-  for (int f = 0; f < F; ++f) {
+  for (int f = lane; f < F; f += 32) {
     batch[static_cast<size_t>(b) * F + f] = state[static_cast<size_t>(i) * F + f];
     batch[static_cast<size_t>(B) * F + static_cast<size_t>(b) * F + f] =
         next_state[static_cast<size_t>(i) * F + f];
   }
   float* tail = batch + static_cast<size_t>(B) * 2 * F;
-  tail[b] = ret[i];
-  tail[B + b] = done[i];
-  for (int k = 0; k < AO; ++k) tail[2 * B + b * AO + k] = next_bar[static_cast<size_t>(i) * AO + k];
-  for (int k = 0; k < D; ++k) actions[b * D + k] = action[static_cast<size_t>(i) * D + k];
-}
-
-__global__ void draw_taus(std::uint64_t seed, DrawStream stream,
-                          const std::uint32_t* __restrict__ key, std::uint64_t n,
-                          float* __restrict__ out) {
-  const std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (k < n) out[k] = static_cast<float>(u32_to_open01(draw_u32(seed, stream, key[0], key[1], k)));
+  if (lane == 0) {
+    tail[b] = ret[i];
+    tail[B + b] = done[i];
+  }
+  for (int k = lane; k < AO; k += 32)
+    tail[2 * B + b * AO + k] = next_bar[static_cast<size_t>(i) * AO + k];
+  for (int k = lane; k < D; k += 32) actions[b * D + k] = action[static_cast<size_t>(i) * D + k];
 }
 
 __global__ void set_key_kernel(std::uint32_t* key, std::uint32_t fold, std::uint32_t step) {
@@ -107,20 +130,23 @@ void DeviceSampler::set_key(int fold, int step) {
 void DeviceSampler::draw(std::uint64_t seed) {
   Impl& m = *impl_;
   const int B = m.shape.B;
-  gather_batch<<<(B + 127) / 128, 128, 0, m.stream>>>(
+  const unsigned gather_blocks = static_cast<unsigned>((B + kRowsPerBlock - 1) / kRowsPerBlock);
+  TauDraws taus{};
+  taus.out[0] = m.tau.get();
+  taus.out[1] = m.tau_target.get();
+  taus.out[2] = m.tau_greedy.get();
+  taus.stream[0] = DrawStream::Tau;
+  taus.stream[1] = DrawStream::TauTarget;
+  taus.stream[2] = DrawStream::TauGreedy;
+  taus.first[0] = 0;
+  taus.first[1] = m.tau.size();  // all three empty without the IQN head
+  taus.first[2] = taus.first[1] + m.tau_target.size();
+  taus.first[3] = taus.first[2] + m.tau_greedy.size();
+  const std::uint64_t tau_blocks = (taus.first[3] + kDrawThreads - 1) / kDrawThreads;
+  draw_step<<<gather_blocks + static_cast<unsigned>(tau_blocks), kDrawThreads, 0, m.stream>>>(
       seed, m.key.get(), B, m.pool, m.state.get(), m.next_state.get(), m.ret.get(), m.done.get(),
-      m.next_bar.get(), m.action.get(), m.batch.get(), m.actions.get());
+      m.next_bar.get(), m.action.get(), m.batch.get(), m.actions.get(), gather_blocks, taus);
   NANSCOPE_LAUNCH_CHECK();
-  if (!m.shape.iqn) return;
-  auto taus = [&](DrawStream stream, DeviceArray<float>& out) {
-    const std::uint64_t n = out.size();
-    draw_taus<<<static_cast<unsigned>((n + 255) / 256), 256, 0, m.stream>>>(
-        seed, stream, m.key.get(), n, out.get());
-    NANSCOPE_LAUNCH_CHECK();
-  };
-  taus(DrawStream::Tau, m.tau);
-  taus(DrawStream::TauTarget, m.tau_target);
-  taus(DrawStream::TauGreedy, m.tau_greedy);
 }
 
 DeviceSampler::Buffers DeviceSampler::buffers() {

@@ -7,52 +7,71 @@ __device__ int branch_of(const Dims& bd, int a) {
   return a < bd.off[1] ? 0 : (a < bd.off[2] ? 1 : 2);
 }
 
-// One block per (b, a) row of atoms: l_i = v_i + adv_{a,i} - mean_{a' in branch} adv_{a',i}, then
-// log_softmax with the engine's rules (a NaN row stays NaN; shift 0 when the maximum is infinite).
-__global__ void aggregate_log_softmax(Dims bd, const float* __restrict__ v,
+// One warp per (b, a) row of atoms (kAggregateRows rows a block): l_i = v_i + adv_{a,i} -
+// mean_{a' in branch} adv_{a',i}, then log_softmax with the engine's rules (a NaN row stays NaN;
+// shift 0 when the maximum is infinite). The row's arithmetic is that of a 128-thread block per row
+// (the kernel's earlier form, whose values the golden runs hold): the maximum is the row's first
+// greatest value (the sign of a zero included), and the sum of exponentials is that block's tree
+// over 128 slots, slot t holding atoms t, t + 128, ... in order, then slot t += slot t + s for s =
+// 64, 32, ..., 1. A lane keeps slots lane, lane + 32, lane + 64 and lane + 96, so the tree's first
+// two levels are in registers and the rest are shuffles down.
+constexpr int kAggregateRows = 4;
+constexpr int kSumSlots = 128;
+
+__global__ void aggregate_log_softmax(Dims bd, int rows, const float* __restrict__ v,
                                       const float* __restrict__ adv, float* __restrict__ logp) {
-  extern __shared__ float row[];  // NA logits
-  __shared__ double red[128];
-  __shared__ float row_max;
-  __shared__ int has_nan;
-  const int b = blockIdx.x / bd.A, a = blockIdx.x % bd.A;
+  extern __shared__ float logits[];  // kAggregateRows rows of NA logits
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int r = static_cast<int>(blockIdx.x) * kAggregateRows + warp;
+  if (r >= rows) return;  // the whole warp
+  float* row = logits + warp * bd.NA;
+  const int b = r / bd.A, a = r % bd.A;
   const int br = branch_of(bd, a);
   const float* adv_b = adv + static_cast<size_t>(b) * bd.A * bd.NA;
-  if (threadIdx.x == 0) has_nan = 0;
-  __syncthreads();
-  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) {
+  bool nan = false;
+  for (int i = lane; i < bd.NA; i += 32) {
     double mean = 0;
     for (int k = 0; k < bd.sub[br]; ++k) mean += adv_b[(bd.off[br] + k) * bd.NA + i];
     mean /= bd.sub[br];
     const float l =
         v[static_cast<size_t>(b) * bd.NA + i] + adv_b[a * bd.NA + i] - static_cast<float>(mean);
     row[i] = l;
-    if (isnan(l)) has_nan = 1;
+    nan = nan || isnan(l);
   }
-  __syncthreads();
-  float* out = logp + (static_cast<size_t>(b) * bd.A + a) * bd.NA;
-  if (has_nan) {
-    for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) out[i] = __int_as_float(0x7fc00000);
+  __syncwarp();
+  float* out = logp + static_cast<size_t>(r) * bd.NA;
+  if (__any_sync(0xffffffffu, nan)) {
+    for (int i = lane; i < bd.NA; i += 32) out[i] = __int_as_float(0x7fc00000);
     return;
   }
-  if (threadIdx.x == 0) {
-    float m = row[0];
-    for (int i = 1; i < bd.NA; ++i) m = row[i] > m ? row[i] : m;
-    row_max = m;
+  // The first greatest value: a lane's first in its atoms, then the lower index among equals.
+  float m = row[0];
+  int at = 0;
+  for (int i = lane; i < bd.NA; i += 32)
+    if (row[i] > m) {
+      m = row[i];
+      at = i;
+    }
+  for (int s = 16; s > 0; s >>= 1) {
+    const float om = __shfl_xor_sync(0xffffffffu, m, s);
+    const int oat = __shfl_xor_sync(0xffffffffu, at, s);
+    if (om > m || (om == m && oat < at)) {
+      m = om;
+      at = oat;
+    }
   }
-  __syncthreads();
-  const float shift = isinf(row_max) ? 0.f : row_max;
-  double acc = 0;
-  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x)
-    acc += exp(static_cast<double>(row[i] - shift));
-  red[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
-    __syncthreads();
-  }
-  const float lse = static_cast<float>(static_cast<double>(shift) + log(red[0]));
-  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) out[i] = row[i] - lse;
+  const float shift = isinf(m) ? 0.f : m;
+  double slot[kSumSlots / 32] = {};
+  for (int j = 0; j < kSumSlots / 32; ++j)
+    for (int i = lane + 32 * j; i < bd.NA; i += kSumSlots)
+      slot[j] += exp(static_cast<double>(row[i] - shift));
+  slot[0] += slot[2];  // s = 64
+  slot[1] += slot[3];
+  double acc = slot[0] + slot[1];  // s = 32
+  for (int s = 16; s > 0; s >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, s);
+  acc = __shfl_sync(0xffffffffu, acc, 0);
+  const float lse = static_cast<float>(static_cast<double>(shift) + log(acc));
+  for (int i = lane; i < bd.NA; i += 32) out[i] = row[i] - lse;
 }
 
 __global__ void expected_q_kernel(Dims bd, double v_min, double dz, int rows,
@@ -147,8 +166,10 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
   blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
   add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
   at_slot(kAdvLogits);
-  aggregate_log_softmax<<<d.B * d.A, 128, d.NA * sizeof(float), s>>>(d, o.v.get(), o.adv.get(),
-                                                                     o.logp.get());
+  const int rows = d.B * d.A;
+  aggregate_log_softmax<<<(rows + kAggregateRows - 1) / kAggregateRows, 32 * kAggregateRows,
+                          kAggregateRows * d.NA * sizeof(float), s>>>(d, rows, o.v.get(),
+                                                                      o.adv.get(), o.logp.get());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(kLogProbs);
 }

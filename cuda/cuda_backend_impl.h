@@ -91,6 +91,8 @@ class CudaBackend final : public Backend, private CheckBankHost {
   // captured step graph's shape.
   CudaCheckBank& check_bank() { return checks_; }
   const StepGraphShape& graph_shape() const { return graph_.shape; }
+  // The step captured anew and profiled (graph_profile.h); the next step captures again.
+  StepGraphProfile profile_graph(int replays);
 
  private:
   // ---- The step (cuda_backend_step.cpp) ----
@@ -99,6 +101,8 @@ class CudaBackend final : public Backend, private CheckBankHost {
   // What changes from step to step, written to device memory before the step's work.
   void set_step_keys(const StepKey& key);
   void drop_graph();
+  // The step captured as a graph (the caller owns it), then instantiated as the step graph.
+  cudaGraph_t record_step_graph();
   void capture();
   void sample();
   void forward();

@@ -1,6 +1,7 @@
 // CudaBackend: the step. Each phase's work with the CPU backend's slot call sites in the same
 // order, and the whole step as one CUDA graph captured from the very same phase functions.
 #include "cuda_backend_impl.h"
+#include "graph_profile.h"
 #include "graph_shape.h"
 
 namespace nanscope::cuda {
@@ -20,17 +21,17 @@ void CudaBackend::phase_body(Phase phase) {
       forward();
       break;
     case Phase::BackwardMain:
-      backward_begin(bw_, stream_.s);
       marks_.bw_start = lanes_.mark();
       backward_main(lanes_, d_, L_, state_.params.get(), fwd_, loss_weights_.f, bw_, hook_);
-      // Slot 33 keeps its own copy: the buffer it checks changes later in the step.
-      copy(bw_copies_.main.get(), bw_.bw.get(), bw_.bw.size());
+      // Slot 33 keeps its own copy: the buffer it checks changes later in the step. (Made by
+      // trunk_gradient in a captured step, as 34's copy.)
+      if (!lanes_.parallel()) copy(bw_copies_.main.get(), bw_.bw.get(), bw_.bw.size());
       check_site(kBwDHS2Main);
       break;
     case Phase::BackwardAux:
       backward_aux(lanes_, marks_.bw_start, d_, L_, state_.params.get(), fwd_, loss_weights_.f, bw_,
                    hook_);
-      copy(bw_copies_.aux.get(), bw_.bw.get(), bw_.bw.size());
+      if (!lanes_.parallel()) copy(bw_copies_.aux.get(), bw_.bw.get(), bw_.bw.size());
       check_site(kBwDHS2Aux);
       break;
     case Phase::BackwardIqn:
@@ -40,6 +41,9 @@ void CudaBackend::phase_body(Phase phase) {
       check_site(kBwDHS2Iqn);
       break;
     case Phase::BackwardEncoder:
+      if (lanes_.parallel())
+        trunk_gradient(d_, loss_weights_.f, bw_, bw_copies_.main.get(), bw_copies_.aux.get(),
+                       stream_.s);
       marks_.heads_done = lanes_.mark();
       backward_encoder(lanes_, d_, L_, state_.params.get(), fwd_, bw_);
       break;
@@ -66,7 +70,7 @@ void CudaBackend::drop_graph() {
   graph_.exec.reset();
 }
 
-void CudaBackend::capture() {
+cudaGraph_t CudaBackend::record_step_graph() {
   drop_graph();
   lanes_.prepare();
   NANSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
@@ -96,6 +100,11 @@ void CudaBackend::capture() {
     throw;
   }
   NANSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_.s, &graph));
+  return graph;
+}
+
+void CudaBackend::capture() {
+  cudaGraph_t graph = record_step_graph();
   struct GraphOwner {  // the captured graph, freed once instantiated (or not)
     cudaGraph_t g;
     ~GraphOwner() { cudaGraphDestroy(g); }
@@ -105,6 +114,10 @@ void CudaBackend::capture() {
   graph_.shape.gemms = lanes_.tally();
   graph_.exec.instantiate(graph);
   ++graph_.captures;
+}
+
+StepGraphProfile CudaBackend::profile_graph(int replays) {
+  return cuda::profile_graph(record_step_graph(), stream_.s, replays);
 }
 
 // With the step graph on, the step is one graph launch: captured when there is none yet (the fold's
@@ -142,6 +155,10 @@ void CudaBackend::forward() {
   cudaStream_t s = stream_.s;
   const bool kl = c_.loss.c51_form == C51Form::KlUnmasked;
   const Lanes::Mark start = lanes_.mark();
+  // The backward's gradients zeroed beside the forward (which reads none of them); the aux head's
+  // lane joins before the backward.
+  lanes_.wait(kAuxLane, start);
+  backward_clear(bw_, lanes_.stream(kAuxLane));
   net_forward(blas_, d_, L_, state_.params.get(), batch_.s, nets_.online,
               [this](int slot) { site(slot); });
   const Lanes::Mark online = lanes_.mark();
@@ -204,7 +221,7 @@ void CudaBackend::forward() {
     check_site(kIqnLoss);
   }
   lanes_.wait(kAuxLane, online);
-  Blas& aux = lanes_.blas(kAuxLane);
+  Blas& aux = lanes_.blas(kAuxLane);  // after the backward's clear, at the forward's start
   aux_head(aux, d_, L_, state_.params.get(), nets_.online.h2.get(), heads_.aux_pre.get(),
            heads_.aux_h.get(), heads_.pred.get());
   site(kAuxPredNb);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "device_array.h"
 #include "gemm_work.h"
 #include "slot_sink.h"
 
@@ -38,6 +39,7 @@ class Blas {
  private:
   void* handle_ = nullptr;
   cudaStream_t stream_;
+  DeviceArray<unsigned char> workspace_;
   GemmWork tally_;
 };
 

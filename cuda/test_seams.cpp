@@ -23,4 +23,8 @@ StepGraphShape step_graph_shape(const Backend& backend) {
   return as_cuda(backend, "step_graph_shape")->graph_shape();
 }
 
+StepGraphProfile profile_step_graph(Backend& backend, int replays) {
+  return as_cuda(backend, "profile_step_graph")->profile_graph(replays);
+}
+
 }  // namespace nanscope::cuda

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "gemm_work.h"
@@ -35,5 +36,22 @@ struct StepGraphShape {
   GemmWork gemms;
 };
 StepGraphShape step_graph_shape(const Backend& backend);
+
+// Where the step graph's time goes: each kernel, memset and copy node of the last captured step
+// graph timed alone in the graph (the others disabled), the graph's launch with none of them, the
+// whole graph, and the longest chain by those times with its nodes in order. Runs the nodes many
+// times over the backend's live buffers: the backend's state is not a trainer's afterwards.
+struct StepGraphProfile {
+  struct Node {
+    std::string name;
+    double us = 0;
+    bool kernel = false;
+  };
+  int nodes = 0;
+  double full_us = 0, empty_us = 0, sum_us = 0, critical_us = 0;
+  std::vector<Node> critical;  // the longest chain by time, first node first
+  std::vector<Node> all;       // every node, in the graph's order
+};
+StepGraphProfile profile_step_graph(Backend& backend, int replays);
 
 }  // namespace nanscope::cuda

@@ -38,11 +38,10 @@ __global__ void cql_grad(Dims bd, float alpha_b, const float* logp, const float*
   g[t] = dq * p * (static_cast<float>(bd.v_min + i * bd.dz) - qa);
 }
 
-// d_value[b, i] = sum_a g; d_adv = g - mean over the branch (accumulated into d_adv when asked).
-__global__ void logits_backward(Dims bd, const float* g, float* d_value, float* d_adv,
-                                bool accumulate) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, i)
-  if (t >= bd.B * bd.NA) return;
+// d_value[b, i] = sum_a g; d_adv = g - mean over the branch (accumulated into d_adv when asked),
+// for thread t = (b, i).
+__device__ __forceinline__ void logits_backward_at(const Dims& bd, int t, const float* g,
+                                                   float* d_value, float* d_adv, bool accumulate) {
   const int i = t % bd.NA, b = t / bd.NA;
   const float* gb = g + static_cast<size_t>(b) * bd.A * bd.NA;
   double acc = 0;
@@ -58,6 +57,25 @@ __global__ void logits_backward(Dims bd, const float* g, float* d_value, float* 
       d_adv[col] = accumulate ? d_adv[col] + v : v;
     }
   }
+}
+
+__global__ void logits_backward(Dims bd, const float* g, float* d_value, float* d_adv,
+                                bool accumulate) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, i)
+  if (t < bd.B * bd.NA) logits_backward_at(bd, t, g, d_value, d_adv, accumulate);
+}
+
+// The C51 and CQL logit gradients' backward and their value sum in one launch (a captured step,
+// where no host write stands between them): each thread runs the two launches' work for its
+// (b, i) in their order, then the add, so every value is theirs bit for bit.
+__global__ void logits_backward_both(Dims bd, const float* g_main, const float* g_cql,
+                                     float* d_value_main, float* cql_dv, float* d_value,
+                                     float* d_adv) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, i)
+  if (t >= bd.B * bd.NA) return;
+  logits_backward_at(bd, t, g_main, d_value_main, d_adv, false);
+  logits_backward_at(bd, t, g_cql, cql_dv, d_adv, true);
+  d_value[t] = d_value_main[t] + cql_dv[t];
 }
 
 __global__ void add(const float* a, const float* b, float* out, size_t n) {
@@ -188,16 +206,21 @@ __global__ void iqn_dq(Dims bd, const float* q, const float* tau, const float* T
 }
 
 // iqn_d_h_s2[b, h] = sum_n dpsi[b, n, h] phi[b, n, h]; dphi_pre = relu_bw(phi_pre, dpsi * h2).
-__global__ void iqn_dh(Dims bd, const float* dpsi, const float* phi, const float* phi_pre,
-                       const float* h2, float* dh, float* dphi_pre) {
+// The pointers do not alias, so a thread's loads of several samples go out before their stores
+// (the loop is bound by memory latency otherwise).
+__global__ void iqn_dh(Dims bd, const float* __restrict__ dpsi, const float* __restrict__ phi,
+                       const float* __restrict__ phi_pre, const float* __restrict__ h2,
+                       float* __restrict__ dh, float* __restrict__ dphi_pre) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, h)
   if (t >= bd.B * bd.H) return;
   const int h = t % bd.H, b = t / bd.H;
+  const float h2_t = h2[t];
   float acc = 0;
+#pragma unroll 8
   for (int k = 0; k < bd.N; ++k) {
     const size_t r = (static_cast<size_t>(b) * bd.N + k) * bd.H + h;
     acc += dpsi[r] * phi[r];
-    const float g = dpsi[r] * h2[t];
+    const float g = dpsi[r] * h2_t;
     dphi_pre[r] = phi_pre[r] <= 0.f ? 0.f : g;
   }
   dh[t] = acc;
@@ -254,7 +277,7 @@ namespace {
 // The backward's lanes (stream_lanes.h): each branch's chain stays on one lane, in the order it
 // had on one stream; a lane waits for the buffers it reads.
 constexpr int kMainLane = 0, kCqlLane = 1, kEnsLane = 2, kValueLane = 3, kAdvLane = 4, kAuxLane = 5,
-              kIqnLane = 6;
+              kIqnLane = 6, kIqnGradLane = 7;
 }  // namespace
 
 void backward_clear(BackwardBuffers& b, cudaStream_t s) {
@@ -282,17 +305,27 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   c51_grad<<<grid(static_cast<size_t>(d.B) * d.D * d.NA), 128, 0, s>>>(
       bd, w.lambda_mse, f.logp, f.m, f.q, f.y, f.actions, b.g_main.get());
   NANSCOPE_LAUNCH_CHECK();
-  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
-      bd, b.g_main.get(), b.d_value_main.get(), b.d_adv.get(), false);
-  NANSCOPE_LAUNCH_CHECK();
-  lanes.after(kMainLane, kCqlLane);
-  logits_backward<<<grid(static_cast<size_t>(d.B) * d.NA), 128, 0, s>>>(
-      bd, b.g_cql.get(), b.cql_dv.get(), b.d_adv.get(), true);
-  NANSCOPE_LAUNCH_CHECK();
-  at_slot(hook, kCqlDValueLogits);
-  add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(), b.d_value.get(),
-                                             b.d_value.size());
-  NANSCOPE_LAUNCH_CHECK();
+  const size_t rows = static_cast<size_t>(d.B) * d.NA;
+  if (lanes.parallel()) {  // captured: one launch (no host write between the three)
+    lanes.after(kMainLane, kCqlLane);
+    logits_backward_both<<<grid(rows), 128, 0, s>>>(bd, b.g_main.get(), b.g_cql.get(),
+                                                    b.d_value_main.get(), b.cql_dv.get(),
+                                                    b.d_value.get(), b.d_adv.get());
+    NANSCOPE_LAUNCH_CHECK();
+    at_slot(hook, kCqlDValueLogits);
+  } else {
+    logits_backward<<<grid(rows), 128, 0, s>>>(bd, b.g_main.get(), b.d_value_main.get(),
+                                               b.d_adv.get(), false);
+    NANSCOPE_LAUNCH_CHECK();
+    lanes.after(kMainLane, kCqlLane);
+    logits_backward<<<grid(rows), 128, 0, s>>>(bd, b.g_cql.get(), b.cql_dv.get(), b.d_adv.get(),
+                                               true);
+    NANSCOPE_LAUNCH_CHECK();
+    at_slot(hook, kCqlDValueLogits);
+    add<<<grid(b.d_value.size()), 128, 0, s>>>(b.d_value_main.get(), b.cql_dv.get(),
+                                               b.d_value.get(), b.d_value.size());
+    NANSCOPE_LAUNCH_CHECK();
+  }
   at_slot(hook, kDValueLogits);
   at_slot(hook, kDAdvLogits);
   const Lanes::Mark logits = lanes.mark();
@@ -398,6 +431,14 @@ void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
       bd, f.iqn_q, f.tau, f.iqn_targets, f.actions, b.iqn_dq.get());
   NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kDBranchLogits);
+  // The output layer's parameter gradients read iqn_dq alone: on a lane of their own beside the
+  // rest of the head's chain, which goes on to the gradient norms.
+  lanes.wait(kIqnGradLane, lanes.mark(kIqnLane));
+  Blas& grads = lanes.blas(kIqnGradLane);
+  grads.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f,
+             gat(kIqnOutW));
+  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB),
+            b.col_scratch[kIqnGradLane], grads.stream());
   blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f,
             b.iqn_dpsi.get());
   iqn_dh<<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(
@@ -405,14 +446,13 @@ void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
   NANSCOPE_LAUNCH_CHECK();
   at_slot(hook, kIqnDHS2);
   const Lanes::Mark iqn_dh = lanes.mark(kIqnLane);
-  blas.gemm(true, false, d.H, d.A, d.B * d.N, w.lambda_iqn, f.iqn_psi, b.iqn_dq.get(), 0.f,
-            gat(kIqnOutW));
-  bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB), b.col_scratch[kIqnLane],
-            s);
+  // The embedding's bias gradient beside its weight gradient (after the output layer's, on the
+  // same lane and scratch).
+  lanes.wait(kIqnGradLane, iqn_dh);
+  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB),
+            b.col_scratch[kIqnGradLane], grads.stream());
   blas.gemm(true, false, d.C, d.H, d.B * d.N, w.lambda_iqn, f.iqn_cos, b.iqn_dphi_pre.get(), 0.f,
             gat(kIqnPhiW));
-  bias_grad(b.iqn_dphi_pre.get(), d.B * d.N, d.H, w.lambda_iqn, gat(kIqnPhiB),
-            b.col_scratch[kIqnLane], s);
   // apply_iqn_trunk_gradient: iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2, copied back over bw; on
   // the backend's stream after the aux SAXPY.
   lanes.wait(kMainLane, iqn_dh);

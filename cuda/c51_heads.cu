@@ -101,6 +101,45 @@ __global__ void greedy_kernel(Dims bd, int B, const float* __restrict__ q,
   astar[t] = best;
 }
 
+// expected_q_kernel then greedy_kernel in one launch (the online network on s': its Q values only
+// pick the greedy sub-actions): one thread per (b, a) row as in expected_q_kernel, a sample's rows
+// in one block (kGreedyRows samples a block), then one thread per (b, d) picks from the block's Q
+// values in shared memory as greedy_kernel does. The same Q values and actions bit for bit.
+constexpr int kGreedySamples = 16;
+
+__global__ void expected_q_greedy_kernel(Dims bd, double v_min, double dz, int B,
+                                         const float* __restrict__ logp, float* __restrict__ q,
+                                         std::int32_t* __restrict__ astar) {
+  extern __shared__ float block_q[];  // kGreedySamples * A
+  const int first = static_cast<int>(blockIdx.x) * kGreedySamples;
+  const int samples = min(kGreedySamples, B - first);
+  const int rows = samples * bd.A;
+  for (int k = static_cast<int>(threadIdx.x); k < rows; k += blockDim.x) {
+    const int r = first * bd.A + k;  // (b, a)
+    double acc = 0;
+    for (int i = 0; i < bd.NA; ++i)
+      acc +=
+          (v_min + i * dz) * static_cast<double>(expf(logp[static_cast<size_t>(r) * bd.NA + i]));
+    const float v = static_cast<float>(acc);
+    q[r] = v;
+    block_q[k] = v;
+  }
+  __syncthreads();
+  for (int k = static_cast<int>(threadIdx.x); k < samples * bd.D; k += blockDim.x) {
+    const int b = k / bd.D, br = k % bd.D;
+    const float* row = block_q + b * bd.A + bd.off[br];
+    int best = 0;
+    for (int a = 0; a < bd.sub[br]; ++a) {
+      if (isnan(row[a])) {
+        best = -1;
+        break;
+      }
+      if (row[a] > row[best]) best = a;
+    }
+    astar[first * bd.D + k] = best;
+  }
+}
+
 __device__ __forceinline__ float clampf_nan(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
@@ -183,6 +222,14 @@ void expected_q(const Dims& d, const float* logp, float* q, cudaStream_t stream)
 void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, cudaStream_t stream) {
   const int n = d.B * d.D;
   greedy_kernel<<<(n + 127) / 128, 128, 0, stream>>>(d, d.B, q, astar);
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+void expected_q_greedy(const Dims& d, const float* logp, float* q, std::int32_t* astar,
+                       cudaStream_t stream) {
+  const int blocks = (d.B + kGreedySamples - 1) / kGreedySamples;
+  expected_q_greedy_kernel<<<blocks, 128, kGreedySamples * d.A * sizeof(float), stream>>>(
+      d, d.v_min, d.dz, d.B, logp, q, astar);
   NANSCOPE_LAUNCH_CHECK();
 }
 

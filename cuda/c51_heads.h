@@ -35,6 +35,10 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& layout, const flo
 // -1 when the row holds a NaN).
 void expected_q(const Dims& d, const float* logp, float* q, cudaStream_t stream);
 void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, cudaStream_t stream);
+// Both in one launch: the same Q values and greedy sub-actions bit for bit (the online network on
+// s', whose Q values only pick the actions).
+void expected_q_greedy(const Dims& d, const float* logp, float* q, std::int32_t* astar,
+                       cudaStream_t stream);
 
 // m[b, d, i] from the target log-probs of astar[b, d], returns R and done (the batch layout's
 // fields); NaN rows where astar is -1.

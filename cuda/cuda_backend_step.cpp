@@ -148,7 +148,7 @@ namespace {
 // The forward's lanes (stream_lanes.h): the three networks side by side, the IQN head's three
 // passes each beside its network, the aux and ensemble heads beside the C51 losses.
 constexpr int kMainLane = 0, kNextLane = 1, kTargetLane = 2, kIqnLane = 3, kAuxLane = 4,
-              kEnsLane = 5;
+              kEnsLane = 5, kGreedyEmbeddingLane = 6, kTargetEmbeddingLane = 7;
 }  // namespace
 
 void CudaBackend::forward() {
@@ -159,6 +159,19 @@ void CudaBackend::forward() {
   // lane joins before the backward.
   lanes_.wait(kAuxLane, start);
   backward_clear(bw_, lanes_.stream(kAuxLane));
+  // The IQN greedy and target passes' embeddings read tau and the parameters alone: from the
+  // start, each on a lane of its own, so that only what needs h2 follows the networks.
+  Lanes::Mark greedy_embedded, target_embedded;
+  if (d_.iqn) {
+    lanes_.wait(kGreedyEmbeddingLane, start);
+    iqn_pass_embedding(lanes_.blas(kGreedyEmbeddingLane), d_, L_, state_.params.get(),
+                       sampler_.tau_greedy(), d_.K, iqn_.g_cos, iqn_.g_work);
+    greedy_embedded = lanes_.mark(kGreedyEmbeddingLane);
+    lanes_.wait(kTargetEmbeddingLane, start);
+    iqn_pass_embedding(lanes_.blas(kTargetEmbeddingLane), d_, L_, state_.target.get(),
+                       sampler_.tau_target(), d_.Np, iqn_.t_cos, iqn_.t_work);
+    target_embedded = lanes_.mark(kTargetEmbeddingLane);
+  }
   net_forward(blas_, d_, L_, state_.params.get(), batch_.s, nets_.online,
               [this](int slot) { site(slot); });
   const Lanes::Mark online = lanes_.mark();
@@ -166,8 +179,8 @@ void CudaBackend::forward() {
   lanes_.wait(kNextLane, start);
   Blas& next = lanes_.blas(kNextLane);
   net_forward(next, d_, L_, state_.params.get(), batch_.s_next, nets_.online_next);
-  expected_q(d_, nets_.online_next.logp.get(), heads_.q_next.get(), next.stream());
-  greedy_actions(d_, heads_.q_next.get(), heads_.astar.get(), next.stream());
+  expected_q_greedy(d_, nets_.online_next.logp.get(), heads_.q_next.get(), heads_.astar.get(),
+                    next.stream());
   lanes_.wait(kTargetLane, start);
   Blas& target = lanes_.blas(kTargetLane);
   net_forward(target, d_, L_, state_.target.get(), batch_.s_next, nets_.target_next);
@@ -204,11 +217,13 @@ void CudaBackend::forward() {
     iqn_quantile_layer(iqn, d_, L_, state_.params.get(), nets_.online.h2.get(), d_.N, iqn_.phi,
                        iqn_.psi, iqn_.q);
     site(kIqnQuantiles);
-    iqn_pass(next, d_, L_, state_.params.get(), nets_.online_next.h2.get(), sampler_.tau_greedy(),
-             d_.K, iqn_.g_cos, iqn_.g_work, iqn_.g_q);
+    lanes_.wait(kNextLane, greedy_embedded);
+    iqn_pass_quantiles(next, d_, L_, state_.params.get(), nets_.online_next.h2.get(), d_.K,
+                       iqn_.g_work, iqn_.g_q);
     iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), next.stream());
-    iqn_pass(target, d_, L_, state_.target.get(), nets_.target_next.h2.get(), sampler_.tau_target(),
-             d_.Np, iqn_.t_cos, iqn_.t_work, iqn_.t_q);
+    lanes_.wait(kTargetLane, target_embedded);
+    iqn_pass_quantiles(target, d_, L_, state_.target.get(), nets_.target_next.h2.get(), d_.Np,
+                       iqn_.t_work, iqn_.t_q);
     site(kIqnTargetQuantiles);
     lanes_.after(kTargetLane, kNextLane);
     iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), batch_.ret, batch_.done, iqn_.targets.get(),

@@ -314,23 +314,35 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 
-void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
-              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work,
-              DeviceArray<float>& q) {
-  cudaStream_t s = blas.stream();
+void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                        const float* tau, int n, DeviceArray<float>& cos,
+                        DeviceArray<float>& work) {
   const int rows = d.B * n;
   if (d.C > kCosMaxC) throw InternalError("iqn_pass: more cosine features than the kernel holds");
   if (work.size() >= (std::size_t{1} << 31))
     throw InternalError("iqn_pass: more IQN samples than the kernel indexes");
-  cos_features<<<grid(rows, kCosRows), 128, 0, s>>>(tau, rows, d.C, cos.get());
+  cos_features<<<grid(rows, kCosRows), 128, 0, blas.stream()>>>(tau, rows, d.C, cos.get());
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f, work.get());
+}
+
+void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q) {
+  cudaStream_t s = blas.stream();
+  const int rows = d.B * n;
   phi_psi_kernel<<<grid(static_cast<std::size_t>(rows) * d.H, 256), 256, 0, s>>>(
       work.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B), static_cast<unsigned>(n),
       static_cast<unsigned>(d.H));
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.A, d.H, 1.f, work.get(), p + L[kIqnOutW].offset, 0.f, q.get());
   add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+}
+
+void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
+              const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work,
+              DeviceArray<float>& q) {
+  iqn_pass_embedding(blas, d, L, p, tau, n, cos, work);
+  iqn_pass_quantiles(blas, d, L, p, h2, n, work, q);
 }
 
 // ---- The forward's stages, each enqueued on the stream with no host copy ----

@@ -57,6 +57,14 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
               const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work,
               DeviceArray<float>& q);
+// The pass in its two parts: what reads tau and the parameters alone (the cosine features and
+// the cosine GEMM into `work`), which the step runs from its start beside the networks, and what
+// needs h2 (phi's bias, relu and psi in place, the output GEMM and its bias into q).
+void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                        const float* tau, int n, DeviceArray<float>& cos,
+                        DeviceArray<float>& work);
+void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q);
 
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);

@@ -15,9 +15,10 @@ struct EntryTable {
   double lr[kMaxEntries];
   int group[kMaxEntries];            // the entry's parameter group (slot 21's per-group norms)
   int first_chunk[kMaxEntries + 1];  // an entry's chunks of kChunk elements for its sum of squares
-  unsigned long long largest;        // the largest entry (Adam's grid)
+  int first_block[kMaxEntries + 1];  // an entry's blocks of kAdamThreads elements in Adam's grid
 };
 constexpr int kChunk = 4096;
+constexpr int kAdamThreads = 256;
 
 namespace {
 
@@ -39,15 +40,23 @@ __global__ void sumsq(const float* __restrict__ grads, EntryTable t,
 }
 
 // Group sums in the layout's order, then the global norm (as the CPU: sqrt of the summed squares).
+// Thread e sums entry e's chunks in order (the entries side by side: a chunk's sum is a load away
+// from global memory, too slow in one thread's chain), thread 0 the entries into their groups in
+// the layout's order: the one-thread order, so the same norms bit for bit.
+constexpr int kNormThreads = kMaxEntries;
 __global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t,
                             float* __restrict__ norms) {
-  if (threadIdx.x != 0) return;
-  double group[kGroupCount] = {0, 0, 0, 0, 0, 0, 0};
-  for (int e = 0; e < t.count; ++e) {
+  __shared__ double entry_sq[kMaxEntries];
+  const int e = static_cast<int>(threadIdx.x);
+  if (e < t.count) {
     double entry = 0;
     for (int c = t.first_chunk[e]; c < t.first_chunk[e + 1]; ++c) entry += chunk_sq[c];
-    group[t.group[e]] += entry;
+    entry_sq[e] = entry;
   }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  double group[kGroupCount] = {0, 0, 0, 0, 0, 0, 0};
+  for (int k = 0; k < t.count; ++k) group[t.group[k]] += entry_sq[k];
   double global = 0;
   for (int g = 0; g < kGroupCount; ++g) {
     global += group[g];
@@ -67,29 +76,34 @@ __device__ __forceinline__ bool guarded(const AdamGuard& g) {
   return false;
 }
 
-__global__ void advance_t(std::int64_t* t, AdamGuard guard, std::int64_t* shadow_t) {
+// Also Adam's bias corrections at the new t, once for every element of the update.
+__global__ void advance_t(std::int64_t* t, AdamGuard guard, std::int64_t* shadow_t, double beta1,
+                          double beta2, double* corrections) {
   if (shadow_t) *shadow_t = *t;
   const bool skip = guarded(guard);
   if (guard.updated) *guard.updated = skip ? 0u : 1u;
   if (!skip) ++*t;
+  corrections[0] = 1.0 - pow(beta1, static_cast<double>(*t));
+  corrections[1] = 1.0 - pow(beta2, static_cast<double>(*t));
 }
 
-// Adam over every entry in one launch: blockIdx.y is the entry (its own learning rate), x its
-// elements. Same arithmetic per element as one launch per entry. With sinks on, the values each
+// Adam over every entry in one launch: each block one entry's (first_block: its blocks), with its
+// own learning rate; no block without elements. Same arithmetic per element as one launch per
+// entry. With sinks on, the values each
 // thread leaves (updated, or as they were when the guard skips) are checked on the way out: the
 // warp votes, and only a warp holding a non-finite value touches the bank.
 __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ params,
                             float* __restrict__ m_all, float* __restrict__ v_all, EntryTable table,
                             const float* __restrict__ norms, double max_norm, float b1, float b2,
-                            const std::int64_t* __restrict__ t, double beta1, double beta2,
-                            double eps, AdamGuard guard, float* __restrict__ sp_all,
-                            float* __restrict__ sm_all, float* __restrict__ sv_all,
-                            AdamChecks checks, float* __restrict__ delta) {
-  const int e = blockIdx.y;
+                            const double* __restrict__ corrections, double eps, AdamGuard guard,
+                            float* __restrict__ sp_all, float* __restrict__ sm_all,
+                            float* __restrict__ sv_all, AdamChecks checks,
+                            float* __restrict__ delta) {
+  int e = 0;
+  while (static_cast<int>(blockIdx.x) >= table.first_block[e + 1]) ++e;
   const size_t n = table.n[e];
-  if (blockIdx.x * static_cast<size_t>(blockDim.x) >= n)
-    return;  // the whole block: warps stay whole
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  const size_t i =
+      static_cast<size_t>(blockIdx.x - table.first_block[e]) * blockDim.x + threadIdx.x;
   const bool in = i < n;
   const size_t o = table.offset[e];
   float* __restrict__ g = grads + o;
@@ -109,8 +123,8 @@ __global__ void adam_kernel(float* __restrict__ grads, float* __restrict__ param
   }
   if (in && !guarded(guard)) {
     const double lr = table.lr[e];
-    const double bc1 = 1.0 - pow(beta1, static_cast<double>(*t));
-    const double bc2 = 1.0 - pow(beta2, static_cast<double>(*t));
+    const double bc1 = corrections[0];
+    const double bc2 = corrections[1];
     float gi = g[i];
     if (max_norm > 0) {
       const double norm = norms[0];
@@ -156,9 +170,10 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
     t.n[e] = entries[static_cast<std::size_t>(e)]->count;
     t.group[e] = entries[static_cast<std::size_t>(e)]->group;
     t.lr[e] = o.lr * o.lr_mult[t.group[e]];
-    t.largest = std::max<unsigned long long>({t.largest, 1, t.n[e]});
     t.first_chunk[e + 1] = t.first_chunk[e] + static_cast<int>(std::max<std::size_t>(
                                                   1, (t.n[e] + kChunk - 1) / kChunk));
+    t.first_block[e + 1] =
+        t.first_block[e] + static_cast<int>((t.n[e] + kAdamThreads - 1) / kAdamThreads);
   }
   return t;
 }
@@ -178,7 +193,7 @@ void DeviceOptimizer::norms_of(const float* grads, float* norms) {
   auto s = stream_;
   const EntryTable& t = *table_;
   sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
-  group_norms<<<1, 32, 0, s>>>(entry_sq_.get(), t, norms);
+  group_norms<<<1, kNormThreads, 0, s>>>(entry_sq_.get(), t, norms);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -186,17 +201,17 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
                                 std::int64_t* t, const AdamGuard& guard, const AdamShadow& shadow,
                                 const AdamChecks& checks, float* delta) {
   auto s = stream_;
-  advance_t<<<1, 1, 0, s>>>(t, guard, shadow.t);
+  advance_t<<<1, 1, 0, s>>>(t, guard, shadow.t, optim_.beta1, optim_.beta2, corrections_.get());
   NANSCOPE_LAUNCH_CHECK();
   const std::size_t total = layout_.total();
   const EntryTable& table = *table_;
-  const dim3 grid(static_cast<unsigned>((table.largest + 255) / 256),
-                  static_cast<unsigned>(table.count));
-  adam_kernel<<<grid, 256, 0, s>>>(grads, params, adam, adam + total, table, norms,
-                                   optim_.max_grad_norm, static_cast<float>(optim_.beta1),
-                                   static_cast<float>(optim_.beta2), t, optim_.beta1, optim_.beta2,
-                                   optim_.eps, guard, shadow.params, shadow.adam,
-                                   shadow.adam ? shadow.adam + total : nullptr, checks, delta);
+  const auto blocks = static_cast<unsigned>(table.first_block[table.count]);
+  if (blocks == 0) return;
+  adam_kernel<<<blocks, kAdamThreads, 0, s>>>(
+      grads, params, adam, adam + total, table, norms, optim_.max_grad_norm,
+      static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), corrections_.get(),
+      optim_.eps, guard, shadow.params, shadow.adam, shadow.adam ? shadow.adam + total : nullptr,
+      checks, delta);
   NANSCOPE_LAUNCH_CHECK();
 }
 

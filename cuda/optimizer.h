@@ -71,6 +71,7 @@ class DeviceOptimizer {
   cudaStream_t stream_;
   std::unique_ptr<EntryTable> table_;  // built once: the kernels take it by value
   DeviceArray<double> entry_sq_;       // one per chunk of a parameter entry (sums of squares)
+  DeviceArray<double> corrections_{2};  // Adam's bias corrections at the step's t (advance_t)
 };
 
 }  // namespace nanscope::cuda

@@ -25,7 +25,7 @@ bool step_lanes_on();
 
 class Lanes {
  public:
-  static constexpr int kSideLanes = 7;
+  static constexpr int kSideLanes = 8;
   static constexpr int kLanes = kSideLanes + 1;
 
   Lanes(cudaStream_t main, Blas& main_blas);

@@ -103,9 +103,10 @@ __global__ void greedy_kernel(Dims bd, int B, const float* __restrict__ q,
 
 // expected_q_kernel then greedy_kernel in one launch (the online network on s': its Q values only
 // pick the greedy sub-actions): one thread per (b, a) row as in expected_q_kernel, a sample's rows
-// in one block (kGreedyRows samples a block), then one thread per (b, d) picks from the block's Q
-// values in shared memory as greedy_kernel does. The same Q values and actions bit for bit.
-constexpr int kGreedySamples = 16;
+// in one block (kGreedySamples samples a block), then one thread per (b, d) picks from the block's
+// Q values in shared memory as greedy_kernel does. The same Q values and actions bit for bit.
+constexpr int kGreedySamples = 4;  // a warp's rows a block (8 sub-actions): many SMs at work
+constexpr int kGreedyThreads = 32;
 
 __global__ void expected_q_greedy_kernel(Dims bd, double v_min, double dz, int B,
                                          const float* __restrict__ logp, float* __restrict__ q,
@@ -118,8 +119,7 @@ __global__ void expected_q_greedy_kernel(Dims bd, double v_min, double dz, int B
     const int r = first * bd.A + k;  // (b, a)
     double acc = 0;
     for (int i = 0; i < bd.NA; ++i)
-      acc +=
-          (v_min + i * dz) * static_cast<double>(expf(logp[static_cast<size_t>(r) * bd.NA + i]));
+      acc += (v_min + i * dz) * static_cast<double>(expf(logp[static_cast<size_t>(r) * bd.NA + i]));
     const float v = static_cast<float>(acc);
     q[r] = v;
     block_q[k] = v;
@@ -228,8 +228,8 @@ void greedy_actions(const Dims& d, const float* q, std::int32_t* astar, cudaStre
 void expected_q_greedy(const Dims& d, const float* logp, float* q, std::int32_t* astar,
                        cudaStream_t stream) {
   const int blocks = (d.B + kGreedySamples - 1) / kGreedySamples;
-  expected_q_greedy_kernel<<<blocks, 128, kGreedySamples * d.A * sizeof(float), stream>>>(
-      d, d.v_min, d.dz, d.B, logp, q, astar);
+  expected_q_greedy_kernel<<<blocks, kGreedyThreads, kGreedySamples * d.A * sizeof(float),
+                             stream>>>(d, d.v_min, d.dz, d.B, logp, q, astar);
   NANSCOPE_LAUNCH_CHECK();
 }
 

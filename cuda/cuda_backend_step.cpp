@@ -219,15 +219,15 @@ void CudaBackend::forward() {
     site(kIqnQuantiles);
     lanes_.wait(kNextLane, greedy_embedded);
     iqn_pass_quantiles(next, d_, L_, state_.params.get(), nets_.online_next.h2.get(), d_.K,
-                       iqn_.g_work, iqn_.g_q);
-    iqn_greedy(d_, iqn_.g_q.get(), iqn_.astar.get(), next.stream());
+                       iqn_.g_work, iqn_.g_q, false);  // iqn_greedy_targets adds the bias
     lanes_.wait(kTargetLane, target_embedded);
     iqn_pass_quantiles(target, d_, L_, state_.target.get(), nets_.target_next.h2.get(), d_.Np,
                        iqn_.t_work, iqn_.t_q);
     site(kIqnTargetQuantiles);
     lanes_.after(kTargetLane, kNextLane);
-    iqn_targets(d_, iqn_.t_q.get(), iqn_.astar.get(), batch_.ret, batch_.done, iqn_.targets.get(),
-                target.stream());
+    iqn_greedy_targets(d_, iqn_.g_q.get(), state_.params.get() + L_[kIqnOutB].offset,
+                       iqn_.t_q.get(), batch_.ret, batch_.done, iqn_.targets.get(),
+                       target.stream());
     lanes_.after(kTargetLane, kIqnLane);
     iqn_loss(d_, iqn_.q.get(), sampler_.tau(), iqn_.targets.get(), sampler_.actions(),
              iqn_.loss.get(), target.stream());

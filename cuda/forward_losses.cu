@@ -173,6 +173,51 @@ __global__ void iqn_targets_kernel(Dims bd, const float* __restrict__ tq,
                : ret[b] + disc * tq[(static_cast<size_t>(b) * bd.Np + j) * bd.A + bd.off[br] + a];
 }
 
+// iqn_greedy_kernel then iqn_targets_kernel in one launch, one warp per (b, d): lane a averages
+// sub-action a's K greedy quantiles (with the output bias added here when `g_bias` is given: the
+// step's greedy pass leaves it out of g_q, one launch fewer), every lane picks the action from the
+// lanes' means as iqn_greedy_kernel does, then lanes write the targets. The same actions and
+// targets bit for bit.
+__global__ void iqn_greedy_targets_kernel(Dims bd, const float* __restrict__ gq,
+                                          const float* __restrict__ g_bias,
+                                          const float* __restrict__ tq,
+                                          const float* __restrict__ ret,
+                                          const float* __restrict__ done, float* __restrict__ T) {
+  const int w = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (w >= bd.B * bd.D) return;  // the whole warp
+  const int b = w / bd.D, br = w % bd.D;
+  float mean = 0.f;
+  if (lane < bd.sub[br]) {
+    const int col = bd.off[br] + lane;
+    double acc = 0;
+    for (int k = 0; k < bd.K; ++k) {
+      float x = gq[(static_cast<size_t>(b) * bd.K + k) * bd.A + col];
+      if (g_bias) x = x + g_bias[col];
+      acc += x;
+    }
+    mean = static_cast<float>(acc / bd.K);
+  }
+  int best = 0;
+  float best_v = 0;
+  for (int a = 0; a < bd.sub[br]; ++a) {
+    const float v = __shfl_sync(0xffffffffu, mean, a);
+    if (best < 0) continue;  // a NaN mean ended the choice
+    if (isnan(v)) {
+      best = -1;
+    } else if (a == 0 || v > best_v) {
+      best = a;
+      best_v = v;
+    }
+  }
+  const float disc = static_cast<float>(bd.gamma_n) * (1.f - done[b]);
+  for (int j = lane; j < bd.Np; j += 32)
+    T[(b * bd.D + br) * bd.Np + j] =
+        best < 0
+            ? kNaN
+            : ret[b] + disc * tq[(static_cast<size_t>(b) * bd.Np + j) * bd.A + bd.off[br] + best];
+}
+
 __device__ float huber(float d, float k) {
   const float a = fabsf(d);
   return a <= k ? 0.5f * d * d : k * (a - 0.5f * k);
@@ -327,7 +372,8 @@ void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const f
 }
 
 void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
-                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q) {
+                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q,
+                        bool add_bias) {
   cudaStream_t s = blas.stream();
   const int rows = d.B * n;
   phi_psi_kernel<<<grid(static_cast<std::size_t>(rows) * d.H, 256), 256, 0, s>>>(
@@ -335,7 +381,7 @@ void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const f
       static_cast<unsigned>(d.H));
   NANSCOPE_LAUNCH_CHECK();
   blas.gemm(false, false, rows, d.A, d.H, 1.f, work.get(), p + L[kIqnOutW].offset, 0.f, q.get());
-  add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+  if (add_bias) add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
 }
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
@@ -377,6 +423,13 @@ void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, con
                  const float* done, float* T, cudaStream_t stream) {
   iqn_targets_kernel<<<grid(static_cast<size_t>(d.B) * d.D * d.Np), 128, 0, stream>>>(d, t_q, astar,
                                                                                       ret, done, T);
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+void iqn_greedy_targets(const Dims& d, const float* g_q, const float* g_bias, const float* t_q,
+                        const float* ret, const float* done, float* T, cudaStream_t stream) {
+  const std::size_t threads = static_cast<std::size_t>(d.B) * d.D * 32;
+  iqn_greedy_targets_kernel<<<grid(threads), 128, 0, stream>>>(d, g_q, g_bias, t_q, ret, done, T);
   NANSCOPE_LAUNCH_CHECK();
 }
 

@@ -61,10 +61,12 @@ void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* para
 // the cosine GEMM into `work`), which the step runs from its start beside the networks, and what
 // needs h2 (phi's bias, relu and psi in place, the output GEMM and its bias into q).
 void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                        const float* tau, int n, DeviceArray<float>& cos,
-                        DeviceArray<float>& work);
+                        const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work);
+// Without `add_bias`, q is left without the output bias (the greedy pass, whose bias
+// iqn_greedy_targets adds).
 void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q);
+                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q,
+                        bool add_bias = true);
 
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);
@@ -85,6 +87,10 @@ void cql_mean(const Dims& d, const float* q, const float* cql_lse, const std::in
 void iqn_greedy(const Dims& d, const float* g_q, std::int32_t* astar, cudaStream_t stream);
 void iqn_targets(const Dims& d, const float* t_q, const std::int32_t* astar, const float* ret,
                  const float* done, float* targets, cudaStream_t stream);
+// Both in one launch (the step's): the same greedy actions (not stored) and targets bit for bit.
+// `g_bias`: the output bias to add to g_q's values (null: g_q has it).
+void iqn_greedy_targets(const Dims& d, const float* g_q, const float* g_bias, const float* t_q,
+                        const float* ret, const float* done, float* T, cudaStream_t stream);
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* targets,
               const std::int32_t* actions, float* loss, cudaStream_t stream);
 void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,

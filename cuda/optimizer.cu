@@ -23,46 +23,52 @@ constexpr int kAdamThreads = 256;
 namespace {
 
 // One block per chunk of kChunk elements of an entry, every entry in one launch: a fixed tree
-// per chunk (double), the chunks folded in order by group_norms, so the result does not depend on
-// how the blocks run.
-__global__ void sumsq(const float* __restrict__ grads, EntryTable t,
-                      double* __restrict__ chunk_sq) {
+// per chunk (double). The last block to finish (a fence, then an arrival count) folds the chunks:
+// thread e sums entry e's chunks in order (the entries side by side: one thread's chain of loads
+// from global memory is slow), thread 0 the entries into their groups in the layout's order, then
+// the global norm (as the CPU: sqrt of the summed squares). The one-thread order of every sum, so
+// the norms do not depend on how the blocks run.
+constexpr int kSumsqThreads = 256;
+static_assert(kSumsqThreads >= kMaxEntries, "a thread per entry in the fold");
+
+__global__ void grad_norms_kernel(const float* __restrict__ grads, EntryTable t,
+                                  double* __restrict__ chunk_sq,
+                                  unsigned int* __restrict__ arrivals, float* __restrict__ norms) {
   int e = 0;
   while (static_cast<int>(blockIdx.x) >= t.first_chunk[e + 1]) ++e;
   const size_t begin = static_cast<size_t>(blockIdx.x - t.first_chunk[e]) * kChunk;
   const float* g = grads + t.offset[e] + begin;
   const size_t n = min(static_cast<size_t>(kChunk), static_cast<size_t>(t.n[e]) - begin);
-  double* out = chunk_sq + blockIdx.x;
   double acc = 0;
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) acc += static_cast<double>(g[i]) * g[i];
-  const double sum = block_sum<256>(acc);
-  if (threadIdx.x == 0) *out = sum;
-}
-
-// Group sums in the layout's order, then the global norm (as the CPU: sqrt of the summed squares).
-// Thread e sums entry e's chunks in order (the entries side by side: a chunk's sum is a load away
-// from global memory, too slow in one thread's chain), thread 0 the entries into their groups in
-// the layout's order: the one-thread order, so the same norms bit for bit.
-constexpr int kNormThreads = kMaxEntries;
-__global__ void group_norms(const double* __restrict__ chunk_sq, EntryTable t,
-                            float* __restrict__ norms) {
+  const double sum = block_sum<kSumsqThreads>(acc);
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    chunk_sq[blockIdx.x] = sum;
+    __threadfence();  // the chunk's sum is visible before its arrival is counted
+    last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
   __shared__ double entry_sq[kMaxEntries];
-  const int e = static_cast<int>(threadIdx.x);
-  if (e < t.count) {
+  const int k = static_cast<int>(threadIdx.x);
+  if (k < t.count) {
     double entry = 0;
-    for (int c = t.first_chunk[e]; c < t.first_chunk[e + 1]; ++c) entry += chunk_sq[c];
-    entry_sq[e] = entry;
+    for (int c = t.first_chunk[k]; c < t.first_chunk[k + 1]; ++c) entry += __ldcg(chunk_sq + c);
+    entry_sq[k] = entry;
   }
   __syncthreads();
   if (threadIdx.x != 0) return;
   double group[kGroupCount] = {0, 0, 0, 0, 0, 0, 0};
-  for (int k = 0; k < t.count; ++k) group[t.group[k]] += entry_sq[k];
+  for (int x = 0; x < t.count; ++x) group[t.group[x]] += entry_sq[x];
   double global = 0;
-  for (int g = 0; g < kGroupCount; ++g) {
-    global += group[g];
-    norms[1 + g] = static_cast<float>(sqrt(group[g]));
+  for (int gi = 0; gi < kGroupCount; ++gi) {
+    global += group[gi];
+    norms[1 + gi] = static_cast<float>(sqrt(group[gi]));
   }
   norms[0] = static_cast<float>(sqrt(global));
+  *arrivals = 0u;  // ready for the next launch
 }
 
 // The guard (AdamGuard): a non-zero status word (the step's checks before the update) or a
@@ -185,15 +191,16 @@ DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& o
       optim_(optim),
       stream_(stream),
       table_(std::make_unique<EntryTable>(entry_table(layout, optim))),
-      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])) {}
+      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])) {
+  NANSCOPE_CUDA_CHECK(cudaMemset(arrivals_.get(), 0, sizeof(unsigned int)));
+}
 
 DeviceOptimizer::~DeviceOptimizer() = default;
 
 void DeviceOptimizer::norms_of(const float* grads, float* norms) {
-  auto s = stream_;
   const EntryTable& t = *table_;
-  sumsq<<<static_cast<unsigned>(t.first_chunk[t.count]), 256, 0, s>>>(grads, t, entry_sq_.get());
-  group_norms<<<1, kNormThreads, 0, s>>>(entry_sq_.get(), t, norms);
+  grad_norms_kernel<<<static_cast<unsigned>(t.first_chunk[t.count]), kSumsqThreads, 0, stream_>>>(
+      grads, t, entry_sq_.get(), arrivals_.get(), norms);
   NANSCOPE_LAUNCH_CHECK();
 }
 

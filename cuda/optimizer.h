@@ -69,9 +69,10 @@ class DeviceOptimizer {
   const ParamLayout& layout_;
   OptimConfig optim_;
   cudaStream_t stream_;
-  std::unique_ptr<EntryTable> table_;  // built once: the kernels take it by value
-  DeviceArray<double> entry_sq_;       // one per chunk of a parameter entry (sums of squares)
-  DeviceArray<double> corrections_{2};  // Adam's bias corrections at the step's t (advance_t)
+  std::unique_ptr<EntryTable> table_;      // built once: the kernels take it by value
+  DeviceArray<double> entry_sq_;           // one per chunk of a parameter entry (sums of squares)
+  DeviceArray<double> corrections_{2};     // Adam's bias corrections at the step's t (advance_t)
+  DeviceArray<unsigned int> arrivals_{1};  // the norms' chunks done (zero between launches)
 };
 
 }  // namespace nanscope::cuda

@@ -82,7 +82,18 @@ class DeviceChecks final : public SdkDeviceChecks {
     for (int pieces = 0; at < end; ++pieces) {
       CUdeviceptr base = 0;
       size_t size = 0;
-      if (address_range_(&base, &size, static_cast<CUdeviceptr>(at)) != CUDA_SUCCESS || size == 0)
+      // Past an allocation's end, the next address is asked of cudaPointerGetAttributes first,
+      // which answers "unregistered" without an error (the driver's range query fails with one,
+      // which a checking tool such as compute-sanitizer reports).
+      cudaPointerAttributes next{};
+      const bool device_memory =
+          pieces == 0 ||
+          (cudaPointerGetAttributes(&next, reinterpret_cast<const void*>(
+                                               static_cast<std::uintptr_t>(at))) == cudaSuccess &&
+           next.type == cudaMemoryTypeDevice);
+      if (!device_memory) cudaGetLastError();
+      if (!device_memory ||
+          address_range_(&base, &size, static_cast<CUdeviceptr>(at)) != CUDA_SUCCESS || size == 0)
         return pieces == 0 ? std::string("not inside a device allocation (freed?)")
                            : fmt::format(
                                  "{} bytes run past the end of its allocation ({} bytes "

@@ -8,7 +8,8 @@
 #   kernel in every mode (the fused check, first-fire capture graphed and not, the guard, recapture,
 #   parity runs), racecheck on those with shared memory (fused check, guard, a graphed parity run);
 #   the step benchmark (sentinel_overhead, graphed and ungraphed, recording; the step graph's shape,
-#   with its side lanes and on one stream; where the checks' cost is); the sentinel benchmark
+#   with its side lanes and on one stream; where its time goes, node by node; where the checks'
+#   cost is); the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
 #   with step_rate; with the part `scaling` (not in the default), the scaling table
 #   (bench/step_scaling.py: batch 64-4096 x hidden 128-2048 against cuBLAS SGEMM and the twin).
@@ -73,6 +74,8 @@ want bench || summary
 step cuda_step 300 "$bin/bench_cuda_step" 5 "$out/step_ms.txt"
 grep -hE "sentinel_overhead|health_overhead|graph vs ungraphed|^  graph|^step graph" "$out/cuda_step.txt"
 NANSCOPE_STEP_LANES=0 "$bin/bench_cuda_step" shape | tail -1
+step cuda_step_critical 120 "$bin/bench_cuda_step" critical
+head -1 "$out/cuda_step_critical.txt"
 step cuda_step_split 300 "$bin/bench_cuda_step" split
 cat "$out/cuda_step_split.txt"
 step time_travel 300 "$bin/bench_time_travel" cuda

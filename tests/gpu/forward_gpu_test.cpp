@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "device_copy.h"
 #include "forward_losses.h"
@@ -84,4 +88,44 @@ TEST(DeviceForward, TheFusedIqnPassGivesTheTwoLayersApartBitForBit) {
     const auto phi = head(apart.phi, rows_h);
     EXPECT_GT(std::count(phi.begin(), phi.end(), 0.f), 0);
   }
+}
+
+TEST(DeviceForward, GreedyActionsAndTargetsInOneLaunchAreTheTwoLaunchesBitForBit) {
+  // The step's iqn_greedy_targets against iqn_greedy then iqn_targets on the fixture's passes:
+  // with g_q as the greedy pass leaves it in the step (no output bias; the kernel adds it) and
+  // with the bias already in g_q; and with a NaN in one sample's greedy quantiles (that branch's
+  // targets NaN).
+  test::GpuFixture f;
+  const auto& L = f.cpu.layout;
+  const Dims& d = f.d;
+  auto fw = f.run_forward();
+  cuda::IqnBuffers& iqn = fw->iqn;
+  std::vector<float> g_q = iqn.g_q.download();
+  g_q[(static_cast<std::size_t>(7) * d.K + 3) * d.A + 0] = std::numeric_limits<float>::quiet_NaN();
+  DeviceArray<float> biased(g_q.size()), unbiased(g_q.size());
+  biased.upload(g_q);
+  cuda::IqnBuffers fresh(d);  // the fixture's g_work holds psi now: the embedding again
+  cuda::iqn_pass_embedding(f.blas, d, L, f.params.get(), f.sampler.tau_greedy(), d.K, fresh.g_cos,
+                           fresh.g_work);
+  cuda::iqn_pass_quantiles(f.blas, d, L, f.params.get(), f.online_next.h2.get(), d.K, fresh.g_work,
+                           unbiased, false);
+  std::vector<float> raw = unbiased.download();
+  raw[(static_cast<std::size_t>(7) * d.K + 3) * d.A + 0] = std::numeric_limits<float>::quiet_NaN();
+  unbiased.upload(raw);
+  const std::size_t n_t = static_cast<std::size_t>(d.B) * d.D * d.Np;
+  DeviceArray<std::int32_t> astar(static_cast<std::size_t>(d.B) * d.D);
+  DeviceArray<float> two(n_t), one_biased(n_t), one_raw(n_t);
+  cuda::iqn_greedy(d, biased.get(), astar.get(), nullptr);
+  cuda::iqn_targets(d, iqn.t_q.get(), astar.get(), f.ret, f.done, two.get(), nullptr);
+  cuda::iqn_greedy_targets(d, biased.get(), nullptr, iqn.t_q.get(), f.ret, f.done, one_biased.get(),
+                           nullptr);
+  cuda::iqn_greedy_targets(d, unbiased.get(), f.params.get() + L[kIqnOutB].offset, iqn.t_q.get(),
+                           f.ret, f.done, one_raw.get(), nullptr);
+  const std::vector<float> t_two = two.download(), t_biased = one_biased.download(),
+                           t_raw = one_raw.download();
+  EXPECT_EQ(0, std::memcmp(t_two.data(), t_biased.data(), n_t * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(t_two.data(), t_raw.data(), n_t * sizeof(float)));
+  EXPECT_EQ(astar.download()[static_cast<std::size_t>(7) * d.D], -1);
+  EXPECT_TRUE(std::isnan(t_two[static_cast<std::size_t>(7) * d.D * d.Np]));
+  EXPECT_FALSE(std::isnan(t_two[0]));
 }

@@ -1,5 +1,7 @@
 #include "c51_heads.h"
 
+#include <algorithm>
+
 namespace nanscope::cuda {
 namespace {
 
@@ -144,31 +146,42 @@ __device__ __forceinline__ float clampf_nan(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
-// One thread per (b, d, i).
-__global__ void projection_kernel(Dims bd, int B, float v_min, float v_max, double dz,
-                                  float gamma_n, const float* __restrict__ tlp,
+// One block per (b, d) row, a thread per atom i: the row's target atoms tz_j (clamped) and target
+// probabilities exp(logp_j) are made once into shared memory instead of once per i; each thread
+// then sums its atom's share over j in order, with the arithmetic of one thread per (b, d, i)
+// doing it all, so m is the same bit for bit.
+__global__ void projection_kernel(Dims bd, float v_min, float v_max, double dz, float gamma_n,
+                                  const float* __restrict__ tlp,
                                   const std::int32_t* __restrict__ astar,
                                   const float* __restrict__ ret, const float* __restrict__ done,
                                   float* __restrict__ m) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= B * bd.D * bd.NA) return;
-  const int i = t % bd.NA, br = (t / bd.NA) % bd.D, b = t / (bd.NA * bd.D);
+  extern __shared__ float row_terms[];  // tz[NA], then p[NA]
+  float* tz = row_terms;
+  float* p = row_terms + bd.NA;
+  const int b = static_cast<int>(blockIdx.x) / bd.D, br = static_cast<int>(blockIdx.x) % bd.D;
   const int a = astar[b * bd.D + br];
+  float* out = m + static_cast<size_t>(blockIdx.x) * bd.NA;
   if (a < 0) {
-    m[t] = __int_as_float(0x7fc00000);
+    for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) out[i] = __int_as_float(0x7fc00000);
     return;
   }
   const float disc = gamma_n * (1.f - done[b]);
   const float* row = tlp + (static_cast<size_t>(b) * bd.A + bd.off[br] + a) * bd.NA;
-  const double zi = v_min + i * dz;
-  double acc = 0;
-  for (int j = 0; j < bd.NA; ++j) {
-    const float tz = clampf_nan(ret[b] + disc * static_cast<float>(v_min + j * dz), v_min, v_max);
-    const double w = 1.0 - fabs(static_cast<double>(tz) - zi) / dz;
-    const double c = w < 0.0 ? 0.0 : (w > 1.0 ? 1.0 : w);  // NaN passes, as in nan_ops::clamp
-    acc += c * static_cast<double>(expf(row[j]));
+  for (int j = threadIdx.x; j < bd.NA; j += blockDim.x) {
+    tz[j] = clampf_nan(ret[b] + disc * static_cast<float>(v_min + j * dz), v_min, v_max);
+    p[j] = expf(row[j]);
   }
-  m[t] = static_cast<float>(acc);
+  __syncthreads();
+  for (int i = threadIdx.x; i < bd.NA; i += blockDim.x) {
+    const double zi = v_min + i * dz;
+    double acc = 0;
+    for (int j = 0; j < bd.NA; ++j) {
+      const double w = 1.0 - fabs(static_cast<double>(tz[j]) - zi) / dz;
+      const double c = w < 0.0 ? 0.0 : (w > 1.0 ? 1.0 : w);  // NaN passes, as in nan_ops::clamp
+      acc += c * static_cast<double>(p[j]);
+    }
+    out[i] = static_cast<float>(acc);
+  }
 }
 
 }  // namespace
@@ -235,9 +248,9 @@ void expected_q_greedy(const Dims& d, const float* logp, float* q, std::int32_t*
 
 void c51_projection(const Dims& d, const float* tlp, const std::int32_t* astar, const float* ret,
                     const float* done, float* m, cudaStream_t stream) {
-  const int n = d.B * d.D * d.NA;
-  projection_kernel<<<(n + 127) / 128, 128, 0, stream>>>(
-      d, d.B, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
+  const int threads = std::min(((d.NA + 31) / 32) * 32, 256);
+  projection_kernel<<<d.B * d.D, threads, 2 * d.NA * sizeof(float), stream>>>(
+      d, static_cast<float>(d.v_min), static_cast<float>(d.v_max), d.dz,
       static_cast<float>(d.gamma_n), tlp, astar, ret, done, m);
   NANSCOPE_LAUNCH_CHECK();
 }

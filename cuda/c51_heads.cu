@@ -86,21 +86,22 @@ __global__ void expected_q_kernel(Dims bd, double v_min, double dz, int rows,
   q[r] = static_cast<float>(acc);
 }
 
+// A branch's greedy sub-action from its Q values: the first greatest, -1 when one is NaN.
+__device__ __forceinline__ int greedy_of(const float* row, int sub) {
+  int best = 0;
+  for (int a = 0; a < sub; ++a) {
+    if (isnan(row[a])) return -1;
+    if (row[a] > row[best]) best = a;
+  }
+  return best;
+}
+
 __global__ void greedy_kernel(Dims bd, int B, const float* __restrict__ q,
                               std::int32_t* __restrict__ astar) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;  // (b, d)
   if (t >= B * bd.D) return;
   const int b = t / bd.D, br = t % bd.D;
-  const float* row = q + static_cast<size_t>(b) * bd.A + bd.off[br];
-  int best = 0;
-  for (int a = 0; a < bd.sub[br]; ++a) {
-    if (isnan(row[a])) {
-      best = -1;
-      break;
-    }
-    if (row[a] > row[best]) best = a;
-  }
-  astar[t] = best;
+  astar[t] = greedy_of(q + static_cast<size_t>(b) * bd.A + bd.off[br], bd.sub[br]);
 }
 
 // expected_q_kernel then greedy_kernel in one launch (the online network on s': its Q values only
@@ -129,16 +130,7 @@ __global__ void expected_q_greedy_kernel(Dims bd, double v_min, double dz, int B
   __syncthreads();
   for (int k = static_cast<int>(threadIdx.x); k < samples * bd.D; k += blockDim.x) {
     const int b = k / bd.D, br = k % bd.D;
-    const float* row = block_q + b * bd.A + bd.off[br];
-    int best = 0;
-    for (int a = 0; a < bd.sub[br]; ++a) {
-      if (isnan(row[a])) {
-        best = -1;
-        break;
-      }
-      if (row[a] > row[best]) best = a;
-    }
-    astar[first * bd.D + k] = best;
+    astar[first * bd.D + k] = greedy_of(block_q + b * bd.A + bd.off[br], bd.sub[br]);
   }
 }
 

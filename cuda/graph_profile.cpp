@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <unordered_map>
 
 #include "cuda_backend_impl.h"
 #include "device_array.h"
+#include "graph_shape.h"
 
 namespace nanscope::cuda {
 namespace {
@@ -115,17 +115,9 @@ StepGraphProfile profile_graph(cudaGraph_t graph, cudaStream_t stream, int repla
     cudaGraph_t g;
     ~Owner() { cudaGraphDestroy(g); }
   } owner{graph};
-  std::size_t n = 0;
-  NANSCOPE_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &n));
-  std::vector<cudaGraphNode_t> nodes(n);
-  if (n) NANSCOPE_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &n));
-  std::size_t e = 0;
-  NANSCOPE_CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &e));
-  std::vector<cudaGraphNode_t> from(e), to(e);
-  if (e) NANSCOPE_CUDA_CHECK(cudaGraphGetEdges(graph, from.data(), to.data(), nullptr, &e));
-  std::unordered_map<cudaGraphNode_t, std::size_t> index;
-  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
-
+  GraphTopology topo = topology_of(graph);
+  const std::vector<cudaGraphNode_t>& nodes = topo.nodes;
+  const std::size_t n = nodes.size();
   std::vector<StepGraphProfile::Node> info(n);
   std::vector<bool> timed(n, false);
   for (std::size_t i = 0; i < n; ++i) {
@@ -155,12 +147,8 @@ StepGraphProfile profile_graph(cudaGraph_t graph, cudaStream_t stream, int repla
     p.sum_us += info[i].us;
   }
   // The longest chain by time (Kahn's order), each node's best predecessor kept.
-  std::vector<std::vector<std::size_t>> out(n);
-  std::vector<int> indegree(n, 0);
-  for (std::size_t k = 0; k < e; ++k) {
-    out[index.at(from[k])].push_back(index.at(to[k]));
-    ++indegree[index.at(to[k])];
-  }
+  const std::vector<std::vector<std::size_t>>& out = topo.out;
+  std::vector<int>& indegree = topo.indegree;
   std::vector<double> reach(n, 0.0);  // the chain's time up to the node's start
   std::vector<std::ptrdiff_t> before(n, -1);
   std::vector<std::size_t> ready;

@@ -9,35 +9,42 @@
 
 namespace nanscope::cuda {
 
-StepGraphShape shape_of(cudaGraph_t graph) {
+GraphTopology topology_of(cudaGraph_t graph) {
+  GraphTopology t;
   std::size_t n = 0;
   NANSCOPE_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &n));
-  std::vector<cudaGraphNode_t> nodes(n);
-  if (n) NANSCOPE_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &n));
+  t.nodes.resize(n);
+  if (n) NANSCOPE_CUDA_CHECK(cudaGraphGetNodes(graph, t.nodes.data(), &n));
   std::size_t e = 0;
   NANSCOPE_CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &e));
   std::vector<cudaGraphNode_t> from(e), to(e);
   if (e) NANSCOPE_CUDA_CHECK(cudaGraphGetEdges(graph, from.data(), to.data(), nullptr, &e));
+  std::unordered_map<cudaGraphNode_t, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index[t.nodes[i]] = i;
+  t.out.resize(n);
+  t.indegree.assign(n, 0);
+  for (std::size_t k = 0; k < e; ++k) {
+    t.out[index.at(from[k])].push_back(index.at(to[k]));
+    ++t.indegree[index.at(to[k])];
+  }
+  return t;
+}
 
+StepGraphShape shape_of(cudaGraph_t graph) {
+  GraphTopology t = topology_of(graph);
+  const std::size_t n = t.nodes.size();
   StepGraphShape shape;
   shape.nodes = static_cast<int>(n);
-  std::unordered_map<cudaGraphNode_t, std::size_t> index;
   std::vector<int> is_kernel(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    index[nodes[i]] = i;
-    cudaGraphNodeType t{};
-    NANSCOPE_CUDA_CHECK(cudaGraphNodeGetType(nodes[i], &t));
-    is_kernel[i] = t == cudaGraphNodeTypeKernel;
+    cudaGraphNodeType type{};
+    NANSCOPE_CUDA_CHECK(cudaGraphNodeGetType(t.nodes[i], &type));
+    is_kernel[i] = type == cudaGraphNodeTypeKernel;
     shape.kernels += is_kernel[i];
   }
   // Longest path over the DAG in topological order (Kahn), counting nodes and kernels.
-  std::vector<std::vector<std::size_t>> out(n);
-  std::vector<int> indegree(n, 0);
-  for (std::size_t k = 0; k < e; ++k) {
-    const std::size_t a = index.at(from[k]), b = index.at(to[k]);
-    out[a].push_back(b);
-    ++indegree[b];
-  }
+  std::vector<std::vector<std::size_t>>& out = t.out;
+  std::vector<int>& indegree = t.indegree;
   std::vector<int> depth(n, 0), kernel_depth(n, 0);
   std::vector<std::size_t> ready;
   for (std::size_t i = 0; i < n; ++i)

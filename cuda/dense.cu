@@ -88,7 +88,7 @@ std::size_t recommended_workspace() {
 // The handle has a workspace of its own: without one, cuBLAS allocates its workspace per call with
 // cudaMallocAsync, which a captured step graph holds as an allocation node before and a free node
 // after each GEMM that needs one, two more nodes on the step's chain each time. (Allocated before
-// the handle, so that a failure leaks nothing.)
+// the handle: a failed allocation leaves no handle behind.)
 Blas::Blas(cudaStream_t stream) : stream_(stream), workspace_(recommended_workspace()) {
   cublasHandle_t h = nullptr;
   NANSCOPE_CUBLAS_CHECK(cublasCreate(&h));

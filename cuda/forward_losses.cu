@@ -178,6 +178,8 @@ __global__ void iqn_targets_kernel(Dims bd, const float* __restrict__ tq,
 // step's greedy pass leaves it out of g_q, one launch fewer), every lane picks the action from the
 // lanes' means as iqn_greedy_kernel does, then lanes write the targets. The same actions and
 // targets bit for bit.
+static_assert(kSubActions[0] <= 32 && kSubActions[1] <= 32 && kSubActions[2] <= 32,
+              "iqn_greedy_targets_kernel: a lane per sub-action of a branch");
 __global__ void iqn_greedy_targets_kernel(Dims bd, const float* __restrict__ gq,
                                           const float* __restrict__ g_bias,
                                           const float* __restrict__ tq,

@@ -23,7 +23,9 @@ std::string kernel_name(cudaGraphNode_t node) {
   static GetParams get_params = nullptr;
   static FuncName func_name = nullptr;
   static KernelName kernel_name_of = nullptr;
-  if (!get_params) {
+  static bool looked_up = false;
+  if (!looked_up) {
+    looked_up = true;
     cudaDriverEntryPointQueryResult q{};
     NANSCOPE_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuGraphKernelNodeGetParams",
                                                          reinterpret_cast<void**>(&get_params),

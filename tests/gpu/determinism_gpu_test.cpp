@@ -121,6 +121,25 @@ TEST(CudaDeterminism, WithoutTheIqnHeadToo) {
   expect_identical(steps_of(c, true, 3), steps_of(c, false, 3));
 }
 
+// The kernels a captured step runs instead of several launches (bw_d_h_s2's sums, the logit
+// gradients' backward, iqn_dh without phi) give the separate launches' values also where the
+// values are NaN and Inf: two diverging runs (the lr-explosion and iqn-blowup scenarios' settings),
+// graphed against ungraphed, every slot buffer's bytes equal (NaN payloads included).
+TEST(CudaDeterminism, DivergingRunsGiveTheOneStreamStepBitForBitNonFiniteValuesIncluded) {
+  Config lr = small_sync();
+  lr.optim.lr = 1e12;
+  Config iqn = small_sync();
+  iqn.init.iqn_out_scale = 1.6e39;
+  for (const Config& c : {lr, iqn}) {
+    const auto graphed = steps_of(c, true, 4);
+    expect_identical(graphed, steps_of(c, false, 4));
+    // Not a comparison of finite runs: the last step's checks found non-finite values.
+    int fired = 0;
+    for (std::uint8_t k : graphed.back().outcomes[0].kinds) fired += k != 0;
+    EXPECT_GT(fired, 3);
+  }
+}
+
 TEST(CudaStepGraph, TheChecksBeforeTheUpdateRunBesideTheStep) {
   // In the captured step the forward's checks run beside the backward. With the guard on, 24-35
   // run beside the encoder backward and the gradient norm's check (the guard reads the norms

@@ -5,7 +5,7 @@
 #   nanscope-run --version; a small default run (it must say it is on the CPU, and why);
 #   --backend cuda (exit 69, the reason); the workbench offscreen on the run's file
 #   (--state-json shows the file's grids); the SDK: the C example built against the installed
-#   package (find_package(nanscope), pkg-config) and the Python one, their run files read back;
+#   package (find_package(nanscope), pkg-config), the Python and the Rust ones, their run files read back;
 # then the nanscope-cuda plugin unpacked beside it, whose cuBLAS is hidden too (the reason names
 # the missing library). Also checks readelf -d of every installed ELF file. Needs root (apt,
 # unshare -m); removes the package at the end. Usage: installed_without_cuda.sh BUILD_DIR
@@ -93,6 +93,15 @@ grep -q "^fold 1: .*clean" sdk_pc.out || fail "the C example without its bug fir
 (cd "$examples/python" && /usr/bin/python3 train_numpy.py "$WORK/sdk_py" --bug) >sdk_py.out 2>&1 ||
   fail "the Python example on the installed library exits $?: $(cat sdk_py.out)"
 grep -q "^fold 2: .*entry slot 3 at step 15" sdk_py.out || fail "the Python example's bug was not found: $(cat sdk_py.out)"
+# The Rust example on the installed library: Debian's cargo, offline (the crate has no
+# dependency), no NANSCOPE_LIB_DIR, so the linker finds the installed libnanscope.
+cp -r "$examples/rust" rust_src
+CARGO_TARGET_DIR=$WORK/rust_target CARGO_HOME=$WORK/cargo_home PATH=/usr/bin:/bin \
+  /usr/bin/cargo build --release --offline --quiet --manifest-path rust_src/Cargo.toml \
+  >rust_build.log 2>&1 || fail "the Rust example does not build on the installed library: $(tail -20 rust_build.log)"
+"$WORK/rust_target/release/rust_trainer" "$WORK/sdk_rust" --bug >sdk_rust.out 2>&1 ||
+  fail "the Rust example on the installed library exits $?: $(cat sdk_rust.out)"
+grep -q "^fold 1: .*entry slot 3 at step 10" sdk_rust.out || fail "the Rust example's bug was not found: $(cat sdk_rust.out)"
 QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$WORK timeout 120 /usr/bin/nanscope sdk_run/run.h5 \
   --screenshot sdk_shot.png --state-json sdk_state.json >sdk_gui.log 2>&1 || fail "the workbench exits $? on the SDK's run: $(cat sdk_gui.log)"
 python3 - sdk_state.json <<'PY' || fail "the workbench does not show the SDK run's entry"
@@ -116,6 +125,6 @@ if [ -d "$PLUGIN_ROOT" ]; then
   [ $code -eq 69 ] || fail "--backend cuda with the plugin's libraries hidden exits $code"
   grep -q "libcublas" pc.err || fail "--backend cuda does not name the missing library: $(cat pc.err)"
 fi
-echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen; the SDK's C example builds against it with find_package and pkg-config and, like the Python one, finds its bug$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
+echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen; the SDK's C example builds against it with find_package and pkg-config and, like the Python and Rust ones, finds its bug$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
 INNER
 WORK=$work PLUGIN_ROOT=$cuda_plugin_root unshare -m bash "$work/hidden.sh"

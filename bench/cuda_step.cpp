@@ -49,8 +49,8 @@ struct Variant {
   bool health = true;  // sentinel.health: every check also measures its slot's health
 };
 
-Config variant_config(const Variant& v) {
-  Config c;
+// `base`: the model and the rest of the config (the default one unless a size is asked for).
+Config variant_config(const Variant& v, Config c = Config{}) {
   c.run.folds = 1;
   c.run.steps_per_fold = 4000;
   c.halt.on_fire = HaltOnFire::Never;
@@ -64,8 +64,8 @@ Config variant_config(const Variant& v) {
 enum class Build { InTree, Plugin };
 
 std::unique_ptr<Session> warm_session(const Variant& v, const std::vector<int>& unchecked = {},
-                                      Build build = Build::InTree) {
-  Config c = variant_config(v);
+                                      Build build = Build::InTree, const Config& base = Config{}) {
+  Config c = variant_config(v, base);
   for (int slot : unchecked) c.sentinel.disabled.push_back(slot);
   SessionOptions o;
   o.graph = v.graph;
@@ -165,18 +165,7 @@ void print_graph_shape() {
 void print_critical_path(bool checks, const std::vector<std::string>& settings) {
   ConfigBuilder b;
   for (const auto& kv : settings) b.set(kv);
-  Config c = b.build();
-  const Config v = variant_config({"", true, false, checks});
-  c.run = v.run;
-  c.halt = v.halt;
-  c.sentinel.disabled = v.sentinel.disabled;
-  SessionOptions o;
-  o.graph = true;
-  auto s = std::make_unique<Session>(c, cuda::make_cuda_backend(c), o);
-  RunUntil warm;
-  warm.kind = RunUntil::Kind::Steps;
-  warm.steps = 20;
-  s->run(warm);
+  auto s = warm_session({"", true, false, checks}, {}, Build::InTree, b.build());
   const double step_ms = ms_per_step(*s, 3, 100);
   const cuda::StepGraphProfile p = cuda::profile_step_graph(s->backend(), 50);
   fmt::print(

@@ -110,6 +110,7 @@ __global__ void trunk_gradient_kernel(float* __restrict__ bw, float* __restrict_
                                       float lambda_aux, const float* __restrict__ aux_dh,
                                       float* __restrict__ aux_copy, float lambda_iqn,
                                       const float* __restrict__ iqn_dh, float* __restrict__ trunk_m,
+                                      const float* __restrict__ pre2, float* __restrict__ d_pre2,
                                       size_t n) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
@@ -124,6 +125,7 @@ __global__ void trunk_gradient_kernel(float* __restrict__ bw, float* __restrict_
     t = m;
   }
   bw[i] = t;
+  d_pre2[i] = pre2[i] <= 0.f ? 0.f : t;  // relu_backward's arithmetic
 }
 
 // d ens / d ve_{e,b,i} = (D softmax(ve)_i - sum_d m_{b,d,i}) / (E B D), one thread per (e, b) row.
@@ -175,11 +177,6 @@ __global__ void col_sum_fold(const float* __restrict__ partial, int chunks, int 
   float sum = 0;
   for (int k = 0; k < chunks; ++k) sum += partial[static_cast<size_t>(k) * cols + c];
   out[c] = sum * scale;
-}
-
-__global__ void relu_backward(const float* pre, const float* g, float* out, size_t n) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] = pre[i] <= 0.f ? 0.f : g[i];  // NaN pre passes the gradient, as PyTorch
 }
 
 __global__ void aux_dy(const float* pred, const float* t, float scale, float* out, size_t n) {
@@ -293,21 +290,30 @@ constexpr int kMainLane = 0, kCqlLane = 1, kEnsLane = 2, kValueLane = 3, kAdvLan
 void backward_clear(BackwardBuffers& b, cudaStream_t s) {
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
+}
+
+void cql_gradient(const Dims& d, const LossWeights& w, const float* logp, const float* q,
+                  const float* lse, const std::int32_t* actions, BackwardBuffers& b,
+                  cudaStream_t s) {
+  cql_grad<<<grid(b.g_cql.size()), 128, 0, s>>>(d, w.alpha_cql / static_cast<float>(d.B), logp, q,
+                                                lse, actions, b.g_cql.get());
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* p,
                    const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
-                   const SlotHook& hook) {
+                   const SlotHook& hook, bool cql_done) {
   const Dims& bd = d;
   cudaStream_t s = lanes.stream(kMainLane);
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
   const Lanes::Mark start = lanes.mark();
   // The CQL gradient and the ensemble's, beside the C51 gradient (they read the forward only).
-  lanes.wait(kCqlLane, start);
-  cql_grad<<<grid(b.g_cql.size()), 128, 0, lanes.stream(kCqlLane)>>>(
-      bd, w.alpha_cql / static_cast<float>(d.B), f.logp, f.q, f.cql_lse, f.actions, b.g_cql.get());
-  NANSCOPE_LAUNCH_CHECK();
+  if (!cql_done) {
+    lanes.wait(kCqlLane, start);
+    cql_gradient(d, w, f.logp, f.q, f.cql_lse, f.actions, b, lanes.stream(kCqlLane));
+  }
   lanes.wait(kEnsLane, start);
   ens_grad<<<grid(static_cast<size_t>(d.E) * d.B * 32), 128, 0, lanes.stream(kEnsLane)>>>(
       bd, f.ve, f.m, b.d_ve.get());
@@ -349,15 +355,15 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   float* part_ens = part_adv + bz;
   lanes.wait(kValueLane, logits);
   Blas& value = lanes.blas(kValueLane);
-  value.gemm(false, true, d.B, d.Z, d.NA, 1.f, b.d_value.get(), at(kValW), 0.f, part_value);
+  value.layer(product(false, true, d.B, d.Z, d.NA, b.d_value.get(), at(kValW), part_value));
   const Lanes::Mark value_done = lanes.mark(kValueLane);
-  value.gemm(true, false, d.Z, d.NA, d.B, 1.f, f.z, b.d_value.get(), 0.f, gat(kValW));
+  value.layer(product(true, false, d.Z, d.NA, d.B, f.z, b.d_value.get(), gat(kValW)));
   bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch[kValueLane], value.stream());
   lanes.wait(kAdvLane, logits);
   Blas& adv = lanes.blas(kAdvLane);
-  adv.gemm(false, true, d.B, d.Z, d.A * d.NA, 1.f, b.d_adv.get(), at(kAdvW), 0.f, part_adv);
+  adv.layer(product(false, true, d.B, d.Z, d.A * d.NA, b.d_adv.get(), at(kAdvW), part_adv));
   const Lanes::Mark adv_done = lanes.mark(kAdvLane);
-  adv.gemm(true, false, d.Z, d.A * d.NA, d.B, 1.f, f.z, b.d_adv.get(), 0.f, gat(kAdvW));
+  adv.layer(product(true, false, d.Z, d.A * d.NA, d.B, f.z, b.d_adv.get(), gat(kAdvW)));
   bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch[kAdvLane], adv.stream());
   Lanes::Mark ens_done;
   {
@@ -385,10 +391,10 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   lanes.wait(kCqlLane, lanes.mark());
   {
     Blas& side = lanes.blas(kCqlLane);
-    side.gemm(true, false, d.H, d.Z, d.B, 1.f, f.h2, b.dz.get(), 0.f, gat(kBnW));
+    side.layer(product(true, false, d.H, d.Z, d.B, f.h2, b.dz.get(), gat(kBnW)));
     bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), b.col_scratch[kCqlLane], side.stream());
   }
-  blas.gemm(false, true, d.B, d.H, d.Z, 1.f, b.dz.get(), at(kBnW), 0.f, b.bw.get());
+  blas.layer(product(false, true, d.B, d.H, d.Z, b.dz.get(), at(kBnW), b.bw.get()));
   at_slot(hook, kBwDHS2Main);
 }
 
@@ -405,11 +411,12 @@ void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
                                                 2.f / static_cast<float>(d.B * d.AO),
                                                 b.d_aux_y.get(), b.d_aux_y.size());
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, true, d.B, d.AH, d.AO, 1.f, b.d_aux_y.get(), at(kAuxW2), 0.f, b.d_aux_h.get());
-  relu_backward<<<grid(b.d_aux_h.size()), 128, 0, s>>>(f.aux_pre, b.d_aux_h.get(), b.d_aux_h.get(),
-                                                       b.d_aux_h.size());
-  NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, true, d.B, d.H, d.AH, 1.f, b.d_aux_h.get(), at(kAuxW1), 0.f, b.aux_dh.get());
+  LayerGemm hidden =
+      product(false, true, d.B, d.AH, d.AO, b.d_aux_y.get(), at(kAuxW2), b.d_aux_h.get());
+  hidden.mask_pre = f.aux_pre;  // through the hidden relu, in place
+  hidden.masked_out = b.d_aux_h.get();
+  blas.layer(hidden);
+  blas.layer(product(false, true, d.B, d.H, d.AH, b.d_aux_h.get(), at(kAuxW1), b.aux_dh.get()));
   at_slot(hook, kAuxDHS2Nb);
   const Lanes::Mark aux_dh = lanes.mark(kAuxLane);
   blas.gemm(true, false, d.AH, d.AO, d.B, w.lambda_aux, f.aux_h, b.d_aux_y.get(), 0.f, gat(kAuxW2));
@@ -436,7 +443,6 @@ void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
   lanes.wait(kIqnLane, start);  // the head's chain reads the forward only
   Blas& blas = lanes.blas(kIqnLane);
   cudaStream_t s = blas.stream();
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
   iqn_dq<<<grid(static_cast<size_t>(d.B) * d.D * d.N), 128, 0, s>>>(
       bd, f.iqn_q, f.tau, f.iqn_targets, f.actions, b.iqn_dq.get());
   NANSCOPE_LAUNCH_CHECK();
@@ -449,8 +455,8 @@ void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
              gat(kIqnOutW));
   bias_grad(b.iqn_dq.get(), d.B * d.N, d.A, w.lambda_iqn, gat(kIqnOutB),
             b.col_scratch[kIqnGradLane], grads.stream());
-  blas.gemm(false, true, d.B * d.N, d.H, d.A, 1.f, b.iqn_dq.get(), at(kIqnOutW), 0.f,
-            b.iqn_dpsi.get());
+  blas.layer(
+      product(false, true, d.B * d.N, d.H, d.A, b.iqn_dq.get(), at(kIqnOutW), b.iqn_dpsi.get()));
   if (lanes.parallel())  // captured: phi is relu(phi_pre), no host write between
     iqn_dh<true><<<grid(static_cast<size_t>(d.B) * d.H), 128, 0, s>>>(
         bd, b.iqn_dpsi.get(), nullptr, f.iqn_phi_pre, f.h2, b.iqn_dh.get(), b.iqn_dphi_pre.get());
@@ -492,32 +498,30 @@ void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const f
   cudaStream_t s = blas.stream();
   auto at = [&](ParamId id) { return p + L[id].offset; };
   auto gat = [&](ParamId id) { return b.grads.get() + L[id].offset; };
-  const size_t n = b.bw.size();
-  relu_backward<<<grid(n), 128, 0, s>>>(f.pre2, b.bw.get(), b.d_pre2.get(), n);
-  NANSCOPE_LAUNCH_CHECK();
+  if (!lanes.parallel()) relu_backward(f.pre2, b.bw.get(), b.d_pre2.get(), b.bw.size(), s);
   // Each layer's parameter gradients beside the chain that goes on down the encoder.
   lanes.wait(kEnsLane, lanes.mark());
   {
     Blas& side = lanes.blas(kEnsLane);
-    side.gemm(true, false, d.H, d.H, d.B, 1.f, f.h1, b.d_pre2.get(), 0.f, gat(kEncW2));
+    side.layer(product(true, false, d.H, d.H, d.B, f.h1, b.d_pre2.get(), gat(kEncW2)));
     bias_grad(b.d_pre2.get(), d.B, d.H, 1.f, gat(kEncB2), b.col_scratch[kEnsLane], side.stream());
   }
-  blas.gemm(false, true, d.B, d.H, d.H, 1.f, b.d_pre2.get(), at(kEncW2), 0.f, b.d_h1.get());
-  relu_backward<<<grid(n), 128, 0, s>>>(f.pre1, b.d_h1.get(), b.d_pre1.get(), n);
-  NANSCOPE_LAUNCH_CHECK();
+  LayerGemm first = product(false, true, d.B, d.H, d.H, b.d_pre2.get(), at(kEncW2), b.d_h1.get());
+  first.mask_pre = f.pre1;  // and on through the first layer's relu
+  first.masked_out = b.d_pre1.get();
+  blas.layer(first);
+  // The first layer's bias gradient beside its weight gradient, the backward's last two launches.
   lanes.wait(kAdvLane, lanes.mark());
-  {
-    Blas& side = lanes.blas(kAdvLane);
-    side.gemm(true, false, d.F, d.H, d.B, 1.f, f.s, b.d_pre1.get(), 0.f, gat(kEncW1));
-    bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch[kAdvLane], side.stream());
-  }
+  bias_grad(b.d_pre1.get(), d.B, d.H, 1.f, gat(kEncB1), b.col_scratch[kAdvLane],
+            lanes.stream(kAdvLane));
+  blas.layer(product(true, false, d.F, d.H, d.B, f.s, b.d_pre1.get(), gat(kEncW1)));
 }
 
 void trunk_gradient(const Dims& d, const LossWeights& w, BackwardBuffers& b, float* main_copy,
-                    float* aux_copy, cudaStream_t s) {
+                    float* aux_copy, const float* pre2, cudaStream_t s) {
   trunk_gradient_kernel<<<grid(b.bw.size()), 128, 0, s>>>(
       b.bw.get(), main_copy, w.lambda_aux, b.aux_dh.get(), aux_copy, w.lambda_iqn,
-      d.iqn ? b.iqn_dh.get() : nullptr, b.trunk_m.get(), b.bw.size());
+      d.iqn ? b.iqn_dh.get() : nullptr, b.trunk_m.get(), pre2, b.d_pre2.get(), b.bw.size());
   NANSCOPE_LAUNCH_CHECK();
 }
 

@@ -40,9 +40,9 @@ struct LossWeights {
   float lambda_mse, alpha_cql, lambda_iqn, lambda_aux, lambda_ens;
 };
 
-// Zeroes the parameter gradients and the C51 head's logit gradients, which the backward's kernels
-// write in part: enqueued in the forward, beside it, so that no memset stands on the backward's
-// chain.
+// Zeroes the parameter gradients, the C51 head's logit gradients and the IQN quantile gradients,
+// which the backward's kernels write in part: enqueued in the forward, beside it, so that no memset
+// stands on the backward's chain.
 void backward_clear(BackwardBuffers& b, cudaStream_t stream);
 // Each returns after enqueueing its phase; `bw` then holds bw_d_h_s2 at the phase's check moment
 // (33 after main, 34 after aux, 35 after iqn), in the order of the lanes' stream (lane 0). `hook`
@@ -51,9 +51,16 @@ void backward_clear(BackwardBuffers& b, cudaStream_t stream);
 // gradients run on side lanes: the aux and IQN chains from `start` (a mark on lane 0 before
 // backward_main), joined into lane 0 where they add into bw_d_h_s2; the
 // parameter gradients are joined by the caller (Lanes::join_all) before anything reads them.
+// `cql_done`: cql_gradient (below) already ran for this step, joined into lane 0.
 void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                    const ForwardState& f, const LossWeights& w, BackwardBuffers& b,
-                   const SlotHook& hook = {});
+                   const SlotHook& hook = {}, bool cql_done = false);
+// The CQL term's gradient with respect to the online logits, into b.g_cql: it reads the forward
+// only (the online log-probabilities, Q, the CQL logsumexp and the actions), so a captured step
+// launches it in the forward beside the rest, off the backward's chain; backward_main otherwise.
+void cql_gradient(const Dims& d, const LossWeights& w, const float* logp, const float* q,
+                  const float* lse, const std::int32_t* actions, BackwardBuffers& b,
+                  cudaStream_t stream);
 void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
                   const float* params, const ForwardState& f, const LossWeights& w,
                   BackwardBuffers& b, const SlotHook& hook = {});
@@ -64,9 +71,10 @@ void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
 // launch on lane 0 after both heads joined: 33's copy (`main_copy`), the aux SAXPY, 34's copy
 // (`aux_copy`), and with the IQN head iqn_trunk_m and its copy over bw, bit for bit the separate
 // launches' values (which the phase-by-phase step keeps: its observer may write a slot between
-// them). Five nodes fewer on the step graph's longest chain.
+// them); and the gradient through the second layer's relu (`pre2`: its input), which
+// backward_encoder then does not launch. Six nodes fewer on the step graph's longest chain.
 void trunk_gradient(const Dims& d, const LossWeights& w, BackwardBuffers& b, float* main_copy,
-                    float* aux_copy, cudaStream_t stream);
+                    float* aux_copy, const float* pre2, cudaStream_t stream);
 void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                       const ForwardState& f, BackwardBuffers& b);
 

@@ -195,20 +195,21 @@ void net_forward(Blas& blas, const Dims& d, const ParamLayout& L, const float* p
     if (hook) hook(slot);
   };
   auto at = [&](ParamId id) { return p + L[id].offset; };
-  blas.gemm(false, false, d.B, d.H, d.F, 1.f, x, at(kEncW1), 0.f, o.pre1.get());
-  bias_relu(o.pre1.get(), at(kEncB1), d.B, d.H, o.h1.get(), s);
+  auto layer = [&](int n, int k, const float* in, ParamId w, ParamId b, float* pre, float* out) {
+    LayerGemm g = product(false, false, d.B, n, k, in, at(w), pre);
+    g.bias = at(b);
+    g.relu_out = out;
+    blas.layer(g);
+  };
+  layer(d.H, d.F, x, kEncW1, kEncB1, o.pre1.get(), o.h1.get());
   at_slot(kHS1);
-  blas.gemm(false, false, d.B, d.H, d.H, 1.f, o.h1.get(), at(kEncW2), 0.f, o.pre2.get());
-  bias_relu(o.pre2.get(), at(kEncB2), d.B, d.H, o.h2.get(), s);
+  layer(d.H, d.H, o.h1.get(), kEncW2, kEncB2, o.pre2.get(), o.h2.get());
   at_slot(kHS2);
-  blas.gemm(false, false, d.B, d.Z, d.H, 1.f, o.h2.get(), at(kBnW), 0.f, o.z.get());
-  add_bias_rows(o.z.get(), at(kBnB), d.B, d.Z, s);
+  layer(d.Z, d.H, o.h2.get(), kBnW, kBnB, o.z.get(), nullptr);
   at_slot(kBnZ);
-  blas.gemm(false, false, d.B, d.NA, d.Z, 1.f, o.z.get(), at(kValW), 0.f, o.v.get());
-  add_bias_rows(o.v.get(), at(kValB), d.B, d.NA, s);
+  layer(d.NA, d.Z, o.z.get(), kValW, kValB, o.v.get(), nullptr);
   at_slot(kValueLogits);
-  blas.gemm(false, false, d.B, d.A * d.NA, d.Z, 1.f, o.z.get(), at(kAdvW), 0.f, o.adv.get());
-  add_bias_rows(o.adv.get(), at(kAdvB), d.B, d.A * d.NA, s);
+  layer(d.A * d.NA, d.Z, o.z.get(), kAdvW, kAdvB, o.adv.get(), nullptr);
   at_slot(kAdvLogits);
   const int rows = d.B * d.A;
   aggregate_log_softmax<<<(rows + kAggregateRows - 1) / kAggregateRows, 32 * kAggregateRows,

@@ -22,7 +22,8 @@ void CudaBackend::phase_body(Phase phase) {
       break;
     case Phase::BackwardMain:
       marks_.bw_start = lanes_.mark();
-      backward_main(lanes_, d_, L_, state_.params.get(), fwd_, loss_weights_.f, bw_, hook_);
+      backward_main(lanes_, d_, L_, state_.params.get(), fwd_, loss_weights_.f, bw_, hook_,
+                    lanes_.parallel());
       // Slot 33 keeps its own copy: the buffer it checks changes later in the step. (Made by
       // trunk_gradient in a captured step, as 34's copy.)
       if (!lanes_.parallel()) copy(bw_copies_.main.get(), bw_.bw.get(), bw_.bw.size());
@@ -43,7 +44,7 @@ void CudaBackend::phase_body(Phase phase) {
     case Phase::BackwardEncoder:
       if (lanes_.parallel())
         trunk_gradient(d_, loss_weights_.f, bw_, bw_copies_.main.get(), bw_copies_.aux.get(),
-                       stream_.s);
+                       fwd_.pre2, stream_.s);
       marks_.heads_done = lanes_.mark();
       backward_encoder(lanes_, d_, L_, state_.params.get(), fwd_, bw_);
       break;
@@ -175,6 +176,13 @@ void CudaBackend::forward() {
   net_forward(blas_, d_, L_, state_.params.get(), batch_.s, nets_.online,
               [this](int slot) { site(slot); });
   const Lanes::Mark online = lanes_.mark();
+  // Captured: the online network's expected Q beside the targets and the C51 loss (it reads the
+  // network's log-probabilities alone), on a lane idle after its embedding.
+  const bool q_beside = lanes_.parallel();
+  if (q_beside) {
+    lanes_.wait(kTargetEmbeddingLane, online);
+    expected_q(d_, nets_.online.logp.get(), heads_.q.get(), lanes_.stream(kTargetEmbeddingLane));
+  }
   // Targets (no gradient): double-DQN greedy sub-actions, the target distribution, its projection.
   lanes_.wait(kNextLane, start);
   Blas& next = lanes_.blas(kNextLane);
@@ -196,7 +204,10 @@ void CudaBackend::forward() {
   produced(kC51Loss);
   mean_into(heads_.c51.get(), d_.B, 1.0, scalars_.get() + kScC51, s);
   check_site(kC51Loss);
-  expected_q(d_, nets_.online.logp.get(), heads_.q.get(), s);
+  if (q_beside)
+    lanes_.after(kMainLane, kTargetEmbeddingLane);
+  else
+    expected_q(d_, nets_.online.logp.get(), heads_.q.get(), s);
   site(kQExpected);
   mse_lse_terms(d_, heads_.q.get(), nets_.target_next.logp.get(), heads_.astar.get(), batch_.ret,
                 batch_.done, sampler_.actions(), heads_.lse.get(), heads_.y.get(),
@@ -206,6 +217,11 @@ void CudaBackend::forward() {
   cql_mean(d_, heads_.q.get(), heads_.lse.get(), sampler_.actions(), c_.loss.alpha_cql,
            scalars_.get() + kScCql, s);
   check_site(kCqlLse);
+  if (lanes_.parallel()) {  // captured: the backward's CQL gradient now, on an idle lane
+    lanes_.wait(kGreedyEmbeddingLane, lanes_.mark());
+    cql_gradient(d_, loss_weights_.f, fwd_.logp, fwd_.q, fwd_.cql_lse, fwd_.actions, bw_,
+                 lanes_.stream(kGreedyEmbeddingLane));
+  }
   if (d_.iqn) {
     check_site(kIqnTau);
     lanes_.wait(kIqnLane, start);
@@ -258,6 +274,14 @@ void CudaBackend::forward() {
 }
 
 void CudaBackend::optimizer() {
+  // Without the guard Adam's counter reads nothing of the step: in a captured step it advances on
+  // a side lane, beside the backward's last launches, rather than between the norms and the update.
+  const bool t_beside = lanes_.parallel() && !c_.guard.enabled;
+  if (t_beside) {
+    AdamGuard counts;
+    counts.updated = checks_.updated_word();
+    opt_.advance_t(state_.t.get(), counts, checks_.optimizer_shadow(), lanes_.stream(kNextLane));
+  }
   lanes_.join_all_but(kCheckLane);  // every parameter gradient, from whichever lane made it
   opt_.grad_norms(bw_.grads.get(), norms_.get());
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
@@ -285,7 +309,8 @@ void CudaBackend::optimizer() {
     if (!norm_check.empty()) guard.norms = norms_.get();
   }
   opt_.adam_step(bw_.grads.get(), state_.params.get(), state_.adam.get(), norms_.get(),
-                 state_.t.get(), guard, checks_.optimizer_shadow(), checks, ratio_.delta.get());
+                 state_.t.get(), guard, checks_.optimizer_shadow(), checks, ratio_.delta.get(),
+                 t_beside);
   checks_.put_back_first(norm_check);
   StepHealthIn health{checks_.health(), checks_.step_health()};
   if (ratio_.delta.get()) {

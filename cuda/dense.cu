@@ -43,6 +43,11 @@ __global__ void bias_relu_kernel(float* __restrict__ pre, const float* __restric
   if (kCheck) note_in_producer(sink, kind, kind != 0u);
 }
 
+__global__ void relu_backward_kernel(const float* pre, const float* g, float* out, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = pre[i] <= 0.f ? 0.f : g[i];
+}
+
 // Elementwise launches index in 32 bits.
 unsigned checked_count(std::size_t n) {
   if (n >= (std::size_t{1} << 31))
@@ -124,6 +129,33 @@ void Blas::gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float a
       static_cast<cublasHandle_t>(handle_), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, stride_b, a, lda, stride_a,
       &beta, c, n, stride_c, count));
+}
+
+void Blas::layer(const LayerGemm& g) {
+  // A product alone is one cuBLAS launch already; the fused kernel saves the epilogue's.
+  const bool epilogue = g.bias || g.relu_out || g.masked_out;
+  if (epilogue && layer_gemm_fits(g.m, g.n, g.k)) {
+    tally_.add(GemmWork{2.0 * g.m * g.n * g.k, g.trans_a, g.trans_b, g.m, g.n, g.k});
+    layer_gemm(g, stream_);
+    return;
+  }
+  gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.f, g.a, g.b, 0.f, g.c);
+  if (g.relu_out) {
+    if (!g.bias) throw InternalError("Blas::layer: a relu without a bias");
+    bias_relu(g.c, g.bias, g.m, g.n, g.relu_out, stream_);
+  } else if (g.bias) {
+    add_bias_rows(g.c, g.bias, g.m, g.n, stream_);
+  }
+  if (g.masked_out)
+    relu_backward(g.mask_pre, g.c, g.masked_out, static_cast<std::size_t>(g.m) * g.n, stream_);
+}
+
+void relu_backward(const float* pre, const float* g, float* out, std::size_t count,
+                   cudaStream_t stream) {
+  if (!count) return;
+  const unsigned n = checked_count(count);
+  relu_backward_kernel<<<(n + 127) / 128, 128, 0, stream>>>(pre, g, out, n);
+  NANSCOPE_LAUNCH_CHECK();
 }
 
 void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream) {

@@ -10,6 +10,7 @@
 
 #include "device_array.h"
 #include "gemm_work.h"
+#include "layer_gemm.h"
 #include "slot_sink.h"
 
 namespace nanscope::cuda {
@@ -30,6 +31,11 @@ class Blas {
   void gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                     long long stride_a, const float* b, long long stride_b, float beta, float* c,
                     long long stride_c, int count);
+  // A dense layer, g.c = op(a) op(b) + bias, with its relu or the gradient through a relu when
+  // asked (layer_gemm.h; the arithmetic of add_bias_rows, bias_relu and relu_backward): a small
+  // layer with any of those in one fused launch, the rest through cuBLAS and then those launches.
+  // A relu needs a bias.
+  void layer(const LayerGemm& g);
   cudaStream_t stream() const { return stream_; }
 
   // The GEMMs enqueued since the last reset (what a captured step's graph reports).
@@ -51,6 +57,10 @@ void add_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t
 // check of `out`, without reading it again).
 void bias_relu(float* pre, const float* bias, int rows, int cols, float* out, cudaStream_t stream,
                const SlotSink& sink = {});
+// The gradient through a relu whose input was `pre`: out = pre <= 0 ? 0 : g (a NaN input passes
+// the gradient, as PyTorch's). `out` may be `g`.
+void relu_backward(const float* pre, const float* g, float* out, std::size_t n,
+                   cudaStream_t stream);
 // y[blocks, rows, cols] += bias[blocks, cols]: one launch for several heads' biases.
 void add_bias_blocks(float* y, const float* bias, int blocks, int rows, int cols,
                      cudaStream_t stream);

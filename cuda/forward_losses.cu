@@ -346,6 +346,16 @@ void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float*
   bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
 }
 
+namespace {
+// The IQN output layer over `rows` rows of psi: q = psi W_out (+ b_out).
+LayerGemm output_layer(const Dims& d, const ParamLayout& L, const float* p, int rows,
+                       const float* psi, const float* bias, float* q) {
+  LayerGemm g = product(false, false, rows, d.A, d.H, psi, p + L[kIqnOutW].offset, q);
+  g.bias = bias;
+  return g;
+}
+}  // namespace
+
 void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
                         const float* h2, int n, const DeviceArray<float>& phi,
                         DeviceArray<float>& psi, DeviceArray<float>& q) {
@@ -357,8 +367,7 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
                                                    static_cast<unsigned>(n),
                                                    static_cast<unsigned>(d.H), psi.get());
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, false, rows, d.A, d.H, 1.f, psi.get(), p + L[kIqnOutW].offset, 0.f, q.get());
-  add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+  blas.layer(output_layer(d, L, p, rows, psi.get(), p + L[kIqnOutB].offset, q.get()));
 }
 
 void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
@@ -382,8 +391,8 @@ void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const f
       work.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B), static_cast<unsigned>(n),
       static_cast<unsigned>(d.H));
   NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, false, rows, d.A, d.H, 1.f, work.get(), p + L[kIqnOutW].offset, 0.f, q.get());
-  if (add_bias) add_bias_rows(q.get(), p + L[kIqnOutB].offset, rows, d.A, s);
+  blas.layer(output_layer(d, L, p, rows, work.get(), add_bias ? p + L[kIqnOutB].offset : nullptr,
+                          q.get()));
 }
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
@@ -443,11 +452,13 @@ void iqn_loss(const Dims& d, const float* q, const float* tau, const float* T,
 
 void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
               float* pre, float* h, float* pred) {
-  cudaStream_t s = blas.stream();
-  blas.gemm(false, false, d.B, d.AH, d.H, 1.f, h2, p + L[kAuxW1].offset, 0.f, pre);
-  bias_relu(pre, p + L[kAuxB1].offset, d.B, d.AH, h, s);
-  blas.gemm(false, false, d.B, d.AO, d.AH, 1.f, h, p + L[kAuxW2].offset, 0.f, pred);
-  add_bias_rows(pred, p + L[kAuxB2].offset, d.B, d.AO, s);
+  LayerGemm hidden = product(false, false, d.B, d.AH, d.H, h2, p + L[kAuxW1].offset, pre);
+  hidden.bias = p + L[kAuxB1].offset;
+  hidden.relu_out = h;
+  blas.layer(hidden);
+  LayerGemm out = product(false, false, d.B, d.AO, d.AH, h, p + L[kAuxW2].offset, pred);
+  out.bias = p + L[kAuxB2].offset;
+  blas.layer(out);
 }
 
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss,

@@ -54,8 +54,19 @@ __global__ void grad_norms_kernel(const float* __restrict__ grads, EntryTable t,
   __shared__ double entry_sq[kMaxEntries];
   const int k = static_cast<int>(threadIdx.x);
   if (k < t.count) {
+    // The entry's chunk sums in order; loaded eight at a time, so that a large entry's loads are
+    // in flight together rather than one round trip to L2 per chunk.
+    constexpr int kBatch = 8;
     double entry = 0;
-    for (int c = t.first_chunk[k]; c < t.first_chunk[k + 1]; ++c) entry += __ldcg(chunk_sq + c);
+    for (int c = t.first_chunk[k]; c < t.first_chunk[k + 1]; c += kBatch) {
+      double part[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j)
+        part[j] = c + j < t.first_chunk[k + 1] ? __ldcg(chunk_sq + c + j) : 0.0;
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j)
+        if (c + j < t.first_chunk[k + 1]) entry += part[j];
+    }
     entry_sq[k] = entry;
   }
   __syncthreads();
@@ -83,8 +94,8 @@ __device__ __forceinline__ bool guarded(const AdamGuard& g) {
 }
 
 // Also Adam's bias corrections at the new t, once for every element of the update.
-__global__ void advance_t(std::int64_t* t, AdamGuard guard, std::int64_t* shadow_t, double beta1,
-                          double beta2, double* corrections) {
+__global__ void advance_t_kernel(std::int64_t* t, AdamGuard guard, std::int64_t* shadow_t,
+                                 double beta1, double beta2, double* corrections) {
   if (shadow_t) *shadow_t = *t;
   const bool skip = guarded(guard);
   if (guard.updated) *guard.updated = skip ? 0u : 1u;
@@ -206,10 +217,9 @@ void DeviceOptimizer::norms_of(const float* grads, float* norms) {
 
 void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const float* norms,
                                 std::int64_t* t, const AdamGuard& guard, const AdamShadow& shadow,
-                                const AdamChecks& checks, float* delta) {
+                                const AdamChecks& checks, float* delta, bool t_advanced) {
   auto s = stream_;
-  advance_t<<<1, 1, 0, s>>>(t, guard, shadow.t, optim_.beta1, optim_.beta2, corrections_.get());
-  NANSCOPE_LAUNCH_CHECK();
+  if (!t_advanced) advance_t(t, guard, shadow, s);
   const std::size_t total = layout_.total();
   const EntryTable& table = *table_;
   const auto blocks = static_cast<unsigned>(table.first_block[table.count]);
@@ -219,6 +229,13 @@ void DeviceOptimizer::adam_step(float* grads, float* params, float* adam, const 
       static_cast<float>(optim_.beta1), static_cast<float>(optim_.beta2), corrections_.get(),
       optim_.eps, guard, shadow.params, shadow.adam, shadow.adam ? shadow.adam + total : nullptr,
       checks, delta);
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+void DeviceOptimizer::advance_t(std::int64_t* t, const AdamGuard& guard, const AdamShadow& shadow,
+                                cudaStream_t stream) {
+  advance_t_kernel<<<1, 1, 0, stream>>>(t, guard, shadow.t, optim_.beta1, optim_.beta2,
+                                        corrections_.get());
   NANSCOPE_LAUNCH_CHECK();
 }
 

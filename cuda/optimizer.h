@@ -61,9 +61,16 @@ class DeviceOptimizer {
   // its registers: no second read of those buffers).
   // With `delta`, each parameter's change (new - old, 0 where the guard skips) is left there, for
   // the update_ratio watch.
+  // `t_advanced`: advance_t below already ran for this update.
   void adam_step(float* grads, float* params, float* adam, const float* norms, std::int64_t* t,
                  const AdamGuard& guard, const AdamShadow& shadow = AdamShadow{},
-                 const AdamChecks& checks = AdamChecks{}, float* delta = nullptr);
+                 const AdamChecks& checks = AdamChecks{}, float* delta = nullptr,
+                 bool t_advanced = false);
+  // Adam's counter and bias corrections for the next update (adam_step's first launch), on
+  // `stream`: a captured step without the guard enqueues it beside the backward, since then it
+  // reads nothing the step makes, and its update follows with t_advanced.
+  void advance_t(std::int64_t* t, const AdamGuard& guard, const AdamShadow& shadow,
+                 cudaStream_t stream);
 
  private:
   const ParamLayout& layout_;

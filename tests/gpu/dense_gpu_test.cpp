@@ -167,3 +167,221 @@ TEST(DeviceDense, TrunkMatchesTheCpuBackendOnTheSameBatchAndWeights) {
   cuda::add_bias_rows(again.get(), at(kEncB2), d.B, d.H, nullptr);
   EXPECT_EQ(again.download(), pre2.download());
 }
+
+namespace {
+
+struct LayerCase {
+  int m, n, k;
+};
+
+// op(X) of a row-major matrix stored [rows, cols] (or [cols, rows] transposed), entry (i, j).
+float op_at(const std::vector<float>& x, bool trans, int rows, int cols, int i, int j) {
+  return trans ? x[static_cast<std::size_t>(j) * rows + i]
+               : x[static_cast<std::size_t>(i) * cols + j];
+}
+
+}  // namespace
+
+// The fused layer (one launch: GEMM, bias, relu or the gradient through one) for every
+// transposition and for sizes off the kernel's tiles is, bit for bit, the host's running sum over
+// the inner dimension in order (a rounded multiply, then an add), then the bias, then bias_relu's
+// relu and relu_backward's mask; and two launches give the same bits.
+TEST(DeviceDense, FusedLayerIsTheExactLayerWithinFloat32RoundingForEveryTransposition) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd;
+  for (const LayerCase& lc :
+       {LayerCase{37, 29, 53}, LayerCase{256, 256, 128}, LayerCase{70, 51, 128},
+        LayerCase{1, 16, 16}, LayerCase{33, 65, 97}, LayerCase{8192, 16, 64}}) {
+    ASSERT_TRUE(cuda::layer_gemm_fits(lc.m, lc.n, lc.k));
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        std::vector<float> a(static_cast<std::size_t>(lc.m) * lc.k),
+            b(static_cast<std::size_t>(lc.k) * lc.n), bias(lc.n);
+        for (auto* v : {&a, &b, &bias})
+          for (float& x : *v) x = nd(rng);
+        const std::size_t outs = static_cast<std::size_t>(lc.m) * lc.n;
+        std::vector<float> pre(outs);  // a relu's input for the gradient through it, NaN among it
+        for (float& x : pre) x = nd(rng);
+        pre[outs / 2] = std::numeric_limits<float>::quiet_NaN();
+        auto da = to_device(a), db = to_device(b), dbias = to_device(bias), dpre = to_device(pre);
+        DeviceArray<float> c(outs), relu(outs), masked(outs), c2(outs), relu2(outs);
+        cuda::LayerGemm g = cuda::product(ta, tb, lc.m, lc.n, lc.k, da.get(), db.get(), c.get());
+        g.bias = dbias.get();
+        g.relu_out = relu.get();
+        g.mask_pre = dpre.get();
+        g.masked_out = masked.get();
+        cuda::layer_gemm(g, nullptr);
+        g.c = c2.get();
+        g.relu_out = relu2.get();
+        g.masked_out = nullptr;
+        cuda::layer_gemm(g, nullptr);
+        const auto hc = c.download(), hr = relu.download(), hm = masked.download();
+        EXPECT_EQ(0, std::memcmp(hc.data(), c2.download().data(), outs * sizeof(float)));
+        EXPECT_EQ(0, std::memcmp(hr.data(), relu2.download().data(), outs * sizeof(float)));
+        int off = 0;
+        for (int i = 0; i < lc.m; ++i)
+          for (int j = 0; j < lc.n; ++j) {
+            float sum = 0.f;  // a multiply and an add per inner entry, in order
+            for (int p = 0; p < lc.k; ++p) {
+              const volatile float product =  // rounded before the add (never an FMA)
+                  op_at(a, ta, lc.m, lc.k, i, p) * op_at(b, tb, lc.k, lc.n, p, j);
+              sum = sum + product;
+            }
+            const float v = sum + bias[j];
+            const std::size_t at = static_cast<std::size_t>(i) * lc.n + j;
+            if (std::memcmp(&v, &hc[at], sizeof(float)) != 0) ++off;
+            const float relu_of = v < 0.f ? 0.f : v;
+            if (std::memcmp(&relu_of, &hr[at], sizeof(float)) != 0) ++off;
+            const float masked_of = pre[at] <= 0.f ? 0.f : v;
+            if (std::memcmp(&masked_of, &hm[at], sizeof(float)) != 0) ++off;
+          }
+        EXPECT_EQ(off, 0) << lc.m << "x" << lc.n << "x" << lc.k << " ta " << ta << " tb " << tb;
+      }
+  }
+}
+
+// Non-finite values through the fused layer give the kinds cuBLAS and the bias launch give: a NaN
+// in a row of A poisons that row, an Inf weight makes its column +-Inf where the row's entry is
+// non-zero and NaN where it is zero (Inf * 0), opposite infinities NaN, and relu keeps NaN and
+// +Inf and turns -Inf into 0.
+TEST(DeviceDense, FusedLayerGivesTheKindsOfCublasAndTheBiasLaunch) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> ud(0.5f, 1.5f);
+  const int m = 45, n = 40, k = 70;
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n),
+      bias(n);
+  for (auto* v : {&a, &b, &bias})
+    for (float& x : *v) x = ud(rng);
+  a[3 * k + 10] = nan;  // row 3: NaN
+  b[5 * n + 7] = inf;   // column 7: +Inf (every a[i, 5] > 0) ...
+  a[20 * k + 5] = 0.f;  // ... but NaN in row 20 (Inf * 0)
+  b[6 * n + 9] = inf;   // column 9: +Inf + -Inf = NaN
+  b[8 * n + 9] = -inf;
+  b[11 * n + 12] = -inf;  // column 12: -Inf, relu 0
+  bias[30] = inf;         // column 30: +Inf from the bias
+  auto da = to_device(a), db = to_device(b), dbias = to_device(bias);
+  const std::size_t outs = static_cast<std::size_t>(m) * n;
+  DeviceArray<float> c(outs), relu(outs), ref(outs), ref_relu(outs);
+  cuda::LayerGemm g = cuda::product(false, false, m, n, k, da.get(), db.get(), c.get());
+  g.bias = dbias.get();
+  g.relu_out = relu.get();
+  cuda::layer_gemm(g, nullptr);
+  cuda::Blas blas;
+  blas.gemm(false, false, m, n, k, 1.f, da.get(), db.get(), 0.f, ref.get());
+  cuda::bias_relu(ref.get(), dbias.get(), m, n, ref_relu.get(), nullptr);
+  const auto hc = c.download(), hr = relu.download(), hc_ref = ref.download(),
+             hr_ref = ref_relu.download();
+  auto kind = [](float x) { return std::isnan(x) ? 1 : std::isinf(x) ? (x > 0 ? 2 : 3) : 0; };
+  int differ = 0;
+  for (std::size_t i = 0; i < outs; ++i)
+    differ += (kind(hc[i]) != kind(hc_ref[i])) + (kind(hr[i]) != kind(hr_ref[i]));
+  EXPECT_EQ(differ, 0);
+  EXPECT_TRUE(std::isnan(hc[3 * n + 0]));
+  EXPECT_EQ(hc[0 * n + 7], inf);
+  EXPECT_TRUE(std::isnan(hc[20 * n + 7]));
+  EXPECT_TRUE(std::isnan(hc[0 * n + 9]));
+  EXPECT_EQ(hc[0 * n + 12], -inf);
+  EXPECT_EQ(hr[0 * n + 12], 0.f);
+  EXPECT_EQ(hc[0 * n + 30], inf);
+  EXPECT_EQ(kind(hc[0 * n + 1]), 0);
+}
+
+// The running sum overflows where the CPU's does: 0.75 max + 0.75 max is +Inf at the second term
+// and stays +Inf after a -max third term that another grouping would have added first (then
+// finite); and a product that overflows is Inf before it is added, so +Inf then -Inf products make
+// NaN (an FMA would have added the exact product to +Inf and stayed +Inf).
+TEST(DeviceDense, FusedLayerOverflowsAtTheTermTheCpuSumDoes) {
+  const float big = std::numeric_limits<float>::max();
+  const int m = 16, n = 16, k = 16;
+  std::vector<float> a(static_cast<std::size_t>(m) * k, 1.f),
+      b(static_cast<std::size_t>(k) * n, 0.f);
+  for (int i = 0; i < m; ++i) a[static_cast<std::size_t>(i) * k + 3] = a[i * k + 4] = 2.f;
+  for (int j = 0; j < 8; ++j) {  // columns 0-7: the running sum overflows
+    b[0 * n + j] = 0.75f * big;
+    b[1 * n + j] = 0.75f * big;
+    b[2 * n + j] = -big;
+  }
+  for (int j = 8; j < n; ++j) {  // columns 8-15: the products overflow, with opposite signs
+    b[3 * n + j] = 0.75f * big;
+    b[4 * n + j] = -0.75f * big;
+  }
+  auto da = to_device(a), db = to_device(b);
+  DeviceArray<float> c(static_cast<std::size_t>(m) * n);
+  cuda::layer_gemm(cuda::product(false, false, m, n, k, da.get(), db.get(), c.get()), nullptr);
+  const auto h = c.download();
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      const float v = h[static_cast<std::size_t>(i) * n + j];
+      if (j < 8)
+        EXPECT_EQ(v, std::numeric_limits<float>::infinity()) << i << "," << j;
+      else
+        EXPECT_TRUE(std::isnan(v)) << i << "," << j;
+    }
+}
+
+// The step's layers on both backends are the same numbers: the fused layer is the CPU backend's
+// Eigen product plus bias bit for bit where Eigen's kernel sums each output in order (every
+// column when the columns are a multiple of its 4-wide panels: the first encoder layer, the
+// advantage head).
+TEST(DeviceDense, FusedLayerIsTheCpuBackendsProductBitForBit) {
+  std::mt19937 rng(15);
+  std::normal_distribution<float> nd;
+  for (const LayerCase& lc :
+       {LayerCase{256, 256, 24}, LayerCase{256, 408, 128}, LayerCase{256, 128, 128}}) {
+    Mat<float> a(lc.m, lc.k), b(lc.k, lc.n);
+    Eigen::RowVectorXf bias(lc.n);
+    for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = nd(rng);
+    for (Eigen::Index i = 0; i < b.size(); ++i) b.data()[i] = nd(rng);
+    for (Eigen::Index i = 0; i < bias.size(); ++i) bias[i] = nd(rng);
+    Mat<float> expect(lc.m, lc.n);
+    expect.noalias() = a * b;  // as CpuModel's stages write their layers
+    expect.rowwise() += bias;
+    auto da = to_device(std::vector<float>(a.data(), a.data() + a.size()));
+    auto db = to_device(std::vector<float>(b.data(), b.data() + b.size()));
+    auto dbias = to_device(std::vector<float>(bias.data(), bias.data() + bias.size()));
+    DeviceArray<float> c(static_cast<std::size_t>(lc.m) * lc.n);
+    cuda::LayerGemm g = cuda::product(false, false, lc.m, lc.n, lc.k, da.get(), db.get(), c.get());
+    g.bias = dbias.get();
+    cuda::layer_gemm(g, nullptr);
+    const auto h = c.download();
+    EXPECT_EQ(0, std::memcmp(h.data(), expect.data(), h.size() * sizeof(float)))
+        << lc.m << "x" << lc.n << "x" << lc.k;
+  }
+}
+
+// Blas::layer takes the fused launch for small layers and cuBLAS with the bias launch past them:
+// both routes give the layer within float32 rounding of each other.
+TEST(DeviceDense, LayerGivesTheSameLayerOnEitherRoute) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> nd;
+  const int m = 4096, n = 256, k = 128;
+  ASSERT_FALSE(cuda::layer_gemm_fits(m, n, k));  // cuBLAS in Blas::layer
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n),
+      bias(n);
+  for (auto* v : {&a, &b, &bias})
+    for (float& x : *v) x = nd(rng);
+  auto da = to_device(a), db = to_device(b), dbias = to_device(bias);
+  const std::size_t outs = static_cast<std::size_t>(m) * n;
+  DeviceArray<float> c(outs), relu(outs);
+  cuda::LayerGemm g = cuda::product(false, false, m, n, k, da.get(), db.get(), c.get());
+  g.bias = dbias.get();
+  g.relu_out = relu.get();
+  cuda::Blas blas;
+  blas.layer(g);
+  // The same layer in row blocks small enough for the fused kernel.
+  DeviceArray<float> c_small(outs), relu_small(outs);
+  const int rows = 1024;
+  ASSERT_TRUE(cuda::layer_gemm_fits(rows, n, k));
+  for (int r = 0; r < m; r += rows) {
+    cuda::LayerGemm part = g;
+    part.m = rows;
+    part.a = da.get() + static_cast<std::size_t>(r) * k;
+    part.c = c_small.get() + static_cast<std::size_t>(r) * n;
+    part.relu_out = relu_small.get() + static_cast<std::size_t>(r) * n;
+    blas.layer(part);
+  }
+  EXPECT_LT(rel_error(c_small.download(), c.download()), 1e-6);
+  EXPECT_LT(rel_error(relu_small.download(), relu.download()), 1e-6);
+}

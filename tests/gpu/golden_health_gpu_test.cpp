@@ -1,11 +1,13 @@
-// The CUDA backend's slot health and flags, bit for bit as they were before its reductions moved to
-// CUB: each run file in tests/gpu/golden/ was written on an H100 by nanscope-run built from the
-// code before the change (bench/NOTES.md, "One room for each job, part 2", says which), and each is
-// run again here from its recorded config and injections, graphed as it was, and compared step by
-// step. The fused check's grids follow the card's SM count, and so does the order of the health
-// sums: the reference holds for 132-SM cards (H100 SXM, H200; the same sm_90 kernels give the same
-// bits on both). The directory is found from the working directory (scripts/gpu-check.sh runs from
-// the source tree) or $NANSCOPE_GOLDEN_DIR; a missing file fails.
+// The CUDA backend's slot health and flags, bit for bit as a reference run left them: each run file
+// in tests/gpu/golden/ was written on an H100 by nanscope-run (first from the code before the
+// reductions moved to CUB, which matched them bit for bit; written again when the step's small
+// layers moved to the fused layer kernel, whose sums are the CPU's and not cuBLAS's: the same flags
+// at every step, bench/NOTES.md "The step's layers in one launch"), and each is run again here from
+// its recorded config and injections, graphed as it was, and compared step by step. The fused
+// check's grids follow the card's SM count, and so does the order of the health sums: the reference
+// holds for 132-SM cards (H100 SXM, H200; the same sm_90 kernels give the same bits on both). The
+// directory is found from the working directory (scripts/gpu-check.sh runs from the source tree) or
+// $NANSCOPE_GOLDEN_DIR; a missing file fails.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

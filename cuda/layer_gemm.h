@@ -1,0 +1,49 @@
+// A small dense layer's GEMM with its bias and activation in one launch: cuBLAS runs a layer of the
+// step as one or two kernels (a split-K reduction) followed by the bias launch; here the whole
+// layer is one node of the step graph. Full fp32, each output one running sum over the inner
+// dimension in order with a separate multiply and add per term, the CPU backend's arithmetic
+// (layer_gemm_kernel.cuh): deterministic, and a layer's values overflow at the same term as on the
+// CPU. Larger and skinnier layers stay with cuBLAS (Blas::layer chooses).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace nanscope::cuda {
+
+// c[m, n] = op(a)[m, k] op(b)[k, n] + bias[n], row-major (op transposes the stored matrix when its
+// flag is set); with `relu_out`, also relu_out = c < 0 ? 0 : c (NaN passes), the arithmetic of
+// bias_relu; with `masked_out`, the gradient through a relu whose input was mask_pre: masked_out =
+// mask_pre <= 0 ? 0 : c (a NaN input passes the gradient), the arithmetic of relu_backward. A null
+// bias adds nothing.
+struct LayerGemm {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  const float* b = nullptr;
+  const float* bias = nullptr;
+  float* c = nullptr;
+  float* relu_out = nullptr;
+  const float* mask_pre = nullptr;
+  float* masked_out = nullptr;
+};
+
+// The product alone, c = op(a) op(b) (the epilogue's fields are set after).
+inline LayerGemm product(bool trans_a, bool trans_b, int m, int n, int k, const float* a,
+                         const float* b, float* c) {
+  LayerGemm g;
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  return g;
+}
+
+// Whether the layer is small enough for the fused kernel to beat cuBLAS and a bias launch.
+bool layer_gemm_fits(int m, int n, int k);
+void layer_gemm(const LayerGemm& g, cudaStream_t stream);
+
+}  // namespace nanscope::cuda

@@ -96,8 +96,7 @@ __device__ void layer_tile(const LayerGemm& g) {
     commit_copies();
     const float* sa = smem + (t % kStages) * kStage;
     const float* sb = sa + kDepth * (kRows + 4);
-    // The slice's operands into registers first, then the sums: the loads' latency is paid
-    // once per slice, not once per term of four dependent chains.
+    // The thread's operands of the slice, then its four running sums over them.
     float2 av[kDepth], bv[kDepth];
 #pragma unroll
     for (int kk = 0; kk < kDepth; ++kk) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs nanscope's GPU checks and benchmarks on a machine with a CUDA device, from a directory that
 # holds the built binaries (gpu_tests, nanscope-run, twin_fixture, bench_cuda_step, bench_sentinel,
-# bench_time_travel) and their
+# bench_time_travel, bench_layer_gemm) and their
 # shared libraries in lib/. Writes every output into OUT_DIR and prints a summary:
 #   the GPU tests; the slot consumers' check through nanscope-run, graphed and ungraphed
 #   (tests/io/check_propagation.py); compute-sanitizer memcheck and initcheck on tiny-network tests that run every
@@ -9,7 +9,7 @@
 #   parity runs), racecheck on those with shared memory (fused check, guard, a graphed parity run);
 #   the step benchmark (sentinel_overhead, graphed and ungraphed, recording; the step graph's shape,
 #   with its side lanes and on one stream; where its time goes, node by node; where the checks'
-#   cost is); the sentinel benchmark
+#   cost is); the step's dense layers, cuBLAS against the fused layer kernel; the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
 #   with step_rate; with the part `scaling` (not in the default), the scaling table
 #   (bench/step_scaling.py: batch 64-4096 x hidden 128-2048 against cuBLAS SGEMM and the twin).
@@ -78,6 +78,8 @@ step cuda_step_critical 120 "$bin/bench_cuda_step" critical
 head -1 "$out/cuda_step_critical.txt"
 step cuda_step_split 300 "$bin/bench_cuda_step" split
 cat "$out/cuda_step_split.txt"
+step layer_gemm 120 "$bin/bench_layer_gemm"
+cat "$out/layer_gemm.txt"
 step time_travel 300 "$bin/bench_time_travel" cuda
 cat "$out/time_travel.txt"
 step sentinel 120 "$bin/bench_sentinel" "$out/sentinel_shapes.txt"

@@ -55,21 +55,21 @@ double us_per_op(cudaStream_t s, const std::function<void()>& op) {
   return bench::median(t);
 }
 
-template <int kRows, int kCols, int kStages>
+template <int kRows, int kCols, int kDepth, int kStages>
 void launch_variant(const LayerGemm& g, cudaStream_t s) {
   using namespace layer_kernel;
-  constexpr int smem = smem_bytes<kRows, kCols, kStages>();
+  constexpr int smem = smem_bytes<kRows, kCols, kDepth, kStages>();
   auto pick = [&](auto kernel) {
     NANSCOPE_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<tiles<kRows, kCols>(g), threads<kRows, kCols>(), smem, s>>>(g);
   };
   if (g.trans_a)
-    pick(layer_kernel::layer_kernel<true, false, kRows, kCols, kStages>);
+    pick(layer_kernel::layer_kernel<true, false, kRows, kCols, kDepth, kStages>);
   else if (g.trans_b)
-    pick(layer_kernel::layer_kernel<false, true, kRows, kCols, kStages>);
+    pick(layer_kernel::layer_kernel<false, true, kRows, kCols, kDepth, kStages>);
   else
-    pick(layer_kernel::layer_kernel<false, false, kRows, kCols, kStages>);
+    pick(layer_kernel::layer_kernel<false, false, kRows, kCols, kDepth, kStages>);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -103,8 +103,8 @@ int main() {
   NANSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   fmt::print("bench layer_gemm [{}]: one launch's us in a chain of {} (median of {})\n", prop.name,
              kInGraph, kRepeats);
-  fmt::print("{:<20} {:>16} {:>14} {:>9} {:>9} {:>9}\n", "layer", "m x n x k", "cuBLAS(+bias)",
-             "32x32", "16x32", "16x16");
+  fmt::print("{:<20} {:>16} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "layer", "m x n x k",
+             "cuBLAS(+bias)", "32x32", "16x32", "16x16", "16x32/64", "16x32/128");
   for (const Shape& sh : shapes) {
     const std::size_t a_n = static_cast<std::size_t>(sh.m) * sh.k,
                       b_n = static_cast<std::size_t>(sh.k) * sh.n,
@@ -119,15 +119,17 @@ int main() {
       blas.gemm(sh.ta, sh.tb, sh.m, sh.n, sh.k, 1.f, a.get(), b.get(), 0.f, c.get());
       if (sh.bias) add_bias_rows(c.get(), bias.get(), sh.m, sh.n, s);
     });
-    const double v32x32 = us_per_op(s, [&] { launch_variant<32, 32, 3>(g, s); });
-    const double v16x32 = us_per_op(s, [&] { launch_variant<16, 32, 3>(g, s); });
-    const double v16x16 = us_per_op(s, [&] { launch_variant<16, 16, 3>(g, s); });
-    fmt::print("{:<20} {:>16} {:>14.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n", sh.name,
+    const double v32x32 = us_per_op(s, [&] { launch_variant<32, 32, 32, 3>(g, s); });
+    const double v16x32 = us_per_op(s, [&] { launch_variant<16, 32, 32, 3>(g, s); });
+    const double v16x16 = us_per_op(s, [&] { launch_variant<16, 16, 32, 3>(g, s); });
+    const double d64 = us_per_op(s, [&] { launch_variant<16, 32, 64, 3>(g, s); });
+    const double d128 = us_per_op(s, [&] { launch_variant<16, 32, 128, 2>(g, s); });
+    fmt::print("{:<20} {:>16} {:>14.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n", sh.name,
                fmt::format("{}x{}x{}{}", sh.m, sh.n, sh.k,
                            sh.ta   ? " tn"
                            : sh.tb ? " nt"
                                    : ""),
-               cublas, v32x32, v16x32, v16x16);
+               cublas, v32x32, v16x32, v16x16, d64, d128);
   }
   cudaStreamDestroy(s);
   return 0;

@@ -7,34 +7,37 @@ namespace {
 
 using namespace layer_kernel;
 
-// The tile and pipeline the step's layers run with (bench/layer_gemm.cu: the shapes measured).
-constexpr int kRows = 16, kCols = 32;
-constexpr int kStages = 3;
-constexpr int kSmem = smem_bytes<kRows, kCols, kStages>();
+// The tile and pipeline the step's layers run with (bench/layer_gemm.cu measures the shapes): a
+// 16 x 32 tile, slices of 32 inner entries for a layer that has at most 32 (the first encoder
+// layer: no padding), else of 64; three slices in flight.
+constexpr int kRows = 16, kCols = 32, kStages = 3, kShallow = 32, kDeep = 64;
+static_assert(smem_bytes<kRows, kCols, kDeep, kStages>() <= 48 * 1024,
+              "within the shared memory a launch gets without asking");
 
-template <class Kernel>
-void allow_smem(Kernel kernel) {
-  if (kSmem > 48 * 1024)
-    NANSCOPE_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+template <bool kTransA, bool kTransB, int kDepth>
+void launch_depth(const LayerGemm& g, cudaStream_t stream) {
+  layer_kernel::layer_kernel<kTransA, kTransB, kRows, kCols, kDepth, kStages>
+      <<<tiles<kRows, kCols>(g), threads<kRows, kCols>(),
+         smem_bytes<kRows, kCols, kDepth, kStages>(), stream>>>(g);
 }
 
 template <bool kTransA, bool kTransB>
 void launch(const LayerGemm& g, cudaStream_t stream) {
-  auto kernel = layer_kernel::layer_kernel<kTransA, kTransB, kRows, kCols, kStages>;
-  allow_smem(kernel);
-  kernel<<<tiles<kRows, kCols>(g), threads<kRows, kCols>(), kSmem, stream>>>(g);
+  if (g.k <= kShallow)
+    launch_depth<kTransA, kTransB, kShallow>(g, stream);
+  else
+    launch_depth<kTransA, kTransB, kDeep>(g, stream);
 }
 
 }  // namespace
 
 bool layer_gemm_fits(int m, int n, int k) {
-  // Each thread sums its outputs' terms one after the other, a multiply and an add each: past
-  // 128 inner entries cuBLAS's FMA kernels are faster than this kernel saves in launches (H100,
-  // bench/NOTES.md), and past a few thousand rows of a hundred-odd columns its larger tiles are.
-  // Below 16 columns most of a tile would be padding (the IQN head's action outputs).
-  return m > 0 && n >= 16 && k >= 16 && k <= 128 &&
-         static_cast<double>(m) * n * k <= static_cast<double>(1 << 26);
+  // Each thread sums its outputs' terms one after the other, a multiply and an add each: up to
+  // 256 inner entries and 2^24 multiply-adds (the default step's layers) this kernel is as fast as
+  // cuBLAS's FMA kernels and saves their bias launch (H100, bench/NOTES.md); past that cuBLAS's
+  // larger tiles win. Below 16 columns most of a tile would be padding (the IQN head's actions).
+  return m > 0 && n >= 16 && k >= 16 && k <= 256 &&
+         static_cast<double>(m) * n * k <= static_cast<double>(1 << 24);
 }
 
 void layer_gemm(const LayerGemm& g, cudaStream_t stream) {

@@ -1,20 +1,19 @@
-// The fused layer's kernel (layer_gemm.h), templated on its tile's rows and the depth of its
-// pipeline: layer_gemm.cu launches the chosen shape, bench/layer_gemm.cu measures the others.
+// The fused layer's kernel (layer_gemm.h), templated on its tile's rows and columns, the inner
+// entries of a slice and the slices in flight: layer_gemm.cu launches the chosen shape,
+// bench/layer_gemm.cu measures the others.
 //
 // A block computes a kRows x kCols tile of c, each thread a 2 x 2 block of it. Every output is one
 // running sum over the inner dimension in order, k = 0, 1, ..., a separate multiply and add per
 // term: the arithmetic of the CPU backend's Eigen products (which the CPU build runs without FMA),
 // so a product that overflows is Inf before it is added there and here, and the non-finite kinds
-// a layer leaves are the CPU's. The inner dimension streams through shared memory in slices of 32,
-// kStages slices of asynchronous copies in flight (a layer's inner dimension is a few slices, whose
-// load latency would otherwise be paid one by one).
+// a layer leaves are the CPU's. The inner dimension streams through shared memory in slices of
+// kDepth, kStages slices of asynchronous copies in flight (a layer's inner dimension is a few
+// slices, whose load latency would otherwise be paid one by one).
 #pragma once
 
 #include "layer_gemm.h"
 
 namespace nanscope::cuda::layer_kernel {
-
-constexpr int kDepth = 32;  // inner entries per slice
 
 template <int kRows, int kCols>
 __host__ __device__ constexpr int threads() {
@@ -22,13 +21,13 @@ __host__ __device__ constexpr int threads() {
 }
 // Shared memory of one stage: a slice of a as sa[kk][row] and of b as sb[kk][col], each row
 // padded for aligned pairs and fewer bank conflicts.
-template <int kRows, int kCols>
+template <int kRows, int kCols, int kDepth>
 __host__ __device__ constexpr int stage_floats() {
   return kDepth * (kRows + 4) + kDepth * (kCols + 4);
 }
-template <int kRows, int kCols, int kStages>
+template <int kRows, int kCols, int kDepth, int kStages>
 __host__ __device__ constexpr int smem_bytes() {
-  return kStages * stage_floats<kRows, kCols>() * static_cast<int>(sizeof(float));
+  return kStages * stage_floats<kRows, kCols, kDepth>() * static_cast<int>(sizeof(float));
 }
 
 __device__ __forceinline__ void copy_async(float* dst, const float* src, bool present) {
@@ -46,7 +45,7 @@ __device__ __forceinline__ void wait_copies() {
 }
 
 // One slice into a stage; each warp's loads follow the stored matrix's rows (coalesced).
-template <bool kTransA, bool kTransB, int kRows, int kCols>
+template <bool kTransA, bool kTransB, int kRows, int kCols, int kDepth>
 __device__ void load_slice(const LayerGemm& g, int row0, int col0, int k0, float* stage) {
   constexpr int kThreads = threads<kRows, kCols>();
   float* sa = stage;
@@ -72,17 +71,18 @@ __device__ void load_slice(const LayerGemm& g, int row0, int col0, int k0, float
 }
 
 // The block's tile (blockIdx.x: columns, blockIdx.y: rows) of layer g, when the layer has it.
-template <bool kTransA, bool kTransB, int kRows, int kCols, int kStages>
+template <bool kTransA, bool kTransB, int kRows, int kCols, int kDepth, int kStages>
 __device__ void layer_tile(const LayerGemm& g) {
   extern __shared__ __align__(16) float smem[];
   const int row0 = blockIdx.y * kRows, col0 = blockIdx.x * kCols;
   const int ty = threadIdx.x / (kCols / 2), tx = threadIdx.x % (kCols / 2);
   const int slices = (g.k + kDepth - 1) / kDepth;
-  constexpr int kStage = stage_floats<kRows, kCols>();
+  constexpr int kStage = stage_floats<kRows, kCols, kDepth>();
 
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < slices)
-      load_slice<kTransA, kTransB, kRows, kCols>(g, row0, col0, s * kDepth, smem + s * kStage);
+      load_slice<kTransA, kTransB, kRows, kCols, kDepth>(g, row0, col0, s * kDepth,
+                                                         smem + s * kStage);
     commit_copies();
   }
   float acc[2][2] = {};
@@ -91,8 +91,8 @@ __device__ void layer_tile(const LayerGemm& g) {
     __syncthreads();             // ...and every thread's; slice t - 1's stage is free again
     const int next = t + kStages - 1;
     if (next < slices)
-      load_slice<kTransA, kTransB, kRows, kCols>(g, row0, col0, next * kDepth,
-                                                 smem + (next % kStages) * kStage);
+      load_slice<kTransA, kTransB, kRows, kCols, kDepth>(g, row0, col0, next * kDepth,
+                                                         smem + (next % kStages) * kStage);
     commit_copies();
     const float* sa = smem + (t % kStages) * kStage;
     const float* sb = sa + kDepth * (kRows + 4);
@@ -128,9 +128,9 @@ __device__ void layer_tile(const LayerGemm& g) {
     }
 }
 
-template <bool kTransA, bool kTransB, int kRows, int kCols, int kStages>
+template <bool kTransA, bool kTransB, int kRows, int kCols, int kDepth, int kStages>
 __global__ void __launch_bounds__(threads<kRows, kCols>()) layer_kernel(const LayerGemm g) {
-  layer_tile<kTransA, kTransB, kRows, kCols, kStages>(g);
+  layer_tile<kTransA, kTransB, kRows, kCols, kDepth, kStages>(g);
 }
 
 template <int kRows, int kCols>

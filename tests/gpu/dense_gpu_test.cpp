@@ -190,8 +190,9 @@ TEST(DeviceDense, FusedLayerIsTheExactLayerWithinFloat32RoundingForEveryTranspos
   std::mt19937 rng(11);
   std::normal_distribution<float> nd;
   for (const LayerCase& lc :
-       {LayerCase{37, 29, 53}, LayerCase{256, 256, 128}, LayerCase{70, 51, 128},
-        LayerCase{1, 16, 16}, LayerCase{33, 65, 97}, LayerCase{8192, 16, 64}}) {
+       {LayerCase{37, 29, 53}, LayerCase{256, 256, 256}, LayerCase{256, 256, 24},
+        LayerCase{70, 51, 128}, LayerCase{1, 16, 16}, LayerCase{33, 65, 97},
+        LayerCase{8192, 16, 64}, LayerCase{40, 33, 250}}) {
     ASSERT_TRUE(cuda::layer_gemm_fits(lc.m, lc.n, lc.k));
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
@@ -323,13 +324,13 @@ TEST(DeviceDense, FusedLayerOverflowsAtTheTermTheCpuSumDoes) {
 
 // The step's layers on both backends are the same numbers: the fused layer is the CPU backend's
 // Eigen product plus bias bit for bit where Eigen's kernel sums each output in order (every
-// column when the columns are a multiple of its 4-wide panels: the first encoder layer, the
-// advantage head).
+// column when the columns are a multiple of its 4-wide panels: the encoder's layers, the
+// bottleneck and the advantage head).
 TEST(DeviceDense, FusedLayerIsTheCpuBackendsProductBitForBit) {
   std::mt19937 rng(15);
   std::normal_distribution<float> nd;
-  for (const LayerCase& lc :
-       {LayerCase{256, 256, 24}, LayerCase{256, 408, 128}, LayerCase{256, 128, 128}}) {
+  for (const LayerCase& lc : {LayerCase{256, 256, 24}, LayerCase{256, 256, 256},
+                              LayerCase{256, 128, 256}, LayerCase{256, 408, 128}}) {
     Mat<float> a(lc.m, lc.k), b(lc.k, lc.n);
     Eigen::RowVectorXf bias(lc.n);
     for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = nd(rng);
@@ -372,7 +373,7 @@ TEST(DeviceDense, LayerGivesTheSameLayerOnEitherRoute) {
   blas.layer(g);
   // The same layer in row blocks small enough for the fused kernel.
   DeviceArray<float> c_small(outs), relu_small(outs);
-  const int rows = 1024;
+  const int rows = 256;
   ASSERT_TRUE(cuda::layer_gemm_fits(rows, n, k));
   for (int r = 0; r < m; r += rows) {
     cuda::LayerGemm part = g;

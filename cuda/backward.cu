@@ -287,10 +287,11 @@ constexpr int kMainLane = 0, kCqlLane = 1, kEnsLane = 2, kValueLane = 3, kAdvLan
               kIqnLane = 6, kIqnGradLane = 7;
 }  // namespace
 
-void backward_clear(BackwardBuffers& b, cudaStream_t s) {
+void backward_clear(const Dims& d, BackwardBuffers& b, cudaStream_t s) {
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.grads.get(), 0, b.grads.size() * sizeof(float), s));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.g_main.get(), 0, b.g_main.size() * sizeof(float), s));
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
+  if (d.iqn)
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(b.iqn_dq.get(), 0, b.iqn_dq.size() * sizeof(float), s));
 }
 
 void cql_gradient(const Dims& d, const LossWeights& w, const float* logp, const float* q,

@@ -43,7 +43,7 @@ struct LossWeights {
 // Zeroes the parameter gradients, the C51 head's logit gradients and the IQN quantile gradients,
 // which the backward's kernels write in part: enqueued in the forward, beside it, so that no memset
 // stands on the backward's chain.
-void backward_clear(BackwardBuffers& b, cudaStream_t stream);
+void backward_clear(const Dims& d, BackwardBuffers& b, cudaStream_t stream);
 // Each returns after enqueueing its phase; `bw` then holds bw_d_h_s2 at the phase's check moment
 // (33 after main, 34 after aux, 35 after iqn), in the order of the lanes' stream (lane 0). `hook`
 // sees each slot right after its producer, in the CPU backend's order: main 29, 24, 25, 31, 32,

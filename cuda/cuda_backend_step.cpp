@@ -159,7 +159,7 @@ void CudaBackend::forward() {
   // The backward's gradients zeroed beside the forward (which reads none of them); the aux head's
   // lane joins before the backward.
   lanes_.wait(kAuxLane, start);
-  backward_clear(bw_, lanes_.stream(kAuxLane));
+  backward_clear(d_, bw_, lanes_.stream(kAuxLane));
   // The IQN greedy and target passes' embeddings read tau and the parameters alone: from the
   // start, each on a lane of its own, so that only what needs h2 follows the networks.
   Lanes::Mark greedy_embedded, target_embedded;

@@ -132,6 +132,7 @@ void Blas::gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float a
 }
 
 void Blas::layer(const LayerGemm& g) {
+  if (g.relu_out && !g.bias) throw InternalError("Blas::layer: a relu without a bias");
   // A product alone is one cuBLAS launch already; the fused kernel saves the epilogue's.
   const bool epilogue = g.bias || g.relu_out || g.masked_out;
   if (epilogue && layer_gemm_fits(g.m, g.n, g.k)) {
@@ -141,7 +142,6 @@ void Blas::layer(const LayerGemm& g) {
   }
   gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.f, g.a, g.b, 0.f, g.c);
   if (g.relu_out) {
-    if (!g.bias) throw InternalError("Blas::layer: a relu without a bias");
     bias_relu(g.c, g.bias, g.m, g.n, g.relu_out, stream_);
   } else if (g.bias) {
     add_bias_rows(g.c, g.bias, g.m, g.n, stream_);

@@ -30,18 +30,28 @@ __host__ __device__ constexpr int smem_bytes() {
   return kStages * stage_floats<kRows, kCols, kDepth>() * static_cast<int>(sizeof(float));
 }
 
+// Asynchronous copies from sm_80 on; before it (a build for older cards) plain loads and stores,
+// which the barrier before each slice's use makes visible just the same.
 __device__ __forceinline__ void copy_async(float* dst, const float* src, bool present) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  *dst = present ? *src : 0.f;
+#else
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   // With a source size of 0 nothing is read and the entry is zero (the tile's edge).
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
                "r"(present ? 4 : 0));
+#endif
 }
 __device__ __forceinline__ void commit_copies() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
+#endif
 }
 template <int kPending>
 __device__ __forceinline__ void wait_copies() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+#endif
 }
 
 // One slice into a stage; each warp's loads follow the stored matrix's rows (coalesced).

@@ -54,7 +54,7 @@ TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
                       static_cast<float>(l.lambda_ens)};
   cuda::BackwardBuffers b(d, cpu.params.size());
   cuda::Lanes lanes(f.blas.stream(), f.blas);  // off: one stream, the phases in order
-  cuda::backward_clear(b, f.blas.stream());
+  cuda::backward_clear(d, b, f.blas.stream());
   cuda::backward_main(lanes, d, cpu.layout, f.params.get(), st, w, b);
   auto gpu33 = b.bw.download();
   cuda::backward_aux(lanes, {}, d, cpu.layout, f.params.get(), st, w, b);

@@ -1,6 +1,6 @@
 // Dense layers on the device against the CPU reference: cuBLAS row-major GEMMs in full fp32 for
-// every transposition, NaN travelling through relu and GEMM rows, and the trunk (slots 1 and 2)
-// of the default network on the same batch and weights as the CPU backend.
+// every transposition, NaN travelling through relu and GEMM rows, the trunk (slots 1 and 2) of the
+// default network on the same batch and weights as the CPU backend, and the fused layer kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -147,13 +147,25 @@ TEST(DeviceDense, TrunkMatchesTheCpuBackendOnTheSameBatchAndWeights) {
   cuda::Blas blas;
   DeviceArray<float> pre1(static_cast<std::size_t>(d.B) * d.H), h1(pre1.size()), pre2(pre1.size()),
       h2(pre1.size());
-  blas.gemm(false, false, d.B, d.H, d.F, 1.f, sampler.batch(), at(kEncW1), 0.f,
-            pre1.get());  // obs = batch[0:B*F]
-  cuda::add_bias_rows(pre1.get(), at(kEncB1), d.B, d.H, nullptr);
-  cuda::reference::relu(pre1.get(), h1.get(), h1.size(), nullptr);
-  blas.gemm(false, false, d.B, d.H, d.H, 1.f, h1.get(), at(kEncW2), 0.f, pre2.get());
-  cuda::add_bias_rows(pre2.get(), at(kEncB2), d.B, d.H, nullptr);
-  cuda::reference::relu(pre2.get(), h2.get(), h2.size(), nullptr);
+  // As the backend runs them: Blas::layer (the fused layer kernel at these sizes).
+  cuda::LayerGemm layer1 = cuda::product(false, false, d.B, d.H, d.F, sampler.batch(), at(kEncW1),
+                                         pre1.get());  // obs = batch[0:B*F]
+  layer1.bias = at(kEncB1);
+  layer1.relu_out = h1.get();
+  blas.layer(layer1);
+  cuda::LayerGemm layer2 =
+      cuda::product(false, false, d.B, d.H, d.H, h1.get(), at(kEncW2), pre2.get());
+  layer2.bias = at(kEncB2);
+  layer2.relu_out = h2.get();
+  blas.layer(layer2);
+  // The pre-activations are the CPU's bit for bit (its Eigen products sum each output in order,
+  // as the fused kernel does).
+  auto same_bits = [](const std::vector<float>& gpu, const Mat<float>& cpu_m) {
+    return gpu.size() == static_cast<std::size_t>(cpu_m.size()) &&
+           std::memcmp(gpu.data(), cpu_m.data(), gpu.size() * sizeof(float)) == 0;
+  };
+  EXPECT_TRUE(same_bits(pre1.download(), cpu.pre1));
+  EXPECT_TRUE(same_bits(pre2.download(), cpu.pre2));
   const double e1 = rel_error(h1.download(), cpu.slots[kHS1]),
                e2 = rel_error(h2.download(), cpu.slots[kHS2]);
   RecordProperty("h_s1_rel_error", std::to_string(e1));
@@ -162,9 +174,10 @@ TEST(DeviceDense, TrunkMatchesTheCpuBackendOnTheSameBatchAndWeights) {
   EXPECT_LT(e1, 1e-6);
   EXPECT_LT(e2, 1e-6);
   // Deterministic: the same launch twice gives the same bits.
-  DeviceArray<float> again(pre1.size());
-  blas.gemm(false, false, d.B, d.H, d.H, 1.f, h1.get(), at(kEncW2), 0.f, again.get());
-  cuda::add_bias_rows(again.get(), at(kEncB2), d.B, d.H, nullptr);
+  DeviceArray<float> again(pre1.size()), again_h(pre1.size());
+  layer2.c = again.get();
+  layer2.relu_out = again_h.get();
+  blas.layer(layer2);
   EXPECT_EQ(again.download(), pre2.download());
 }
 
@@ -324,8 +337,8 @@ TEST(DeviceDense, FusedLayerOverflowsAtTheTermTheCpuSumDoes) {
 
 // The step's layers on both backends are the same numbers: the fused layer is the CPU backend's
 // Eigen product plus bias bit for bit where Eigen's kernel sums each output in order (every
-// column when the columns are a multiple of its 4-wide panels: the encoder's layers, the
-// bottleneck and the advantage head).
+// column when their count is a multiple of its 8-wide panels on this SSE2 build: the encoder's
+// layers, the bottleneck and the advantage head; not the value head's last 3 of 51 columns).
 TEST(DeviceDense, FusedLayerIsTheCpuBackendsProductBitForBit) {
   std::mt19937 rng(15);
   std::normal_distribution<float> nd;

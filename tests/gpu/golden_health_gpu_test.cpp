@@ -2,7 +2,8 @@
 // in tests/gpu/golden/ was written on an H100 by nanscope-run (first from the code before the
 // reductions moved to CUB, which matched them bit for bit; written again when the step's small
 // layers moved to the fused layer kernel, whose sums are the CPU's and not cuBLAS's: the same flags
-// at every step, bench/NOTES.md "The step's layers in one launch"), and each is run again here from
+// at every step but lr-explosion's aux_pred_nb at step 1, now the CPU's kinds; bench/NOTES.md
+// "The step's layers in one launch"), and each is run again here from
 // its recorded config and injections, graphed as it was, and compared step by step. The fused
 // check's grids follow the card's SM count, and so does the order of the health sums: the reference
 // holds for 132-SM cards (H100 SXM, H200; the same sm_90 kernels give the same bits on both). The

@@ -1,6 +1,8 @@
 // bench_layer_gemm: the step's dense layers at the default sizes, each as cuBLAS's GEMM followed by
 // its bias launch (the forward's layers) or alone (the backward's products), against the fused
-// layer kernel (cuda/layer_gemm_kernel.cuh) in three tile shapes (rows x columns, three stages).
+// layer kernel (cuda/layer_gemm_kernel.cuh) in five shapes: tiles of 32 x 32, 16 x 32 and 16 x 16
+// with slices of 32 inner entries (three in flight), and 16 x 32 with slices of 64 (three in
+// flight) and of 128 (two).
 // Each figure is one launch's time inside a graph of 20 launches in a row on one stream (so a
 // launch waits for the one before, as on the step's chain), median of 7 replays of 50 graphs.
 // Usage: bench_layer_gemm

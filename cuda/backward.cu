@@ -87,16 +87,6 @@ __global__ void add(const float* a, const float* b, float* out, size_t n) {
   if (i < n) out[i] = a[i] + b[i];
 }
 
-// out = parts[0] + parts[1] + ... + parts[count - 1], in that order (parts of n floats each).
-__global__ void sum_parts(const float* __restrict__ parts, int count, unsigned n,
-                          float* __restrict__ out) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  float acc = parts[i];
-  for (int k = 1; k < count; ++k) acc += parts[static_cast<size_t>(k) * n + i];
-  out[i] = acc;
-}
-
 // out += alpha * x
 __global__ void axpy(float alpha, const float* x, float* out, size_t n) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -347,13 +337,14 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   at_slot(hook, kDAdvLogits);
   const Lanes::Mark logits = lanes.mark();
   at_slot(hook, kEnsembleDLogits);
-  // The branch concat's terms side by side, each on the lane of its logits' gradient, first there
-  // (the critical path), then that head's parameter gradients: dz = value + advantage + lambda_ens
-  // * ensemble heads, summed in this order.
+  // The branch concat's gradient dz = value + advantage + lambda_ens * ensemble heads, summed in
+  // this order: the value and ensemble terms first on their heads' lanes (then those heads'
+  // parameter gradients), the advantage term (the largest product) on the critical path, as one
+  // launch with the sum of the terms when it fits (Blas::layer's parts); the advantage head's
+  // parameter gradients beside it.
   const size_t bz = b.dz.size();
   float* part_value = b.dz_parts.get();
-  float* part_adv = part_value + bz;
-  float* part_ens = part_adv + bz;
+  float* part_ens = part_value + 2 * bz;  // the advantage term is part 1
   lanes.wait(kValueLane, logits);
   Blas& value = lanes.blas(kValueLane);
   value.layer(product(false, true, d.B, d.Z, d.NA, b.d_value.get(), at(kValW), part_value));
@@ -362,8 +353,6 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   bias_grad(b.d_value.get(), d.B, d.NA, 1.f, gat(kValB), b.col_scratch[kValueLane], value.stream());
   lanes.wait(kAdvLane, logits);
   Blas& adv = lanes.blas(kAdvLane);
-  adv.layer(product(false, true, d.B, d.Z, d.A * d.NA, b.d_adv.get(), at(kAdvW), part_adv));
-  const Lanes::Mark adv_done = lanes.mark(kAdvLane);
   adv.layer(product(true, false, d.Z, d.A * d.NA, d.B, f.z, b.d_adv.get(), gat(kAdvW)));
   bias_grad(b.d_adv.get(), d.B, d.A * d.NA, 1.f, gat(kAdvB), b.col_scratch[kAdvLane], adv.stream());
   Lanes::Mark ens_done;
@@ -382,12 +371,13 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
   }
   Blas& blas = lanes.blas(kMainLane);
   lanes.wait(kMainLane, value_done);
-  lanes.wait(kMainLane, adv_done);
   lanes.wait(kMainLane, ens_done);
-  if (bz >= (size_t{1} << 31)) throw InternalError("backward: dz too large for the sum kernel");
-  sum_parts<<<grid(bz), 128, 0, s>>>(b.dz_parts.get(), 2 + d.E, static_cast<unsigned>(bz),
-                                     b.dz.get());
-  NANSCOPE_LAUNCH_CHECK();
+  LayerGemm concat =
+      product(false, true, d.B, d.Z, d.A * d.NA, b.d_adv.get(), at(kAdvW), b.dz.get());
+  concat.parts = b.dz_parts.get();
+  concat.part_count = 2 + d.E;
+  concat.product_part = 1;
+  blas.layer(concat);
   at_slot(hook, kBnDConcat);
   lanes.wait(kCqlLane, lanes.mark());
   {

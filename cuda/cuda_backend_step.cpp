@@ -241,14 +241,21 @@ void CudaBackend::forward() {
                        iqn_.t_work, iqn_.t_q);
     site(kIqnTargetQuantiles);
     lanes_.after(kTargetLane, kNextLane);
-    iqn_greedy_targets(d_, iqn_.g_q.get(), state_.params.get() + L_[kIqnOutB].offset,
-                       iqn_.t_q.get(), batch_.ret, batch_.done, iqn_.targets.get(),
-                       target.stream());
-    lanes_.after(kTargetLane, kIqnLane);
-    iqn_loss(d_, iqn_.q.get(), sampler_.tau(), iqn_.targets.get(), sampler_.actions(),
-             iqn_.loss.get(), target.stream());
-    produced(kIqnLoss);
-    mean_into(iqn_.loss.get(), d_.B, 1.0, scalars_.get() + kScIqn, target.stream());
+    const float* g_bias = state_.params.get() + L_[kIqnOutB].offset;
+    if (lanes_.parallel()) {  // captured: the targets, the loss and its mean in one launch
+      lanes_.after(kTargetLane, kIqnLane);
+      iqn_tail(d_, iqn_, g_bias, batch_.ret, batch_.done, sampler_.tau(), sampler_.actions(),
+               scalars_.get() + kScIqn, target.stream());
+      produced(kIqnLoss);
+    } else {
+      iqn_greedy_targets(d_, iqn_.g_q.get(), g_bias, iqn_.t_q.get(), batch_.ret, batch_.done,
+                         iqn_.targets.get(), target.stream());
+      lanes_.after(kTargetLane, kIqnLane);
+      iqn_loss(d_, iqn_.q.get(), sampler_.tau(), iqn_.targets.get(), sampler_.actions(),
+               iqn_.loss.get(), target.stream());
+      produced(kIqnLoss);  // an injection into the losses reaches their mean
+      mean_into(iqn_.loss.get(), d_.B, 1.0, scalars_.get() + kScIqn, target.stream());
+    }
     check_site(kIqnLoss);
   }
   lanes_.wait(kAuxLane, online);

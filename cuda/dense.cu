@@ -70,6 +70,16 @@ void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::
   NANSCOPE_LAUNCH_CHECK();
 }
 
+// out = parts[0] + parts[1] + ... + parts[count - 1], in that order (parts of n floats each).
+__global__ void sum_parts_kernel(const float* __restrict__ parts, int count, unsigned n,
+                                 float* __restrict__ out) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = parts[i];
+  for (int k = 1; k < count; ++k) acc += parts[static_cast<size_t>(k) * n + i];
+  out[i] = acc;
+}
+
 // y[b, r, c] += bias[b, c]: each block of rows its own bias row (the ensemble's heads).
 __global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias,
                                    unsigned rows, unsigned cols, unsigned n) {
@@ -133,21 +143,30 @@ void Blas::gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float a
 
 void Blas::layer(const LayerGemm& g) {
   if (g.relu_out && !g.bias) throw InternalError("Blas::layer: a relu without a bias");
+  const std::size_t count = static_cast<std::size_t>(g.m) * g.n;
+  if (g.parts &&
+      (g.relu_out || g.masked_out || g.product_part < 0 || g.product_part >= g.part_count))
+    throw InternalError("Blas::layer: a sum of parts that is not a layer's output");
   // A product alone is one cuBLAS launch already; the fused kernel saves the epilogue's.
-  const bool epilogue = g.bias || g.relu_out || g.masked_out;
-  if (epilogue && layer_gemm_fits(g.m, g.n, g.k)) {
+  const bool epilogue = g.bias || g.relu_out || g.masked_out || g.parts;
+  if (epilogue && layer_gemm_fits(g)) {
     tally_.add(GemmWork{2.0 * g.m * g.n * g.k, g.trans_a, g.trans_b, g.m, g.n, g.k});
     layer_gemm(g, stream_);
     return;
   }
-  gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.f, g.a, g.b, 0.f, g.c);
+  float* product = g.parts ? g.parts + static_cast<std::size_t>(g.product_part) * count : g.c;
+  gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, 1.f, g.a, g.b, 0.f, product);
   if (g.relu_out) {
-    bias_relu(g.c, g.bias, g.m, g.n, g.relu_out, stream_);
+    bias_relu(product, g.bias, g.m, g.n, g.relu_out, stream_);
   } else if (g.bias) {
-    add_bias_rows(g.c, g.bias, g.m, g.n, stream_);
+    add_bias_rows(product, g.bias, g.m, g.n, stream_);
   }
-  if (g.masked_out)
-    relu_backward(g.mask_pre, g.c, g.masked_out, static_cast<std::size_t>(g.m) * g.n, stream_);
+  if (g.masked_out) relu_backward(g.mask_pre, product, g.masked_out, count, stream_);
+  if (g.parts && count) {
+    const unsigned n = checked_count(count);
+    sum_parts_kernel<<<(n + 127) / 128, 128, 0, stream_>>>(g.parts, g.part_count, n, g.c);
+    NANSCOPE_LAUNCH_CHECK();
+  }
 }
 
 void relu_backward(const float* pre, const float* g, float* out, std::size_t count,

@@ -38,8 +38,10 @@ class Blas {
   void layer(const LayerGemm& g);
   cudaStream_t stream() const { return stream_; }
 
-  // The GEMMs enqueued since the last reset (what a captured step's graph reports).
+  // The GEMMs enqueued since the last reset (what a captured step's graph reports); `count` adds
+  // a product that a kernel of the caller's runs on this stream.
   const GemmWork& tally() const { return tally_; }
+  void count(const GemmWork& w) { tally_.add(w); }
   void reset_tally() { tally_ = {}; }
 
  private:

@@ -48,19 +48,66 @@ __global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict
   psi[t] = h2[b * H + h] * phi[t];
 }
 
-// The layer after the cosine GEMM and psi in one pass, in place (the IQN passes with no call
-// site between them and no backward): v = x + bias; phi = relu(v) (NaN passing, as bias_relu);
-// x = h2 (broadcast over the n samples of a row) * phi. The same arithmetic as bias_relu then
-// psi_kernel, bit for bit, without storing phi; 32-bit indices (the launcher checks).
-__global__ void phi_psi_kernel(float* __restrict__ x, const float* __restrict__ bias,
-                               const float* __restrict__ h2, unsigned B, unsigned n, unsigned H) {
-  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= B * n * H) return;
-  const unsigned h = t % H;
-  const unsigned b = t / (n * H);
-  const float v = x[t] + bias[h];
-  const float y = v < 0.f ? 0.f : v;
-  x[t] = h2[b * H + h] * y;
+// The greedy and target passes' layers after the cosine GEMM in one launch, psi never stored:
+// psi = h2 (broadcast over the n samples of a row) * relu(x + phi_bias) (NaN passing, as
+// bias_relu then psi_kernel), then q = psi Wq (+ q_bias): each output one running sum over the
+// hidden units in order, a rounded multiply and an add per term, as the CPU backend's product of
+// psi and Wq (layer_gemm_kernel.cuh says why that order), the bias added after it. A block's rows
+// stream through shared memory in slices of the hidden units; each thread sums two of a row's
+// outputs. 32-bit row indices (the launcher checks).
+constexpr int kQuantileRows = 64, kQuantileSlice = 64;
+static_assert(kActionTotal % 2 == 0, "quantile_out_kernel: a thread per pair of sub-actions");
+constexpr int kQuantileThreads = kQuantileRows * (kActionTotal / 2);
+__global__ void __launch_bounds__(kQuantileThreads)
+    quantile_out_kernel(const float* __restrict__ x, const float* __restrict__ phi_bias,
+                        const float* __restrict__ h2, const float* __restrict__ w,
+                        const float* __restrict__ q_bias, unsigned rows, unsigned n, unsigned H,
+                        float* __restrict__ q) {
+  constexpr int kA = kActionTotal;
+  __shared__ float psi[kQuantileRows][kQuantileSlice + 1];  // padded: a warp's rows in other banks
+  __shared__ float2 ws[kQuantileSlice][kA / 2];
+  const unsigned first = blockIdx.x * kQuantileRows;
+  const unsigned row = threadIdx.x / (kA / 2), pair = threadIdx.x % (kA / 2);
+  float2 acc = make_float2(0.f, 0.f);
+  for (unsigned h0 = 0; h0 < H; h0 += kQuantileSlice) {
+    const unsigned width = min(static_cast<unsigned>(kQuantileSlice), H - h0);
+    __syncthreads();  // the last slice is summed: its stage is free
+#pragma unroll 4
+    for (unsigned e = threadIdx.x; e < kQuantileRows * kQuantileSlice; e += kQuantileThreads) {
+      const unsigned r = e / kQuantileSlice, j = e % kQuantileSlice, gr = first + r;
+      float p = 0.f;
+      if (gr < rows && j < width) {
+        const unsigned h = h0 + j;
+        const float v = x[static_cast<size_t>(gr) * H + h] + phi_bias[h];
+        const float y = v < 0.f ? 0.f : v;
+        p = h2[static_cast<size_t>(gr / n) * H + h] * y;
+      }
+      psi[r][j] = p;
+    }
+    for (unsigned e = threadIdx.x; e < kQuantileSlice * (kA / 2); e += kQuantileThreads) {
+      const unsigned j = e / (kA / 2), c = e % (kA / 2);
+      ws[j][c] = j < width ? make_float2(w[static_cast<size_t>(h0 + j) * kA + 2 * c],
+                                         w[static_cast<size_t>(h0 + j) * kA + 2 * c + 1])
+                           : make_float2(0.f, 0.f);
+    }
+    __syncthreads();
+    for (unsigned j = 0; j < width; ++j) {
+      const float p = psi[row][j];
+      const float2 wv = ws[j][pair];
+      // Never contracted into an FMA (the intrinsics round each operation).
+      acc.x = __fadd_rn(acc.x, __fmul_rn(p, wv.x));
+      acc.y = __fadd_rn(acc.y, __fmul_rn(p, wv.y));
+    }
+  }
+  const unsigned gr = first + row;
+  if (gr >= rows) return;
+  float2 out = acc;
+  if (q_bias) {
+    out.x += q_bias[2 * pair];
+    out.y += q_bias[2 * pair + 1];
+  }
+  q[static_cast<size_t>(gr) * kA + 2 * pair] = out.x;
+  q[static_cast<size_t>(gr) * kA + 2 * pair + 1] = out.y;
 }
 
 // One warp per sample (enough lanes in flight: one thread per sample left most of the GPU idle):
@@ -179,16 +226,11 @@ __global__ void iqn_targets_kernel(Dims bd, const float* __restrict__ tq,
 // lanes' means as iqn_greedy_kernel does, then lanes write the targets. The same actions and
 // targets bit for bit.
 static_assert(kSubActions[0] <= 32 && kSubActions[1] <= 32 && kSubActions[2] <= 32,
-              "iqn_greedy_targets_kernel: a lane per sub-action of a branch");
-__global__ void iqn_greedy_targets_kernel(Dims bd, const float* __restrict__ gq,
-                                          const float* __restrict__ g_bias,
-                                          const float* __restrict__ tq,
-                                          const float* __restrict__ ret,
-                                          const float* __restrict__ done, float* __restrict__ T) {
-  const int w = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  if (w >= bd.B * bd.D) return;  // the whole warp
-  const int b = w / bd.D, br = w % bd.D;
+              "greedy_targets_warp: a lane per sub-action of a branch");
+__device__ void greedy_targets_warp(const Dims& bd, int b, int br, int lane,
+                                    const float* __restrict__ gq, const float* __restrict__ g_bias,
+                                    const float* __restrict__ tq, const float* __restrict__ ret,
+                                    const float* __restrict__ done, float* __restrict__ T) {
   float mean = 0.f;
   if (lane < bd.sub[br]) {
     const int col = bd.off[br] + lane;
@@ -220,20 +262,29 @@ __global__ void iqn_greedy_targets_kernel(Dims bd, const float* __restrict__ gq,
             : ret[b] + disc * tq[(static_cast<size_t>(b) * bd.Np + j) * bd.A + bd.off[br] + best];
 }
 
+__global__ void iqn_greedy_targets_kernel(Dims bd, const float* __restrict__ gq,
+                                          const float* __restrict__ g_bias,
+                                          const float* __restrict__ tq,
+                                          const float* __restrict__ ret,
+                                          const float* __restrict__ done, float* __restrict__ T) {
+  const int w = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  if (w >= bd.B * bd.D) return;  // the whole warp
+  greedy_targets_warp(bd, w / bd.D, w % bd.D, static_cast<int>(threadIdx.x % 32), gq, g_bias, tq,
+                      ret, done, T);
+}
+
 __device__ float huber(float d, float k) {
   const float a = fabsf(d);
   return a <= k ? 0.5f * d * d : k * (a - 0.5f * k);
 }
 
-// One block per sample: each (branch, i) term over the N' targets in a thread, then the block's
-// thread 0 adds the terms in the order branch, i, as one thread per sample did (same result, bit
-// for bit), with the work spread over B blocks instead of B threads.
-__global__ void iqn_loss_kernel(Dims bd, const float* __restrict__ q, const float* __restrict__ tau,
-                                const float* __restrict__ T,
-                                const std::int32_t* __restrict__ actions,
-                                float* __restrict__ loss) {
-  extern __shared__ double term[];  // [D * N]
-  const int b = blockIdx.x;
+// Sample b's IQN loss by one block: each (branch, i) term over the N' targets in a thread, then
+// the block's thread 0 adds the terms in the order branch, i, as one thread per sample did (same
+// result, bit for bit). `term` holds D * N doubles. Every thread returns (no early exit).
+__device__ void sample_loss_block(const Dims& bd, int b, const float* __restrict__ q,
+                                  const float* __restrict__ tau, const float* __restrict__ T,
+                                  const std::int32_t* __restrict__ actions, double* term,
+                                  float* __restrict__ loss) {
   const float kappa = static_cast<float>(bd.kappa);
   for (int t = threadIdx.x; t < bd.D * bd.N; t += blockDim.x) {
     const int br = t / bd.N, i = t % bd.N;
@@ -249,10 +300,20 @@ __global__ void iqn_loss_kernel(Dims bd, const float* __restrict__ q, const floa
     term[t] = acc / bd.Np;
   }
   __syncthreads();
-  if (threadIdx.x != 0) return;
-  double per = 0;
-  for (int t = 0; t < bd.D * bd.N; ++t) per += term[t];
-  loss[b] = static_cast<float>(per / bd.D);
+  if (threadIdx.x == 0) {
+    double per = 0;
+    for (int t = 0; t < bd.D * bd.N; ++t) per += term[t];
+    loss[b] = static_cast<float>(per / bd.D);
+  }
+}
+
+// One block per sample (the work spread over B blocks instead of B threads).
+__global__ void iqn_loss_kernel(Dims bd, const float* __restrict__ q, const float* __restrict__ tau,
+                                const float* __restrict__ T,
+                                const std::int32_t* __restrict__ actions,
+                                float* __restrict__ loss) {
+  extern __shared__ double term[];  // [D * N]
+  sample_loss_block(bd, blockIdx.x, q, tau, T, actions, term, loss);
 }
 
 __global__ void aux_loss_kernel(int B, int AO, const float* __restrict__ pred,
@@ -285,18 +346,57 @@ __global__ void ens_ce_kernel(Dims bd, int E, const float* __restrict__ ve,
   if (threadIdx.x % 32 == 0) part[t] = static_cast<float>(acc);
 }
 
-__global__ void mean_kernel(const float* __restrict__ x, int n, double scale,
-                            double* __restrict__ out) {
+// *out = scale * mean(x[0..n)) by a block of kMeanThreads: each thread's strided sum in double,
+// then a fixed tree. The loads bypass L1 (x may have been written by other blocks of the launch).
+constexpr int kMeanThreads = 256;
+__device__ void mean_block(const float* __restrict__ x, int n, double scale,
+                           double* __restrict__ out) {
   double acc = 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
-  const double sum = block_sum<256>(acc);
+  for (int i = threadIdx.x; i < n; i += kMeanThreads) acc += __ldcg(x + i);
+  const double sum = block_sum<kMeanThreads>(acc);
   if (threadIdx.x == 0) *out = scale * (sum / n);
+}
+
+__global__ void __launch_bounds__(kMeanThreads)
+    mean_kernel(const float* __restrict__ x, int n, double scale, double* __restrict__ out) {
+  mean_block(x, n, scale, out);
+}
+
+// iqn_greedy_targets_kernel, iqn_loss_kernel and mean_kernel over the losses in one launch, a
+// block per sample: its branches' targets (a warp each), its loss, and the last block to finish
+// (a fence, then an arrival count) the batch mean. The same targets, losses and mean bit for bit.
+static_assert(kBranches <= kMeanThreads / 32, "iqn_tail_kernel: a warp per branch");
+__global__ void __launch_bounds__(kMeanThreads)
+    iqn_tail_kernel(Dims bd, const float* __restrict__ gq, const float* __restrict__ g_bias,
+                    const float* __restrict__ tq, const float* __restrict__ ret,
+                    const float* __restrict__ done, const float* __restrict__ q,
+                    const float* __restrict__ tau, const std::int32_t* __restrict__ actions,
+                    float* __restrict__ T, float* __restrict__ loss, double* __restrict__ mean,
+                    unsigned* __restrict__ arrivals) {
+  extern __shared__ double term[];  // [D * N]
+  const int b = static_cast<int>(blockIdx.x);
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  if (warp < bd.D)
+    greedy_targets_warp(bd, b, warp, static_cast<int>(threadIdx.x % 32), gq, g_bias, tq, ret, done,
+                        T);
+  __syncthreads();  // the sample's targets, written by this block, are visible to all of it
+  sample_loss_block(bd, b, q, tau, T, actions, term, loss);
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    __threadfence();  // the sample's loss is visible before its arrival is counted
+    last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  mean_block(loss, bd.B, 1.0, mean);
+  if (threadIdx.x == 0) *arrivals = 0u;  // ready for the next launch
 }
 
 }  // namespace
 
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream) {
-  mean_kernel<<<1, 256, 0, stream>>>(x, n, scale, out);
+  mean_kernel<<<1, kMeanThreads, 0, stream>>>(x, n, scale, out);
   NANSCOPE_LAUNCH_CHECK();
 }
 
@@ -331,7 +431,9 @@ IqnBuffers::IqnBuffers(const Dims& d)
       t_q(static_cast<size_t>(d.B) * d.Np * d.A),
       astar(static_cast<size_t>(d.B) * d.D),
       targets(static_cast<size_t>(d.B) * d.D * d.Np),
-      loss(d.B) {}
+      loss(d.B) {
+  NANSCOPE_CUDA_CHECK(cudaMemset(arrivals.get(), 0, sizeof(unsigned)));
+}
 
 void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
                    const float* tau, int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
@@ -383,16 +485,22 @@ void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const f
 }
 
 void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
-                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q,
-                        bool add_bias) {
-  cudaStream_t s = blas.stream();
-  const int rows = d.B * n;
-  phi_psi_kernel<<<grid(static_cast<std::size_t>(rows) * d.H, 256), 256, 0, s>>>(
-      work.get(), p + L[kIqnPhiB].offset, h2, static_cast<unsigned>(d.B), static_cast<unsigned>(n),
-      static_cast<unsigned>(d.H));
+                        const float* h2, int n, const DeviceArray<float>& work,
+                        DeviceArray<float>& q, bool add_bias) {
+  const std::size_t rows = static_cast<std::size_t>(d.B) * n;
+  if (d.A != kActionTotal)
+    throw InternalError("iqn_pass_quantiles: the kernel is built for the trainer's sub-actions");
+  if (rows >= (std::size_t{1} << 31))
+    throw InternalError("iqn_pass_quantiles: more IQN samples than the kernel indexes");
+  if (!rows) return;
+  blas.count(GemmWork{2.0 * static_cast<double>(rows) * d.A * d.H, false, false,
+                      static_cast<int>(rows), d.A, d.H});
+  const auto blocks = static_cast<unsigned>((rows + kQuantileRows - 1) / kQuantileRows);
+  quantile_out_kernel<<<blocks, kQuantileThreads, 0, blas.stream()>>>(
+      work.get(), p + L[kIqnPhiB].offset, h2, p + L[kIqnOutW].offset,
+      add_bias ? p + L[kIqnOutB].offset : nullptr, static_cast<unsigned>(rows),
+      static_cast<unsigned>(n), static_cast<unsigned>(d.H), q.get());
   NANSCOPE_LAUNCH_CHECK();
-  blas.layer(output_layer(d, L, p, rows, work.get(), add_bias ? p + L[kIqnOutB].offset : nullptr,
-                          q.get()));
 }
 
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, const float* h2,
@@ -441,6 +549,15 @@ void iqn_greedy_targets(const Dims& d, const float* g_q, const float* g_bias, co
                         const float* ret, const float* done, float* T, cudaStream_t stream) {
   const std::size_t threads = static_cast<std::size_t>(d.B) * d.D * 32;
   iqn_greedy_targets_kernel<<<grid(threads), 128, 0, stream>>>(d, g_q, g_bias, t_q, ret, done, T);
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+void iqn_tail(const Dims& d, IqnBuffers& iqn, const float* g_bias, const float* ret,
+              const float* done, const float* tau, const std::int32_t* actions, double* mean,
+              cudaStream_t stream) {
+  iqn_tail_kernel<<<d.B, kMeanThreads, sizeof(double) * d.D * d.N, stream>>>(
+      d, iqn.g_q.get(), g_bias, iqn.t_q.get(), ret, done, iqn.q.get(), tau, actions,
+      iqn.targets.get(), iqn.loss.get(), mean, iqn.arrivals.get());
   NANSCOPE_LAUNCH_CHECK();
 }
 

@@ -36,6 +36,7 @@ struct IqnBuffers {
   DeviceArray<std::int32_t> astar;               // [B, D]
   DeviceArray<float> targets;                    // T [B, D*N']
   DeviceArray<float> loss;                       // [B] (slot 16)
+  DeviceArray<unsigned> arrivals{1};             // iqn_tail's samples done (zero between launches)
 };
 
 // The IQN head's two layers, with phi's call site between them: the cosine embedding of `rows`
@@ -50,23 +51,24 @@ void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const f
                         DeviceArray<float>& psi, DeviceArray<float>& q);
 // Both layers at once (the target and greedy passes, which have no call site between them and
 // no backward): the IQN head for `n` samples per row of h2, cos -> phi = relu(cos Wphi + b) ->
-// psi = h2 * phi -> q = psi Wq + bq, with phi's bias, relu and psi in one kernel that turns the
-// cosine GEMM's output in `work` [B*n, H] into psi in place: phi is never stored (at batch 4,096
-// and hidden 2,048 that is two fewer 1 GB passes per call). psi and q bit for bit the two layers
-// apart (tests/gpu/forward_gpu_test.cpp).
+// psi = h2 * phi -> q = psi Wq + bq, with phi's bias, relu, psi and the output layer in one kernel
+// after the cosine GEMM (left in `work` [B*n, H]): neither phi nor psi is stored (at batch 4,096
+// and hidden 2,048 a 1 GB buffer each). psi is made as the two layers apart make it, bit for bit,
+// and q sums it in order with a rounded multiply and an add per term, the CPU backend's product
+// (tests/gpu/forward_gpu_test.cpp).
 void iqn_pass(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
               const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work,
               DeviceArray<float>& q);
 // The pass in its two parts: what reads tau and the parameters alone (the cosine features and
 // the cosine GEMM into `work`), which the step runs from its start beside the networks, and what
-// needs h2 (phi's bias, relu and psi in place, the output GEMM and its bias into q).
+// needs h2 (phi's bias and relu, psi, the output layer and its bias into q, in one launch). Without
+// `add_bias`, q is left without the output bias (the greedy pass, whose bias iqn_greedy_targets
+// adds).
 void iqn_pass_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
                         const float* tau, int n, DeviceArray<float>& cos, DeviceArray<float>& work);
-// Without `add_bias`, q is left without the output bias (the greedy pass, whose bias
-// iqn_greedy_targets adds).
 void iqn_pass_quantiles(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
-                        const float* h2, int n, DeviceArray<float>& work, DeviceArray<float>& q,
-                        bool add_bias = true);
+                        const float* h2, int n, const DeviceArray<float>& work,
+                        DeviceArray<float>& q, bool add_bias = true);
 
 // *out = scale * mean(x[0..n)) in a fixed order, left on the device.
 void mean_into(const float* x, int n, double scale, double* out, cudaStream_t stream);
@@ -93,6 +95,12 @@ void iqn_greedy_targets(const Dims& d, const float* g_q, const float* g_bias, co
                         const float* ret, const float* done, float* T, cudaStream_t stream);
 void iqn_loss(const Dims& d, const float* q, const float* tau, const float* targets,
               const std::int32_t* actions, float* loss, cudaStream_t stream);
+// iqn_greedy_targets (iqn.g_q, iqn.t_q -> iqn.targets), iqn_loss (iqn.q -> iqn.loss) and
+// mean_into(iqn.loss, B, 1, mean) in one launch (the captured step, which has no call site
+// between them): the same targets, losses and mean bit for bit.
+void iqn_tail(const Dims& d, IqnBuffers& iqn, const float* g_bias, const float* ret,
+              const float* done, const float* tau, const std::int32_t* actions, double* mean,
+              cudaStream_t stream);
 void aux_head(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, const float* h2,
               float* pre, float* h, float* pred);
 void aux_loss(const Dims& d, const float* pred, const float* next_bar, float* loss,

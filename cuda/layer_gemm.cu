@@ -31,17 +31,20 @@ void launch(const LayerGemm& g, cudaStream_t stream) {
 
 }  // namespace
 
-bool layer_gemm_fits(int m, int n, int k) {
+bool layer_gemm_fits(const LayerGemm& g) {
   // Each thread sums its outputs' terms one after the other, a multiply and an add each: up to
   // 256 inner entries and 2^24 multiply-adds (the default step's layers) this kernel is as fast as
   // cuBLAS's FMA kernels and saves their bias launch (H100, bench/NOTES.md); past that cuBLAS's
-  // larger tiles win. Below 16 columns most of a tile would be padding (the IQN head's actions).
-  return m > 0 && n >= 16 && k >= 16 && k <= 256 &&
-         static_cast<double>(m) * n * k <= static_cast<double>(1 << 24);
+  // larger tiles win. A sum of parts saves more (cuBLAS's split-K pair and the sum's launch, the
+  // advantage head's input gradient): up to 512 inner entries. Below 16 columns most of a tile
+  // would be padding (the IQN head's actions).
+  const int deepest = g.parts ? 512 : 256;
+  return g.m > 0 && g.n >= 16 && g.k >= 16 && g.k <= deepest &&
+         static_cast<double>(g.m) * g.n * g.k <= static_cast<double>(1 << 24);
 }
 
 void layer_gemm(const LayerGemm& g, cudaStream_t stream) {
-  if (!layer_gemm_fits(g.m, g.n, g.k)) throw InternalError("layer_gemm: a layer past its sizes");
+  if (!layer_gemm_fits(g)) throw InternalError("layer_gemm: a layer past its sizes");
   if (g.trans_a && g.trans_b)
     launch<true, true>(g, stream);
   else if (g.trans_a)

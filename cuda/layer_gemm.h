@@ -14,7 +14,10 @@ namespace nanscope::cuda {
 // flag is set); with `relu_out`, also relu_out = c < 0 ? 0 : c (NaN passes), the arithmetic of
 // bias_relu; with `masked_out`, the gradient through a relu whose input was mask_pre: masked_out =
 // mask_pre <= 0 ? 0 : c (a NaN input passes the gradient), the arithmetic of relu_backward. A null
-// bias adds nothing.
+// bias adds nothing. With `parts`, c is instead a sum of `part_count` terms of m x n each, stored
+// one after the other in `parts`, added in order (the arithmetic of a sum_parts launch); term
+// `product_part` is this product (with its bias), which the fused kernel never stores (the cuBLAS
+// route writes it there first).
 struct LayerGemm {
   bool trans_a = false, trans_b = false;
   int m = 0, n = 0, k = 0;
@@ -25,6 +28,8 @@ struct LayerGemm {
   float* relu_out = nullptr;
   const float* mask_pre = nullptr;
   float* masked_out = nullptr;
+  float* parts = nullptr;
+  int part_count = 0, product_part = 0;
 };
 
 // The product alone, c = op(a) op(b) (the epilogue's fields are set after).
@@ -42,8 +47,8 @@ inline LayerGemm product(bool trans_a, bool trans_b, int m, int n, int k, const 
   return g;
 }
 
-// Whether the layer is small enough for the fused kernel to beat cuBLAS and a bias launch.
-bool layer_gemm_fits(int m, int n, int k);
+// Whether the layer is small enough for the fused kernel to beat cuBLAS and its epilogue's launch.
+bool layer_gemm_fits(const LayerGemm& g);
 void layer_gemm(const LayerGemm& g, cudaStream_t stream);
 
 }  // namespace nanscope::cuda

@@ -187,6 +187,10 @@ struct LayerCase {
   int m, n, k;
 };
 
+bool fits(int m, int n, int k) {
+  return cuda::layer_gemm_fits(cuda::product(false, false, m, n, k, nullptr, nullptr, nullptr));
+}
+
 // op(X) of a row-major matrix stored [rows, cols] (or [cols, rows] transposed), entry (i, j).
 float op_at(const std::vector<float>& x, bool trans, int rows, int cols, int i, int j) {
   return trans ? x[static_cast<std::size_t>(j) * rows + i]
@@ -206,7 +210,7 @@ TEST(DeviceDense, FusedLayerIsTheExactLayerWithinFloat32RoundingForEveryTranspos
        {LayerCase{37, 29, 53}, LayerCase{256, 256, 256}, LayerCase{256, 256, 24},
         LayerCase{70, 51, 128}, LayerCase{1, 16, 16}, LayerCase{33, 65, 97},
         LayerCase{8192, 16, 64}, LayerCase{40, 33, 250}}) {
-    ASSERT_TRUE(cuda::layer_gemm_fits(lc.m, lc.n, lc.k));
+    ASSERT_TRUE(fits(lc.m, lc.n, lc.k));
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         std::vector<float> a(static_cast<std::size_t>(lc.m) * lc.k),
@@ -371,7 +375,7 @@ TEST(DeviceDense, LayerGivesTheSameLayerOnEitherRoute) {
   std::mt19937 rng(13);
   std::normal_distribution<float> nd;
   const int m = 4096, n = 256, k = 128;
-  ASSERT_FALSE(cuda::layer_gemm_fits(m, n, k));  // cuBLAS in Blas::layer
+  ASSERT_FALSE(fits(m, n, k));  // cuBLAS in Blas::layer
   std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n),
       bias(n);
   for (auto* v : {&a, &b, &bias})
@@ -387,7 +391,7 @@ TEST(DeviceDense, LayerGivesTheSameLayerOnEitherRoute) {
   // The same layer in row blocks small enough for the fused kernel.
   DeviceArray<float> c_small(outs), relu_small(outs);
   const int rows = 256;
-  ASSERT_TRUE(cuda::layer_gemm_fits(rows, n, k));
+  ASSERT_TRUE(fits(rows, n, k));
   for (int r = 0; r < m; r += rows) {
     cuda::LayerGemm part = g;
     part.m = rows;
@@ -398,4 +402,73 @@ TEST(DeviceDense, LayerGivesTheSameLayerOnEitherRoute) {
   }
   EXPECT_LT(rel_error(c_small.download(), c.download()), 1e-6);
   EXPECT_LT(rel_error(relu_small.download(), relu.download()), 1e-6);
+}
+
+// A layer whose output is a sum of parts (the branch concat's gradient: value + advantage + the
+// ensemble heads' terms, the advantage product computed here): the fused launch is, bit for bit,
+// the host's in-order product (a rounded multiply, then an add) summed with the other parts in
+// order, non-finite parts included; the cuBLAS route (a larger batch) writes the product into its
+// part and gives the same sums within float32 rounding.
+TEST(DeviceDense, ASumOfPartsIsTheProductAddedInItsPlace) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> nd;
+  const int n = 128, k = 408, parts = 6, product_part = 1;
+  for (int m : {256, 4096}) {
+    std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(n) * k);
+    const std::size_t outs = static_cast<std::size_t>(m) * n;
+    std::vector<float> p(outs * parts);
+    for (auto* v : {&a, &b, &p})
+      for (float& x : *v) x = nd(rng);
+    p[3] = std::numeric_limits<float>::quiet_NaN();                                    // part 0
+    p[2 * outs + 5] = std::numeric_limits<float>::infinity();                          // part 2
+    a[static_cast<std::size_t>(7) * k + 9] = std::numeric_limits<float>::quiet_NaN();  // row 7
+    auto da = to_device(a), db = to_device(b), dp = to_device(p);
+    DeviceArray<float> c(outs);
+    // c = a b^T (the advantage gradient's transposes) in part 1's place.
+    cuda::LayerGemm g = cuda::product(false, true, m, n, k, da.get(), db.get(), c.get());
+    g.parts = dp.get();
+    g.part_count = parts;
+    g.product_part = product_part;
+    const bool fused = m == 256;
+    EXPECT_EQ(cuda::layer_gemm_fits(g), fused) << m;
+    cuda::LayerGemm plain = g;
+    plain.parts = nullptr;
+    EXPECT_FALSE(cuda::layer_gemm_fits(plain));  // 408 inner entries: only as a sum of parts
+    cuda::Blas blas;
+    blas.layer(g);
+    const auto got = c.download();
+    std::vector<float> want(outs);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        float prod = 0.f;
+        for (int q = 0; q < k; ++q) {
+          const volatile float term =
+              a[static_cast<std::size_t>(i) * k + q] * b[static_cast<std::size_t>(j) * k + q];
+          prod = prod + term;
+        }
+        const std::size_t at = static_cast<std::size_t>(i) * n + j;
+        float sum = p[at];
+        for (int x = 1; x < parts; ++x) sum += x == product_part ? prod : p[x * outs + at];
+        want[at] = sum;
+      }
+    EXPECT_TRUE(std::isnan(got[3]));  // part 0's NaN
+    EXPECT_TRUE(std::isinf(got[5]));  // part 2's Inf
+    EXPECT_TRUE(std::isnan(got[static_cast<std::size_t>(7) * n]));
+    if (fused) {
+      for (std::size_t i = 0; i < outs; ++i)
+        ASSERT_TRUE((std::isnan(got[i]) && std::isnan(want[i])) ||
+                    std::memcmp(&got[i], &want[i], sizeof(float)) == 0)
+            << i << ": " << got[i] << " vs " << want[i];
+    } else {
+      std::vector<float> finite_got, finite_want;
+      for (std::size_t i = 0; i < outs; ++i) {
+        ASSERT_EQ(std::isfinite(got[i]), std::isfinite(want[i])) << i;
+        if (std::isfinite(got[i])) {
+          finite_got.push_back(got[i]);
+          finite_want.push_back(want[i]);
+        }
+      }
+      EXPECT_LT(rel_error(finite_got, finite_want), 1e-5);
+    }
+  }
 }

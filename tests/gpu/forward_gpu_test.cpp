@@ -57,14 +57,54 @@ TEST(DeviceForward, LossesIqnAuxEnsembleAndTotalMatchTheCpuBackend) {
     EXPECT_NEAR(g, c, 1e-5 * std::max(1.0, std::abs(c)));
 }
 
-TEST(DeviceForward, TheFusedIqnPassGivesTheTwoLayersApartBitForBit) {
-  // iqn_pass makes phi's bias, relu and psi in one kernel, in place over the cosine GEMM's
-  // output; the online pass runs the two layers apart (phi's call site is between them). Same
-  // inputs, the same psi and q bit for bit, at every sample count.
+namespace {
+// q = psi Wq + bq on the host, each output one running sum over the hidden units in order with a
+// rounded multiply and an add per term: the CPU backend's product (its Eigen build has no FMA).
+std::vector<float> host_quantile_layer(const std::vector<float>& psi, const std::vector<float>& w,
+                                       const std::vector<float>& bias, std::size_t rows, int H,
+                                       int A) {
+  std::vector<float> q(rows * static_cast<std::size_t>(A));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (int a = 0; a < A; ++a) {
+      volatile float acc = 0.f;  // each product and sum rounded to float, in order
+      for (int h = 0; h < H; ++h) {
+        const volatile float term = psi[r * H + h] * w[static_cast<std::size_t>(h) * A + a];
+        acc = acc + term;
+      }
+      q[r * A + a] = acc + bias[static_cast<std::size_t>(a)];
+    }
+  return q;
+}
+
+// Equal bits, or NaN on both sides (a NaN's payload is not the CPU's business).
+testing::AssertionResult same_values(const std::vector<float>& got,
+                                     const std::vector<float>& want) {
+  if (got.size() != want.size()) return testing::AssertionFailure() << "sizes differ";
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const bool both_nan = std::isnan(got[i]) && std::isnan(want[i]);
+    if (!both_nan && std::memcmp(&got[i], &want[i], sizeof(float)) != 0)
+      return testing::AssertionFailure() << "index " << i << ": " << got[i] << " vs " << want[i];
+  }
+  return testing::AssertionSuccess();
+}
+}  // namespace
+
+TEST(DeviceForward, TheFusedIqnPassIsTheLayersApartWithTheCpuBackendsProduct) {
+  // iqn_pass makes phi's bias, relu, psi and the output layer in one kernel after the cosine
+  // GEMM, storing neither phi nor psi; the online pass runs the layers apart (phi's call site is
+  // between them). Same inputs: the pass's q is the host's in-order product of the psi that the
+  // layers apart make, plus the bias, bit for bit, at every sample count; then again with a NaN
+  // in h2, an Inf in the embedding's weights and a NaN in the output layer's weights, which must
+  // leave the same non-finite values in the same places.
   test::GpuFixture f;
   const auto& L = f.cpu.layout;
   const Dims& d = f.d;
-  for (int n : {d.N, d.K, 3}) {
+  auto download_head = [](const DeviceArray<float>& a, std::size_t count) {
+    auto v = a.download();
+    v.resize(count);
+    return v;
+  };
+  auto compare = [&](int n) -> int {  // the non-finite outputs seen
     cuda::IqnBuffers fused(d), apart(d);
     cuda::iqn_pass(f.blas, d, L, f.params.get(), f.online.h2.get(), f.sampler.tau(), n, fused.cos,
                    fused.psi, fused.q);
@@ -72,22 +112,33 @@ TEST(DeviceForward, TheFusedIqnPassGivesTheTwoLayersApartBitForBit) {
                         apart.phi_pre, apart.phi);
     cuda::iqn_quantile_layer(f.blas, d, L, f.params.get(), f.online.h2.get(), n, apart.phi,
                              apart.psi, apart.q);
-    const std::size_t rows_h = static_cast<std::size_t>(d.B) * n * d.H;
-    auto head = [](const DeviceArray<float>& a, std::size_t count) {
-      auto v = a.download();
-      v.resize(count);
-      return v;
-    };
-    EXPECT_TRUE(head(fused.psi, rows_h) == head(apart.psi, rows_h)) << n;
-    const std::size_t rows_a = static_cast<std::size_t>(d.B) * n * d.A;
-    EXPECT_TRUE(head(fused.q, rows_a) == head(apart.q, rows_a)) << n;
-    // Not a comparison of two zeros: psi has non-zero and zero (relu'd) values.
-    const auto psi = head(fused.psi, rows_h);
+    const std::size_t rows = static_cast<std::size_t>(d.B) * n;
+    const auto psi = download_head(apart.psi, rows * d.H);
+    const auto params = f.params.download();
+    const std::vector<float> w(params.begin() + static_cast<long>(L[kIqnOutW].offset),
+                               params.begin() + static_cast<long>(L[kIqnOutW].offset) + d.H * d.A);
+    const std::vector<float> b(params.begin() + static_cast<long>(L[kIqnOutB].offset),
+                               params.begin() + static_cast<long>(L[kIqnOutB].offset) + d.A);
+    const auto q = download_head(fused.q, rows * d.A);
+    EXPECT_TRUE(same_values(q, host_quantile_layer(psi, w, b, rows, d.H, d.A))) << n;
+    // Not a comparison of zeros: psi has non-zero and zero (relu'd) values.
     EXPECT_GT(std::count(psi.begin(), psi.end(), 0.f), 0);
     EXPECT_GT(*std::max_element(psi.begin(), psi.end()), 0.f);
-    const auto phi = head(apart.phi, rows_h);
-    EXPECT_GT(std::count(phi.begin(), phi.end(), 0.f), 0);
-  }
+    return static_cast<int>(
+        std::count_if(q.begin(), q.end(), [](float v) { return !std::isfinite(v); }));
+  };
+  for (int n : {d.N, d.K, 3}) EXPECT_EQ(compare(n), 0) << n;
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> h2 = f.online.h2.download();
+  h2[static_cast<std::size_t>(5) * d.H + 7] = nan;  // sample 5: every quantile row of it
+  f.online.h2.upload(h2);
+  std::vector<float> params = f.params.download();
+  params[L[kIqnPhiW].offset + static_cast<std::size_t>(2) * d.H + 11] = inf;  // cos 2 -> unit 11
+  params[L[kIqnOutW].offset + static_cast<std::size_t>(13) * d.A + 4] = nan;  // unit 13 -> q 4
+  f.params.upload(params);
+  EXPECT_GT(compare(d.N), 0);
 }
 
 TEST(DeviceForward, GreedyActionsAndTargetsInOneLaunchAreTheTwoLaunchesBitForBit) {
@@ -104,7 +155,7 @@ TEST(DeviceForward, GreedyActionsAndTargetsInOneLaunchAreTheTwoLaunchesBitForBit
   g_q[(static_cast<std::size_t>(7) * d.K + 3) * d.A + 0] = std::numeric_limits<float>::quiet_NaN();
   DeviceArray<float> biased(g_q.size()), unbiased(g_q.size());
   biased.upload(g_q);
-  cuda::IqnBuffers fresh(d);  // the fixture's g_work holds psi now: the embedding again
+  cuda::IqnBuffers fresh(d);
   cuda::iqn_pass_embedding(f.blas, d, L, f.params.get(), f.sampler.tau_greedy(), d.K, fresh.g_cos,
                            fresh.g_work);
   cuda::iqn_pass_quantiles(f.blas, d, L, f.params.get(), f.online_next.h2.get(), d.K, fresh.g_work,
@@ -128,4 +179,55 @@ TEST(DeviceForward, GreedyActionsAndTargetsInOneLaunchAreTheTwoLaunchesBitForBit
   EXPECT_EQ(astar.download()[static_cast<std::size_t>(7) * d.D], -1);
   EXPECT_TRUE(std::isnan(t_two[static_cast<std::size_t>(7) * d.D * d.Np]));
   EXPECT_FALSE(std::isnan(t_two[0]));
+}
+
+TEST(DeviceForward, TheIqnTailInOneLaunchIsTheThreeLaunchesBitForBit) {
+  // The captured step's iqn_tail (targets, per-sample loss and batch mean in one launch, the last
+  // block folding the mean) against iqn_greedy_targets, iqn_loss and mean_into: the same targets,
+  // losses and mean bit for bit, launched twice (the arrival count is ready again), then with a
+  // NaN in one sample's greedy quantiles and another's online quantiles.
+  test::GpuFixture f;
+  const Dims& d = f.d;
+  auto fw = f.run_forward();
+  cuda::IqnBuffers& iqn = fw->iqn;
+  const std::size_t n_t = static_cast<std::size_t>(d.B) * d.D * d.Np;
+  auto check = [&](const char* what) {
+    DeviceArray<float> targets(n_t), loss(static_cast<std::size_t>(d.B));
+    DeviceArray<double> means(3);
+    cuda::iqn_greedy_targets(d, iqn.g_q.get(), nullptr, iqn.t_q.get(), f.ret, f.done, targets.get(),
+                             nullptr);
+    cuda::iqn_loss(d, iqn.q.get(), f.sampler.tau(), targets.get(), f.sampler.actions(), loss.get(),
+                   nullptr);
+    cuda::mean_into(loss.get(), d.B, 1.0, means.get(), nullptr);
+    cuda::iqn_tail(d, iqn, nullptr, f.ret, f.done, f.sampler.tau(), f.sampler.actions(),
+                   means.get() + 1, nullptr);
+    cuda::iqn_tail(d, iqn, nullptr, f.ret, f.done, f.sampler.tau(), f.sampler.actions(),
+                   means.get() + 2, nullptr);
+    EXPECT_TRUE(same_values(iqn.targets.download(), targets.download())) << what;
+    const auto l1 = loss.download(), l2 = iqn.loss.download();
+    EXPECT_TRUE(same_values(l2, l1)) << what;
+    const auto m = means.download();
+    for (int k = 1; k < 3; ++k)
+      EXPECT_TRUE((std::isnan(m[0]) && std::isnan(m[k])) ||
+                  std::memcmp(&m[0], &m[k], sizeof(double)) == 0)
+          << what << ": " << m[0] << " vs " << m[k];
+    return std::make_pair(l1, m[0]);
+  };
+  const double clean_mean = check("clean").second;
+  EXPECT_TRUE(std::isfinite(clean_mean));
+  EXPECT_GT(clean_mean, 0.0);
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> g_q = iqn.g_q.download();
+  g_q[(static_cast<std::size_t>(7) * d.K + 3) * d.A + 0] = nan;  // sample 7, branch 0's greedy
+  iqn.g_q.upload(g_q);
+  std::vector<float> q = iqn.q.download();
+  const std::size_t at9 = static_cast<std::size_t>(9) * d.N * d.A;
+  std::fill(q.begin() + static_cast<long>(at9), q.begin() + static_cast<long>(at9) + d.A, nan);
+  iqn.q.upload(q);
+  const auto [nan_loss, nan_mean] = check("with NaN");
+  EXPECT_TRUE(std::isnan(nan_loss[7]));
+  EXPECT_TRUE(std::isnan(nan_loss[9]));
+  EXPECT_FALSE(std::isnan(nan_loss[8]));
+  EXPECT_TRUE(std::isnan(nan_mean));
 }

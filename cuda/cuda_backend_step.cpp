@@ -290,7 +290,10 @@ void CudaBackend::optimizer() {
     opt_.advance_t(state_.t.get(), counts, checks_.optimizer_shadow(), lanes_.stream(kNextLane));
   }
   lanes_.join_all_but(kCheckLane);  // every parameter gradient, from whichever lane made it
-  opt_.grad_norms(bw_.grads.get(), norms_.get());
+  // Captured without the guard, the norms and the update are one launch where the device allows
+  // (DeviceOptimizer::norms_and_adam_step), enqueued below: no launch stands between them then.
+  const bool one_launch = t_beside;
+  if (!one_launch) opt_.grad_norms(bw_.grads.get(), norms_.get());
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.
   site(kGradNorm);
@@ -315,9 +318,16 @@ void CudaBackend::optimizer() {
     guard.status = checks_.status_word();
     if (!norm_check.empty()) guard.norms = norms_.get();
   }
-  opt_.adam_step(bw_.grads.get(), state_.params.get(), state_.adam.get(), norms_.get(),
-                 state_.t.get(), guard, checks_.optimizer_shadow(), checks, ratio_.delta.get(),
-                 t_beside);
+  const bool merged =
+      one_launch && opt_.norms_and_adam_step(bw_.grads.get(), norms_.get(), state_.params.get(),
+                                             state_.adam.get(), guard, checks_.optimizer_shadow(),
+                                             checks, ratio_.delta.get());
+  if (!merged) {
+    if (one_launch) opt_.grad_norms(bw_.grads.get(), norms_.get());
+    opt_.adam_step(bw_.grads.get(), state_.params.get(), state_.adam.get(), norms_.get(),
+                   state_.t.get(), guard, checks_.optimizer_shadow(), checks, ratio_.delta.get(),
+                   t_beside);
+  }
   checks_.put_back_first(norm_check);
   StepHealthIn health{checks_.health(), checks_.step_health()};
   if (ratio_.delta.get()) {

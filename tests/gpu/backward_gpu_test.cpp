@@ -2,7 +2,9 @@
 // trunk gradient bw_d_h_s2 at its three moments (33, 34, 35) and every parameter gradient.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
+#include <memory>
 
 #include "gpu_fixture.h"
 #include "optimizer.h"
@@ -143,4 +145,75 @@ TEST(DeviceOptimizer, NormsClipAndAdamMatchTheCpuBackend) {
                 cuda::AdamGuard{status.get(), norms.get()});
   EXPECT_EQ(t.download()[0], 5);
   EXPECT_FALSE(params.download() == cpu.params);
+}
+
+TEST(DeviceOptimizer, NormsAndAdamInOneLaunchAreTheTwoLaunchesBitForBit) {
+  // The captured step's norms_and_adam_step (one cooperative launch: every block folds the chunk
+  // sums itself) against grad_norms then adam_step: the same norms, clipped gradients, moments,
+  // parameters and update deltas bit for bit, with a clip that bites, then with a NaN gradient
+  // (a NaN norm: every parameter NaN on both routes). The guard reads the norms between the two
+  // launches, so with it the one launch is refused and nothing is enqueued.
+  test::GpuFixture f;
+  CpuModel<float>& cpu = f.cpu;
+  cpu.backward_main();
+  cpu.backward_aux();
+  cpu.backward_iqn();
+  cpu.backward_encoder();
+  OptimConfig o = f.c.optim;
+  o.max_grad_norm = 0.05;
+  cuda::DeviceOptimizer opt(cpu.layout, o);
+  const std::size_t n = cpu.params.size();
+  struct Route {
+    cuda::DeviceArray<float> grads, params, adam, norms, delta;
+    cuda::DeviceArray<std::int64_t> t;
+    explicit Route(std::size_t count)
+        : grads(count), params(count), adam(2 * count), norms(8), delta(count), t(1) {}
+  };
+  auto run = [&](const std::vector<float>& grads, bool one_launch) {
+    auto r = std::make_unique<Route>(n);
+    r->grads.upload(grads);
+    r->params.upload(cpu.params);
+    r->adam.upload(cpu.adam);
+    r->t.upload({4});
+    opt.advance_t(r->t.get(), {}, {}, nullptr);
+    if (one_launch) {
+      EXPECT_TRUE(opt.norms_and_adam_step(r->grads.get(), r->norms.get(), r->params.get(),
+                                          r->adam.get(), {}, {}, {}, r->delta.get()));
+    } else {
+      opt.grad_norms(r->grads.get(), r->norms.get());
+      opt.adam_step(r->grads.get(), r->params.get(), r->adam.get(), r->norms.get(), r->t.get(), {},
+                    {}, {}, r->delta.get(), true);
+    }
+    return r;
+  };
+  auto same_bits = [](const cuda::DeviceArray<float>& a, const cuda::DeviceArray<float>& b) {
+    const auto x = a.download(), y = b.download();
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  };
+  std::vector<float> bad = cpu.grads;
+  bad[cpu.layout[kValB].offset] = std::numeric_limits<float>::quiet_NaN();
+  for (const auto* grads : {&cpu.grads, &bad}) {
+    const auto two = run(*grads, false), one = run(*grads, true);
+    EXPECT_TRUE(same_bits(one->norms, two->norms));
+    EXPECT_TRUE(same_bits(one->grads, two->grads));
+    EXPECT_TRUE(same_bits(one->adam, two->adam));
+    EXPECT_TRUE(same_bits(one->params, two->params));
+    EXPECT_TRUE(same_bits(one->delta, two->delta));
+    const auto norms = one->norms.download();
+    if (grads == &bad) {
+      EXPECT_TRUE(std::isnan(norms[0]));
+      EXPECT_TRUE(std::isnan(one->params.download()[cpu.layout[kEncW1].offset]));
+    } else {
+      EXPECT_GT(norms[0], 0.05f);  // the clip bites
+      EXPECT_NE(one->params.download(), cpu.params);
+    }
+  }
+  cuda::DeviceArray<std::uint32_t> status(1);
+  status.upload({0u});
+  Route r(n);
+  r.norms.upload(std::vector<float>(8, -1.f));
+  EXPECT_FALSE(opt.norms_and_adam_step(r.grads.get(), r.norms.get(), r.params.get(), r.adam.get(),
+                                       cuda::AdamGuard{status.get(), nullptr}, {}, {}, nullptr));
+  NANSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(r.norms.download(), std::vector<float>(8, -1.f));  // nothing ran
 }

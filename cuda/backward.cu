@@ -93,31 +93,6 @@ __global__ void axpy(float alpha, const float* x, float* out, size_t n) {
   if (i < n) out[i] += alpha * x[i];
 }
 
-// bw_d_h_s2's states in one pass, each as its own launch gives it: 33's copy of bw, the aux SAXPY
-// into bw, 34's copy, and with the IQN head iqn_trunk_m = bw + lambda_iqn * iqn_d_h_s2 copied back
-// over bw (the same expressions as axpy: the same roundings).
-__global__ void trunk_gradient_kernel(float* __restrict__ bw, float* __restrict__ main_copy,
-                                      float lambda_aux, const float* __restrict__ aux_dh,
-                                      float* __restrict__ aux_copy, float lambda_iqn,
-                                      const float* __restrict__ iqn_dh, float* __restrict__ trunk_m,
-                                      const float* __restrict__ pre2, float* __restrict__ d_pre2,
-                                      size_t n) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  float t = bw[i];
-  main_copy[i] = t;
-  t += lambda_aux * aux_dh[i];
-  aux_copy[i] = t;
-  if (iqn_dh) {
-    float m = t;
-    m += lambda_iqn * iqn_dh[i];
-    trunk_m[i] = m;
-    t = m;
-  }
-  bw[i] = t;
-  d_pre2[i] = pre2[i] <= 0.f ? 0.f : t;  // relu_backward's arithmetic
-}
-
 // d ens / d ve_{e,b,i} = (D softmax(ve)_i - sum_d m_{b,d,i}) / (E B D), one thread per (e, b) row.
 // One warp per (head, sample) row: the row's lse, then each atom's gradient (its branch sum of
 // targets in branch order, as before).
@@ -385,7 +360,8 @@ void backward_main(Lanes& lanes, const Dims& d, const ParamLayout& L, const floa
     side.layer(product(true, false, d.H, d.Z, d.B, f.h2, b.dz.get(), gat(kBnW)));
     bias_grad(b.dz.get(), d.B, d.Z, 1.f, gat(kBnB), b.col_scratch[kCqlLane], side.stream());
   }
-  blas.layer(product(false, true, d.B, d.H, d.Z, b.dz.get(), at(kBnW), b.bw.get()));
+  // Captured, trunk_gradient computes bw with the heads' sums in one launch; the same bits here.
+  if (!lanes.parallel()) blas.layer(trunk_input(d, L, p, b));
   at_slot(hook, kBwDHS2Main);
 }
 
@@ -508,12 +484,29 @@ void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const f
   blas.layer(product(true, false, d.F, d.H, d.B, f.s, b.d_pre1.get(), gat(kEncW1)));
 }
 
-void trunk_gradient(const Dims& d, const LossWeights& w, BackwardBuffers& b, float* main_copy,
-                    float* aux_copy, const float* pre2, cudaStream_t s) {
-  trunk_gradient_kernel<<<grid(b.bw.size()), 128, 0, s>>>(
-      b.bw.get(), main_copy, w.lambda_aux, b.aux_dh.get(), aux_copy, w.lambda_iqn,
-      d.iqn ? b.iqn_dh.get() : nullptr, b.trunk_m.get(), pre2, b.d_pre2.get(), b.bw.size());
-  NANSCOPE_LAUNCH_CHECK();
+LayerGemm trunk_input(const Dims& d, const ParamLayout& L, const float* p, BackwardBuffers& b) {
+  LayerGemm g = product(false, true, d.B, d.H, d.Z, b.dz.get(), p + L[kBnW].offset, b.bw.get());
+  g.cpu_order = true;  // the same sums with the trunk's steps as without them
+  return g;
+}
+
+void trunk_gradient(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
+                    const LossWeights& w, BackwardBuffers& b, float* main_copy, float* aux_copy,
+                    const float* pre2) {
+  LayerGemm g = trunk_input(d, L, p, b);
+  TrunkSteps& t = g.trunk;
+  t.main_copy = main_copy;
+  t.lambda_aux = w.lambda_aux;
+  t.aux = b.aux_dh.get();
+  t.aux_copy = aux_copy;
+  if (d.iqn) {
+    t.lambda_iqn = w.lambda_iqn;
+    t.iqn = b.iqn_dh.get();
+    t.trunk_m = b.trunk_m.get();
+  }
+  t.pre = pre2;
+  t.grad_pre = b.d_pre2.get();
+  blas.layer(g);
 }
 
 }  // namespace nanscope::cuda

@@ -67,14 +67,18 @@ void backward_aux(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLay
 void backward_iqn(Lanes& lanes, Lanes::Mark start, const Dims& d, const ParamLayout& L,
                   const float* params, const ForwardState& f, const LossWeights& w,
                   BackwardBuffers& b, const SlotHook& hook = {});
-// In a captured step (lanes on), backward_aux and backward_iqn leave bw_d_h_s2's sums to this one
-// launch on lane 0 after both heads joined: 33's copy (`main_copy`), the aux SAXPY, 34's copy
-// (`aux_copy`), and with the IQN head iqn_trunk_m and its copy over bw, bit for bit the separate
-// launches' values (which the phase-by-phase step keeps: its observer may write a slot between
-// them); and the gradient through the second layer's relu (`pre2`: its input), which
-// backward_encoder then does not launch. Six nodes fewer on the step graph's longest chain.
-void trunk_gradient(const Dims& d, const LossWeights& w, BackwardBuffers& b, float* main_copy,
-                    float* aux_copy, const float* pre2, cudaStream_t stream);
+// The bottleneck's input gradient, bw = dz W_bn^T (slot bw_d_h_s2's first state), summed in the
+// CPU backend's order where the fused layer fits.
+LayerGemm trunk_input(const Dims& d, const ParamLayout& L, const float* params, BackwardBuffers& b);
+// In a captured step (lanes on), backward_main leaves bw to this one launch on lane 0 after the
+// heads joined, and backward_aux and backward_iqn their sums into it: trunk_input's product, 33's
+// copy (`main_copy`), the aux SAXPY, 34's copy (`aux_copy`), with the IQN head iqn_trunk_m and
+// its copy over bw, bit for bit the separate launches' values (which the phase-by-phase step
+// keeps: its observer may write a slot between them); and the gradient through the second
+// layer's relu (`pre2`: its input), which backward_encoder then does not launch.
+void trunk_gradient(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
+                    const LossWeights& w, BackwardBuffers& b, float* main_copy, float* aux_copy,
+                    const float* pre2);
 void backward_encoder(Lanes& lanes, const Dims& d, const ParamLayout& L, const float* params,
                       const ForwardState& f, BackwardBuffers& b);
 

@@ -6,6 +6,13 @@
 
 namespace nanscope::cuda {
 
+namespace {
+// The forward's lanes (stream_lanes.h): the three networks side by side, the IQN head's three
+// passes each beside its network, the aux and ensemble heads beside the C51 losses.
+constexpr int kMainLane = 0, kNextLane = 1, kTargetLane = 2, kIqnLane = 3, kAuxLane = 4,
+              kEnsLane = 5, kGreedyEmbeddingLane = 6, kTargetEmbeddingLane = 7;
+}  // namespace
+
 void CudaBackend::run_phase(Phase phase, const StepKey& key) {
   if (phase == Phase::Sample) set_step_keys(key);
   phase_body(phase);
@@ -43,8 +50,8 @@ void CudaBackend::phase_body(Phase phase) {
       break;
     case Phase::BackwardEncoder:
       if (lanes_.parallel())
-        trunk_gradient(d_, loss_weights_.f, bw_, bw_copies_.main.get(), bw_copies_.aux.get(),
-                       fwd_.pre2, stream_.s);
+        trunk_gradient(lanes_.blas(kMainLane), d_, L_, state_.params.get(), loss_weights_.f, bw_,
+                       bw_copies_.main.get(), bw_copies_.aux.get(), fwd_.pre2);
       marks_.heads_done = lanes_.mark();
       backward_encoder(lanes_, d_, L_, state_.params.get(), fwd_, bw_);
       break;
@@ -144,13 +151,6 @@ void CudaBackend::sample() {
   site(kBatch);
   if (d_.iqn) produced(kIqnTau);
 }
-
-namespace {
-// The forward's lanes (stream_lanes.h): the three networks side by side, the IQN head's three
-// passes each beside its network, the aux and ensemble heads beside the C51 losses.
-constexpr int kMainLane = 0, kNextLane = 1, kTargetLane = 2, kIqnLane = 3, kAuxLane = 4,
-              kEnsLane = 5, kGreedyEmbeddingLane = 6, kTargetEmbeddingLane = 7;
-}  // namespace
 
 void CudaBackend::forward() {
   cudaStream_t s = stream_.s;

@@ -2,6 +2,7 @@
 
 #include "dense.h"
 #include "device_array.h"
+#include "layer_epilogue.cuh"
 #include "slot_note.cuh"
 
 namespace nanscope::cuda {
@@ -80,6 +81,12 @@ __global__ void sum_parts_kernel(const float* __restrict__ parts, int count, uns
   out[i] = acc;
 }
 
+// The trunk's steps over a layer's output c (cuBLAS's route of a layer with them).
+__global__ void trunk_steps_kernel(TrunkSteps t, float* __restrict__ c, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = trunk_steps(t, i, c[i]);
+}
+
 // y[b, r, c] += bias[b, c]: each block of rows its own bias row (the ensemble's heads).
 __global__ void bias_blocks_kernel(float* __restrict__ y, const float* __restrict__ bias,
                                    unsigned rows, unsigned cols, unsigned n) {
@@ -147,9 +154,13 @@ void Blas::layer(const LayerGemm& g) {
   if (g.parts &&
       (g.relu_out || g.masked_out || g.product_part < 0 || g.product_part >= g.part_count))
     throw InternalError("Blas::layer: a sum of parts that is not a layer's output");
+  const TrunkSteps& t = g.trunk;
+  if (t.main_copy && (g.relu_out || g.masked_out || !t.aux || !t.aux_copy || !t.pre ||
+                      !t.grad_pre || (t.iqn && !t.trunk_m)))
+    throw InternalError("Blas::layer: the trunk's steps without their buffers");
   // A product alone is one cuBLAS launch already; the fused kernel saves the epilogue's.
-  const bool epilogue = g.bias || g.relu_out || g.masked_out || g.parts;
-  if (epilogue && layer_gemm_fits(g)) {
+  const bool epilogue = g.bias || g.relu_out || g.masked_out || g.parts || t.main_copy;
+  if ((epilogue || g.cpu_order) && layer_gemm_fits(g)) {
     tally_.add(GemmWork{2.0 * g.m * g.n * g.k, g.trans_a, g.trans_b, g.m, g.n, g.k});
     layer_gemm(g, stream_);
     return;
@@ -165,6 +176,11 @@ void Blas::layer(const LayerGemm& g) {
   if (g.parts && count) {
     const unsigned n = checked_count(count);
     sum_parts_kernel<<<(n + 127) / 128, 128, 0, stream_>>>(g.parts, g.part_count, n, g.c);
+    NANSCOPE_LAUNCH_CHECK();
+  }
+  if (t.main_copy && count) {
+    const unsigned n = checked_count(count);
+    trunk_steps_kernel<<<(n + 127) / 128, 128, 0, stream_>>>(t, g.c, n);
     NANSCOPE_LAUNCH_CHECK();
   }
 }

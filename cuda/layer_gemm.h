@@ -18,6 +18,23 @@ namespace nanscope::cuda {
 // one after the other in `parts`, added in order (the arithmetic of a sum_parts launch); term
 // `product_part` is this product (with its bias), which the fused kernel never stores (the cuBLAS
 // route writes it there first).
+// The trunk's gradient as the fused layer's epilogue (the bottleneck's input gradient, bw_d_h_s2,
+// going on through the heads' sums: backward.cu): with `main_copy` set, main_copy = c; then
+// c += lambda_aux * aux and aux_copy = c; with `iqn`, c += lambda_iqn * iqn and trunk_m = c; c is
+// stored, and grad_pre = pre <= 0 ? 0 : c (the gradient through the relu whose output was the
+// layer's input). The expressions of the separate launches, so the same roundings.
+struct TrunkSteps {
+  float* main_copy = nullptr;
+  float lambda_aux = 0.f;
+  const float* aux = nullptr;
+  float* aux_copy = nullptr;
+  float lambda_iqn = 0.f;
+  const float* iqn = nullptr;
+  float* trunk_m = nullptr;
+  const float* pre = nullptr;
+  float* grad_pre = nullptr;
+};
+
 struct LayerGemm {
   bool trans_a = false, trans_b = false;
   int m = 0, n = 0, k = 0;
@@ -30,6 +47,11 @@ struct LayerGemm {
   float* masked_out = nullptr;
   float* parts = nullptr;
   int part_count = 0, product_part = 0;
+  TrunkSteps trunk;
+  // Sum in the CPU backend's order even without an epilogue, where the fused kernel fits (a product
+  // that a captured step computes with an epilogue and a phase-by-phase step without one: both
+  // give the same bits).
+  bool cpu_order = false;
 };
 
 // The product alone, c = op(a) op(b) (the epilogue's fields are set after).

@@ -11,6 +11,7 @@
 // slices, whose load latency would otherwise be paid one by one).
 #pragma once
 
+#include "layer_epilogue.cuh"
 #include "layer_gemm.h"
 
 namespace nanscope::cuda::layer_kernel {
@@ -80,16 +81,6 @@ __device__ void load_slice(const LayerGemm& g, int row0, int col0, int k0, float
   }
 }
 
-// c's value at `at` when it is a sum of parts (layer_gemm.h): the parts in order, the product's
-// value `product` in its place.
-__device__ __forceinline__ float sum_of_parts(const LayerGemm& g, size_t at, float product) {
-  const size_t stride = static_cast<size_t>(g.m) * g.n;
-  float sum = g.product_part == 0 ? product : g.parts[at];
-  for (int p = 1; p < g.part_count; ++p)
-    sum += p == g.product_part ? product : g.parts[p * stride + at];
-  return sum;
-}
-
 // The block's tile (blockIdx.x: columns, blockIdx.y: rows) of layer g, when the layer has it.
 template <bool kTransA, bool kTransB, int kRows, int kCols, int kDepth, int kStages>
 __device__ void layer_tile(const LayerGemm& g) {
@@ -143,6 +134,7 @@ __device__ void layer_tile(const LayerGemm& g) {
       if (g.bias) v += g.bias[gc];
       const size_t at = static_cast<size_t>(gr) * g.n + gc;
       if (g.parts) v = sum_of_parts(g, at, v);
+      if (g.trunk.main_copy) v = trunk_steps(g.trunk, at, v);
       g.c[at] = v;
       if (g.relu_out) g.relu_out[at] = v < 0.f ? 0.f : v;
       if (g.masked_out) g.masked_out[at] = g.mask_pre[at] <= 0.f ? 0.f : v;

@@ -472,3 +472,53 @@ TEST(DeviceDense, ASumOfPartsIsTheProductAddedInItsPlace) {
     }
   }
 }
+
+// The trunk's steps as a layer's epilogue (the captured step's bw_d_h_s2: the bottleneck's input
+// gradient, the aux and IQN heads' sums, the copies, the gradient through the relu before it), on
+// the fused route (the default batch) and on cuBLAS's (a larger one): the first copy is the
+// layer alone bit for bit (the product in the CPU's order on the fused route: `cpu_order` gives
+// the same bits without the steps), each later state its step from the one before, and the relu
+// gradient is the stored sum where the relu's input is positive or NaN and 0 elsewhere.
+TEST(DeviceDense, TheTrunksStepsFollowTheLayerOnEitherRoute) {
+  std::mt19937 rng(19);
+  std::normal_distribution<float> nd;
+  const int n = 256, k = 128;
+  const float lambda_aux = 0.1f, lambda_iqn = 0.5f;
+  for (int m : {256, 4096}) {
+    const std::size_t outs = static_cast<std::size_t>(m) * n;
+    std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(n) * k),
+        aux(outs), iqn(outs), pre(outs);
+    for (auto* v : {&a, &b, &aux, &iqn, &pre})
+      for (float& x : *v) x = nd(rng);
+    pre[9] = std::numeric_limits<float>::quiet_NaN();
+    auto da = to_device(a), db = to_device(b), daux = to_device(aux), diqn = to_device(iqn),
+         dpre = to_device(pre);
+    DeviceArray<float> alone(outs), c(outs), main_copy(outs), aux_copy(outs), trunk_m(outs),
+        grad_pre(outs);
+    cuda::Blas blas;
+    cuda::LayerGemm g = cuda::product(false, true, m, n, k, da.get(), db.get(), alone.get());
+    g.cpu_order = true;
+    blas.layer(g);
+    g.c = c.get();
+    g.trunk =
+        cuda::TrunkSteps{main_copy.get(), lambda_aux,    daux.get(), aux_copy.get(), lambda_iqn,
+                         diqn.get(),      trunk_m.get(), dpre.get(), grad_pre.get()};
+    EXPECT_EQ(cuda::layer_gemm_fits(g), m == 256);
+    blas.layer(g);
+    const auto h_alone = alone.download(), h_main = main_copy.download(),
+               h_aux = aux_copy.download(), h_m = trunk_m.download(), h_c = c.download(),
+               h_grad = grad_pre.download();
+    EXPECT_EQ(0, std::memcmp(h_main.data(), h_alone.data(), outs * sizeof(float))) << m;
+    EXPECT_EQ(0, std::memcmp(h_c.data(), h_m.data(), outs * sizeof(float))) << m;
+    std::vector<float> want_aux(outs), want_m(outs);
+    for (std::size_t i = 0; i < outs; ++i) {
+      want_aux[i] = h_main[i] + lambda_aux * aux[i];
+      want_m[i] = h_aux[i] + lambda_iqn * iqn[i];
+      const float want_grad = pre[i] <= 0.f ? 0.f : h_c[i];
+      ASSERT_EQ(0, std::memcmp(&h_grad[i], &want_grad, sizeof(float))) << m << " at " << i;
+    }
+    EXPECT_LT(rel_error(h_aux, want_aux), 1e-6) << m;
+    EXPECT_LT(rel_error(h_m, want_m), 1e-6) << m;
+    EXPECT_EQ(h_grad[9], h_c[9]);  // a NaN input passes the gradient
+  }
+}

@@ -12,6 +12,17 @@
 
 using namespace nanscope;
 
+namespace {
+// The fixture's CPU model after its whole backward: the gradients an update reads.
+CpuModel<float>& with_gradients(test::GpuFixture& f) {
+  f.cpu.backward_main();
+  f.cpu.backward_aux();
+  f.cpu.backward_iqn();
+  f.cpu.backward_encoder();
+  return f.cpu;
+}
+}  // namespace
+
 TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
   test::GpuFixture f;
   auto fw = f.run_forward();
@@ -89,11 +100,7 @@ TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
 
 TEST(DeviceOptimizer, NormsClipAndAdamMatchTheCpuBackend) {
   test::GpuFixture f;
-  CpuModel<float>& cpu = f.cpu;
-  cpu.backward_main();
-  cpu.backward_aux();
-  cpu.backward_iqn();
-  cpu.backward_encoder();
+  CpuModel<float>& cpu = with_gradients(f);
   // The same gradients, parameters and Adam state on the device; a clip that bites.
   cuda::DeviceArray<float> grads(cpu.grads.size()), params(cpu.params.size()),
       adam(cpu.adam.size()), norms(8);
@@ -154,11 +161,7 @@ TEST(DeviceOptimizer, NormsAndAdamInOneLaunchAreTheTwoLaunchesBitForBit) {
   // (a NaN norm: every parameter NaN on both routes). The guard reads the norms between the two
   // launches, so with it the one launch is refused and nothing is enqueued.
   test::GpuFixture f;
-  CpuModel<float>& cpu = f.cpu;
-  cpu.backward_main();
-  cpu.backward_aux();
-  cpu.backward_iqn();
-  cpu.backward_encoder();
+  CpuModel<float>& cpu = with_gradients(f);
   OptimConfig o = f.c.optim;
   o.max_grad_norm = 0.05;
   cuda::DeviceOptimizer opt(cpu.layout, o);

@@ -252,13 +252,60 @@ EntryTable entry_table(const ParamLayout& layout, const OptimConfig& o) {
 }
 }  // namespace
 
+namespace {
+__global__ void cooperative_probe_kernel(int* out) {
+  cooperative_groups::this_grid().sync();
+  if (threadIdx.x == 0) out[blockIdx.x] = 1;
+}
+
+// Whether this device and driver run a cooperative launch captured in a graph: one tiny capture
+// on a stream of its own, instantiated and run; any error (cleared) means no.
+bool cooperative_graphs_work() {
+  cudaStream_t s = nullptr;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return false;
+  int* out = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool ok = cudaMalloc(&out, 2 * sizeof(int)) == cudaSuccess &&
+            cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  if (ok) {
+    void* args[] = {&out};
+    const bool launched =
+        cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(cooperative_probe_kernel),
+                                    dim3(2), dim3(32), args, 0, s) == cudaSuccess;
+    ok = cudaStreamEndCapture(s, &graph) == cudaSuccess && launched;
+  }
+  ok = ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+       cudaGraphLaunch(exec, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess;
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  cudaFree(out);
+  cudaStreamDestroy(s);
+  cudaGetLastError();  // a refused launch leaves nothing sticky behind
+  return ok;
+}
+
+// The blocks of norms_and_adam_step's launch: every block resident at once; 0 where the device
+// cannot run it in a graph.
+int cooperative_grid() {
+  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+  NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+  NANSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  NANSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  NANSCOPE_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, norms_adam_kernel, kAdamThreads, 0));
+  return cooperative && cooperative_graphs_work() ? sms * per_sm : 0;
+}
+}  // namespace
+
 DeviceOptimizer::DeviceOptimizer(const ParamLayout& layout, const OptimConfig& optim,
                                  cudaStream_t stream)
     : layout_(layout),
       optim_(optim),
       stream_(stream),
       table_(std::make_unique<EntryTable>(entry_table(layout, optim))),
-      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])) {
+      entry_sq_(static_cast<std::size_t>(table_->first_chunk[table_->count])),
+      cooperative_grid_(cooperative_grid()) {
   NANSCOPE_CUDA_CHECK(cudaMemset(arrivals_.get(), 0, sizeof(unsigned int)));
 }
 
@@ -270,18 +317,6 @@ void DeviceOptimizer::norms_of(const float* grads, float* norms) {
       grads, t, entry_sq_.get(), arrivals_.get(), norms);
   NANSCOPE_LAUNCH_CHECK();
 }
-
-namespace {
-int cooperative_grid() {
-  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
-  NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
-  NANSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  NANSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  NANSCOPE_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, norms_adam_kernel, kAdamThreads, 0));
-  return cooperative ? sms * per_sm : 0;
-}
-}  // namespace
 
 AdamArgs DeviceOptimizer::adam_args(float* grads, float* params, float* adam,
                                     const AdamGuard& guard, const AdamShadow& shadow,
@@ -321,7 +356,6 @@ bool DeviceOptimizer::norms_and_adam_step(float* grads, float* norms, float* par
                                           const AdamGuard& guard, const AdamShadow& shadow,
                                           const AdamChecks& checks, float* delta) {
   if (guard.status || guard.norms) return false;  // the guard reads the norms between the two
-  if (cooperative_grid_ < 0) cooperative_grid_ = cooperative_grid();
   const EntryTable& table = *table_;
   const int work = std::max(table.first_chunk[table.count], table.first_block[table.count]);
   if (cooperative_grid_ == 0 || work == 0) return false;

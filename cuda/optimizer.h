@@ -88,7 +88,7 @@ class DeviceOptimizer {
   DeviceArray<double> entry_sq_;           // one per chunk of a parameter entry (sums of squares)
   DeviceArray<double> corrections_{2};     // Adam's bias corrections at the step's t (advance_t)
   DeviceArray<unsigned int> arrivals_{1};  // the norms' chunks done (zero between launches)
-  int cooperative_grid_ = -1;  // blocks of norms_and_adam_step's launch (0: none; -1: not asked)
+  int cooperative_grid_;  // blocks of norms_and_adam_step's launch (0: the device has none)
 
   AdamArgs adam_args(float* grads, float* params, float* adam, const AdamGuard& guard,
                      const AdamShadow& shadow, const AdamChecks& checks, float* delta) const;

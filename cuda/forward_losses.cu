@@ -58,6 +58,8 @@ __global__ void psi_kernel(const float* __restrict__ h2, const float* __restrict
 constexpr int kQuantileRows = 64, kQuantileSlice = 64;
 static_assert(kActionTotal % 2 == 0, "quantile_out_kernel: a thread per pair of sub-actions");
 constexpr int kQuantileThreads = kQuantileRows * (kActionTotal / 2);
+constexpr int kQuantileLoads = kQuantileRows * kQuantileSlice / kQuantileThreads;  // per thread
+static_assert(kQuantileRows * kQuantileSlice % kQuantileThreads == 0, "whole loads per thread");
 __global__ void __launch_bounds__(kQuantileThreads)
     quantile_out_kernel(const float* __restrict__ x, const float* __restrict__ phi_bias,
                         const float* __restrict__ h2, const float* __restrict__ w,
@@ -72,17 +74,24 @@ __global__ void __launch_bounds__(kQuantileThreads)
   for (unsigned h0 = 0; h0 < H; h0 += kQuantileSlice) {
     const unsigned width = min(static_cast<unsigned>(kQuantileSlice), H - h0);
     __syncthreads();  // the last slice is summed: its stage is free
-#pragma unroll 4
-    for (unsigned e = threadIdx.x; e < kQuantileRows * kQuantileSlice; e += kQuantileThreads) {
+    // Every load of the slice in flight together, then psi into shared memory.
+    float xv[kQuantileLoads], bv[kQuantileLoads], hv[kQuantileLoads];
+#pragma unroll
+    for (int it = 0; it < kQuantileLoads; ++it) {
+      const unsigned e = threadIdx.x + it * kQuantileThreads;
       const unsigned r = e / kQuantileSlice, j = e % kQuantileSlice, gr = first + r;
-      float p = 0.f;
-      if (gr < rows && j < width) {
-        const unsigned h = h0 + j;
-        const float v = x[static_cast<size_t>(gr) * H + h] + phi_bias[h];
-        const float y = v < 0.f ? 0.f : v;
-        p = h2[static_cast<size_t>(gr / n) * H + h] * y;
-      }
-      psi[r][j] = p;
+      const bool in = gr < rows && j < width;
+      const unsigned h = h0 + j;
+      xv[it] = in ? x[static_cast<size_t>(gr) * H + h] : 0.f;
+      bv[it] = in ? phi_bias[h] : 0.f;
+      hv[it] = in ? h2[static_cast<size_t>(gr / n) * H + h] : 0.f;
+    }
+#pragma unroll
+    for (int it = 0; it < kQuantileLoads; ++it) {
+      const unsigned e = threadIdx.x + it * kQuantileThreads;
+      const float v = xv[it] + bv[it];
+      const float y = v < 0.f ? 0.f : v;
+      psi[e / kQuantileSlice][e % kQuantileSlice] = hv[it] * y;
     }
     for (unsigned e = threadIdx.x; e < kQuantileSlice * (kA / 2); e += kQuantileThreads) {
       const unsigned j = e / (kA / 2), c = e % (kA / 2);
@@ -227,7 +236,7 @@ __global__ void iqn_targets_kernel(Dims bd, const float* __restrict__ tq,
 // targets bit for bit.
 static_assert(kSubActions[0] <= 32 && kSubActions[1] <= 32 && kSubActions[2] <= 32,
               "greedy_targets_warp: a lane per sub-action of a branch");
-__device__ void greedy_targets_warp(const Dims& bd, int b, int br, int lane,
+__device__ __forceinline__ void greedy_targets_warp(const Dims& bd, int b, int br, int lane,
                                     const float* __restrict__ gq, const float* __restrict__ g_bias,
                                     const float* __restrict__ tq, const float* __restrict__ ret,
                                     const float* __restrict__ done, float* __restrict__ T) {
@@ -281,7 +290,7 @@ __device__ float huber(float d, float k) {
 // Sample b's IQN loss by one block: each (branch, i) term over the N' targets in a thread, then
 // the block's thread 0 adds the terms in the order branch, i, as one thread per sample did (same
 // result, bit for bit). `term` holds D * N doubles. Every thread returns (no early exit).
-__device__ void sample_loss_block(const Dims& bd, int b, const float* __restrict__ q,
+__device__ __forceinline__ void sample_loss_block(const Dims& bd, int b, const float* __restrict__ q,
                                   const float* __restrict__ tau, const float* __restrict__ T,
                                   const std::int32_t* __restrict__ actions, double* term,
                                   float* __restrict__ loss) {
@@ -349,7 +358,7 @@ __global__ void ens_ce_kernel(Dims bd, int E, const float* __restrict__ ve,
 // *out = scale * mean(x[0..n)) by a block of kMeanThreads: each thread's strided sum in double,
 // then a fixed tree. The loads bypass L1 (x may have been written by other blocks of the launch).
 constexpr int kMeanThreads = 256;
-__device__ void mean_block(const float* __restrict__ x, int n, double scale,
+__device__ __forceinline__ void mean_block(const float* __restrict__ x, int n, double scale,
                            double* __restrict__ out) {
   double acc = 0;
   for (int i = threadIdx.x; i < n; i += kMeanThreads) acc += __ldcg(x + i);

@@ -51,7 +51,7 @@ constexpr int kSumsqThreads = 256;
 static_assert(kSumsqThreads >= kMaxEntries, "a thread per entry in the fold");
 
 // Chunk c's sum of squares by the whole block (thread 0 gets it).
-__device__ double chunk_sum(const float* grads, const EntryTable& t, int c) {
+__device__ __forceinline__ double chunk_sum(const float* grads, const EntryTable& t, int c) {
   int e = 0;
   while (c >= t.first_chunk[e + 1]) ++e;
   const size_t begin = static_cast<size_t>(c - t.first_chunk[e]) * kChunk;
@@ -64,7 +64,7 @@ __device__ double chunk_sum(const float* grads, const EntryTable& t, int c) {
 
 // The fold of every chunk's sum (written by other blocks: loaded past L1) into the norms, by the
 // whole block: thread 0 returns the global norm and, with `norms`, writes all of them there.
-__device__ float fold_norms(const EntryTable& t, const double* chunk_sq, float* norms) {
+__device__ __forceinline__ float fold_norms(const EntryTable& t, const double* chunk_sq, float* norms) {
   __shared__ double entry_sq[kMaxEntries];
   const int k = static_cast<int>(threadIdx.x);
   __syncthreads();  // an earlier fold's readers are done with entry_sq
@@ -144,7 +144,7 @@ __global__ void advance_t_kernel(std::int64_t* t, AdamGuard guard, std::int64_t*
 // launch per entry. With sinks on, the values each thread leaves (updated, or as they were when
 // the guard skips) are checked on the way out: the warp votes, and only a warp holding a
 // non-finite value touches the bank. The whole block calls it.
-__device__ void adam_block(const AdamArgs& a, const EntryTable& table, int vb, float norm) {
+__device__ __forceinline__ void adam_block(const AdamArgs& a, const EntryTable& table, int vb, float norm) {
   int e = 0;
   while (vb >= table.first_block[e + 1]) ++e;
   const size_t n = table.n[e];

@@ -199,6 +199,9 @@ TEST(DeviceForward, TheIqnTailInOneLaunchIsTheThreeLaunchesBitForBit) {
     cuda::iqn_loss(d, iqn.q.get(), f.sampler.tau(), targets.get(), f.sampler.actions(), loss.get(),
                    nullptr);
     cuda::mean_into(loss.get(), d.B, 1.0, means.get(), nullptr);
+    // Markers first: what the launch leaves is its own.
+    iqn.targets.upload(std::vector<float>(n_t, -7.f));
+    iqn.loss.upload(std::vector<float>(static_cast<std::size_t>(d.B), -7.f));
     cuda::iqn_tail(d, iqn, nullptr, f.ret, f.done, f.sampler.tau(), f.sampler.actions(),
                    means.get() + 1, nullptr);
     cuda::iqn_tail(d, iqn, nullptr, f.ret, f.done, f.sampler.tau(), f.sampler.actions(),

@@ -3,7 +3,10 @@
 // reductions moved to CUB, which matched them bit for bit; written again when the step's small
 // layers moved to the fused layer kernel, whose sums are the CPU's and not cuBLAS's: the same flags
 // at every step but lr-explosion's aux_pred_nb at step 1, now the CPU's kinds; bench/NOTES.md
-// "The step's layers in one launch"), and each is run again here from
+// "The step's layers in one launch"; and again when the IQN greedy and target passes' output
+// layer, the branch concat's gradient and the trunk's input gradient moved to sums in the CPU's
+// order: the same flags at every step of all four, health at float rounding; bench/NOTES.md
+// "The step's chain, part 3"), and each is run again here from
 // its recorded config and injections, graphed as it was, and compared step by step. The fused
 // check's grids follow the card's SM count, and so does the order of the health sums: the reference
 // holds for 132-SM cards (H100 SXM, H200; the same sm_90 kernels give the same bits on both). The

@@ -242,7 +242,7 @@ void CudaBackend::forward() {
     site(kIqnTargetQuantiles);
     lanes_.after(kTargetLane, kNextLane);
     const float* g_bias = state_.params.get() + L_[kIqnOutB].offset;
-    if (lanes_.parallel() && env_switch("NANSCOPE_X_TAIL", true)) {  // captured: the targets, the loss and its mean in one launch
+    if (lanes_.parallel()) {  // captured: the targets, the loss and its mean in one launch
       lanes_.after(kTargetLane, kIqnLane);
       iqn_tail(d_, iqn_, g_bias, batch_.ret, batch_.done, sampler_.tau(), sampler_.actions(),
                scalars_.get() + kScIqn, target.stream());
@@ -290,10 +290,7 @@ void CudaBackend::optimizer() {
     opt_.advance_t(state_.t.get(), counts, checks_.optimizer_shadow(), lanes_.stream(kNextLane));
   }
   lanes_.join_all_but(kCheckLane);  // every parameter gradient, from whichever lane made it
-  // Captured without the guard, the norms and the update are one launch where the device allows
-  // (DeviceOptimizer::norms_and_adam_step), enqueued below: no launch stands between them then.
-  const bool one_launch = t_beside && env_switch("NANSCOPE_X_COOP", true);
-  if (!one_launch) opt_.grad_norms(bw_.grads.get(), norms_.get());
+  opt_.grad_norms(bw_.grads.get(), norms_.get());
   // The clip reads the slot after its call site, as the CPU backend does: an injection into the
   // norms reaches the update.
   site(kGradNorm);
@@ -318,16 +315,9 @@ void CudaBackend::optimizer() {
     guard.status = checks_.status_word();
     if (!norm_check.empty()) guard.norms = norms_.get();
   }
-  const bool merged =
-      one_launch && opt_.norms_and_adam_step(bw_.grads.get(), norms_.get(), state_.params.get(),
-                                             state_.adam.get(), guard, checks_.optimizer_shadow(),
-                                             checks, ratio_.delta.get());
-  if (!merged) {
-    if (one_launch) opt_.grad_norms(bw_.grads.get(), norms_.get());
-    opt_.adam_step(bw_.grads.get(), state_.params.get(), state_.adam.get(), norms_.get(),
-                   state_.t.get(), guard, checks_.optimizer_shadow(), checks, ratio_.delta.get(),
-                   t_beside);
-  }
+  opt_.adam_step(bw_.grads.get(), state_.params.get(), state_.adam.get(), norms_.get(),
+                 state_.t.get(), guard, checks_.optimizer_shadow(), checks, ratio_.delta.get(),
+                 t_beside);
   checks_.put_back_first(norm_check);
   StepHealthIn health{checks_.health(), checks_.step_health()};
   if (ratio_.delta.get()) {

@@ -71,14 +71,11 @@ void launch_bias_relu(float* pre, const float* bias, int cols, float* out, std::
   NANSCOPE_LAUNCH_CHECK();
 }
 
-// out = parts[0] + parts[1] + ... + parts[count - 1], in that order (parts of n floats each).
-__global__ void sum_parts_kernel(const float* __restrict__ parts, int count, unsigned n,
-                                 float* __restrict__ out) {
+// c = the sum of g's parts in order (cuBLAS's route of a layer with parts: the product is already
+// in its part), n = m * n entries.
+__global__ void sum_parts_kernel(LayerGemm g, unsigned n) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  float acc = parts[i];
-  for (int k = 1; k < count; ++k) acc += parts[static_cast<size_t>(k) * n + i];
-  out[i] = acc;
+  if (i < n) g.c[i] = sum_of_parts(g, i, g.parts[static_cast<size_t>(g.product_part) * n + i]);
 }
 
 // The trunk's steps over a layer's output c (cuBLAS's route of a layer with them).
@@ -175,7 +172,7 @@ void Blas::layer(const LayerGemm& g) {
   if (g.masked_out) relu_backward(g.mask_pre, product, g.masked_out, count, stream_);
   if (g.parts && count) {
     const unsigned n = checked_count(count);
-    sum_parts_kernel<<<(n + 127) / 128, 128, 0, stream_>>>(g.parts, g.part_count, n, g.c);
+    sum_parts_kernel<<<(n + 127) / 128, 128, 0, stream_>>>(g, n);
     NANSCOPE_LAUNCH_CHECK();
   }
   if (t.main_copy && count) {

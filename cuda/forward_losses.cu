@@ -236,10 +236,10 @@ __global__ void iqn_targets_kernel(Dims bd, const float* __restrict__ tq,
 // targets bit for bit.
 static_assert(kSubActions[0] <= 32 && kSubActions[1] <= 32 && kSubActions[2] <= 32,
               "greedy_targets_warp: a lane per sub-action of a branch");
-__device__ __forceinline__ void greedy_targets_warp(const Dims& bd, int b, int br, int lane,
-                                    const float* __restrict__ gq, const float* __restrict__ g_bias,
-                                    const float* __restrict__ tq, const float* __restrict__ ret,
-                                    const float* __restrict__ done, float* __restrict__ T) {
+__device__ __forceinline__ void greedy_targets_warp(
+    const Dims& bd, int b, int br, int lane, const float* __restrict__ gq,
+    const float* __restrict__ g_bias, const float* __restrict__ tq, const float* __restrict__ ret,
+    const float* __restrict__ done, float* __restrict__ T) {
   float mean = 0.f;
   if (lane < bd.sub[br]) {
     const int col = bd.off[br] + lane;
@@ -290,10 +290,12 @@ __device__ float huber(float d, float k) {
 // Sample b's IQN loss by one block: each (branch, i) term over the N' targets in a thread, then
 // the block's thread 0 adds the terms in the order branch, i, as one thread per sample did (same
 // result, bit for bit). `term` holds D * N doubles. Every thread returns (no early exit).
-__device__ __forceinline__ void sample_loss_block(const Dims& bd, int b, const float* __restrict__ q,
-                                  const float* __restrict__ tau, const float* __restrict__ T,
-                                  const std::int32_t* __restrict__ actions, double* term,
-                                  float* __restrict__ loss) {
+__device__ __forceinline__ void sample_loss_block(const Dims& bd, int b,
+                                                  const float* __restrict__ q,
+                                                  const float* __restrict__ tau,
+                                                  const float* __restrict__ T,
+                                                  const std::int32_t* __restrict__ actions,
+                                                  double* term, float* __restrict__ loss) {
   const float kappa = static_cast<float>(bd.kappa);
   for (int t = threadIdx.x; t < bd.D * bd.N; t += blockDim.x) {
     const int br = t / bd.N, i = t % bd.N;
@@ -359,7 +361,7 @@ __global__ void ens_ce_kernel(Dims bd, int E, const float* __restrict__ ve,
 // then a fixed tree. The loads bypass L1 (x may have been written by other blocks of the launch).
 constexpr int kMeanThreads = 256;
 __device__ __forceinline__ void mean_block(const float* __restrict__ x, int n, double scale,
-                           double* __restrict__ out) {
+                                           double* __restrict__ out) {
   double acc = 0;
   for (int i = threadIdx.x; i < n; i += kMeanThreads) acc += __ldcg(x + i);
   const double sum = block_sum<kMeanThreads>(acc);

@@ -40,7 +40,6 @@ struct AdamChecks {
 };
 
 struct EntryTable;  // the entries' offsets, sizes, groups, learning rates and chunks (optimizer.cu)
-struct AdamArgs;    // adam_step's arguments as its kernels take them (optimizer.cu)
 
 class DeviceOptimizer {
  public:
@@ -67,13 +66,6 @@ class DeviceOptimizer {
                  const AdamGuard& guard, const AdamShadow& shadow = AdamShadow{},
                  const AdamChecks& checks = AdamChecks{}, float* delta = nullptr,
                  bool t_advanced = false);
-  // grad_norms then adam_step (with t advanced: advance_t ran) as one cooperative launch, the same
-  // norms and update bit for bit: for a step without the guard (which reads the norms between
-  // the two). Returns false, having enqueued nothing, where the guard is on or the device has no
-  // cooperative launch; the caller then makes the two calls.
-  bool norms_and_adam_step(float* grads, float* norms, float* params, float* adam,
-                           const AdamGuard& guard, const AdamShadow& shadow,
-                           const AdamChecks& checks, float* delta);
   // Adam's counter and bias corrections for the next update (adam_step's first launch), on
   // `stream`: a captured step without the guard enqueues it beside the backward, since then it
   // reads nothing the step makes, and its update follows with t_advanced.
@@ -88,10 +80,6 @@ class DeviceOptimizer {
   DeviceArray<double> entry_sq_;           // one per chunk of a parameter entry (sums of squares)
   DeviceArray<double> corrections_{2};     // Adam's bias corrections at the step's t (advance_t)
   DeviceArray<unsigned int> arrivals_{1};  // the norms' chunks done (zero between launches)
-  int cooperative_grid_;  // blocks of norms_and_adam_step's launch (0: the device has none)
-
-  AdamArgs adam_args(float* grads, float* params, float* adam, const AdamGuard& guard,
-                     const AdamShadow& shadow, const AdamChecks& checks, float* delta) const;
 };
 
 }  // namespace nanscope::cuda

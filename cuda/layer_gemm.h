@@ -15,7 +15,7 @@ namespace nanscope::cuda {
 // bias_relu; with `masked_out`, the gradient through a relu whose input was mask_pre: masked_out =
 // mask_pre <= 0 ? 0 : c (a NaN input passes the gradient), the arithmetic of relu_backward. A null
 // bias adds nothing. With `parts`, c is instead a sum of `part_count` terms of m x n each, stored
-// one after the other in `parts`, added in order (the arithmetic of a sum_parts launch); term
+// one after the other in `parts`, added in order (one running float sum, part 0 first); term
 // `product_part` is this product (with its bias), which the fused kernel never stores (the cuBLAS
 // route writes it there first).
 // The trunk's gradient as the fused layer's epilogue (the bottleneck's input gradient, bw_d_h_s2,

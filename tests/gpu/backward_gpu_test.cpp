@@ -2,26 +2,13 @@
 // trunk gradient bw_d_h_s2 at its three moments (33, 34, 35) and every parameter gradient.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <limits>
-#include <memory>
 
 #include "gpu_fixture.h"
 #include "optimizer.h"
 #include "reference/reference_math.h"
 
 using namespace nanscope;
-
-namespace {
-// The fixture's CPU model after its whole backward: the gradients an update reads.
-CpuModel<float>& with_gradients(test::GpuFixture& f) {
-  f.cpu.backward_main();
-  f.cpu.backward_aux();
-  f.cpu.backward_iqn();
-  f.cpu.backward_encoder();
-  return f.cpu;
-}
-}  // namespace
 
 TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
   test::GpuFixture f;
@@ -100,7 +87,11 @@ TEST(DeviceBackward, BackwardBuffersAndParameterGradientsMatchTheCpuBackend) {
 
 TEST(DeviceOptimizer, NormsClipAndAdamMatchTheCpuBackend) {
   test::GpuFixture f;
-  CpuModel<float>& cpu = with_gradients(f);
+  CpuModel<float>& cpu = f.cpu;
+  cpu.backward_main();
+  cpu.backward_aux();
+  cpu.backward_iqn();
+  cpu.backward_encoder();
   // The same gradients, parameters and Adam state on the device; a clip that bites.
   cuda::DeviceArray<float> grads(cpu.grads.size()), params(cpu.params.size()),
       adam(cpu.adam.size()), norms(8);

@@ -2,6 +2,7 @@
 
 #include "backward.h"
 #include "launch_grid.cuh"
+#include "step_lane_map.h"
 #include "warp_rows.cuh"
 
 namespace nanscope::cuda {
@@ -246,10 +247,12 @@ BackwardBuffers::BackwardBuffers(const Dims& d, std::size_t param_total)
 }
 
 namespace {
-// The backward's lanes (stream_lanes.h): each branch's chain stays on one lane, in the order it
+// The backward's lanes (step_lane_map.h): each branch's chain stays on one lane, in the order it
 // had on one stream; a lane waits for the buffers it reads.
-constexpr int kMainLane = 0, kCqlLane = 1, kEnsLane = 2, kValueLane = 3, kAdvLane = 4, kAuxLane = 5,
-              kIqnLane = 6, kIqnGradLane = 7;
+constexpr int kMainLane = step_lane::kMain, kAdvLane = step_lane::kBwAdv,
+              kIqnLane = step_lane::kBwIqn, kIqnGradLane = step_lane::kBwIqnGrad,
+              kAuxLane = step_lane::kBwAux, kEnsLane = step_lane::kBwEns,
+              kCqlLane = step_lane::kBwCql, kValueLane = step_lane::kBwValue;
 }  // namespace
 
 void backward_clear(const Dims& d, BackwardBuffers& b, cudaStream_t s) {

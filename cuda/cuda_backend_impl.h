@@ -248,7 +248,9 @@ class CudaBackend final : public Backend, private CheckBankHost {
     LossWeightsD d{};
   };
   struct BackwardMarks {
-    Lanes::Mark bw_start;    // the backward's start, where the heads' side lanes begin
+    Lanes::Mark cleared;    // the backward's gradients zeroed (on a side lane, at the step's start)
+    Lanes::Mark mse_terms;  // the MSE and CQL terms made (beside the C51 projection)
+    Lanes::Mark bw_start;   // the backward's start, where the heads' side lanes begin
     Lanes::Mark heads_done;  // slot 35's buffer made: every check site up to 35 finished
   };
   // Each slot's shape (what the dumps store), live buffer (the slot-to-buffer table built once)

@@ -3,14 +3,17 @@
 #include "cuda_backend_impl.h"
 #include "graph_profile.h"
 #include "graph_shape.h"
+#include "step_lane_map.h"
 
 namespace nanscope::cuda {
 
 namespace {
-// The forward's lanes (stream_lanes.h): the three networks side by side, the IQN head's three
-// passes each beside its network, the aux and ensemble heads beside the C51 losses.
-constexpr int kMainLane = 0, kNextLane = 1, kTargetLane = 2, kIqnLane = 3, kAuxLane = 4,
-              kEnsLane = 5, kGreedyEmbeddingLane = 6, kTargetEmbeddingLane = 7;
+// The forward's lanes (step_lane_map.h).
+constexpr int kMainLane = step_lane::kMain, kNextLane = step_lane::kNext,
+              kTargetLane = step_lane::kTarget, kIqnLane = step_lane::kIqn,
+              kAuxLane = step_lane::kAux, kEnsLane = step_lane::kEns,
+              kGreedyEmbeddingLane = step_lane::kGreedyEmbedding,
+              kTargetEmbeddingLane = step_lane::kTargetEmbedding;
 }  // namespace
 
 void CudaBackend::run_phase(Phase phase, const StepKey& key) {
@@ -160,6 +163,7 @@ void CudaBackend::forward() {
   // lane joins before the backward.
   lanes_.wait(kAuxLane, start);
   backward_clear(d_, bw_, lanes_.stream(kAuxLane));
+  marks_.cleared = lanes_.mark(kAuxLane);
   // The IQN greedy and target passes' embeddings read tau and the parameters alone: from the
   // start, each on a lane of its own, so that only what needs h2 follows the networks.
   Lanes::Mark greedy_embedded, target_embedded;
@@ -195,32 +199,42 @@ void CudaBackend::forward() {
   site(kTargetLogProbs);
   lanes_.after(kMainLane, kNextLane);
   lanes_.after(kMainLane, kTargetLane);
+  const Lanes::Mark targets = lanes_.mark();  // the greedy sub-actions, the target network
   c51_projection(d_, nets_.target_next.logp.get(), heads_.astar.get(), batch_.ret, batch_.done,
                  heads_.m.get(), s);
   site(kProjTarget);
   const Lanes::Mark projection = lanes_.mark();
+  // The C51 loss and the losses' means feed the total alone: on the check lane (idle until the
+  // forward's checks), off the chain that goes on to the backward.
+  lanes_.wait(kCheckLane, projection);
+  Blas& means = lanes_.blas(kCheckLane);
   c51_loss(d_, kl, nets_.online.logp.get(), heads_.m.get(), sampler_.actions(), heads_.c51.get(),
-           s);
+           means.stream());
   produced(kC51Loss);
-  mean_into(heads_.c51.get(), d_.B, 1.0, scalars_.get() + kScC51, s);
+  mean_into(heads_.c51.get(), d_.B, 1.0, scalars_.get() + kScC51, means.stream());
   check_site(kC51Loss);
+  // The MSE and CQL terms read Q and the targets, not the projection: captured, beside it on the
+  // lane of the CQL gradient, which follows them there.
+  lanes_.wait(kGreedyEmbeddingLane, targets);
+  Blas& terms = lanes_.blas(kGreedyEmbeddingLane);
   if (q_beside)
-    lanes_.after(kMainLane, kTargetEmbeddingLane);
+    lanes_.after(kGreedyEmbeddingLane, kTargetEmbeddingLane);
   else
     expected_q(d_, nets_.online.logp.get(), heads_.q.get(), s);
   site(kQExpected);
   mse_lse_terms(d_, heads_.q.get(), nets_.target_next.logp.get(), heads_.astar.get(), batch_.ret,
                 batch_.done, sampler_.actions(), heads_.lse.get(), heads_.y.get(),
-                heads_.mse_part.get(), s);
-  mean_into(heads_.mse_part.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, s);
+                heads_.mse_part.get(), terms.stream());
+  marks_.mse_terms = lanes_.mark(kGreedyEmbeddingLane);
+  lanes_.wait(kCheckLane, marks_.mse_terms);
+  mean_into(heads_.mse_part.get(), d_.B, 1.0 / d_.D, scalars_.get() + kScMse, means.stream());
   produced(kCqlLse);
   cql_mean(d_, heads_.q.get(), heads_.lse.get(), sampler_.actions(), c_.loss.alpha_cql,
-           scalars_.get() + kScCql, s);
+           scalars_.get() + kScCql, means.stream());
   check_site(kCqlLse);
-  if (lanes_.parallel()) {  // captured: the backward's CQL gradient now, on an idle lane
-    lanes_.wait(kGreedyEmbeddingLane, lanes_.mark());
+  if (lanes_.parallel()) {  // captured: the backward's CQL gradient now, after its terms
     cql_gradient(d_, loss_weights_.f, fwd_.logp, fwd_.q, fwd_.cql_lse, fwd_.actions, bw_,
-                 lanes_.stream(kGreedyEmbeddingLane));
+                 terms.stream());
   }
   if (d_.iqn) {
     check_site(kIqnTau);
@@ -274,10 +288,17 @@ void CudaBackend::forward() {
   lanes_.wait(kEnsLane, projection);
   ensemble_ce(d_, heads_.ve.get(), heads_.m.get(), heads_.ens_part.get(), ens.stream());
   mean_into(heads_.ens_part.get(), d_.E * d_.B, 1.0 / d_.D, scalars_.get() + kScEns, ens.stream());
-  lanes_.join_all();
-  total_loss(scalars_.get(), loss_weights_.d, heads_.total.get(), s);
+  // The backward starts from the C51 heads on this lane once the MSE terms are made; the IQN, aux
+  // and ensemble losses go on beside it, each head's backward on the lane of its forward
+  // (step_lane_map.h). Its gradients are zeroed first.
+  lanes_.wait(kMainLane, marks_.mse_terms);
+  lanes_.wait(kMainLane, marks_.cleared);
+  // The total and the forward's checks on the check lane once every lane is done (the backward
+  // writes no forward slot).
+  lanes_.gather(kCheckLane);
+  total_loss(scalars_.get(), loss_weights_.d, heads_.total.get(), lanes_.stream(kCheckLane));
   site(kTotalLoss);
-  flush_checks_beside();  // the backward writes no forward slot: their checks run beside it
+  flush_checks_beside(lanes_.mark(kCheckLane));
 }
 
 void CudaBackend::optimizer() {

@@ -93,6 +93,13 @@ void Lanes::join(int lane) {
     wait(0, mark(lane));
 }
 
+void Lanes::gather(int lane) {
+  if (!parallel_) return;
+  for (int other = 0; other < kLanes; ++other)
+    if (other != lane && (other == 0 || joined_[static_cast<std::size_t>(other - 1)]))
+      wait(lane, mark(other));
+}
+
 void Lanes::join_all_but(int skip) {
   if (!parallel_) return;
   for (int lane = 1; lane < kLanes; ++lane)

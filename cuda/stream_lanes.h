@@ -66,6 +66,8 @@ class Lanes {
   void join_all_but(int lane);
   // The backend's stream waits for one lane (nothing when the lane took no work in this capture).
   void join(int lane);
+  // `lane` waits for every other lane: the backend's stream and each side lane that took work.
+  void gather(int lane);
 
  private:
   void release();
@@ -75,7 +77,7 @@ class Lanes {
   std::array<std::unique_ptr<Blas>, kSideLanes> side_blas_;
   // Marks of one capture, each its own event (a wait uses the event's record at the time of the
   // wait: one event per mark keeps every mark valid for the whole capture).
-  static constexpr int kEvents = 96;
+  static constexpr int kEvents = 128;
   std::array<cudaEvent_t, kEvents> events_{};
   int next_event_ = 0;
   bool parallel_ = false;

@@ -308,7 +308,8 @@ void CudaBackend::optimizer() {
   if (t_beside) {
     AdamGuard counts;
     counts.updated = checks_.updated_word();
-    opt_.advance_t(state_.t.get(), counts, checks_.optimizer_shadow(), lanes_.stream(kNextLane));
+    opt_.advance_t(state_.t.get(), counts, checks_.optimizer_shadow(),
+                   lanes_.stream(step_lane::kUpdateCounter));
   }
   lanes_.join_all_but(kCheckLane);  // every parameter gradient, from whichever lane made it
   opt_.grad_norms(bw_.grads.get(), norms_.get());

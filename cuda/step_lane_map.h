@@ -19,4 +19,8 @@ constexpr int kMain = 0, kNext = 1, kTarget = 2, kIqn = 3, kAux = 4, kEns = 5, k
 constexpr int kBwAdv = kNext, kBwIqn = kTarget, kBwIqnGrad = kIqn, kBwAux = kAux, kBwEns = kEns,
               kBwCql = kGreedyEmbedding, kBwValue = kTargetEmbedding;
 
+// Adam's counter without the guard, beside the backward's last launches: the value head's lane,
+// idle after its gradients (the advantage head's lane ends with the first layer's bias gradient).
+constexpr int kUpdateCounter = kBwValue;
+
 }  // namespace nanscope::cuda::step_lane

@@ -77,7 +77,7 @@ class Lanes {
   std::array<std::unique_ptr<Blas>, kSideLanes> side_blas_;
   // Marks of one capture, each its own event (a wait uses the event's record at the time of the
   // wait: one event per mark keeps every mark valid for the whole capture).
-  static constexpr int kEvents = 128;
+  static constexpr int kEvents = 96;
   std::array<cudaEvent_t, kEvents> events_{};
   int next_event_ = 0;
   bool parallel_ = false;

@@ -53,10 +53,10 @@ std::vector<std::string> strings_of(const toml::node* n, const std::string& orig
 int int_of(const toml::node* n, const std::string& origin, const std::string& key, int lo, int hi,
            int fallback) {
   if (!n) return fallback;
-  const auto v = n->value<std::int64_t>();
-  if (!n->is_integer() || !v || *v < lo || *v > hi)
+  const auto* v = n->as_integer();  // value<int64_t>() would convert a float, out of range or not
+  if (!v || v->get() < lo || v->get() > hi)
     bad(origin, key, fmt::format("must be an integer in [{}, {}]", lo, hi));
-  return static_cast<int>(*v);
+  return static_cast<int>(v->get());
 }
 
 // A variant's run config, resolved as the task will resolve it: every override and injection
@@ -118,11 +118,12 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& origin) {
   const toml::array* seeds = (*sw)["seeds"].as_array();
   if (!seeds || seeds->empty()) bad(origin, "sweep.seeds", "a non-empty array of seeds");
   for (const toml::node& e : *seeds) {
-    const auto v = e.value<std::int64_t>();
-    if (!e.is_integer() || !v || *v < 0) bad(origin, "sweep.seeds", "seeds are integers >= 0");
-    if (std::count(s.seeds.begin(), s.seeds.end(), static_cast<std::uint64_t>(*v)))
-      bad(origin, "sweep.seeds", fmt::format("seed {} is listed twice", *v));
-    s.seeds.push_back(static_cast<std::uint64_t>(*v));
+    const auto* v = e.as_integer();
+    if (!v || v->get() < 0) bad(origin, "sweep.seeds", "seeds are integers >= 0");
+    const auto seed = static_cast<std::uint64_t>(v->get());
+    if (std::count(s.seeds.begin(), s.seeds.end(), seed))
+      bad(origin, "sweep.seeds", fmt::format("seed {} is listed twice", seed));
+    s.seeds.push_back(seed);
   }
   s.scenario = text_of(sw->get("scenario"), origin, "sweep.scenario", "healthy");
   s.backend = text_of(sw->get("backend"), origin, "sweep.backend", "auto");

@@ -77,6 +77,10 @@ TEST(SweepSpec, ABadSpecIsRefusedNamingTheKey) {
       head + "set = [\"run.folds=2\"]\n[[variant]]\nname = \"a\"\ninject = [\"slot:h_s2@2:1\"]\n",
       "variant.a.inject");
   refused(head + "[[variant]]\nname = \"a\"\nset = [\"run.seed=9\"]\n", "variant.a.set");
+  // Floats are refused, and one beyond an int64 is not converted on the way (found by fuzzing).
+  refused("[sweep]\nname = \"x\"\nseeds = [2.0]\n[[variant]]\nname = \"a\"\n", "sweep.seeds");
+  refused("[sweep]\nname = \"x\"\nseeds = [2.2e20]\n[[variant]]\nname = \"a\"\n", "sweep.seeds");
+  refused(head + "[[variant]]\nname = \"a\"\n[slurm]\nconcurrency = 9.9e30\n", "slurm.concurrency");
 }
 
 }  // namespace

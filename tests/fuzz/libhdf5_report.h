@@ -29,6 +29,10 @@ inline bool report_is_libhdf5s(const std::string& report) {
     ++seen;
     const std::string fn = m[2], where = m[3];
     if (where.find("libhdf5") != std::string::npos) return true;
+    // A chunk found overwritten when the contained child recycles the chunks freed during the read
+    // (hdf5_fuzz.h): nanscope's stores are instrumented and reported where they happen, so the
+    // writer is the uninstrumented library.
+    if (fn == "__sanitizer_purge_allocator") return true;
     if (fn.rfind("__asan", 0) == 0 || fn.rfind("__sanitizer", 0) == 0 ||
         fn.rfind("fuzzer::", 0) == 0)
       continue;

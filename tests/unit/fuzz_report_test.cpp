@@ -53,3 +53,30 @@ TEST(FuzzReport, AnOverflowInNanscopesCodeIsNanscopes) {
       "    #0 0x4a1b2c in __asan_memcpy (/b/fuzz_dump+0x4a1b2c)\n"
       "    #1 0x7f00aa in H5T__conv_s_s (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x2f00aa)\n"));
 }
+
+TEST(FuzzReport, AChunkFoundOverwrittenWhenTheChildRecyclesItsFreedChunksIsLibhdf5s) {
+  // clang 14's report when __sanitizer_purge_allocator recycles a freed chunk whose header an
+  // uninstrumented store overwrote.
+  const std::string check =
+      "AddressSanitizer: CHECK failed: asan_allocator.cpp:210 \"((old_chunk_state)) == "
+      "((CHUNK_QUARANTINE))\" (0x5a, 0x3) (tid=28048)\n"
+      "    #0 0x55f3a1449a41 in __asan::CheckUnwind() asan_rtl.cpp.o\n"
+      "    #1 0x55f3a14623d4 in __sanitizer::CheckFailed(char const*, int, char const*, unsigned "
+      "long long, unsigned long long) (/b/fuzz_run_file+0xc63d4)\n"
+      "    #2 0x55f3a13c24e2 in __asan::QuarantineCallback::Recycle(__asan::AsanChunk*) "
+      "(/b/fuzz_run_file+0x264e2)\n"
+      "    #3 0x55f3a13c1df9 in __sanitizer::Quarantine<__asan::QuarantineCallback, "
+      "__asan::AsanChunk>::Recycle(unsigned long, __asan::QuarantineCallback) "
+      "(/b/fuzz_run_file+0x25df9)\n";
+  EXPECT_TRUE(report_is_libhdf5s(
+      check +
+      "    #4 0x55f3a13c1462 in __sanitizer_purge_allocator (/b/fuzz_run_file+0x25462)\n"
+      "    #5 0x55f3a147d583 in int nanscope::fuzz::read_contained<LLVMFuzzerTestOneInput::$_0>("
+      "LLVMFuzzerTestOneInput::$_0&&) /b/tests/fuzz/hdf5_fuzz.h:70:5\n"));
+  // The same check when nanscope's code frees a chunk is nanscope's to answer for.
+  EXPECT_FALSE(report_is_libhdf5s(
+      check +
+      "    #4 0x55f3a13c1462 in operator delete(void*) (/b/fuzz_run_file+0x1996e5)\n"
+      "    #5 0x55f3a147d583 in nanscope::read_run_file(std::string const&) "
+      "/b/engine/io/run_file_read.cpp:200:1\n"));
+}

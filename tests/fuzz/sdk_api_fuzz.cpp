@@ -91,6 +91,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   munmap(p, page);
   hole = reinterpret_cast<std::uintptr_t>(p);
+  // The directory's name made before the handler is registered: exit runs the handler before it
+  // destroys the name (the reverse order), not after.
+  (void)run_dir();
   std::atexit([] {
     std::error_code ec;
     std::filesystem::remove_all(run_dir(), ec);

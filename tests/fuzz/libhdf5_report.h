@@ -5,11 +5,31 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace nanscope::fuzz {
 
 namespace report_detail {
 enum class Owner { Libhdf5, Nanscope, None };
+
+struct Frame {
+  std::string line, function, where;  // the function's first word; the object or source file
+};
+
+// The next stack in `lines`: its frames up to the first line that is not one.
+inline std::vector<Frame> next_stack(std::istream& lines) {
+  static const std::regex frame(R"(^\s+#(\d+) 0x[0-9a-f]+\s+(?:in (\S+)\s+)?\(?([^\s)+]+))");
+  std::vector<Frame> stack;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, frame)) {
+      if (!stack.empty()) break;
+      continue;
+    }
+    stack.push_back({line, m[2], m[3]});
+  }
+  return stack;
+}
 
 // Whose code the next stack in `lines` is: its first frame outside the sanitizer's runtime (its
 // interceptors, malloc, strdup, memcpy, ..., and its own checks, __asan::..., which report a heap
@@ -17,25 +37,17 @@ enum class Owner { Libhdf5, Nanscope, None };
 // malloc hook reports an allocation above -malloc_limit_mb in the child as "out-of-memory
 // (malloc(N))").
 inline Owner stack_owner(std::istream& lines) {
-  static const std::regex frame(R"(^\s+#(\d+) 0x[0-9a-f]+\s+(?:in (\S+)\s+)?\(?([^\s)+]+))");
   static const std::regex interceptor(
       R"(^(__interceptor_)?(malloc|calloc|realloc|free|strdup|strndup|strlen|memcpy|memmove|memset|memcmp|strcmp|strncpy|strcpy|operator)$)");
-  int seen = 0;
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_search(line, m, frame)) {
-      if (seen > 0) break;  // the end of the stack
-      continue;
-    }
-    ++seen;
-    const std::string fn = m[2], where = m[3];
-    if (where.find("libhdf5") != std::string::npos) return Owner::Libhdf5;
+  for (const Frame& f : next_stack(lines)) {
+    if (f.where.find("libhdf5") != std::string::npos) return Owner::Libhdf5;
     // A chunk found overwritten when the contained child recycles the chunks freed during and
     // before its read (hdf5_fuzz.h): nanscope's stores and copies are checked where they happen
     // (replace_intrin=1), so the writer is the uninstrumented library.
-    if (fn.rfind("nanscope::fuzz::recycle_chunks_freed_in_read", 0) == 0) return Owner::Libhdf5;
-    if (fn.rfind("__asan", 0) == 0 || fn.rfind("__sanitizer", 0) == 0 ||
-        fn.rfind("fuzzer::", 0) == 0 || std::regex_match(fn, interceptor))
+    if (f.function.rfind("nanscope::fuzz::recycle_chunks_freed_in_read", 0) == 0)
+      return Owner::Libhdf5;
+    if (f.function.rfind("__asan", 0) == 0 || f.function.rfind("__sanitizer", 0) == 0 ||
+        f.function.rfind("fuzzer::", 0) == 0 || std::regex_match(f.function, interceptor))
       continue;
     return Owner::Nanscope;  // a frame of nanscope's (or the C library's)
   }
@@ -46,18 +58,11 @@ inline Owner stack_owner(std::istream& lines) {
 // libFuzzer's or libhdf5's is nanscope's. The runtime's and the standard library's frames name no
 // owner (the standard library's are inlined in either nanscope's or libFuzzer's code).
 inline bool allocated_by_nanscope(std::istream& lines) {
-  int seen = 0;
-  for (std::string line; std::getline(lines, line);) {
-    const bool frame =
-        line.find(" #") != std::string::npos && line.find(" 0x") != std::string::npos;
-    if (!frame) {
-      if (seen > 0) break;
-      continue;
-    }
-    ++seen;
-    if (line.find("libhdf5") != std::string::npos || line.find(" in fuzzer::") != std::string::npos)
+  for (const Frame& f : next_stack(lines)) {
+    if (f.where.find("libhdf5") != std::string::npos ||
+        f.line.find(" in fuzzer::") != std::string::npos)
       return false;
-    if (line.find("nanscope::") != std::string::npos) return true;
+    if (f.line.find("nanscope::") != std::string::npos) return true;
   }
   return false;
 }
@@ -66,10 +71,9 @@ inline bool allocated_by_nanscope(std::istream& lines) {
 // Whether a sanitizer report blames libhdf5: its first stack is libhdf5's, and, where the report
 // names the allocation of the buffer beside the bad address, nanscope did not allocate it. A
 // buffer nanscope allocated and libhdf5 overran is nanscope's bug: nanscope sized it for what it
-// asked the library to read. (libhdf5's own buffers and libFuzzer's, which a wild write of
-// libhdf5's can land beside, are not.) An
-// allocation of the out-of-memory size asked by nanscope's own code is nanscope's bug as well: its
-// sizes from a file are bounded by the file (io/h5.cpp).
+// asked the library to read (libhdf5's own buffers and libFuzzer's, which a wild write of
+// libhdf5's can land beside, are not). An allocation of the out-of-memory size asked by nanscope's
+// own code is nanscope's bug as well: its sizes from a file are bounded by the file (io/h5.cpp).
 inline bool report_is_libhdf5s(const std::string& report) {
   using report_detail::Owner;
   std::istringstream lines(report);

@@ -53,7 +53,8 @@ for name in csv config run_file dump sweep_spec sdk_api; do
   if ! (cd "$work" && "$build/tests/fuzz/fuzz_$name" -seed="$seed" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
           -max_len=262144 -artifact_prefix="$found/${name}-" -print_final_stats=1 "$work" 2>"$work.log"); then
     say "fuzz_$name found a crash: see $found"
-    tail -40 "$work.log" >&2
+    # The first report in full (a contained child's comes before the harness's abort), then the end.
+    { sed -n '/ERROR: \|runtime error\|CHECK failed/,$p' "$work.log" | head -150; tail -20 "$work.log"; } >&2 || true
     status=1
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work.log" | sed "s/^/fuzz_$name: /" >&2 || true

@@ -84,33 +84,3 @@ TEST(FuzzReport, AChunkFoundOverwrittenWhenTheChildRecyclesTheReadsFreedChunksIs
       "    #5 0x55f3a147d583 in nanscope::read_run_file(std::string const&) "
       "/b/engine/io/run_file_read.cpp:200:1\n"));
 }
-
-TEST(FuzzReport, ABufferNanscopeAllocatedAndLibhdf5OverranIsNanscopes) {
-  const std::string overrun =
-      "==78==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6020000000f4\n"
-      "WRITE of size 8 at 0x6020000000f4 thread T0\n"
-      "    #0 0x4a1b2c in __asan_memcpy (/b/fuzz_dump+0x4a1b2c)\n"
-      "    #1 0x7f00aa in H5D__contig_readvv "
-      "(/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x2f00aa)\n"
-      "\n0x6020000000f4 is located 0 bytes to the right of 4-byte region\n"
-      "allocated by thread T0 here:\n"
-      "    #0 0x4a2b3c in operator new(unsigned long) (/b/fuzz_dump+0x4a2b3c)\n";
-  EXPECT_FALSE(report_is_libhdf5s(overrun +
-                                  "    #1 0x55d0c1 in std::vector<float>::vector(unsigned long) "
-                                  "/usr/include/c++/12/bits/stl_vector.h:512:9\n"
-                                  "    #2 0x55d0c2 in nanscope::h5::read_dataset<float>(long) "
-                                  "/b/engine/io/h5.cpp:263:18\n"));
-  EXPECT_TRUE(report_is_libhdf5s(overrun +
-                                 "    #1 0x7f00bb in H5FL_blk_malloc "
-                                 "(/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x12b3c)\n"));
-  // A write of libhdf5's that lands beside a buffer of libFuzzer's (a campaign's report).
-  EXPECT_TRUE(report_is_libhdf5s(
-      overrun +
-      "    #1 0x560b628ab6fe in std::vector<unsigned int, std::allocator<unsigned int> "
-      ">::operator=(std::vector<unsigned int, std::allocator<unsigned int> > const&) "
-      "(/b/fuzz_run_file+0xc36fe)\n"
-      "    #2 0x560b628a9c20 in fuzzer::InputCorpus::AddToCorpus(std::vector<unsigned char, "
-      "std::allocator<unsigned char> > const&, unsigned long, bool, bool, bool) "
-      "(/b/fuzz_run_file+0xc1c20)\n"
-      "    #3 0x560b628c32e2 in main (/b/fuzz_run_file+0xdb2e2)\n"));
-}

@@ -2,6 +2,8 @@
 
 #include <QStringList>
 
+#include "models/slot_label.h"
+
 namespace nanscope::gui {
 
 int cell_code(SlotState state, std::uint8_t kinds) {
@@ -243,7 +245,7 @@ QVariant SlotGridModel::headerData(int section, Qt::Orientation o, int role) con
   if (o == Qt::Vertical) {
     if (section < 0 || section >= slot_count()) return {};
     const int slot = slotOfRow(section);
-    return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
+    return slot_label(slot);
   }
   return mode_ == Folds ? QString("fold %1").arg(section) : QString::number(section);
 }

@@ -1,5 +1,6 @@
 #include "models/step_compare_model.h"
 
+#include "models/slot_label.h"
 #include "style/cell_palette.h"
 
 #include <QBrush>
@@ -94,7 +95,7 @@ QVariant StepCompareModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Slot:
-      return QString("%1 %2").arg(r.slot).arg(QString::fromUtf8(slot_info(r.slot).name.data()));
+      return slot_label(r.slot);
     case AbsMaxA:
       return number(abs_max(r.a));
     case AbsMaxB:

@@ -14,7 +14,7 @@ constexpr int kGradNorm = kGradNormTerm;
 const std::array<QColor, 8> kColours = {
     QColor(0, 114, 178),  QColor(0, 158, 115), QColor(230, 159, 0), QColor(204, 121, 167),
     QColor(86, 180, 233), QColor(213, 94, 0),  QColor(0, 0, 0),     QColor(120, 120, 120)};
-QString number(double v) {
+QString tooltip_number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   return QString::number(v, 'g', 5);
@@ -423,10 +423,11 @@ QString MetricsPlot::readout(int g) const {
   QString t = QString("step %1 (fold %2, step %3)").arg(g).arg(r.fold).arg(r.step);
   for (int k = 0; k < kSeriesCount; ++k)
     if (visible_[static_cast<std::size_t>(k)])
-      t += QString("\n%1: %2").arg(seriesName(k), number(valueOf(r, k)));
+      t += QString("\n%1: %2").arg(seriesName(k), tooltip_number(valueOf(r, k)));
   for (const auto& h : health_)
     t += QString("\n%1: %2")
-             .arg(health_series_name(h->key), number(healthAt(*h, static_cast<std::size_t>(g))));
+             .arg(health_series_name(h->key),
+                  tooltip_number(healthAt(*h, static_cast<std::size_t>(g))));
   return t;
 }
 

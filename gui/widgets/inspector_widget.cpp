@@ -1,6 +1,7 @@
 #include "widgets/inspector_widget.h"
 
 #include "models/npy_file.h"
+#include "models/slot_label.h"
 
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -74,10 +75,7 @@ void InspectorWidget::clear() {
 void InspectorWidget::setStats(BufferStatsPtr stats) {
   stats_ = std::move(stats);
   const BufferStats& s = *stats_;
-  const QString name =
-      s.slot >= 0
-          ? QString("%1 %2").arg(s.slot).arg(QString::fromUtf8(slot_info(s.slot).name.data()))
-          : QString("?");
+  const QString name = s.slot >= 0 ? slot_label(s.slot) : QString("?");
   show_live_->setVisible(s.source == BufferStats::Source::None && s.live_step >= 0);
   show_live_->setText(QString("Show the newest step (%1)").arg(s.live_step));
   show_dump_->setVisible(s.source == BufferStats::Source::None && s.dump_step >= 0);

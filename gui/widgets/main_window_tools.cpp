@@ -37,7 +37,7 @@ constexpr int kViewFileVersion = 1;
 QString slot_text(int slot) {
   return QString::fromUtf8(slot_info(slot).name.data());
 }
-QString number(double v) {
+QString copied_number(double v) {
   return std::isfinite(v) ? QString::number(v, 'g', 6) : QString(std::isnan(v) ? "NaN" : "Inf");
 }
 }  // namespace
@@ -258,8 +258,9 @@ QString MainWindow::cellSummary() const {
       const HealthRow& h = view_->health[g][static_cast<std::size_t>(slot)];
       QStringList fields;
       for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
-        fields << QString("%1 %2").arg(measure_name(static_cast<HealthMeasure>(m)),
-                                       number(health_value(h, static_cast<HealthMeasure>(m))));
+        fields << QString("%1 %2").arg(
+            measure_name(static_cast<HealthMeasure>(m)),
+            copied_number(health_value(h, static_cast<HealthMeasure>(m))));
       lines << "health: " + fields.join(", ");
     }
   }

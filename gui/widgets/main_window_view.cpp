@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "backend_choice.h"
+#include "models/slot_label.h"
 #include "plots/grid_plot.h"
 #include "plots/magnitude_plot.h"
 #include "plots/metrics_plot.h"
@@ -28,9 +29,6 @@
 namespace nanscope::gui {
 
 namespace {
-QString slot_name(int slot) {
-  return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
-}
 QString source_text(BufferStats::Source s) {
   switch (s) {
     case BufferStats::Source::Live:
@@ -116,7 +114,7 @@ void MainWindow::refreshViews(bool reset) {
   const Snapshot& s = *view_;
   if (s.entry) {
     entry_->setText(QString("entry point: slot %1 (fold %2, step %3)")
-                        .arg(slot_name(s.entry->slot))
+                        .arg(slot_label(s.entry->slot))
                         .arg(s.entry->fold)
                         .arg(s.entry->step));
   } else {
@@ -125,7 +123,7 @@ void MainWindow::refreshViews(bool reset) {
   if (const auto fe = s.fold_entry(sel_->fold()); fe && (!s.entry || s.entry->fold != sel_->fold()))
     entry_->setText(entry_->text() + QString("\nfold %1's entry point: slot %2 (step %3)")
                                          .arg(sel_->fold())
-                                         .arg(slot_name(fe->slot))
+                                         .arg(slot_label(fe->slot))
                                          .arg(fe->step));
   backward_->setText(
       s.backward_entry

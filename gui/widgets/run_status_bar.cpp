@@ -12,13 +12,11 @@
 #include <cmath>
 
 #include "backend_choice.h"
+#include "models/slot_label.h"
 
 namespace nanscope::gui {
 
 namespace {
-QString slot_name(int slot) {
-  return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
-}
 QString plural(qint64 n, const char* one) {
   return QString("%1 %2%3").arg(n).arg(one).arg(n == 1 ? "" : "s");
 }
@@ -38,7 +36,7 @@ QString position_text(const Snapshot& s, const StatusMode& m) {
       s.finished
           ? QString("%1: finished, %2 x %3; %4")
                 .arg(s.scenario, plural(s.folds_total, "fold"), plural(s.steps_per_fold, "step"),
-                     s.entry ? "fired (entry slot " + slot_name(s.entry->slot) + ")"
+                     s.entry ? "fired (entry slot " + slot_label(s.entry->slot) + ")"
                              : QString("nothing fired"))
           : QString("%1: fold %2 (of %3), step %4 (of %5), next phase %6")
                 .arg(s.scenario)

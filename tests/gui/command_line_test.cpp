@@ -3,6 +3,7 @@
 // value is the config's error (exit 78 in screenshot mode, as nanscope-run), an unknown flag or
 // backend is said and exits 2, never silently.
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 
 using namespace nanscope::gui_test;
 
@@ -158,5 +159,5 @@ class CommandLineTest : public QObject, GuiFixture {
   }
 };
 
-QTEST_MAIN(CommandLineTest)
+NANSCOPE_GUI_TEST("command_line", CommandLineTest);
 #include "command_line_test.moc"

@@ -4,6 +4,7 @@
 #include <QLabel>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 #include "style/cell_palette.h"
 
 using namespace nanscope::gui_test;
@@ -126,5 +127,5 @@ class GridColoursTest : public QObject, GuiFixture {
   }
 };
 
-QTEST_MAIN(GridColoursTest)
+NANSCOPE_GUI_TEST("grid_colours", GridColoursTest);
 #include "grid_colours_test.moc"

@@ -13,6 +13,7 @@
 #include <QMenu>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 #include "plots/magnitude_plot.h"
 #include "session/scenarios.h"
 #include "widgets/compare_panel.h"
@@ -352,5 +353,5 @@ class HealthViewsTest : public QObject, public GuiFixture {
   }
 };
 
-QTEST_MAIN(HealthViewsTest)
+NANSCOPE_GUI_TEST("health_views", HealthViewsTest);
 #include "health_views_test.moc"

@@ -9,6 +9,7 @@
 #include <QTableView>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 
 using namespace nanscope::gui_test;
 
@@ -244,5 +245,5 @@ class InspectorTest : public QObject, GuiFixture {
   }
 };
 
-QTEST_MAIN(InspectorTest)
+NANSCOPE_GUI_TEST("inspector", InspectorTest);
 #include "inspector_test.moc"

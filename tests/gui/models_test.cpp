@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "core/config_io.h"
+#include "gui/gui_test_registry.h"
 #include "io/run_file.h"
 #include "models/events_model.h"
 #include "models/offline.h"
@@ -148,5 +149,5 @@ class ModelsTest : public QObject {
   }
 };
 
-QTEST_MAIN(ModelsTest)
+NANSCOPE_GUI_TEST("models", ModelsTest);
 #include "models_test.moc"

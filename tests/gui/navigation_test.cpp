@@ -15,6 +15,7 @@
 #include "backend_choice.h"
 #include "core/config_io.h"
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 #include "plots/grid_plot.h"
 #include "plots/metrics_plot.h"
 #include "session/session.h"
@@ -253,5 +254,5 @@ class NavigationTest : public QObject, public GuiFixture {
   }
 };
 
-QTEST_MAIN(NavigationTest)
+NANSCOPE_GUI_TEST("navigation", NavigationTest);
 #include "navigation_test.moc"

@@ -4,6 +4,7 @@
 // the test relies on are checked against known values first.
 #include <QtTest>
 
+#include "gui/gui_test_registry.h"
 #include "style/cell_palette.h"
 #include "style/colour_vision.h"
 
@@ -60,5 +61,5 @@ class PaletteTest : public QObject {
   }
 };
 
-QTEST_MAIN(PaletteTest)
+NANSCOPE_GUI_TEST("palette", PaletteTest);
 #include "palette_test.moc"

@@ -7,6 +7,7 @@
 #include <QTimer>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 
 using namespace nanscope::gui_test;
 
@@ -163,5 +164,5 @@ class ShortcutsTest : public QObject, GuiFixture {
   }
 };
 
-QTEST_MAIN(ShortcutsTest)
+NANSCOPE_GUI_TEST("shortcuts", ShortcutsTest);
 #include "shortcuts_test.moc"

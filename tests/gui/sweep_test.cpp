@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 #include "sweep/sweep_status.h"
 #include "widgets/sweep_panel.h"
 
@@ -142,5 +143,5 @@ class SweepViewTest : public QObject, public GuiFixture {
   }
 };
 
-QTEST_MAIN(SweepViewTest)
+NANSCOPE_GUI_TEST("sweep", SweepViewTest);
 #include "sweep_test.moc"

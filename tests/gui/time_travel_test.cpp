@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 #include "session/scenarios.h"
 #include "session/step_compare.h"
 
@@ -202,5 +203,5 @@ class TimeTravelTest : public QObject, public GuiFixture {
   }
 };
 
-QTEST_MAIN(TimeTravelTest)
+NANSCOPE_GUI_TEST("time_travel", TimeTravelTest);
 #include "time_travel_test.moc"

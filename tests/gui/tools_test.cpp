@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 #include "models/health_series.h"
 #include "plots/grid_plot.h"
 #include "plots/histogram_plot.h"
@@ -467,5 +468,5 @@ class ToolsTest : public QObject, public GuiFixture {
   }
 };
 
-QTEST_MAIN(ToolsTest)
+NANSCOPE_GUI_TEST("tools", ToolsTest);
 #include "tools_test.moc"

@@ -2,6 +2,7 @@
 // fire, a bad config, check and break toggles, pause, the engine answering within a step during a
 // run, a device error and --help without a display.
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 
 using namespace nanscope;
 using namespace nanscope::gui;
@@ -248,5 +249,5 @@ class WorkbenchRunTest : public QObject, public GuiFixture {
   // buffer with no finite value draws its own empty histogram.
 };
 
-QTEST_MAIN(WorkbenchRunTest)
+NANSCOPE_GUI_TEST("workbench_run", WorkbenchRunTest);
 #include "workbench_run_test.moc"

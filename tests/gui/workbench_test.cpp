@@ -4,6 +4,7 @@
 // here or in workbench_run_test.cpp, named after what the window must do; they drive the window
 // and assert what it shows.
 #include "gui/gui_fixture.h"
+#include "gui/gui_test_registry.h"
 
 using namespace nanscope;
 using namespace nanscope::gui;
@@ -448,5 +449,5 @@ class WorkbenchTest : public QObject, public GuiFixture {
   }
 };
 
-QTEST_MAIN(WorkbenchTest)
+NANSCOPE_GUI_TEST("workbench", WorkbenchTest);
 #include "workbench_test.moc"

@@ -54,12 +54,17 @@ def slowest_tests(build):
     path = os.path.join(build, "Testing", "Temporary", "LastTest.log")
     if not os.path.exists(path):
         return []
-    text = open(path, errors="replace").read()
     times = []
+    name = None
     # Each test's block starts with "N/M Testing: NAME" and ends with "Test time =   S sec".
-    for block in re.finditer(r"^\d+/\d+ Testing: (\S+)\n(.*?)^\"?Test time = +([0-9.]+) sec", text,
-                             re.M | re.S):
-        times.append((float(block.group(3)), block.group(1)))
+    for line in open(path, errors="replace"):
+        testing = re.match(r"\d+/\d+ Testing: (\S+)", line)
+        if testing:
+            name = testing.group(1)
+        ended = re.match(r'"?Test time = +([0-9.]+) sec', line)
+        if ended and name:
+            times.append((float(ended.group(1)), name))
+            name = None
     return sorted(times, reverse=True)
 
 

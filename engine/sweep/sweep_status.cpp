@@ -92,16 +92,16 @@ int folds_of(const SweepSpec& s) {
 }
 
 // What the task's run file says: each fold's state, the entry point, the first watch, the halt.
-void read_run(TaskStatus& t, int folds) {
+// Returns the reason the file could not be read, empty when it was read or is not there yet.
+std::string read_run(TaskStatus& t, int folds) {
   t.folds.assign(static_cast<std::size_t>(folds), FoldOutcome{});
   const fs::path file = fs::path(t.dir) / "run" / "run.h5";
-  if (!file_exists(file)) return;
+  if (!file_exists(file)) return {};
   RunFileData r;
   try {
     r = read_run_file_outline(file.string());
   } catch (const Error& e) {
-    if (t.reason.empty()) t.reason = e.what();
-    return;
+    return e.what();
   }
   for (std::size_t f = 0; f < r.folds.size() && f < t.folds.size(); ++f) {
     const FoldFlags& ff = r.folds[f];
@@ -123,6 +123,7 @@ void read_run(TaskStatus& t, int folds) {
     if (e.kind == EventKind::HaltNan || e.kind == EventKind::HaltGradCollapse ||
         e.kind == EventKind::HaltWatch || e.kind == EventKind::Breakpoint)
       t.halt = std::string(name_of(e.kind));
+  return {};
 }
 
 }  // namespace
@@ -288,7 +289,17 @@ SweepStatus read_sweep_status(const std::string& dir, const SchedulerStates& sch
       t.state = TaskState::Failed;
       t.reason = "not run: the sweep's runner stopped before starting it (interrupted?)";
     }
-    read_run(t, s.folds);
+    const std::string unreadable = read_run(t, s.folds);
+    if (!unreadable.empty()) {
+      // A task that ended but whose run file cannot be read has no verdict: failed, never clean. A
+      // running task's file may be read mid-write; it is read again when the task ends.
+      if (t.state == TaskState::Done) {
+        t.state = TaskState::Failed;
+        t.reason = "its run file is unreadable: " + unreadable;
+      } else if (t.reason.empty()) {
+        t.reason = unreadable;
+      }
+    }
     if (t.state == TaskState::Running)
       for (FoldOutcome& f : t.folds)
         if (f.cell == FoldCell::NotStarted) {

@@ -3,6 +3,7 @@
 cleanly: exit 0 or a documented refusal (66, 78), never a signal, 70, 74 or a hang.
 
 usage: mutants.py SEED_FILE COUNT SEED OUT_DIR -- COMMAND... {}
+  SEED_FILE must be accepted (exit 0) first, or the script fails before making any mutant.
   Each mutant XORs 1-64 random bytes with random values, half of them in the first 4 KiB (where
   HDF5 keeps the superblock and the root group's metadata). `{}` in COMMAND is the mutant's path.
   Prints a line per outcome class and the files that failed; exit 1 if any mutant failed.
@@ -32,6 +33,14 @@ def main():
     data = open(seed_file, "rb").read()
     rng = random.Random(int(seed))
     os.makedirs(out_dir, exist_ok=True)
+    # The seed itself must be accepted: were it refused, every mutant would be refused at the same
+    # first check and the mutants would cover nothing beyond it.
+    seed_run = subprocess.run([seed_file if a == "{}" else a for a in command], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=120)
+    if seed_run.returncode != 0:
+        print(f"the seed file {seed_file} is not accepted (exit {seed_run.returncode}): "
+              f"{seed_run.stderr.decode(errors='replace').strip()}")
+        return 1
     outcomes = collections.Counter()
     failed = []
     for k in range(int(count)):

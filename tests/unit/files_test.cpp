@@ -97,7 +97,7 @@ TEST(Files, TheRunFilesScenarioIsReadBackAndAnythingElseIsRefused) {
   write_run_file(good, r);
   EXPECT_EQ(read_run_file(good).scenario, "lr-explosion");
   // Not a name (a crafted file): refused, naming the file and the attribute.
-  for (const std::string bad : {std::string("x\nstatus bar"), std::string(65, 'a')}) {
+  for (const std::string& bad : {std::string("x\nstatus bar"), std::string(65, 'a')}) {
     r.scenario = bad;
     const std::string path = (dir / "bad.h5").string();
     write_run_file(path, r);

@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 fs::path one_task_sweep(const std::string& name, int exit_code) {
   const fs::path dir = temp_dir(name);
   const SweepSpec spec = parse_sweep_spec(
-      "[sweep]\nname = \"one\"\nseeds = [1]\nset = [\"run.folds=2\"]\n[[variant]]\nname = \"base\"\n",
+      "[sweep]\nname = \"one\"\nseeds = [1]\nset = [\"run.folds=2\"]\n[[variant]]\nname = "
+      "\"base\"\n",
       "spec.toml");
   write_file(dir / "sweep.toml", sweep_spec_toml(spec));
   const fs::path task = dir / "tasks" / sweep_tasks(spec).at(0).name;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "core/errors.h"
@@ -22,8 +23,16 @@ extern char** environ;
 
 namespace nanscope {
 
-void validate_in_child(const std::string& path, const FileValidator& validator, double timeout_s) {
+double validation_budget_s(std::uintmax_t file_bytes) {
+  return 3.0 + static_cast<double>(file_bytes) / 20e6;
+}
+
+void validate_in_child(const std::string& path, const FileValidator& validator,
+                       std::optional<double> timeout) {
   if (validator.empty()) return;
+  std::error_code size_error;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, size_error);
+  const double timeout_s = timeout ? *timeout : validation_budget_s(size_error ? 0 : bytes);
   std::vector<std::string> args = validator;
   args.push_back(path);
   std::vector<char*> argv;
@@ -62,7 +71,7 @@ void validate_in_child(const std::string& path, const FileValidator& validator, 
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      throw DataError(fmt::format("{}: corrupt HDF5 file (reading it did not finish in {:.0f} s)",
+      throw DataError(fmt::format("{}: corrupt HDF5 file (reading it did not finish in {:.1f} s)",
                                   path, timeout_s));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

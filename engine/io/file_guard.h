@@ -6,6 +6,8 @@
 // model. Files nanscope has just written itself are read directly.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,11 +18,18 @@ namespace nanscope {
 // directly (library users, tests of the readers themselves).
 using FileValidator = std::vector<std::string>;
 
+// How long the child may take to read a file of `file_bytes`: 3 s for what any file needs, plus a
+// second per 20 MB it holds. A sound file's read is bounded by its bytes (a run file of 150 KB
+// reads in about 50 ms, one of 1 GB at disk speed well inside its 54 s); a damaged one can make
+// libhdf5 loop or fill gigabytes from a few corrupt bytes (a string attribute's length, a
+// dataspace's size), and is then refused within seconds rather than after a minute at full CPU.
+double validation_budget_s(std::uintmax_t file_bytes);
+
 // Runs the validator on `path`; throws DataError when the child dies of a signal or runs past
-// `timeout_s`. A child that exits with an error is not reported here: the caller's own read
-// reports the same error, with its message, without crashing.
+// `timeout_s` (by default the file's validation_budget_s). A child that exits with an error is not
+// reported here: the caller's own read reports the same error, with its message, without crashing.
 void validate_in_child(const std::string& path, const FileValidator& validator,
-                       double timeout_s = 60);
+                       std::optional<double> timeout_s = std::nullopt);
 
 // The child's side: reads `path` whole as what its content says it is (run file or dump).
 // Returns the exit code (0, or the error kind's), printing the error on stderr.

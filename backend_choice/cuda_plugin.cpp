@@ -87,6 +87,15 @@ CudaPlugin load_cuda_plugin(const std::vector<std::string>& candidates) {
       dlclose(handle);
       return p;
     }
+    const CudaPluginLayout theirs = api->layout ? api->layout() : CudaPluginLayout{};
+    if (!(theirs == this_build_layout())) {
+      p.why = fmt::format(
+          "the CUDA plugin {} was built for another layout of what it is passed (plugin: {}; this "
+          "program: {}): rebuild the plugin from this program's source tree",
+          candidate, describe_layout(theirs), describe_layout(this_build_layout()));
+      dlclose(handle);
+      return p;
+    }
     p.api = api;
     p.status = CudaPlugin::Status::Loaded;
     return p;

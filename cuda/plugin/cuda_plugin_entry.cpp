@@ -22,8 +22,12 @@ std::unique_ptr<nanscope::SdkDeviceChecks> make_sdk_device_checks() {
   return nanscope::cuda::make_sdk_device_checks();
 }
 
-const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion, &probe,
-                                   &make_backend, &make_sdk_device_checks};
+const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi,
+                                   nanscope::kVersion,
+                                   &nanscope::this_build_layout,
+                                   &probe,
+                                   &make_backend,
+                                   &make_sdk_device_checks};
 
 }  // namespace
 

@@ -112,6 +112,24 @@ bool builtin_slots() {
   return active().builtin;
 }
 
+std::uint64_t builtin_slot_table_fingerprint() {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  const auto mix = [&h](std::uint64_t v) {
+    for (int byte = 0; byte < 8; ++byte, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
+  };
+  for (const SlotInfo& s : kTable) {
+    mix(static_cast<std::uint64_t>(s.index));
+    for (char c : s.name) mix(static_cast<unsigned char>(c));
+    mix(static_cast<std::uint64_t>(s.phase));
+    mix(static_cast<std::uint64_t>(s.written_in));
+    mix(static_cast<std::uint64_t>(s.rank));
+    mix(s.consumers);
+    mix(s.roles);
+    mix((s.iqn_only ? 1u : 0u) | (s.starts_deferred ? 2u : 0u));
+  }
+  return h;
+}
+
 const std::string& slot_trainer() {
   return active().trainer;
 }

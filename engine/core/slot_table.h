@@ -115,6 +115,10 @@ static_assert(kSlotCount <= 64, "slot sets are 64-bit masks");
 const std::array<SlotInfo, kSlotCount>& slot_table();
 // How many slots the trainer in effect has (kSlotCount for nanscope's own).
 int slot_count();
+// A fingerprint of nanscope's own trainer's table (each slot's index, name, phases, rank,
+// consumers, roles and flags, FNV-1a): two builds agree on it only when they compiled the same
+// table. The CUDA plugin's handshake compares it (backend_choice/cuda_plugin_api.h).
+std::uint64_t builtin_slot_table_fingerprint();
 // Whether nanscope's own trainer's table is in effect (the slots with built-in meaning: the
 // backward entry of 33-35, the C51 and IQN health fields, the scenarios).
 bool builtin_slots();

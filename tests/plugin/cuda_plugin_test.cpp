@@ -54,6 +54,20 @@ TEST(CudaPlugin, APluginOfAnotherVersionIsRefused) {
                      NANSCOPE_VERSION + " (plugin ABI 99), this is nanscope " + version);
 }
 
+// A plugin of this version and ABI built from a tree with another slot table (one slot more) would
+// misread every Config and slot it is passed: refused, naming both sides' layouts.
+TEST(CudaPlugin, APluginOfAnotherLayoutIsRefusedNamingBothSides) {
+  const auto mine = nanscope::this_build_layout();
+  auto theirs = mine;
+  theirs.slot_count += 1;
+  theirs.slot_table ^= 0x5eed;
+  expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_OTHER_LAYOUT,
+                 std::string("the CUDA plugin ") + FAKE_OTHER_LAYOUT +
+                     " was built for another layout of what it is passed (plugin: " +
+                     nanscope::describe_layout(theirs) +
+                     "; this program: " + nanscope::describe_layout(mine) + ")");
+}
+
 TEST(CudaPlugin, ALibraryWithoutTheEntryPointIsRefused) {
   expect_refused(std::string("NANSCOPE_CUDA_PLUGIN=") + FAKE_NO_ENTRY,
                  std::string(FAKE_NO_ENTRY) + " is not a nanscope CUDA plugin");

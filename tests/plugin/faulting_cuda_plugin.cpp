@@ -29,8 +29,12 @@ std::unique_ptr<nanscope::Backend> make_backend(const nanscope::Config& config) 
   return std::make_unique<FaultingBackend>(nanscope::make_cpu_backend(config));
 }
 
-const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion, &probe,
-                                   &make_backend, nullptr};
+const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi,
+                                   nanscope::kVersion,
+                                   &nanscope::this_build_layout,
+                                   &probe,
+                                   &make_backend,
+                                   nullptr};
 
 }  // namespace
 

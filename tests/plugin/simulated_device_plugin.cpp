@@ -134,8 +134,9 @@ std::unique_ptr<nanscope::SdkDeviceChecks> make_sdk_device_checks() {
   return std::make_unique<Simulated>();
 }
 
-const nanscope::CudaPluginApi kApi{nanscope::kCudaPluginAbi, nanscope::kVersion, &probe, nullptr,
-                                   &make_sdk_device_checks};
+const nanscope::CudaPluginApi kApi{
+    nanscope::kCudaPluginAbi, nanscope::kVersion, &nanscope::this_build_layout, &probe, nullptr,
+    &make_sdk_device_checks};
 
 }  // namespace
 

@@ -54,6 +54,38 @@ TEST(FuzzReport, AnOverflowInNanscopesCodeIsNanscopes) {
       "    #1 0x7f00aa in H5T__conv_s_s (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x2f00aa)\n"));
 }
 
+TEST(FuzzReport, AnInterceptorNamedByTheSummaryIsSkippedWhateverItsTopFrameSays) {
+  // clang 14's report of a libhdf5 read beside a libFuzzer buffer (CI, fuzz_run_file): the top
+  // frame, the memcpy interceptor's code, symbolised as an inlined std::string::append.
+  const std::string report =
+      "==7395==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x616000001950\n"
+      "READ of size 16 at 0x616000001950 thread T0\n"
+      "    #0 0x556363c52473 in std::__cxx11::basic_string<char, std::char_traits<char>, "
+      "std::allocator<char> >::append(char const*, unsigned long) "
+      "/usr/include/c++/12/bits/basic_string.h:1419\n"
+      "    #1 0x7f2cf2790f18 in __interceptor_memcpy "
+      "(/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x190f18)\n"
+      "    #2 0x7f2cf27b4ca4  (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x1b4ca4)\n"
+      "    #5 0x556363da2a26 in H5Aexists (/b/tests/fuzz/fuzz_run_file+0x245a26)\n"
+      "\n"
+      "SUMMARY: AddressSanitizer: heap-buffer-overflow (/b/tests/fuzz/fuzz_run_file+0xf5473) in "
+      "__interceptor_memcpy\n";
+  EXPECT_TRUE(report_is_libhdf5s(report));
+  // The same top frame with the fault in nanscope's own code (no interceptor in the summary).
+  const std::string own =
+      "==7396==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x616000001950\n"
+      "READ of size 16 at 0x616000001950 thread T0\n"
+      "    #0 0x556363c52473 in std::__cxx11::basic_string<char, std::char_traits<char>, "
+      "std::allocator<char> >::append(char const*, unsigned long) "
+      "/usr/include/c++/12/bits/basic_string.h:1419\n"
+      "    #1 0x556363d5b5f4 in nanscope::h5::read_attr_string(long) /b/engine/io/h5.cpp:384:15\n"
+      "\n"
+      "SUMMARY: AddressSanitizer: heap-buffer-overflow "
+      "/usr/include/c++/12/bits/basic_string.h:1419 "
+      "in std::__cxx11::basic_string<char>::append(char const*, unsigned long)\n";
+  EXPECT_FALSE(report_is_libhdf5s(own));
+}
+
 TEST(FuzzReport, AChunkFoundOverwrittenWhenTheChildRecyclesTheReadsFreedChunksIsLibhdf5s) {
   // clang 14's report when __sanitizer_purge_allocator recycles a freed chunk whose header an
   // uninstrumented store overwrote.

@@ -18,7 +18,6 @@
 
 #include "core/config.h"
 #include "core/slot_table.h"
-
 #include "model/backend.h"
 #include "sdk_device_api.h"
 

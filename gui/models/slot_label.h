@@ -3,13 +3,17 @@
 #pragma once
 
 #include <QString>
+#include <string_view>
 
 #include "core/slot_table.h"
 
 namespace nanscope::gui {
 
 inline QString slot_label(int slot) {
-  return QString("%1 %2").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
+  // The name is a view of the table's own text: sized, not NUL-terminated.
+  const std::string_view name = slot_info(slot).name;
+  return QString("%1 %2").arg(slot).arg(
+      QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
 }
 
 }  // namespace nanscope::gui

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/slot_label.h"
+
 namespace nanscope::gui {
 
 namespace {
@@ -245,11 +247,7 @@ void GridPlot::labelRows() {
   labelled_table_ = slot_table_generation();
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < slot_count(); ++r) {
-    const int slot = SlotGridModel::slotOfRow(r);
-    // The name is a view of the table's own text: sized, not NUL-terminated.
-    const std::string_view name = slot_info(slot).name;
-    ticker->addTick(r, QString("%1 %2").arg(slot).arg(
-                           QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()))));
+    ticker->addTick(r, slot_label(SlotGridModel::slotOfRow(r)));
   }
   yAxis->setTicker(ticker);
   yAxis->setRange(-0.5, slot_count() - 0.5);

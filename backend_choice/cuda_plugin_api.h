@@ -37,7 +37,7 @@ struct CudaPluginProbe {
 
 // What each side was built with, of the types the table passes.
 struct CudaPluginLayout {
-  std::uint32_t slot_count = 0;        // kSlotCount
+  std::uint32_t slot_count = 0;        // kBuiltinSlotCount
   std::uint64_t slot_table = 0;        // builtin_slot_table_fingerprint()
   std::uint32_t config_bytes = 0;      // sizeof(Config)
   std::uint32_t api_bytes = 0;         // sizeof(CudaPluginApi)
@@ -59,7 +59,7 @@ struct CudaPluginApi {
 
 // The layout this binary was compiled with (the plugin's build returns its own through `layout`).
 inline CudaPluginLayout this_build_layout() {
-  return {static_cast<std::uint32_t>(kSlotCount), builtin_slot_table_fingerprint(),
+  return {static_cast<std::uint32_t>(kBuiltinSlotCount), builtin_slot_table_fingerprint(),
           static_cast<std::uint32_t>(sizeof(Config)),
           static_cast<std::uint32_t>(sizeof(CudaPluginApi)),
           static_cast<std::uint32_t>(sizeof(std::string))};

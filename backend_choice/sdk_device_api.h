@@ -17,6 +17,10 @@
 
 namespace nanscope {
 
+// The slots a session of device buffers may have: the device bank's rows are as wide as nanscope's
+// own trainer's table (a session of host buffers takes up to kMaxSlots).
+inline constexpr int kSdkDeviceSlots = kBuiltinSlotCount;
+
 // A slot's record in the device bank (the meaning of the engine's SlotRecord; first_step counts
 // from the rows of the last read).
 struct SdkSlotRecord {
@@ -28,11 +32,11 @@ struct SdkSlotRecord {
 
 // What the device ran since the last read: the steps begun, each one's row of kinds (at most
 // `rows` of the construction: later steps share the last row), the records, and the last step's
-// health rows ([kSlotCount, kHealthFieldCount], NaN where not measured).
+// health rows ([kSdkDeviceSlots, kHealthFieldCount], NaN where not measured).
 struct SdkDeviceRead {
   std::uint32_t steps = 0;
-  std::vector<std::array<std::uint8_t, kSlotCount>> rows;
-  std::array<SdkSlotRecord, kSlotCount> records{};
+  std::vector<std::array<std::uint8_t, kSdkDeviceSlots>> rows;
+  std::array<SdkSlotRecord, kSdkDeviceSlots> records{};
   std::vector<float> health;
 };
 
@@ -47,7 +51,7 @@ struct SdkDeviceItem {
 struct SdkDeviceShape {
   int rows = 4096;
   bool health = false;
-  std::array<std::uint64_t, kSlotCount> capture{};
+  std::array<std::uint64_t, kSdkDeviceSlots> capture{};
 };
 
 class SdkDeviceChecks {

@@ -57,7 +57,7 @@ Config variant_config(const Variant& v, Config c = Config{}) {
   if (!v.read_every_step) c.halt.collapse_patience = 0;
   c.sentinel.health = v.health;
   if (!v.checks)
-    for (int s = 0; s < kSlotCount; ++s) c.sentinel.disabled.push_back(s);
+    for (int s = 0; s < kBuiltinSlotCount; ++s) c.sentinel.disabled.push_back(s);
   return c;
 }
 

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r) {
     auto t0 = Clock::now();
     d.slots.clear();
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (int s = 0; s < kBuiltinSlotCount; ++s) {
       if (!setup.checked(s)) continue;
       SlotView v = b.slot(s);
       DumpSlot ds;

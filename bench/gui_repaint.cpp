@@ -30,9 +30,10 @@ constexpr int kStepsPerFold = 400;
 
 StepRow synthetic_row(std::size_t g) {
   StepRow r;
+  r.flags.assign(kBuiltinSlotCount, 0);
   r.fold = static_cast<int>(g / kStepsPerFold);
   r.step = static_cast<int>(g % kStepsPerFold);
-  r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+  r.checked = SlotSet::all(kBuiltinSlotCount);
   if (r.step >= 200) r.flags[kAuxPredNb] = kKindNaN;  // each fold fires from its step 200 on
   r.losses.total = r.step >= 200 ? qQNaN() : 3.0 + 0.001 * r.step;
   r.losses.c51 = 3.9 - 0.0001 * r.step;
@@ -44,9 +45,10 @@ FoldFlags synthetic_fold(int fold, int steps) {
   FoldFlags f;
   f.fold = fold;
   f.steps = steps;
+  f.slots.resize(kBuiltinSlotCount);
   if (steps > 200) {
     f.slots[kAuxPredNb] = SlotRecord{SlotState::Fired, kKindNaN, 200, 2, 0};
-    derive_entries(f);
+    derive_entries(*SlotTable::builtin(), f);
   }
   return f;
 }
@@ -135,13 +137,15 @@ Snapshot one_fold_grid(std::size_t steps, std::size_t every) {
   Snapshot s;
   for (std::size_t g = 0; g < steps; ++g) {
     StepRow r;
+    r.flags.assign(kBuiltinSlotCount, 0);
     r.step = static_cast<int>(g);
-    r.checked = (std::uint64_t{1} << kSlotCount) - 1;
-    r.flags[g % kSlotCount] = (g % every == 0) ? kKindNaN : 0;
+    r.checked = SlotSet::all(kBuiltinSlotCount);
+    r.flags[g % kBuiltinSlotCount] = (g % every == 0) ? kKindNaN : 0;
     s.steps.push_back(r);
   }
   s.fold_begin = {0};
   s.folds.resize(1);
+  s.folds[0].slots.resize(kBuiltinSlotCount);
   return s;
 }
 

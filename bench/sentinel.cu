@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   // The plan must hold every slot the default config checks, so the peer reads the same set.
   const SlotSetup setup = slot_setup(config);
   std::vector<int> checked;
-  for (int i = 0; i < kSlotCount; ++i)
+  for (int i = 0; i < kBuiltinSlotCount; ++i)
     if (setup.checked(i)) checked.push_back(i);
   std::vector<int> planned;
   for (const auto& [slot, count] : slots) planned.push_back(slot);

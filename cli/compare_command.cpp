@@ -39,7 +39,7 @@ std::vector<const RunStepRow*> fold_rows(const RunFileData& run, int fold) {
 
 // The slot's buffers at the two steps, recomputed from the file's checkpoints, compared.
 ElementwiseChange buffers_of(const CompareOptions& o, const RunFileData& run, int a, int b) {
-  const std::optional<int> slot = find_slot(o.slot);
+  const std::optional<int> slot = run.table->find(o.slot);
   if (!slot) throw UsageError(fmt::format("--slot '{}': no such slot (see --list-slots)", o.slot));
   const Config config = run_file_config(run, o.run_file);
   Materializer m(
@@ -96,7 +96,8 @@ int compare_command(const CompareOptions& o) {
         "{}: no slot health at fold {}, steps {} and {} (a file of schema_version 1, or a run "
         "with sentinel.health off, or no slot checked at both steps)",
         o.run_file, o.fold, steps.first, steps.second));
-  if (!o.json) std::cout << comparison_text(c) << std::flush;  // the table needs no checkpoint
+  if (!o.json)
+    std::cout << comparison_text(*run.table, c) << std::flush;  // the table needs no checkpoint
   const std::optional<ElementwiseChange> buffers =
       o.slot.empty() ? std::nullopt : std::optional(buffers_of(o, run, steps.first, steps.second));
   if (!o.json) {
@@ -114,7 +115,7 @@ int compare_command(const CompareOptions& o) {
   j["rows"] = nlohmann::ordered_json::array();
   for (const SlotChange& r : c.rows)
     j["rows"].push_back({{"slot", r.slot},
-                         {"name", slot_info(r.slot).name},
+                         {"name", run.table->at(r.slot).name},
                          {"absmax_a", number_or_null(abs_max(r.a))},
                          {"absmax_b", number_or_null(abs_max(r.b))},
                          {"growth", number_or_null(r.growth)},
@@ -125,8 +126,8 @@ int compare_command(const CompareOptions& o) {
                          {"nonfinite_b", static_cast<std::int64_t>(r.b[kHealthNonfinite])},
                          {"jumped", r.jumped}});
   if (buffers)
-    j["elementwise"] = {{"slot", *find_slot(o.slot)},
-                        {"name", slot_info(*find_slot(o.slot)).name},
+    j["elementwise"] = {{"slot", *run.table->find(o.slot)},
+                        {"name", run.table->at(*run.table->find(o.slot)).name},
                         {"count", buffers->count},
                         {"differing", buffers->differing},
                         {"first_index", buffers->first_index},

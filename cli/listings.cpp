@@ -13,7 +13,7 @@ void list_slots(const Config& config) {
   // The state a slot starts the run in: "active" (checked; clean until it fires), or absent,
   // deferred or disabled with the reason.
   const SlotSetup setup = slot_setup(config);
-  for (const auto& s : slot_table()) {
+  for (const auto& s : *SlotTable::builtin()) {
     const SlotState st = setup.state[s.index];
     fmt::print("{} {} {} {}\n", s.index, s.name, phase_name(s.phase),
                st == SlotState::Clean ? "active" : state_name(st));

@@ -23,7 +23,7 @@ namespace {
 std::vector<int> slot_indices(const std::vector<std::string>& names) {
   std::vector<int> out;
   for (const std::string& n : names) {
-    const std::optional<int> s = find_slot(n);
+    const std::optional<int> s = SlotTable::builtin()->find(n);
     if (!s) throw UsageError(fmt::format("--slot '{}': no such slot (see --list-slots)", n));
     out.push_back(*s);
   }
@@ -125,7 +125,7 @@ int materialize_command(const MaterializeOptions& o) {
     j["slots"] = nlohmann::ordered_json::array();
     for (const DumpSlot& s : dump.slots)
       j["slots"].push_back({{"index", s.index},
-                            {"name", slot_info(s.index).name},
+                            {"name", builtin_slot(s.index).name},
                             {"kinds", kind_names(s.scan.kinds)},
                             {"count", s.scan.count}});
     j["agreement"] = {

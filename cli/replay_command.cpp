@@ -53,7 +53,7 @@ int replay_command(const ReplayOptions& o) {
   }
   for (const auto& s : r.slots)
     fmt::print(stderr, "  slot {} {}: dumped [{}], replayed [{}]; buffer {}\n", s.index,
-               slot_info(s.index).name, fmt::join(kind_names(s.dumped_kinds), ","),
+               builtin_slot(s.index).name, fmt::join(kind_names(s.dumped_kinds), ","),
                fmt::join(kind_names(s.replayed_kinds), ","), match_text(s.match));
   fmt::print(stderr, "verdict: {}{}\n", name_of(r.verdict), verdict_text(r));
   if (o.json) {
@@ -65,7 +65,7 @@ int replay_command(const ReplayOptions& o) {
     j["slots"] = nlohmann::ordered_json::array();
     for (const auto& s : r.slots)
       j["slots"].push_back({{"index", s.index},
-                            {"name", slot_info(s.index).name},
+                            {"name", builtin_slot(s.index).name},
                             {"dumped_kinds", kind_names(s.dumped_kinds)},
                             {"replayed_kinds", kind_names(s.replayed_kinds)},
                             {"buffer_bit_equal", s.match.bit_equal},

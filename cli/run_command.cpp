@@ -71,7 +71,7 @@ SessionOptions session_options(const RunOptions& o) {
   SessionOptions so;
   for (const auto& spec : o.injections) so.injections.push_back(parse_injection(spec));
   for (const auto& b : o.breakpoints) {
-    auto slot = find_slot(b);
+    auto slot = SlotTable::builtin()->find(b);
     if (!slot) throw UsageError(fmt::format("--break-on '{}': unknown slot (see --list-slots)", b));
     so.breakpoints.insert(*slot);
   }
@@ -83,18 +83,18 @@ void print_report(Session& s) {
              "loss_first", "loss_last", "c51_first", "c51_last");
   for (const auto& f : s.folds()) {
     std::string fired;
-    for (int i = 0; i < kSlotCount; ++i)
+    for (int i = 0; i < kBuiltinSlotCount; ++i)
       if (f.flags.slots[i].state == SlotState::Fired)
-        fired += fmt::format("{}{}", fired.empty() ? "" : " ", slot_info(i).name);
+        fired += fmt::format("{}{}", fired.empty() ? "" : " ", builtin_slot(i).name);
     fmt::print(stderr, "{:>4} {:>6} {:>12.5f} {:>12.5f} {:>10.5f} {:>10.5f}  {}\n", f.fold, f.steps,
                f.loss_first, f.loss_last, f.c51_first, f.c51_last, fired.empty() ? "-" : fired);
   }
   if (auto e = s.entry())
     fmt::print(stderr, "entry point: slot {} {} (fold {}, step {})\n", e->slot,
-               slot_info(e->slot).name, e->fold, e->step);
+               builtin_slot(e->slot).name, e->fold, e->step);
   if (auto b = s.backward_entry())
     fmt::print(stderr, "backward localisation: {} (slot {} {} fired first, fold {}, step {})\n",
-               backward_stage_description(b->slot), b->slot, slot_info(b->slot).name, b->fold,
+               backward_stage_description(b->slot), b->slot, builtin_slot(b->slot).name, b->fold,
                b->step);
   for (const WatchTrip& t : s.watch_trips())
     fmt::print(stderr, "watch (fold {}, step {}): {}\n", t.fold, t.step, watch_trip_text(t));

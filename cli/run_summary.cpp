@@ -22,8 +22,10 @@ nlohmann::ordered_json run_summary(Session& s) {
   else
     j["halt"] = nullptr;
   if (auto e = s.entry())
-    j["entry"] = {
-        {"slot", e->slot}, {"name", slot_info(e->slot).name}, {"fold", e->fold}, {"step", e->step}};
+    j["entry"] = {{"slot", e->slot},
+                  {"name", builtin_slot(e->slot).name},
+                  {"fold", e->fold},
+                  {"step", e->step}};
   else
     j["entry"] = nullptr;
   if (auto b = s.backward_entry())
@@ -39,13 +41,13 @@ nlohmann::ordered_json run_summary(Session& s) {
         {"fold", f.fold},           {"steps", f.steps},         {"loss_first", f.loss_first},
         {"loss_last", f.loss_last}, {"c51_first", f.c51_first}, {"c51_last", f.c51_last}};
     fold["slots"] = json::array();
-    for (int i = 0; i < kSlotCount; ++i) {
+    for (int i = 0; i < kBuiltinSlotCount; ++i) {
       const SlotRecord& r = f.flags.slots[i];
       // The slot's largest finite absolute value in the fold (sentinel.health; null: never
       // measured) and the first step that reached it.
       const SlotPeak& p = f.peaks[static_cast<std::size_t>(i)];
       fold["slots"].push_back({{"index", i},
-                               {"name", slot_info(i).name},
+                               {"name", builtin_slot(i).name},
                                {"state", state_name(r.state)},
                                {"kinds", kind_names(r.kinds)},
                                {"first_step", r.first_step},
@@ -55,7 +57,7 @@ nlohmann::ordered_json run_summary(Session& s) {
     }
     // The fold's own entry point (the run's is the first fold's that has one).
     fold["entry"] = f.flags.entry_slot ? json{{"slot", *f.flags.entry_slot},
-                                              {"name", slot_info(*f.flags.entry_slot).name},
+                                              {"name", builtin_slot(*f.flags.entry_slot).name},
                                               {"step", f.flags.entry_step.value_or(-1)}}
                                        : json(nullptr);
     j["folds"].push_back(fold);

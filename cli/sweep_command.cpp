@@ -214,18 +214,19 @@ nlohmann::ordered_json status_json(const SweepStatus& s, const std::string& dir)
     nlohmann::ordered_json folds = nlohmann::ordered_json::array();
     for (std::size_t f = 0; f < t.folds.size(); ++f) {
       const FoldOutcome& o = t.folds[f];
-      folds.push_back({{"fold", f},
-                       {"state", fold_cell_name(o.cell)},
-                       {"kinds", kind_names(o.kinds)},
-                       {"entry_slot", o.entry_slot},
-                       {"entry_name", o.entry_slot >= 0 ? std::string(slot_info(o.entry_slot).name)
-                                                        : std::string()},
-                       {"entry_step", o.entry_step}});
+      folds.push_back(
+          {{"fold", f},
+           {"state", fold_cell_name(o.cell)},
+           {"kinds", kind_names(o.kinds)},
+           {"entry_slot", o.entry_slot},
+           {"entry_name",
+            o.entry_slot >= 0 ? std::string(builtin_slot(o.entry_slot).name) : std::string()},
+           {"entry_step", o.entry_step}});
     }
     nlohmann::ordered_json entry = nullptr, watch = nullptr;
     if (t.entry)
       entry = {{"slot", t.entry->slot},
-               {"name", slot_info(t.entry->slot).name},
+               {"name", builtin_slot(t.entry->slot).name},
                {"fold", t.entry->fold},
                {"step", t.entry->step}};
     if (t.first_watch)

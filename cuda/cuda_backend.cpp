@@ -35,7 +35,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
       scalars_(kScCount),
       gstep_(1),
       checks_(c_, d_, *this, stream_.s) {
-  for (int s = 0; s < kSlotCount; ++s) slots_.shapes[s] = slot_shape(d_, s, L_.total());
+  for (int s = 0; s < kBuiltinSlotCount; ++s) slots_.shapes[s] = slot_shape(d_, s, L_.total());
   const float* batch = sampler_.batch();
   const BatchSlotOffsets at = batch_slot_offsets(d_);
   batch_.s = batch + at.obs;
@@ -76,7 +76,7 @@ CudaBackend::CudaBackend(const Config& c, std::string device_name)
   device_name_ = std::move(device_name);
   // Every slot buffer and every piece of step state starts at zero, as on the CPU backend: a
   // buffer inspected before its first step shows zeros, never leftover device memory.
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     // The buffers are what the slot table says they are (shapes are what the dumps store).
     for (const DevBuf b : {read_buf(s), write_buf(s)})
       if (b.n != element_count(slots_.shapes[s]))
@@ -322,13 +322,13 @@ void CudaBackend::build_slot_buffers() {
       {kBwDHS2Aux, of(bw_.bw)},
       {kBwDHS2Iqn, of(bw_.bw)},
   };
-  static_assert(sizeof(table) / sizeof(table[0]) == kSlotCount);
+  static_assert(sizeof(table) / sizeof(table[0]) == kBuiltinSlotCount);
   std::uint64_t named = 0;
   for (const auto& [slot, b] : table) {
     slots_.live[static_cast<std::size_t>(slot)] = b;
     named |= std::uint64_t{1} << slot;
   }
-  if (named != (std::uint64_t{1} << kSlotCount) - 1)
+  if (named != (std::uint64_t{1} << kBuiltinSlotCount) - 1)
     throw InternalError("CUDA backend: the slot-to-buffer table names a slot twice");
 }
 

@@ -22,7 +22,7 @@ StepOutcome CudaBackend::outcome_of(const StepKey& key, const StepStatusRecord& 
     l.group_norm[static_cast<std::size_t>(g)] = h.group_norm[g];
     o.update_ratio[static_cast<std::size_t>(g)] = h.update_ratio[g];
   }
-  for (int s = 0; s < kSlotCount; ++s)
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
     std::copy_n(h.health[s], kHealthFieldCount, o.health[static_cast<std::size_t>(s)].begin());
   // What the optimizer decided on the device, before the update ran (AdamGuard::updated).
   o.updated = h.updated != 0u;

@@ -239,7 +239,7 @@ class CudaBackend final : public Backend, private CheckBankHost {
   struct StepGraph {
     GraphExec exec;
     StepGraphShape shape;
-    std::uint64_t checked = 0;
+    SlotSet checked;
     int captures = 0;
     bool on = false;
   };
@@ -256,9 +256,9 @@ class CudaBackend final : public Backend, private CheckBankHost {
   // Each slot's shape (what the dumps store), live buffer (the slot-to-buffer table built once)
   // and host mirror (what slot() shows).
   struct SlotBuffers {
-    std::array<std::vector<std::int64_t>, kSlotCount> shapes;
-    std::array<DevBuf, kSlotCount> live{};
-    std::array<std::vector<float>, kSlotCount> mirrors;
+    std::array<std::vector<std::int64_t>, kBuiltinSlotCount> shapes;
+    std::array<DevBuf, kBuiltinSlotCount> live{};
+    std::array<std::vector<float>, kBuiltinSlotCount> mirrors;
   };
 
   Config c_;

@@ -141,7 +141,7 @@ void CudaBackend::run_step(const StepKey& key) {
     return;
   }
   set_step_keys(key);
-  const std::uint64_t checked = checks_.setup().checked_mask();
+  const SlotSet checked = checks_.setup().checked_set();
   if (!graph_.exec || checked != graph_.checked) {
     capture();
     graph_.checked = checked;

@@ -16,7 +16,7 @@ constexpr std::size_t kContextBudgetBytes = std::size_t{1} << 30;
 // or after its producer), the state the update started from (the optimizer's shadow), and the
 // context areas a step with a first fire sends that state, the target, the batch and the draws to.
 struct CudaCheckBank::Capture {
-  std::array<DeviceArray<float>, kSlotCount> slots;
+  std::array<DeviceArray<float>, kBuiltinSlotCount> slots;
   DeviceArray<float> shadow_params, shadow_adam;
   DeviceArray<std::int64_t> shadow_t{1};
   std::unique_ptr<ContextCapture> contexts;
@@ -56,7 +56,7 @@ void CudaCheckBank::set_capture(bool on) {
     return;
   }
   auto c = std::make_unique<Capture>();
-  for (int s = 0; s < kSlotCount; ++s)
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
     if (const DevBuf b = host_.check_buffer(s); b.p)
       c->slots[static_cast<std::size_t>(s)] = DeviceArray<float>(b.n);
   const std::size_t n = host_.param_count();
@@ -161,7 +161,7 @@ void CudaCheckBank::drop_due() {
 // as the site saw it until the update, like the fused check's).
 void CudaCheckBank::measure_learner(int slot, const DevBuf& b, cudaStream_t stream) {
   const WatchConfig& w = c_.watch;
-  if (w.c51_mass > 0 && (slot_info(slot).roles & kRoleC51Rows))
+  if (w.c51_mass > 0 && (builtin_slot(slot).roles & kRoleC51Rows))
     bank_.measure_c51_rows(slot, b.p, b.n / static_cast<std::size_t>(d_.NA), d_.NA, stream);
   if (w.quantile_crossing > 0 && slot == kIqnQuantiles)
     bank_.measure_crossings(b.p, host_.check_buffer(kIqnTau).p, d_.B, d_.N, d_.A, stream);
@@ -240,7 +240,7 @@ void CudaCheckBank::take_context_table() {
 // whose history row `row` is the step's.
 void CudaCheckBank::fill_fires(StepOutcome& o, const BankReadback& r, int row) {
   bool first_fire = false;
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     const auto i = static_cast<std::size_t>(s);
     o.kinds[i] = r.history[static_cast<std::size_t>(row)][i];
     const DeviceSlotRecord& rec = r.records[i];
@@ -252,7 +252,7 @@ void CudaCheckBank::fill_fires(StepOutcome& o, const BankReadback& r, int row) {
   if (!cap_ || !first_fire) return;
   // The buffers the fused checks (or the producers) copied at the fires, and the step's context
   // (its area found in the table the readback took).
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     if (o.first_count[static_cast<std::size_t>(s)] < 0) continue;
     const DeviceArray<float>& a = cap_->slots[static_cast<std::size_t>(s)];
     if (!a.get()) continue;

@@ -155,12 +155,12 @@ class CudaCheckBank final : public CheckBank {
   StepKey step_;  // the current step (the device bank's step word holds it for the kernels)
   std::vector<StepKey> held_;  // the steps run but not handed over (this fold's)
   bool report_each_ = true;
-  std::vector<DeviceBank::GroupItem> due_;            // see flush
-  std::vector<std::pair<int, DevBuf>> measures_;      // measure_learner's, with the checks
-  std::uint64_t in_producer_ = 0;                     // see producer_sink
-  std::array<int, kSlotCount> reserved_exec_{};       // see reserve_site (-1: none)
-  std::vector<DeviceBank::GroupItem> late_captures_;  // see producer_sink
-  std::unique_ptr<Capture> cap_;                      // first-fire capture, when on
+  std::vector<DeviceBank::GroupItem> due_;              // see flush
+  std::vector<std::pair<int, DevBuf>> measures_;        // measure_learner's, with the checks
+  std::uint64_t in_producer_ = 0;                       // see producer_sink
+  std::array<int, kBuiltinSlotCount> reserved_exec_{};  // see reserve_site (-1: none)
+  std::vector<DeviceBank::GroupItem> late_captures_;    // see producer_sink
+  std::unique_ptr<Capture> cap_;                        // first-fire capture, when on
   int capture_areas_ = 0;
   StepLosses losses_;
   StepCheckPlan* launch_log_ = nullptr;

@@ -46,7 +46,7 @@ class DeviceChecks final : public SdkDeviceChecks {
     NANSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
     device_name_ = p.name;  // asked again at every run file write, also after a CUDA fault
     bank_ = std::make_unique<DeviceBank>(shape.rows, own_, shape.health);
-    for (int s = 0; s < kSlotCount; ++s)
+    for (int s = 0; s < kBuiltinSlotCount; ++s)
       if (const std::uint64_t n = shape.capture[static_cast<std::size_t>(s)])
         areas_[static_cast<std::size_t>(s)] = DeviceArray<float>(n);
     // The check kernel runs once here, outside any capture, so that its module is loaded before a
@@ -147,7 +147,7 @@ class DeviceChecks final : public SdkDeviceChecks {
     const std::size_t rows = std::min<std::size_t>(r.steps, static_cast<std::size_t>(shape_.rows));
     const BankReadback b = bank_->readback_rows(0, rows);
     r.rows = b.history;
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (int s = 0; s < kBuiltinSlotCount; ++s) {
       const DeviceSlotRecord& d = b.records[static_cast<std::size_t>(s)];
       r.records[static_cast<std::size_t>(s)] = {d.kinds, d.first_step, d.count, d.exec_position};
     }
@@ -182,7 +182,7 @@ class DeviceChecks final : public SdkDeviceChecks {
   SdkDeviceShape shape_;
   cudaStream_t own_ = nullptr;  // the bank's: its clears and reads
   std::unique_ptr<DeviceBank> bank_;
-  std::array<DeviceArray<float>, kSlotCount> areas_;
+  std::array<DeviceArray<float>, kBuiltinSlotCount> areas_;
   DeviceArray<std::uint32_t> zero_{1};
   AddressRange address_range_ = nullptr;
   std::string device_name_ = "a CUDA device";

@@ -450,7 +450,7 @@ void DeviceBank::measure_c51_rows(int slot, const float* data, std::size_t rows,
   if (!health_ || rows == 0) return;
   const auto blocks = static_cast<unsigned>((rows + kThreads - 1) / kThreads);
   c51_rows_kernel<<<blocks, kThreads, 0, stream>>>(data, rows, atoms,
-                                                   (slot_info(slot).roles & kRoleLogProbs) != 0,
+                                                   (builtin_slot(slot).roles & kRoleLogProbs) != 0,
                                                    impl_->mass_bits.get() + slot);
   NANSCOPE_LAUNCH_CHECK();
 }

@@ -24,7 +24,7 @@
 namespace nanscope::cuda {
 
 // One record per slot of the slot table.
-inline constexpr int kBankSlots = kSlotCount;
+inline constexpr int kBankSlots = kBuiltinSlotCount;
 
 // The current step's health on the device (sentinel.health), cleared by begin_step and packed into
 // the step's status record by pack_step_record: each checked slot's row (core/slot_health.h) as the

@@ -18,7 +18,7 @@ __global__ void pack_kernel(const std::uint32_t* status, const std::uint32_t* up
   StepStatusRecord* out = records + *step;
   const int i = threadIdx.x;
   const float nan = __int_as_float(0x7fc00000);
-  if (i < kSlotCount * kHealthFieldCount) {
+  if (i < kBuiltinSlotCount * kHealthFieldCount) {
     const int slot = i / kHealthFieldCount, field = i % kHealthFieldCount;
     float v = h.on ? h.bank.rows[i] : nan;
     if (h.on && field == kHealthMassError && h.bank.mass_bits[slot] != 0u)
@@ -63,8 +63,8 @@ void pack_step_record(const std::uint32_t* status, const std::uint32_t* updated,
                       const double* scalars, const float* total, const float* norms,
                       const int* step, StepStatusRecord* records, const StepHealthIn& health,
                       cudaStream_t stream) {
-  pack_kernel<<<1, kSlotCount * kHealthFieldCount, 0, stream>>>(status, updated, scalars, total,
-                                                                norms, step, records, health);
+  pack_kernel<<<1, kBuiltinSlotCount * kHealthFieldCount, 0, stream>>>(
+      status, updated, scalars, total, norms, step, records, health);
   NANSCOPE_LAUNCH_CHECK();
 }
 

@@ -3,6 +3,7 @@
 // looked up in a table (closed ones are gone from it, ids are never reused) and every struct is
 // read through its own struct_size.
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@ thread_local std::string last_error;
 struct Entry {
   std::mutex calls;  // a session's calls one at a time, whichever threads make them
   std::unique_ptr<Session> session;
+  std::filesystem::path run_dir;  // absolute: two open sessions never share one
 };
 
 std::mutex registry_mutex;
@@ -126,13 +128,22 @@ NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* 
     if (!out) throw Error(NS_ERR_ARGUMENT, "ns_session_open: out is NULL");
     *out = 0;
     const ns_session_options o = read_struct(options, "ns_session_open: options");
+    // Sessions are independent (each its own table, bank, writer and files): a process opens as
+    // many as it likes, from any threads, as long as each writes its own run directory.
+    std::error_code ec;
+    const std::filesystem::path dir =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(o.run_dir ? o.run_dir : ""), ec)
+            .lexically_normal();
     std::lock_guard lock(registry_mutex);
-    if (!registry().empty())
-      throw Error(NS_ERR_STATE, fmt::format("ns_session_open: session {:#x} is open; a process "
-                                            "runs one session at a time (close it first)",
-                                            registry().begin()->first));
+    for (const auto& [other, entry] : registry())
+      if (!ec && o.run_dir && *o.run_dir && entry->run_dir == dir)
+        throw Error(NS_ERR_STATE,
+                    fmt::format("ns_session_open: session {:#x} is open on run_dir '{}'; each "
+                                "session writes a run directory of its own",
+                                other, dir.string()));
     auto e = std::make_shared<Entry>();
     e->session = std::make_unique<Session>(o);
+    e->run_dir = dir;
     const ns_session id = next_id++;
     registry()[id] = std::move(e);
     *out = id;

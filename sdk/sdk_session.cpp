@@ -118,11 +118,10 @@ int Session::register_slot(const ns_slot_desc& d) {
     throw Error(NS_ERR_ARGUMENT, fmt::format("ns_slot_register: slot '{}': {}", s.name, why));
   if (s.phase.size() > 31)
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: the phase is over 31 bytes", who));
-  for (const RegisteredSlot& other : slots_)
-    if (other.name == s.name)
-      throw Error(NS_ERR_ARGUMENT, fmt::format("{} is already registered", who));
-  if (slots_.size() >= static_cast<std::size_t>(kSlotCount))
-    throw Error(NS_ERR_UNSUPPORTED, fmt::format("{}: a run has at most {} slots", who, kSlotCount));
+  if (by_name_.count(s.name))
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{} is already registered", who));
+  if (slots_.size() >= static_cast<std::size_t>(kMaxSlots))
+    throw Error(NS_ERR_UNSUPPORTED, fmt::format("{}: a run has at most {} slots", who, kMaxSlots));
   if (d.order < 0) throw Error(NS_ERR_ARGUMENT, fmt::format("{}: order is negative", who));
   if (d.dtype < NS_F32 || d.dtype > NS_F16)
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: dtype {} is not an ns_dtype", who, d.dtype));
@@ -156,12 +155,19 @@ int Session::register_slot(const ns_slot_desc& d) {
                             "float64 are)",
                             who, dtype_name(s.dtype)));
   if (s.state != NS_SLOT_ABSENT) {
-    for (const RegisteredSlot& other : slots_)
-      if (other.state != NS_SLOT_ABSENT && other.memory != s.memory)
-        throw Error(NS_ERR_UNSUPPORTED,
-                    fmt::format("{}: a session checks host buffers or device buffers, not both "
-                                "('{}' is {} memory)",
-                                who, other.name, other.memory == NS_HOST ? "host" : "device"));
+    if (first_present_ >= 0 &&
+        slots_[static_cast<std::size_t>(first_present_)].memory != s.memory) {
+      const RegisteredSlot& other = slots_[static_cast<std::size_t>(first_present_)];
+      throw Error(NS_ERR_UNSUPPORTED,
+                  fmt::format("{}: a session checks host buffers or device buffers, not both "
+                              "('{}' is {} memory)",
+                              who, other.name, other.memory == NS_HOST ? "host" : "device"));
+    }
+    if (s.memory == NS_DEVICE && slots_.size() >= static_cast<std::size_t>(kSdkDeviceSlots))
+      throw Error(NS_ERR_UNSUPPORTED,
+                  fmt::format("{}: a session of device buffers has at most {} slots in this "
+                              "version (host buffers: {})",
+                              who, kSdkDeviceSlots, kMaxSlots));
     if (s.memory == NS_DEVICE && s.dtype != NS_F32)
       throw Error(NS_ERR_UNSUPPORTED,
                   fmt::format("{}: {} device buffers are not checked by this version (float32 "
@@ -175,9 +181,10 @@ int Session::register_slot(const ns_slot_desc& d) {
     if (s.memory == NS_DEVICE && !dev_) dev_ = open_device_path(who.c_str());
   }
   if (s.role != NS_ROLE_NONE)
-    for (const RegisteredSlot& other : slots_)
-      if (other.role == s.role)
-        throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' already has role {}", who, other.name,
+    for (int other : role_slots_)
+      if (slots_[static_cast<std::size_t>(other)].role == s.role)
+        throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' already has role {}", who,
+                                                 slots_[static_cast<std::size_t>(other)].name,
                                                  static_cast<int>(s.role)));
   if (s.state != NS_SLOT_ABSENT && s.memory == NS_HOST)
     s.staging.resize(static_cast<std::size_t>(s.count) * element_bytes(s.dtype));
@@ -194,7 +201,12 @@ int Session::register_slot(const ns_slot_desc& d) {
     slots_.pop_back();
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: an absent slot has no buffer (address 0)", who));
   }
-  return static_cast<int>(slots_.size()) - 1;
+  const int id = static_cast<int>(slots_.size()) - 1;
+  const RegisteredSlot& added = slots_.back();
+  by_name_.emplace(added.name, id);
+  if (added.role != NS_ROLE_NONE) role_slots_.push_back(id);
+  if (!absent && first_present_ < 0) first_present_ = id;
+  return id;
 }
 
 void Session::set_address(int slot, std::uint64_t address, const char* call) {
@@ -250,7 +262,7 @@ void Session::undefer(int slot) {
   if (bank_) bank_->set_checked(slot, true);
 }
 
-// The first fold begins: the table is put in effect (the run file's /slots) and fixed.
+// The first fold begins: the session's table (the run file's /slots) is made and fixed.
 void Session::freeze_table() {
   if (slots_.empty()) throw Error(NS_ERR_STATE, "ns_fold_begin: no slot is registered");
   for (const RegisteredSlot& s : slots_)
@@ -260,10 +272,12 @@ void Session::freeze_table() {
                                            s.name));
   std::vector<TrainerSlot> table;
   for (const RegisteredSlot& s : slots_)
-    table.push_back(TrainerSlot{s.name, s.phase,
+    table.push_back(TrainerSlot{s.name,
+                                s.phase,
                                 fmt::format("[{}] {}{}", s.count, dtype_name(s.dtype),
                                             s.state == NS_SLOT_ABSENT ? " (absent)" : ""),
-                                s.order, 0});
+                                s.order,
+                                {}});
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     std::stringstream list(slots_[i].consumers_text);
     std::string name;
@@ -271,17 +285,17 @@ void Session::freeze_table() {
       name.erase(0, name.find_first_not_of(' '));
       name.erase(name.find_last_not_of(' ') + 1);
       if (name.empty()) continue;
-      std::size_t k = 0;
-      while (k < slots_.size() && slots_[k].name != name) ++k;
-      if (k == slots_.size())
+      const auto k = by_name_.find(name);
+      if (k == by_name_.end())
         throw Error(NS_ERR_SLOT, fmt::format("ns_fold_begin: slot '{}': consumer '{}' is not "
                                              "registered (register it, then begin the fold)",
                                              slots_[i].name, name));
-      table[i].consumers |= std::uint64_t{1} << k;
+      table[i].consumers.push_back(k->second);
     }
   }
-  if (const std::string why = use_trainer_slots(trainer_, table); !why.empty())
-    throw Error(NS_ERR_ARGUMENT, "ns_fold_begin: the slot table: " + why);
+  std::string why;
+  table_ = SlotTable::of_trainer(trainer_, table, &why);
+  if (!table_) throw Error(NS_ERR_ARGUMENT, "ns_fold_begin: the slot table: " + why);
   if (dev_) {
     SdkDeviceShape shape;
     shape.health = health_;
@@ -290,7 +304,7 @@ void Session::freeze_table() {
         shape.capture[i] = static_cast<std::uint64_t>(slots_[i].count);
     on_device("ns_fold_begin", [&] { dev_->prepare(shape); });
   }
-  setup_ = slot_setup(Config{});
+  setup_ = SlotSetup(table_->size());
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     switch (slots_[i].state) {
       case NS_SLOT_CHECKED:
@@ -323,7 +337,7 @@ void Session::begin_fold(int fold) {
                                           "(folds begin and end outside a capture)",
                                           fold));
   if (dev_) on_device("ns_fold_begin", [&] { dev_->begin_fold(); });
-  bank_.emplace(setup_);
+  bank_.emplace(table_, setup_);
   bank_->begin_fold(fold);
   fold_ = fold;
   next_step_ = 0;
@@ -361,8 +375,9 @@ void Session::begin_step(int step, void* stream) {
   updated_ = true;
   update_asked_ = false;
   first_fire_in_step_ = false;
-  health_rows_ = unmeasured_rows();
-  checked_mask_ = 0;
+  // A step's health rows are kept only with health on: a wide table without it keeps none.
+  health_rows_ = health_ ? unmeasured_rows(table_->size()) : SlotHealthRows{};
+  checked_ = SlotSet(table_->size());
   grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
   captured_.clear();
   stage_ = Stage::InStep;
@@ -370,9 +385,9 @@ void Session::begin_step(int step, void* stream) {
 
 void Session::check(const std::int32_t* slots, int count, void* stream) {
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_check: outside a step");
-  if (count < 0 || count > kSlotCount * 64)
+  if (count < 0 || count > kMostChecksPerCall)
     throw Error(NS_ERR_ARGUMENT,
-                fmt::format("ns_check: count {} is not 0 to {}", count, kSlotCount * 64));
+                fmt::format("ns_check: count {} is not 0 to {}", count, kMostChecksPerCall));
   if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, "ns_check: slots is NULL");
   // Every id and every buffer first, so that a bad one checks nothing.
   for (int i = 0; i < count; ++i) slot_at(slots[i], "ns_check");
@@ -388,7 +403,7 @@ void Session::check(const std::int32_t* slots, int count, void* stream) {
       items.push_back({slots[i], s.address, static_cast<std::uint64_t>(s.count)});
     }
     on_device("ns_check", [&] { dev_->check(items, stream); });
-    for (const SdkDeviceItem& it : items) checked_mask_ |= std::uint64_t{1} << it.slot;
+    for (const SdkDeviceItem& it : items) checked_.set(it.slot);
     return;
   }
   for (int i = 0; i < count; ++i) stage(slots[i]);
@@ -419,9 +434,10 @@ void Session::check_one(int slot) {
   v.count = static_cast<std::size_t>(s.count);
   v.is_f64 = s.dtype == NS_F64;
   v.shape = s.shape;
-  HealthRow& row = health_rows_[static_cast<std::size_t>(slot)];
+  HealthRow unused;
+  HealthRow& row = health_ ? health_rows_[static_cast<std::size_t>(slot)] : unused;
   const ScanResult r = check_host_buffer(v, health_, row).scan;
-  checked_mask_ |= std::uint64_t{1} << slot;
+  checked_.set(slot);
   if (s.role == NS_ROLE_GRAD_NORM) grad_norm_ = v.at(0);
   if (s.role == NS_ROLE_LOSS) loss_ = v.at(0);
   if (bank_->record(slot, r)) {
@@ -465,7 +481,7 @@ ns_step_result Session::end_step() {
   if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_step_end: no step has begun");
   if (dev_ && step_captured_) {
     // Nothing ran yet: each replay is accounted by ns_step_replayed.
-    graph_checked_ = checked_mask_;
+    graph_checked_ = checked_;
     graph_ready_ = true;
     step_captured_ = false;
     stage_ = Stage::InFold;
@@ -482,7 +498,7 @@ ns_step_result Session::end_step() {
       throw Error(NS_ERR_STATE,
                   "ns_step_end: the step began outside a capture that is now under way (it would "
                   "wait for the stream); end the capture, or begin the step inside it");
-    return account_device(stream_, checked_mask_, "ns_step_end");
+    return account_device(stream_, checked_, "ns_step_end");
   }
   bank_->end_step();
   return finish_step();
@@ -495,7 +511,7 @@ ns_step_result Session::finish_step() {
   row.fold = fold_;
   row.step = step_;
   row.flags = bank_->step_flags();
-  row.checked = checked_mask_;
+  row.checked = checked_;
   row.health = health_rows_;
   const double none = std::numeric_limits<double>::quiet_NaN();
   row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn = row.losses.aux =
@@ -520,7 +536,7 @@ ns_step_result Session::finish_step() {
   if (fold_first_fire) {
     RunEventRow e{fold_, step_, EventKind::FirstFire, *flags.entry_slot, {}, std::nullopt};
     if (capture_ && !captured_.empty()) {
-      e.dump = "dumps/" + dump_file_name(fold_, step_, *flags.entry_slot);
+      e.dump = "dumps/" + dump_file_name(*table_, fold_, step_, *flags.entry_slot);
       write_dump(fold_, step_, std::move(captured_));
     }
     events_.push_back(e);

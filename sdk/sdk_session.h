@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sentinel.h"
@@ -28,6 +29,9 @@ struct Error : std::runtime_error {
   ns_status status;
   Error(ns_status s, const std::string& what) : std::runtime_error(what), status(s) {}
 };
+
+// The ids one ns_check call may list (an id may repeat: each is a call site of its own).
+inline constexpr int kMostChecksPerCall = kMaxSlots * 64;
 
 struct RegisteredSlot {
   std::string name, phase, consumers_text;
@@ -73,7 +77,7 @@ class Session {
   ns_step_result finish_step();
   // The device path: what ran on `stream` since the last read, accounted step by step.
   // (`none_ok`: nothing ran is no error.)
-  ns_step_result account_device(void* stream, std::uint64_t checked, const char* call,
+  ns_step_result account_device(void* stream, const SlotSet& checked, const char* call,
                                 bool none_ok = false);
   bool stream_capturing();
   void write_run_file_now();
@@ -89,6 +93,10 @@ class Session {
   std::string created_utc_;
 
   std::vector<RegisteredSlot> slots_;
+  std::unordered_map<std::string, int> by_name_;  // the registered slots by name
+  std::vector<int> role_slots_;                   // the slots registered with a role
+  int first_present_ = -1;                        // the first slot not registered absent
+  SlotTableRef table_;                            // made at the first fold (freeze_table)
   Stage stage_ = Stage::Registering;
   int fold_ = -1, step_ = -1, next_step_ = 0;
   std::optional<SentinelBank> bank_;
@@ -96,8 +104,8 @@ class Session {
   std::uint32_t guard_word_ = 0;
   bool updated_ = true, update_asked_ = false, first_fire_in_step_ = false;
   // The step in progress.
-  SlotHealthRows health_rows_ = unmeasured_rows();
-  std::uint64_t checked_mask_ = 0;
+  SlotHealthRows health_rows_;  // with health on: each slot's row (unmeasured: NaN)
+  SlotSet checked_;
   double grad_norm_ = 0, loss_ = 0;  // the role slots' element 0 at their check (NaN unchecked)
   std::vector<CapturedSlot> captured_;
   bool halted_ = false;
@@ -115,7 +123,7 @@ class Session {
   bool step_captured_ = false;  // the step in progress is being captured into a graph
   bool graph_ready_ = false;    // a captured step has ended: ns_step_replayed accounts its replays
                                 // (in this fold and the later ones: the graph stays valid)
-  std::uint64_t graph_checked_ = 0;  // the slots the captured step checks
+  SlotSet graph_checked_;       // the slots the captured step checks
 };
 
 }  // namespace nanscope::sdk

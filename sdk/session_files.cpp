@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 RunFileData Session::snapshot() const {
   RunFileData r;
-  r.trainer = trainer_;
+  r.table = table_;
   r.nanscope_version = kVersion;
   r.created_utc = created_utc_;
   r.backend = dev_ ? "sdk-cuda" : "sdk-host";
@@ -41,6 +41,7 @@ void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
   d.nanscope_version = kVersion;
   d.run_file = "run.h5";
   d.seed = seed_;
+  d.table = table_;
   d.flags = bank_->step_flags();
   for (CapturedSlot& c : slots) {
     DumpSlot s;
@@ -51,7 +52,7 @@ void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
     d.slots.push_back(std::move(s));
   }
   const std::string path =
-      (fs::path(run_dir_) / "dumps" / dump_file_name(fold, step, d.entry_slot)).string();
+      (fs::path(run_dir_) / "dumps" / dump_file_name(*table_, fold, step, d.entry_slot)).string();
   writer_->post([path, d = std::move(d)] { nanscope::write_dump(path, d); });
 }
 

@@ -34,7 +34,7 @@ ns_step_result Session::step_replayed(void* stream) {
   return account_device(stream, graph_checked_, "ns_step_replayed");
 }
 
-ns_step_result Session::account_device(void* stream, std::uint64_t checked, const char* call,
+ns_step_result Session::account_device(void* stream, const SlotSet& checked, const char* call,
                                        bool none_ok) {
   const SdkDeviceRead read = on_device(call, [&] { return dev_->read(stream); });
   if (read.steps == 0) {
@@ -54,7 +54,7 @@ ns_step_result Session::account_device(void* stream, std::uint64_t checked, cons
     bank_->begin_step(step_);
     first_fire_in_step_ = false;
     captured_.clear();
-    for (int slot = 0; slot < kSlotCount; ++slot) {
+    for (int slot = 0; slot < static_cast<int>(slots_.size()); ++slot) {
       const std::uint8_t kinds = read.rows[row][static_cast<std::size_t>(slot)];
       if (kinds == 0) continue;
       const SdkSlotRecord& rec = read.records[static_cast<std::size_t>(slot)];
@@ -70,22 +70,22 @@ ns_step_result Session::account_device(void* stream, std::uint64_t checked, cons
       c.scan = scan_nonfinite(c.values.data(), c.values.size());
       captured_.push_back(std::move(c));
     }
-    health_rows_ = unmeasured_rows();
+    health_rows_ = health_ ? unmeasured_rows(table_->size()) : SlotHealthRows{};
     grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
     if (last) {  // the device holds the last step's health and role values only
       if (health_ && !read.health.empty())
         for (std::size_t slot = 0; slot < slots_.size(); ++slot)
-          if (checked >> slot & 1u)
+          if (checked.test(static_cast<int>(slot)))
             std::copy_n(read.health.begin() + static_cast<std::ptrdiff_t>(slot * kHealthFieldCount),
                         kHealthFieldCount, health_rows_[slot].begin());
       for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
         const RegisteredSlot& s = slots_[slot];
-        if (s.role == NS_ROLE_NONE || !(checked >> slot & 1u)) continue;
+        if (s.role == NS_ROLE_NONE || !checked.test(static_cast<int>(slot))) continue;
         const double v = on_device(call, [&] { return dev_->copy_out(stream, s.address, 1); })[0];
         (s.role == NS_ROLE_LOSS ? loss_ : grad_norm_) = v;
       }
     }
-    checked_mask_ = checked;
+    checked_ = checked;
     update_asked_ = last && step_asked;
     bank_->end_step();
     out = finish_step();

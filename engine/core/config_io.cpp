@@ -157,10 +157,10 @@ Config ConfigBuilder::build() const {
         fmt::format("bar {} is beyond the series (data.bars = {})", c.data.corrupt_bar,
                     c.data.bars));
   for (int s : c.sentinel.undefer)
-    if (!slot_info(s).starts_deferred)
+    if (!builtin_slot(s).starts_deferred)
       bad(where("sentinel.undefer"), "sentinel.undefer",
           fmt::format("slot {} is not deferred (only slot {} starts deferred)", s,
-                      deferred_slots_text()));
+                      SlotTable::builtin()->deferred_text()));
   return c;
 }
 

@@ -162,7 +162,7 @@ KeySpec enum_key(std::string key, std::string doc, Ref ref) {
   return choice_key<E>(std::move(key), std::move(doc), ref, EnumNames<E>::kNames);
 }
 
-// A list of slot indices, each in [0, kSlotCount).
+// A list of slot indices of nanscope's own trainer, each in [0, kBuiltinSlotCount).
 template <class Ref>
 KeySpec slot_list_key(std::string key, std::string doc, Ref ref) {
   auto parse = [](const Value& v, const std::string& where, const std::string& key) {
@@ -177,8 +177,8 @@ KeySpec slot_list_key(std::string key, std::string doc, Ref ref) {
       bad(where, key, fmt::format("must be an array of slot indices (got {})", describe(v)));
     std::vector<int> out;
     for (auto i : list) {
-      if (i < 0 || i >= kSlotCount)
-        bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kSlotCount - 1));
+      if (i < 0 || i >= kBuiltinSlotCount)
+        bad(where, key, fmt::format("slot index {} is not in [0, {}]", i, kBuiltinSlotCount - 1));
       out.push_back(static_cast<int>(i));
     }
     return out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace nanscope {
 
@@ -40,13 +41,9 @@ const char* backward_stage_description(int slot) {
 }
 
 SlotSetup slot_setup(const Config& c) {
-  SlotSetup s;
-  for (int i = 0; i < kSlotCount; ++i) s.state[i] = SlotState::Clean;
-  for (int i = slot_count(); i < kSlotCount; ++i) {
-    s.state[i] = SlotState::Absent;
-    s.reason[i] = "not a slot of this trainer";
-  }
-  for (const auto& info : slot_table())
+  const SlotTable& table = *SlotTable::builtin();
+  SlotSetup s(table.size());
+  for (const auto& info : table)
     if (info.starts_deferred) {
       s.state[info.index] = SlotState::Deferred;
       s.reason[info.index] =
@@ -62,7 +59,7 @@ SlotSetup slot_setup(const Config& c) {
     s.reason[i] = "turned off by sentinel.disabled";
   }
   if (!c.iqn_enabled())
-    for (const auto& info : slot_table())
+    for (const auto& info : table)
       if (info.iqn_only) {
         s.state[info.index] = SlotState::Absent;
         s.reason[info.index] = "no IQN head in this run (loss.lambda_iqn = 0)";
@@ -104,22 +101,28 @@ Census census(const float* data, std::size_t count, std::size_t keep_bad) {
 }
 template ScanResult scan_nonfinite<double>(const double*, std::size_t);
 
-SentinelBank::SentinelBank(SlotSetup setup) : setup_(std::move(setup)) {
+SentinelBank::SentinelBank(SlotTableRef table, SlotSetup setup)
+    : table_(std::move(table)), setup_(std::move(setup)) {
+  if (setup_.size() != table_->size())
+    throw std::logic_error("SentinelBank: the setup and the table differ in width");
+  slots_.resize(setup_.state.size());
+  step_flags_.assign(setup_.state.size(), 0);
   begin_fold(0);
 }
 
 void SentinelBank::begin_fold(int fold) {
   fold_ = fold;
-  for (int i = 0; i < kSlotCount; ++i) slots_[i] = SlotRecord{setup_.state[i]};
-  history_.clear();
-  step_flags_.fill(0);
-  step_fired_ = false;
+  for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i] = SlotRecord{setup_.state[i]};
+  steps_ = 0;
+  begin_step(0);
 }
 
 void SentinelBank::begin_step(int step) {
   step_ = step;
   exec_ = 0;
-  step_flags_.fill(0);
+  // Only the flags that fired are cleared: a step of a wide table costs what fired, not its width.
+  for (int s : fired_this_step_) step_flags_[static_cast<std::size_t>(s)] = 0;
+  fired_this_step_.clear();
   step_fired_ = false;
 }
 
@@ -129,7 +132,9 @@ bool SentinelBank::record(int slot, const ScanResult& r) {
 
 bool SentinelBank::record_at(int slot, const ScanResult& r, int position) {
   if (!setup_.checked(slot) || r.kinds == 0) return false;
-  step_flags_[slot] |= r.kinds;
+  std::uint8_t& flags = step_flags_[static_cast<std::size_t>(slot)];
+  if (flags == 0) fired_this_step_.push_back(slot);
+  flags |= r.kinds;
   step_fired_ = true;
   SlotRecord& rec = slots_[slot];
   if (rec.first_step < 0) {
@@ -145,7 +150,7 @@ bool SentinelBank::record_at(int slot, const ScanResult& r, int position) {
 }
 
 void SentinelBank::end_step() {
-  history_.push_back(step_flags_);
+  ++steps_;
 }
 
 void SentinelBank::set_checked(int slot, bool on) {
@@ -154,12 +159,13 @@ void SentinelBank::set_checked(int slot, bool on) {
   if (rec.first_step < 0) rec.state = setup_.state[static_cast<std::size_t>(slot)];
 }
 
-std::optional<int> first_by_rank(const std::array<SlotRecord, kSlotCount>& slots,
+std::optional<int> first_by_rank(const SlotTable& table, const std::vector<SlotRecord>& slots,
                                  std::int64_t step) {
   std::optional<int> best;
-  for (int i = 0; i < kSlotCount; ++i)
+  const int n = std::min(table.size(), static_cast<int>(slots.size()));
+  for (int i = 0; i < n; ++i)
     if (slots[static_cast<std::size_t>(i)].first_step == step &&
-        (!best || slot_info(i).rank < slot_info(*best).rank))
+        (!best || table[i].rank < table[*best].rank))
       best = i;
   return best;
 }
@@ -180,7 +186,7 @@ std::optional<RunEntry> run_backward_entry(
   return std::nullopt;
 }
 
-void derive_entries(FoldFlags& f) {
+void derive_entries(const SlotTable& table, FoldFlags& f) {
   f.entry_slot.reset();
   f.entry_step.reset();
   f.backward_entry.reset();
@@ -188,11 +194,11 @@ void derive_entries(FoldFlags& f) {
   for (const auto& s : f.slots)
     if (s.first_step >= 0 && (earliest < 0 || s.first_step < earliest)) earliest = s.first_step;
   if (earliest >= 0) {
-    f.entry_slot = first_by_rank(f.slots, earliest);
+    f.entry_slot = first_by_rank(table, f.slots, earliest);
     f.entry_step = static_cast<int>(earliest);
   }
   // The backward entry: nanscope's own trainer checks one buffer at three moments (33-35).
-  if (!builtin_slots()) return;
+  if (!table.is_builtin()) return;
   for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) {
     const auto& r = f.slots[s];
     if (r.first_step >= 0 && (!f.backward_entry || r.first_step < f.backward_entry->step))
@@ -203,9 +209,9 @@ void derive_entries(FoldFlags& f) {
 FoldFlags SentinelBank::readback() const {
   FoldFlags f;
   f.fold = fold_;
-  f.steps = static_cast<int>(history_.size());
+  f.steps = steps_;
   f.slots = slots_;
-  derive_entries(f);
+  derive_entries(*table_, f);
   return f;
 }
 

@@ -2,7 +2,6 @@
 // the per-fold bank of flags with its entry-point rules (docs/slots.md).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -18,8 +17,11 @@ namespace nanscope {
 enum KindBits : std::uint8_t { kKindNaN = 1, kKindPosInf = 2, kKindNegInf = 4 };
 std::vector<std::string> kind_names(std::uint8_t kinds);  // {"nan", "posinf", "neginf"} subset
 
-// Whether a step's own flags (one byte of kinds per slot) hold any fire.
-inline bool any_fired(const std::array<std::uint8_t, kSlotCount>& step_flags) {
+// A step's own flags: one byte of kinds per slot of the table.
+using StepFlags = std::vector<std::uint8_t>;
+
+// Whether a step's own flags hold any fire.
+inline bool any_fired(const StepFlags& step_flags) {
   for (std::uint8_t k : step_flags)
     if (k) return true;
   return false;
@@ -36,16 +38,24 @@ enum class SlotState : std::uint8_t {
 inline constexpr int kSlotStateCount = 5;  // the codes /folds/state may hold: 0 to this - 1
 const char* state_name(SlotState s);
 
-// What a check of a run's slot does before anything fired: Clean means "checked".
+// What a check of a run's slot does before anything fired: Clean means "checked". As wide as the
+// run's table.
 struct SlotSetup {
-  std::array<SlotState, kSlotCount> state{};
-  std::array<std::string, kSlotCount> reason;  // why a slot is absent, deferred or disabled
-  bool checked(int slot) const { return state[static_cast<std::size_t>(slot)] == SlotState::Clean; }
-  // Bit i set: slot i is checked (the run file's /steps/checked row, a step graph's key).
-  std::uint64_t checked_mask() const {
-    std::uint64_t m = 0;
-    for (int s = 0; s < kSlotCount; ++s)
-      if (checked(s)) m |= std::uint64_t{1} << s;
+  SlotSetup() = default;
+  explicit SlotSetup(int slots)
+      : state(static_cast<std::size_t>(slots), SlotState::Clean),
+        reason(static_cast<std::size_t>(slots)) {}
+  std::vector<SlotState> state;
+  std::vector<std::string> reason;  // why a slot is absent, deferred or disabled
+  int size() const { return static_cast<int>(state.size()); }
+  bool checked(int slot) const {
+    return slot >= 0 && slot < size() && state[static_cast<std::size_t>(slot)] == SlotState::Clean;
+  }
+  // The checked slots (the run file's /steps/checked row, a step graph's key).
+  SlotSet checked_set() const {
+    SlotSet m(size());
+    for (int s = 0; s < size(); ++s)
+      if (checked(s)) m.set(s);
     return m;
   }
   // Turns a slot's check on (clean) or off (disabled) from now on; absent slots stay absent.
@@ -56,6 +66,8 @@ struct SlotSetup {
     reason[static_cast<std::size_t>(slot)] = on ? "" : "turned off by the user";
   }
 };
+// nanscope's own trainer's setup under a config (deferrals, sentinel.undefer and .disabled, the
+// IQN head).
 SlotSetup slot_setup(const Config& config);
 
 // Result of scanning one buffer. Reads only; never writes the buffer.
@@ -99,11 +111,12 @@ struct BackwardEntry {
   const char* stage() const { return backward_stage(slot); }
 };
 
-// A fold's readback: what the GUI, the JSON summary and the HDF5 run file show.
+// A fold's readback: what the GUI, the JSON summary and the HDF5 run file show. `slots` is as wide
+// as the run's table.
 struct FoldFlags {
   int fold = 0;
   int steps = 0;
-  std::array<SlotRecord, kSlotCount> slots;
+  std::vector<SlotRecord> slots;
   std::optional<int> entry_slot;  // earliest firing step, lowest dataflow rank
   std::optional<int> entry_step;
   std::optional<BackwardEntry> backward_entry;
@@ -112,11 +125,11 @@ struct FoldFlags {
 
 // The entry-point rules, in one place. Among the slots whose first fire in the fold was `step`,
 // the one that names the entry point: the lowest dataflow rank.
-std::optional<int> first_by_rank(const std::array<SlotRecord, kSlotCount>& slots,
+std::optional<int> first_by_rank(const SlotTable& table, const std::vector<SlotRecord>& slots,
                                  std::int64_t step);
-// Fills a fold's entry point (its earliest firing step, first_by_rank there) and backward entry
-// (the first of 33/34/35 to fire) from its slot records.
-void derive_entries(FoldFlags& fold);
+// Fills a fold's entry point (its earliest firing step, first_by_rank there) and, for nanscope's
+// own table, its backward entry (the first of 33/34/35 to fire) from its slot records.
+void derive_entries(const SlotTable& table, FoldFlags& fold);
 // A run's entry point: the first fold (folds are chronological) that has one; likewise its backward
 // entry. `flags(k)` is fold k's readback, k < `folds`.
 struct RunEntry {
@@ -134,12 +147,13 @@ inline bool guard_allows_update(const Config& config, bool step_fired) {
   return !(config.guard.enabled && step_fired);
 }
 
-// Flags of one fold, accumulated step by step: sticky within the fold, reset at its boundary,
-// with a one-byte-per-slot history of every step's own flags.
+// Flags of one fold, accumulated step by step: sticky within the fold, reset at its boundary. The
+// setup is as wide as the table.
 class SentinelBank {
  public:
-  explicit SentinelBank(SlotSetup setup);
+  SentinelBank(SlotTableRef table, SlotSetup setup);
   const SlotSetup& setup() const { return setup_; }
+  const SlotTable& table() const { return *table_; }
 
   void begin_fold(int fold);
   void begin_step(int step);
@@ -155,20 +169,19 @@ class SentinelBank {
   void set_checked(int slot, bool on);
 
   std::uint8_t step_flags(int slot) const { return step_flags_[static_cast<std::size_t>(slot)]; }
-  const std::array<std::uint8_t, kSlotCount>& step_flags() const { return step_flags_; }
+  const StepFlags& step_flags() const { return step_flags_; }
   bool step_fired() const { return step_fired_; }
   const SlotRecord& slot_record(int slot) const { return slots_[static_cast<std::size_t>(slot)]; }
-  // Every completed step of the fold: its own flags per slot.
-  const std::vector<std::array<std::uint8_t, kSlotCount>>& history() const { return history_; }
   FoldFlags readback() const;
 
  private:
+  SlotTableRef table_;
   SlotSetup setup_;
-  int fold_ = 0, step_ = 0, exec_ = 0;
+  int fold_ = 0, step_ = 0, exec_ = 0, steps_ = 0;
   bool step_fired_ = false;
-  std::array<SlotRecord, kSlotCount> slots_;
-  std::array<std::uint8_t, kSlotCount> step_flags_{};
-  std::vector<std::array<std::uint8_t, kSlotCount>> history_;
+  std::vector<SlotRecord> slots_;
+  StepFlags step_flags_;
+  std::vector<int> fired_this_step_;  // which step flags to clear at the next step's start
 };
 
 }  // namespace nanscope

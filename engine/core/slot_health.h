@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <vector>
 
 #include "core/slot_table.h"
 
@@ -63,14 +64,20 @@ inline HealthRow unmeasured_health() {
   return r;
 }
 
-// Every slot's row at one step.
-using SlotHealthRows = std::array<HealthRow, kSlotCount>;
-inline SlotHealthRows unmeasured_rows() {
-  SlotHealthRows a;
-  a.fill(unmeasured_health());
-  return a;
+// Every slot's row at one step, as wide as the run's table.
+using SlotHealthRows = std::vector<HealthRow>;
+inline SlotHealthRows unmeasured_rows(int slots) {
+  return SlotHealthRows(static_cast<std::size_t>(slots), unmeasured_health());
 }
 
+// Slot `slot`'s row of a step's rows; unmeasured where the rows hold none (a step kept without
+// health holds no rows at all).
+inline const HealthRow& health_at(const SlotHealthRows& rows, int slot) {
+  static const HealthRow none = unmeasured_health();
+  return slot >= 0 && static_cast<std::size_t>(slot) < rows.size()
+             ? rows[static_cast<std::size_t>(slot)]
+             : none;
+}
 inline bool measured(const HealthRow& r) {
   return r[kHealthNonfinite] == r[kHealthNonfinite];
 }

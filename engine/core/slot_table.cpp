@@ -1,9 +1,11 @@
 #include "core/slot_table.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <deque>
 #include <set>
+
+#include <fmt/format.h>
 
 namespace nanscope {
 
@@ -31,20 +33,24 @@ std::string_view phase_name(Phase p) {
 
 namespace {
 using P = Phase;
-constexpr std::uint64_t S(std::initializer_list<int> slots) {
-  return slot_bits(slots);
+std::vector<int> S(std::initializer_list<int> slots) {
+  return std::vector<int>(slots);
 }
-constexpr std::string_view kEnd = "end of backward (fire once)";
+constexpr const char* kEnd = "end of backward (fire once)";
+constexpr std::uint8_t R(int roles) {
+  return static_cast<std::uint8_t>(roles);
+}
 // clang-format off
-constexpr std::array<SlotInfo, kSlotCount> kTable = {{
+const std::vector<SlotInfo>& builtin_rows() {
+  static const std::vector<SlotInfo> rows = {
   {0,  "batch", P::Sample, P::Sample, "after the gather and the draws", "sample: gather of s, s', R, done, next-bar target", "[s B*F; s' B*F; R B; done B; next_bar B*2]", 0, false, S({1, 7, 8, 15, 16, 18, 20, 21, 24, 25, 28, 30})},
   {1,  "h_s1", P::Forward, P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", 2, false, S({2, 21}), false, kRoleReluOutput},
   {2,  "h_s2", P::Forward, P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", 3, false, S({3, 14, 17, 21}), false, kRoleReluOutput},
   {3,  "bn_z", P::Forward, P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", 4, false, S({4, 5, 19, 21})},
   {4,  "value_logits", P::Forward, P::Forward, "after the value head", "z Wv + bv", "[B,atoms]", 5, false, S({6}), false, kRoleLseInput},
   {5,  "adv_logits", P::Forward, P::Forward, "after the advantage heads", "z Wa + ba", "[B,A_total,atoms]", 6, false, S({6}), false, kRoleLseInput},
-  {6,  "log_probs", P::Forward, P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", 7, false, S({9, 10, 24, 25, 29}), false, kRoleC51Rows | kRoleLogProbs},
-  {7,  "target_log_probs", P::Forward, P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", 8, false, S({8, 20, 24, 25}), false, kRoleC51Rows | kRoleLogProbs},
+  {6,  "log_probs", P::Forward, P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", 7, false, S({9, 10, 24, 25, 29}), false, R(kRoleC51Rows | kRoleLogProbs)},
+  {7,  "target_log_probs", P::Forward, P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", 8, false, S({8, 20, 24, 25}), false, R(kRoleC51Rows | kRoleLogProbs)},
   {8,  "proj_target", P::Forward, P::Forward, "after the C51 projection", "C51 projection of the target distribution", "[B,D,atoms]", 9, false, S({9, 20, 24, 25, 31}), false, kRoleC51Rows},
   {9,  "c51_loss", P::Forward, P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", 10, false, S({20})},
   {10, "q_expected", P::Forward, P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", 11, false, S({11, 20, 24, 25, 29}), false, kRoleLseInput},
@@ -73,86 +79,61 @@ constexpr std::array<SlotInfo, kSlotCount> kTable = {{
   {33, "bw_d_h_s2.main", P::BackwardMain, P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", 26, false, S({34})},
   {34, "bw_d_h_s2.aux", P::BackwardAux, P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", 28, false, S({26})},
   {35, "bw_d_h_s2.iqn", P::BackwardIqn, P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", 32, true, S({21})},
-}};
+  };
+  return rows;
+}
 // clang-format on
 
-// The table in effect and the text its views point at.
-struct ActiveTable {
-  std::array<SlotInfo, kSlotCount> table = kTable;
-  int count = kSlotCount;
-  bool builtin = true;
-  std::string trainer = "nanscope";
-  std::deque<std::string> text;  // a deque: growing it moves no string the views point at
-  std::uint64_t generation = 0;
-};
-ActiveTable& active() {
-  static ActiveTable a;
-  return a;
-}
-
-}  // namespace
-
-std::string_view slot_phase(const SlotInfo& s) {
-  return s.phase_text.empty() ? phase_name(s.phase) : s.phase_text;
-}
-
-const std::array<SlotInfo, kSlotCount>& slot_table() {
-  return active().table;
-}
-
-std::uint64_t slot_table_generation() {
-  return active().generation;
-}
-
-int slot_count() {
-  return active().count;
-}
-
-bool builtin_slots() {
-  return active().builtin;
-}
-
-std::uint64_t builtin_slot_table_fingerprint() {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
-  const auto mix = [&h](std::uint64_t v) {
-    for (int byte = 0; byte < 8; ++byte, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
-  };
-  for (const SlotInfo& s : kTable) {
-    mix(static_cast<std::uint64_t>(s.index));
-    for (char c : s.name) mix(static_cast<unsigned char>(c));
-    mix(static_cast<std::uint64_t>(s.phase));
-    mix(static_cast<std::uint64_t>(s.written_in));
-    mix(static_cast<std::uint64_t>(s.rank));
-    mix(s.consumers);
-    mix(s.roles);
-    mix((s.iqn_only ? 1u : 0u) | (s.starts_deferred ? 2u : 0u));
-  }
-  return h;
-}
-
-const std::string& slot_trainer() {
-  return active().trainer;
-}
-
-void use_builtin_slots() {
-  ActiveTable& a = active();
-  if (a.builtin) return;  // nothing written: readers on other threads may be reading it
-  ++a.generation;
-  a.table = kTable;
-  a.count = kSlotCount;
-  a.builtin = true;
-  a.trainer = "nanscope";
-  a.text.clear();
-}
-
-namespace {
 bool printable_name(const std::string& s, std::size_t longest) {
   if (s.empty() || s.size() > longest) return false;
   for (unsigned char c : s)
     if (c < 0x20 || c == 0x7f || c == ',') return false;
   return true;
 }
+
 }  // namespace
+
+std::string_view slot_phase(const SlotInfo& s) {
+  return s.phase_text.empty() ? phase_name(s.phase) : std::string_view(s.phase_text);
+}
+
+// The constructor is private: a table is made here, by one of the two factories.
+const SlotTableRef& SlotTable::builtin() {
+  static const SlotTableRef table = [] {
+    auto t = std::shared_ptr<SlotTable>(new SlotTable);
+    t->slots_ = builtin_rows();
+    return SlotTableRef(std::move(t));
+  }();
+  return table;
+}
+
+const SlotInfo& builtin_slot(int index) {
+  return SlotTable::builtin()->at(index);
+}
+
+std::uint64_t SlotTable::fingerprint() const {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  const auto mix = [&h](std::uint64_t v) {
+    for (int byte = 0; byte < 8; ++byte, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
+  };
+  for (char c : trainer_) mix(static_cast<unsigned char>(c));
+  for (const SlotInfo& s : slots_) {
+    mix(static_cast<std::uint64_t>(s.index));
+    for (char c : s.name) mix(static_cast<unsigned char>(c));
+    mix(static_cast<std::uint64_t>(s.phase));
+    mix(static_cast<std::uint64_t>(s.written_in));
+    mix(static_cast<std::uint64_t>(s.rank));
+    mix(s.consumers.size());
+    for (int c : s.consumers) mix(static_cast<std::uint64_t>(c));
+    mix(s.roles);
+    mix((s.iqn_only ? 1u : 0u) | (s.starts_deferred ? 2u : 0u));
+  }
+  return h;
+}
+
+std::uint64_t builtin_slot_table_fingerprint() {
+  return SlotTable::builtin()->fingerprint();
+}
 
 std::string slot_name_problem(const std::string& s) {
   bool ok = !s.empty() && s.size() <= 31 && s.front() != '.' && s.front() != '-';
@@ -166,71 +147,65 @@ std::string trainer_name_problem(const std::string& name) {
              : "a trainer's name is 1-63 printable characters without ',' and not 'nanscope'";
 }
 
-std::string use_trainer_slots(const std::string& trainer, const std::vector<TrainerSlot>& slots) {
-  if (slots.empty() || slots.size() > static_cast<std::size_t>(kSlotCount))
-    return "a trainer has 1 to " + std::to_string(kSlotCount) + " slots, not " +
-           std::to_string(slots.size());
-  if (const std::string why = trainer_name_problem(trainer); !why.empty()) return why;
-  std::set<std::string> names;
-  const std::uint64_t inside =
-      slots.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << slots.size()) - 1;
+SlotTableRef SlotTable::of_trainer(const std::string& trainer,
+                                   const std::vector<TrainerSlot>& slots, std::string* problem) {
+  const auto refuse = [problem](std::string why) {
+    if (problem) *problem = std::move(why);
+    return SlotTableRef();
+  };
+  if (slots.empty() || slots.size() > static_cast<std::size_t>(kMaxSlots))
+    return refuse(fmt::format("a trainer has 1 to {} slots, not {}", kMaxSlots, slots.size()));
+  if (std::string why = trainer_name_problem(trainer); !why.empty()) return refuse(why);
+  std::set<std::string_view> names;
   for (std::size_t i = 0; i < slots.size(); ++i) {
     const TrainerSlot& t = slots[i];
-    const std::string which = "slot " + std::to_string(i);
-    if (const std::string why = slot_name_problem(t.name); !why.empty()) return which + ": " + why;
-    if (!names.insert(t.name).second) return which + ": the name '" + t.name + "' is taken";
+    const std::string which = fmt::format("slot {}", i);
+    if (const std::string why = slot_name_problem(t.name); !why.empty())
+      return refuse(which + ": " + why);
+    if (!names.insert(t.name).second) return refuse(which + ": the name '" + t.name + "' is taken");
+    const std::string named = which + " (" + t.name + ")";
     if (!printable_name(t.phase, 31))
-      return which + " (" + t.name + "): a phase is 1-31 printable characters without ','";
-    if (t.buffer.size() > 63) return which + " (" + t.name + "): the buffer text is over 63 bytes";
-    if (t.rank < 0) return which + " (" + t.name + "): a negative order";
-    if (t.consumers & ~inside) return which + " (" + t.name + "): a consumer outside the table";
+      return refuse(named + ": a phase is 1-31 printable characters without ','");
+    if (t.buffer.size() > 63) return refuse(named + ": the buffer text is over 63 bytes");
+    if (t.rank < 0) return refuse(named + ": a negative order");
+    for (int c : t.consumers)
+      if (c < 0 || c >= static_cast<int>(slots.size()))
+        return refuse(fmt::format("{}: consumer {} is outside the table", named, c));
   }
-  ActiveTable& a = active();
-  if (!a.builtin && a.trainer == trainer && a.count == static_cast<int>(slots.size())) {
-    bool same = true;
-    for (std::size_t i = 0; i < slots.size() && same; ++i) {
-      const SlotInfo& in = a.table[i];
-      same = in.name == slots[i].name && in.phase_text == slots[i].phase &&
-             in.buffer == slots[i].buffer && in.rank == slots[i].rank &&
-             in.consumers == slots[i].consumers;
-    }
-    if (same) return {};  // already in effect: nothing written
+  auto table = std::shared_ptr<SlotTable>(new SlotTable);
+  table->trainer_ = trainer;
+  table->builtin_ = false;
+  table->slots_.reserve(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const TrainerSlot& t = slots[i];
+    SlotInfo info;
+    info.index = static_cast<int>(i);
+    info.name = t.name;
+    info.phase_text = t.phase;
+    info.call_site = t.phase;
+    info.buffer = t.buffer;
+    info.producer = t.buffer;
+    info.rank = t.rank;
+    info.consumers = t.consumers;
+    std::sort(info.consumers.begin(), info.consumers.end());
+    info.consumers.erase(std::unique(info.consumers.begin(), info.consumers.end()),
+                         info.consumers.end());
+    table->slots_.push_back(std::move(info));
   }
-  use_builtin_slots();
-  ++a.generation;
-  a.builtin = false;
-  a.trainer = trainer;
-  a.count = static_cast<int>(slots.size());
-  auto keep = [&a](const std::string& s) -> std::string_view { return a.text.emplace_back(s); };
-  for (int i = 0; i < kSlotCount; ++i) {
-    SlotInfo info{};
-    info.index = i;
-    info.phase = Phase::Forward;
-    info.written_in = Phase::Forward;
-    if (i < a.count) {
-      const TrainerSlot& t = slots[static_cast<std::size_t>(i)];
-      info.name = keep(t.name);
-      info.phase_text = keep(t.phase);
-      info.buffer = keep(t.buffer);
-      info.call_site = info.phase_text;
-      info.producer = info.buffer;
-      info.rank = t.rank;
-      info.consumers = t.consumers;
-    } else {
-      info.rank = 1000 + i;  // padding rows never fire; they rank after every slot
-    }
-    a.table[static_cast<std::size_t>(i)] = info;
-  }
-  return {};
+  return table;
 }
 
-const SlotInfo& slot_info(int index) {
-  return active().table.at(static_cast<std::size_t>(index));
+std::vector<TrainerSlot> SlotTable::trainer_slots() const {
+  std::vector<TrainerSlot> out;
+  out.reserve(slots_.size());
+  for (const SlotInfo& s : slots_)
+    out.push_back({s.name, std::string(slot_phase(s)), s.buffer, s.rank, s.consumers});
+  return out;
 }
 
-std::string deferred_slots_text() {
+std::string SlotTable::deferred_text() const {
   std::string out;
-  for (const auto& s : slot_table())
+  for (const auto& s : slots_)
     if (s.starts_deferred) out += (out.empty() ? "" : ", ") + std::to_string(s.index);
   return out;
 }
@@ -239,41 +214,38 @@ std::string slot_markdown_row(const SlotInfo& s) {
   std::string condition = s.iqn_only ? "IQN head present" : "always";
   if (s.starts_deferred) condition += "; starts deferred";
   std::string consumers;
-  for (int c : slots_of(s.consumers))
-    consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
+  for (int c : s.consumers) consumers += (consumers.empty() ? "" : ", ") + std::to_string(c);
   if (consumers.empty()) consumers = "none";
-  std::string row = "| " + std::to_string(s.index) + " | `" + std::string(s.name) + "` | " +
-                    std::string(slot_phase(s)) + " | " + std::string(s.call_site) + " | " +
-                    std::string(s.producer) + " | " + std::string(s.buffer) + " | " +
-                    std::to_string(s.rank) + " | " + condition + " | " + consumers + " |";
-  return row;
+  return "| " + std::to_string(s.index) + " | `" + s.name + "` | " + std::string(slot_phase(s)) +
+         " | " + s.call_site + " | " + s.producer + " | " + s.buffer + " | " +
+         std::to_string(s.rank) + " | " + condition + " | " + consumers + " |";
 }
 
-std::vector<int> slots_of(std::uint64_t mask) {
-  std::vector<int> out;
-  for (int i = 0; i < kSlotCount; ++i)
-    if (mask >> i & 1) out.push_back(i);
-  return out;
-}
-
-std::uint64_t downstream_closure(int slot, std::uint64_t present) {
-  std::uint64_t reached = std::uint64_t{1} << slot, frontier = reached;
-  while (frontier) {
-    std::uint64_t next = 0;
-    for (int s : slots_of(frontier)) next |= slot_info(s).consumers;
-    frontier = next & ~reached;
-    reached |= next;
+SlotSet SlotTable::downstream_closure(int slot, const SlotSet& present) const {
+  SlotSet reached(size());
+  if (!contains(slot)) return reached;
+  std::vector<int> frontier{slot};
+  reached.set(slot);
+  while (!frontier.empty()) {
+    const int s = frontier.back();
+    frontier.pop_back();
+    for (int c : slots_[static_cast<std::size_t>(s)].consumers)
+      if (!reached.test(c)) {
+        reached.set(c);
+        frontier.push_back(c);
+      }
   }
-  return reached & present;
+  reached &= present;
+  return reached;
 }
 
-std::optional<int> find_slot(std::string_view s) {
+std::optional<int> SlotTable::find(std::string_view s) const {
   int idx = -1;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), idx);
   if (ec == std::errc() && ptr == s.data() + s.size())
-    return (idx >= 0 && idx < slot_count()) ? std::optional<int>(idx) : std::nullopt;
-  for (int i = 0; i < slot_count(); ++i)
-    if (slot_info(i).name == s) return i;
+    return contains(idx) ? std::optional<int>(idx) : std::nullopt;
+  for (const SlotInfo& info : slots_)
+    if (info.name == s) return info.index;
   return std::nullopt;
 }
 

@@ -10,8 +10,9 @@ namespace nanscope {
 std::string watch_target_text(const WatchTrip& t) {
   if (t.group >= 0 && t.group < kGroupCount)
     return fmt::format("group {}", kParamGroups[static_cast<std::size_t>(t.group)]);
-  if (t.slot >= 0 && t.slot < kSlotCount)
-    return fmt::format("slot {} {}", t.slot, slot_info(t.slot).name);
+  // Watches are nanscope's own trainer's (its config's `watch` keys).
+  if (t.slot >= 0 && t.slot < kBuiltinSlotCount)
+    return fmt::format("slot {} {}", t.slot, builtin_slot(t.slot).name);
   return "-";
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "core/errors.h"
 #include "core/slot_table.h"
@@ -35,12 +36,16 @@ void write_array(hid_t loc, const NamedArray& a, bool f64, const std::string& wh
 
 }  // namespace
 
-std::string dump_file_name(int fold, int step, int entry_slot) {
+std::string dump_file_name(const SlotTable& table, int fold, int step, int entry_slot) {
   return fmt::format("fold{:03}_step{:08}_{}.h5", fold, step,
-                     entry_slot >= 0 ? std::string(slot_info(entry_slot).name) : "none");
+                     table.contains(entry_slot) ? table[entry_slot].name : "none");
 }
 
 void write_dump(const std::string& path, const DumpData& d) {
+  const SlotTable& table = *d.table;
+  if (d.flags.size() != static_cast<std::size_t>(table.size()))
+    throw std::logic_error(
+        fmt::format("{}: flags of {} slots for a table of {}", path, d.flags.size(), table.size()));
   std::size_t hint = 0;
   for (const DumpSlot& s : d.slots) hint += s.values.size() * sizeof(float);
   const std::size_t width = d.context_f64 ? sizeof(double) : sizeof(float);
@@ -63,14 +68,14 @@ void write_dump(const std::string& path, const DumpData& d) {
     h5::write_attr(f, "checkpoint_step", static_cast<std::int64_t>(d.checkpoint_step), path);
   }
   // Another trainer's dump carries its slot table: its slot names are its own.
-  h5::write_attr(f, "trainer", slot_trainer(), path);
-  if (!builtin_slots()) run_tables::write_slot_table(f, "trainer_slots", path);
+  h5::write_attr(f, "trainer", table.trainer(), path);
+  if (!table.is_builtin()) run_tables::write_slot_table(f, "trainer_slots", table, path);
   h5::write_attr(f, "context_dtype", std::string(d.context_f64 ? "float64" : "float32"), path);
 
   {
     h5::Handle slots = h5::create_group(f, "slots", path);
     for (const DumpSlot& s : d.slots) {
-      const std::string name(slot_info(s.index).name);
+      const std::string& name = table.at(s.index).name;
       h5::write_dataset(slots, name, s.values.data(), s.shape, path);
       h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
       const std::string where = path + ":/slots/" + name;
@@ -117,7 +122,7 @@ void write_dump(const std::string& path, const DumpData& d) {
       k += n;
     }
   }
-  h5::write_dataset(f, "flags", d.flags.data(), {static_cast<std::uint64_t>(kSlotCount)}, path);
+  h5::write_dataset(f, "flags", d.flags.data(), {static_cast<std::uint64_t>(table.size())}, path);
   file.commit();
 }
 
@@ -134,11 +139,10 @@ DumpData read_dump(const std::string& path) {
   d.config_toml = h5::read_attr_string(f, "config", path);
   d.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
   d.backend = h5::read_attr_string(f, "backend", path);
-  if (h5::has_attr(f, "trainer")) d.trainer = h5::read_attr_string(f, "trainer", path);
-  if (d.trainer == "nanscope")
-    use_builtin_slots();
-  else
-    run_tables::read_trainer_slot_table(f, "trainer_slots", d.trainer, path);
+  const std::string trainer =
+      h5::has_attr(f, "trainer") ? h5::read_attr_string(f, "trainer", path) : "nanscope";
+  d.table = run_tables::read_slot_table(f, "trainer_slots", trainer, path);
+  const SlotTable& table = *d.table;
   if (h5::has_attr(f, "run_file")) d.run_file = h5::read_attr_string(f, "run_file", path);
   if (h5::has_attr(f, "origin")) {
     d.origin = h5::read_attr_string(f, "origin", path);
@@ -148,13 +152,18 @@ DumpData read_dump(const std::string& path) {
 
   std::vector<std::uint64_t> dims;
   auto flags = h5::read_dataset<std::uint8_t>(f, "flags", &dims, path);
-  if (flags.size() != kSlotCount)
-    throw DataError(fmt::format("{}: /flags must hold {} values", path, kSlotCount));
-  std::copy(flags.begin(), flags.end(), d.flags.begin());
+  const std::size_t width = static_cast<std::size_t>(table.size());
+  // nanscope 0.1.0 wrote an SDK trainer's /flags 36 wide whatever its table: the rows past the
+  // table are its padding.
+  const bool padded_0_1_0 = !table.is_builtin() && width < 36 && flags.size() == 36;
+  if (dims.size() != 1 || (flags.size() != width && !padded_0_1_0))
+    throw DataError(fmt::format("{}: /flags must hold {} values, one per slot", path, width));
+  flags.resize(width);
+  d.flags = std::move(flags);
 
   h5::Handle slots = h5::open_group(f, "slots", path);
-  for (const auto& info : slot_table()) {
-    const std::string name(info.name);
+  for (const auto& info : table) {
+    const std::string& name = info.name;
     if (!h5::exists(slots, name)) continue;
     DumpSlot s;
     s.index = info.index;
@@ -228,14 +237,14 @@ DumpData read_dump(const std::string& path) {
   }
   // A recomputed step (time travel) may be clean: its entry_slot is then -1.
   const bool clean_recomputed = d.origin == "materialized" && d.entry_slot == -1;
-  if (!clean_recomputed && (d.entry_slot < 0 || d.entry_slot >= kSlotCount))
+  if (!clean_recomputed && !table.contains(d.entry_slot))
     throw DataError(fmt::format("{}: entry_slot {} is not a slot (0 to {})", path, d.entry_slot,
-                                kSlotCount - 1));
+                                table.size() - 1));
   if (d.slots.empty()) throw DataError(fmt::format("{}: /slots holds no slot buffer", path));
   if (!clean_recomputed && std::none_of(d.slots.begin(), d.slots.end(),
                                         [&](const DumpSlot& x) { return x.index == d.entry_slot; }))
     throw DataError(fmt::format("{}: /slots has no buffer for its entry slot {} {}", path,
-                                d.entry_slot, slot_info(d.entry_slot).name));
+                                d.entry_slot, table[d.entry_slot].name));
   return d;
 }
 

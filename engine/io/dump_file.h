@@ -2,7 +2,6 @@
 // buffer as the check saw it, with everything needed to replay the step (docs/files.md).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,17 +26,17 @@ struct DumpData {
   int entry_slot = -1;
   std::string config_toml, backend, nanscope_version, run_file;
   std::string path;  // the file it was read from (for messages)
-  // The trainer whose step it holds (attribute `trainer`): "nanscope", or an SDK trainer's name,
-  // whose slot table the dump carries (/trainer_slots) and read_dump puts in effect.
-  std::string trainer = "nanscope";
+  // The slot table of the trainer whose step it holds (attribute `trainer`): nanscope's own, or an
+  // SDK trainer's, which the dump carries (/trainer_slots).
+  SlotTableRef table = SlotTable::builtin();
   std::uint64_t seed = 0;
   bool context_f64 = false;  // context written as float64 (CPU float64 mode)
   std::vector<DumpSlot> slots;
   BatchContext batch;
   std::vector<std::string> param_names;  // layout order, as in `state`
   std::vector<std::vector<std::uint64_t>> param_shapes;
-  StateSnapshot state;  // before the step
-  std::array<std::uint8_t, kSlotCount> flags{};
+  StateSnapshot state;                             // before the step
+  StepFlags flags = StepFlags(kBuiltinSlotCount);  // every slot's flags, as wide as the table
   // A dump that time travel recomputed (nanscope-run materialize): the checkpoint's step it
   // started from, and "materialized" (attributes `origin`, `checkpoint_step`); a first fire's
   // dump has neither.
@@ -46,7 +45,7 @@ struct DumpData {
 };
 
 // The file name of the contract: fold{F:03}_step{S:08}_{entry-slot-name}.h5
-std::string dump_file_name(int fold, int step, int entry_slot);
+std::string dump_file_name(const SlotTable& table, int fold, int step, int entry_slot);
 
 void write_dump(const std::string& path, const DumpData& dump);  // atomic (.tmp then rename)
 // Refuses missing, foreign, truncated and newer-schema files with a DataError naming the file.

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "core/slot_table.h"
 #include "io/h5.h"
 #include "io/run_file_tables.h"
@@ -23,12 +25,18 @@ void write_run_file(const std::string& path, const RunFileData& r) {
   h5::write_attr(f, "config", r.config_toml, path);
   if (!r.scenario.empty()) h5::write_attr(f, "scenario", r.scenario, path);
   h5::write_attr(f, "seed", static_cast<std::int64_t>(r.seed), path);
-  h5::write_attr(f, "trainer", slot_trainer(), path);
+  const SlotTable& table = *r.table;
+  h5::write_attr(f, "trainer", table.trainer(), path);
 
-  // The table in effect, its slots only: a trainer's columns are its own count (n below).
-  const int n = slot_count();
+  // Every per-slot table is as wide as the trainer's (n below).
+  const int n = table.size();
   const auto width = static_cast<std::uint64_t>(n);
-  write_slot_table(f, "slots", path);
+  write_slot_table(f, "slots", table, path);
+  const auto refuse_width = [&path, n](const char* what, std::size_t got) {
+    if (got != static_cast<std::size_t>(n))
+      throw std::logic_error(
+          fmt::format("{}: {} of {} slots for a table of {}", path, what, got, n));
+  };
 
   {
     h5::Handle g = h5::create_group(f, "folds", path);
@@ -37,6 +45,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     std::vector<std::int64_t> first, count;
     std::vector<std::int32_t> entry;
     for (const auto& fold : r.folds) {
+      refuse_width("a fold's records", fold.slots.size());
       for (int i = 0; i < n; ++i) {
         const SlotRecord& s = fold.slots[static_cast<std::size_t>(i)];
         flags.push_back(s.kinds);
@@ -60,10 +69,12 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     std::vector<std::int32_t> fold, step;
     std::array<std::vector<double>, kLossTerms.size()> terms;
     std::vector<double> group_norm;
+    flags.reserve(ns * width);
+    checked.reserve(ns * width);
     for (const auto& row : r.steps) {
-      flags.insert(flags.end(), row.flags.begin(), row.flags.begin() + n);
-      for (int s = 0; s < n; ++s)
-        checked.push_back(static_cast<std::uint8_t>(row.checked >> s & 1));
+      refuse_width("a step's flags", row.flags.size());
+      flags.insert(flags.end(), row.flags.begin(), row.flags.end());
+      for (int s = 0; s < n; ++s) checked.push_back(row.checked.test(s) ? 1 : 0);
       fold.push_back(row.fold);
       step.push_back(row.step);
       for (std::size_t k = 0; k < kLossTerms.size(); ++k)
@@ -85,7 +96,7 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     health.reserve(ns * width * kHealthFieldCount);
     for (const auto& row : r.steps)
       for (int i = 0; i < n; ++i) {
-        const HealthRow& h = row.health[static_cast<std::size_t>(i)];
+        const HealthRow& h = health_at(row.health, i);
         health.insert(health.end(), h.begin(), h.end());
       }
     h5::write_dataset(g, "health", health.data(),

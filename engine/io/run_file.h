@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -20,15 +21,18 @@
 
 namespace nanscope {
 
+// One step's row of /steps. The per-slot members are as wide as the run's table (the writer
+// refuses a row of another width).
 struct RunStepRow {
   int fold = 0, step = 0;
-  std::array<std::uint8_t, kSlotCount> flags{};
+  StepFlags flags;
   // The loss terms and norms (/steps/<kLossTerms name>, /steps/group_norm: NaN in files written
   // before it was kept).
   StepLosses losses;
-  std::uint64_t checked = 0;  // bit i: slot i was checked at this step (/steps/checked)
-  // /steps/health (files of schema_version 1 have none: every row unmeasured)
-  SlotHealthRows health = unmeasured_rows();
+  SlotSet checked;  // the slots checked at this step (/steps/checked)
+  // /steps/health; empty: every slot unmeasured (files of schema_version 1 have none, and a run
+  // without health keeps none in memory)
+  SlotHealthRows health;
 };
 
 // The run file's schema: 2 added /steps/health. Version-1 files are read as well.
@@ -43,11 +47,9 @@ struct RunEventRow {
 };
 
 struct RunFileData {
-  // The trainer: "nanscope" for nanscope's own, else an SDK trainer's name (root attribute
-  // `trainer`; files written before it are nanscope's). Its slots are the table in effect
-  // (core/slot_table.h) when the file is written, and the table put in effect when it is read.
-  std::string trainer = "nanscope";
-  std::vector<TrainerSlot> trainer_slots;  // another trainer's /slots, as read
+  // The trainer's slot table: nanscope's own (root attribute `trainer` "nanscope"; files written
+  // before it are nanscope's), or an SDK trainer's, named by `trainer` and kept in /slots.
+  SlotTableRef table = SlotTable::builtin();
   std::string nanscope_version, created_utc, backend, device_name, config_toml;
   std::string scenario;  // root attribute `scenario` (empty in files written before it existed)
   std::uint64_t seed = 0;
@@ -62,8 +64,8 @@ struct RunFileData {
 };
 
 void write_run_file(const std::string& path, const RunFileData& run);  // atomic
-// Refuses missing, foreign, truncated and newer-schema files with a clear message. Puts the
-// file's trainer's slot table in effect (nanscope's own for its files) for the whole process.
+// Refuses missing, foreign, truncated and newer-schema files with a clear message. The file's
+// trainer's slot table comes back in `table`, and every per-slot member is as wide as it.
 RunFileData read_run_file(const std::string& path);
 // The outline of a run file: its root attributes, /folds, /events and /watches, checked as
 // read_run_file checks them against each fold's step count (from /steps/fold and /steps/step

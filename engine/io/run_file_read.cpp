@@ -39,27 +39,23 @@ void read_root(hid_t f, const std::string& path, RunFileData& r) {
           path));
   }
   r.seed = static_cast<std::uint64_t>(h5::read_attr_int(f, "seed", path));
-  if (h5::has_attr(f, "trainer")) r.trainer = h5::read_attr_string(f, "trainer", path);
 }
 
-// Another trainer's /slots, put in effect (nanscope's own table for nanscope's files): the
-// tables after it are as wide as the trainer's slot count.
+// The trainer's table (nanscope's own for nanscope's files, /slots for another's): the tables
+// after it are as wide as it.
 void read_slots(hid_t f, const std::string& path, RunFileData& r) {
-  if (r.trainer == "nanscope") {
-    use_builtin_slots();
-    return;
-  }
-  read_trainer_slot_table(f, "slots", r.trainer, path, &r.trainer_slots);
+  const std::string trainer =
+      h5::has_attr(f, "trainer") ? h5::read_attr_string(f, "trainer", path) : "nanscope";
+  r.table = read_slot_table(f, "slots", trainer, path);
 }
 
 void read_folds(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
-  const std::size_t n = static_cast<std::size_t>(slot_count());
+  const std::size_t n = static_cast<std::size_t>(r.table->size());
   auto flags = h5::read_dataset<std::uint8_t>(f, "folds/flags", &dims, path);
   if (dims.size() != 2 || dims[1] != n)
     throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, n));
   const std::size_t nf = dims[0];
-  const SlotSetup padding = slot_setup(Config{});  // rows past the trainer's table: absent
   auto state = h5::read_dataset<std::uint8_t>(f, "folds/state", &dims, path);
   auto first = h5::read_dataset<std::int64_t>(f, "folds/first_step", &dims, path);
   auto count = h5::read_dataset<std::int64_t>(f, "folds/count", &dims, path);
@@ -70,8 +66,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
   for (std::size_t k = 0; k < nf; ++k) {
     FoldFlags fold;
     fold.fold = static_cast<int>(k);
-    for (std::size_t s = n; s < static_cast<std::size_t>(kSlotCount); ++s)
-      fold.slots[s].state = padding.state[s];
+    fold.slots.resize(n);
     for (std::size_t s = 0; s < n; ++s) {
       const std::size_t i = k * n + s;
       if (state[i] >= kSlotStateCount)
@@ -79,7 +74,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
       fold.slots[s] =
           SlotRecord{static_cast<SlotState>(state[i]), flags[i], first[i], count[i], -1};
     }
-    derive_entries(fold);
+    derive_entries(*r.table, fold);
     if (entry[k] != fold.entry_slot.value_or(-1))
       throw DataError(
           fmt::format("{}: /folds/entry_slot of fold {} ({}) disagrees with the fold's flags", path,
@@ -90,7 +85,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
 
 void read_steps(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
-  const std::size_t n = static_cast<std::size_t>(slot_count());
+  const std::size_t n = static_cast<std::size_t>(r.table->size());
   const std::size_t nf = r.folds.size();
   auto sflags = h5::read_dataset<std::uint8_t>(f, "steps/flags", &dims, path);
   const std::size_t ns = dims.empty() ? 0 : dims[0];
@@ -144,7 +139,10 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
     RunStepRow row;
     row.fold = sfold[i];
     row.step = sstep[i];
-    std::copy_n(sflags.begin() + static_cast<std::ptrdiff_t>(i * n), n, row.flags.begin());
+    row.flags.assign(sflags.begin() + static_cast<std::ptrdiff_t>(i * n),
+                     sflags.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
+    row.checked = SlotSet(static_cast<int>(n));
+    if (!health.empty()) row.health.resize(n);
     for (std::size_t k = 0; k < kLossTerms.size(); ++k)
       if (!term[k].empty()) row.losses.*kLossTerms[k].member = term[k][i];
     for (std::size_t g = 0; g < static_cast<std::size_t>(kGroupCount); ++g)
@@ -161,7 +159,7 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
                                    SlotState::Clean ||
                                r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
                                    SlotState::Fired);
-      if (on) row.checked |= std::uint64_t{1} << s;
+      if (on) row.checked.set(static_cast<int>(s));
       if (!health.empty())
         std::copy_n(health.begin() + static_cast<std::ptrdiff_t>((i * n + s) * kHealthFieldCount),
                     kHealthFieldCount, row.health[s].begin());
@@ -203,7 +201,7 @@ void read_events(hid_t f, const std::string& path, const std::vector<int>& fold_
       const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump, std::nullopt};
       if (const std::string why = step_taken(row.fold, row.step, fold_steps); !why.empty())
         throw bad(why);
-      if (row.entry_slot < -1 || row.entry_slot >= slot_count())
+      if (row.entry_slot < -1 || row.entry_slot >= r.table->size())
         throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
       if (!row.dump.empty() && !is_dump_name(row.dump))
         throw bad(fmt::format(
@@ -229,7 +227,7 @@ void read_watches(hid_t f, const std::string& path, const std::vector<int>& fold
       if (!condition) throw bad(fmt::format("unknown condition '{}'", w.condition));
       if (const std::string why = step_taken(w.fold, w.step, fold_steps); !why.empty())
         throw bad(why);
-      if (w.slot < -1 || w.slot >= slot_count())
+      if (w.slot < -1 || w.slot >= r.table->size())
         throw bad(fmt::format("slot {} is not a slot", w.slot));
       if (w.group < -1 || w.group >= kGroupCount)
         throw bad(fmt::format("group {} is not a parameter group", w.group));

@@ -97,43 +97,84 @@ void read_table_rows(hid_t f, const char* name, const h5::Handle& type, void* ro
     throw DataError(fmt::format("{}: cannot read /{} (not the {})", path, name, what));
 }
 
-void write_slot_table(hid_t f, const char* name, const std::string& path) {
+namespace {
+// A table wider than a consumers column can say keeps its consumers as (slot, consumer) pairs.
+std::string edges_name(const char* table) {
+  return std::string(table) + "_consumers";
+}
+}  // namespace
+
+void write_slot_table(hid_t f, const char* name, const SlotTable& table, const std::string& path) {
+  const bool column = table.size() <= 64;
   std::vector<SlotRow> rows;
-  for (int i = 0; i < slot_count(); ++i) {
-    const SlotInfo& s = slot_info(i);
+  std::vector<std::int32_t> edges;
+  rows.reserve(static_cast<std::size_t>(table.size()));
+  for (const SlotInfo& s : table) {
     SlotRow row{};
     row.index = s.index;
     put(row.name, s.name);
     put(row.phase, slot_phase(s));
     put(row.buffer, s.buffer);
     row.rank = s.rank;
-    row.consumers = static_cast<std::int64_t>(s.consumers);
+    std::uint64_t mask = 0;
+    for (int c : s.consumers) {
+      if (column) mask |= std::uint64_t{1} << c;
+      edges.insert(edges.end(), {s.index, c});
+    }
+    row.consumers = static_cast<std::int64_t>(mask);
     rows.push_back(row);
   }
   write_table(f, name, slot_row_type(), rows, path);
+  if (!column) h5::write_dataset(f, edges_name(name), edges.data(), {edges.size() / 2, 2}, path);
 }
 
-void read_trainer_slot_table(hid_t f, const char* name, const std::string& trainer,
-                             const std::string& path, std::vector<TrainerSlot>* out) {
-  std::vector<SlotRow> rows = read_table<SlotRow>(f, name, slot_row_type(), path, "slot table");
-  if (rows.size() > static_cast<std::size_t>(kSlotCount))
-    throw DataError(
-        fmt::format("{}: /{} holds {} slots, more than {}", path, name, rows.size(), kSlotCount));
-  std::vector<std::int64_t> consumers(rows.size());
-  read_table_rows(f, name, slot_consumers_type(), consumers.data(), consumers.size(), path,
-                  "slot table");
-  std::vector<TrainerSlot> table;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+SlotTableRef read_trainer_slot_table(hid_t f, const char* name, const std::string& trainer,
+                                     const std::string& path) {
+  const std::size_t n = table_rows(f, name, sizeof(SlotRow), path);
+  if (n > static_cast<std::size_t>(kMaxSlots))
+    throw DataError(fmt::format("{}: /{} holds {} slots, more than {}", path, name, n, kMaxSlots));
+  std::vector<SlotRow> rows(n);
+  read_table_rows(f, name, slot_row_type(), rows.data(), n, path, "slot table");
+  std::vector<TrainerSlot> slots;
+  slots.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
     SlotRow& row = rows[i];
     row.name[kNameLen - 1] = row.phase[kPhaseLen - 1] = row.buffer[kBufferLen - 1] = '\0';
     if (row.index != static_cast<std::int32_t>(i))
       throw DataError(fmt::format("{}: /{} row {} holds index {}", path, name, i, row.index));
-    table.push_back(TrainerSlot{row.name, row.phase, row.buffer, row.rank,
-                                static_cast<std::uint64_t>(consumers[i])});
+    slots.push_back(TrainerSlot{row.name, row.phase, row.buffer, row.rank, {}});
   }
-  if (const std::string why = use_trainer_slots(trainer, table); !why.empty())
-    throw DataError(fmt::format("{}: /{} of trainer '{}': {}", path, name, trainer, why));
-  if (out) *out = std::move(table);
+  const std::string edges = edges_name(name);
+  if (h5::exists(f, edges)) {
+    std::vector<std::uint64_t> dims;
+    const auto pairs = h5::read_dataset<std::int32_t>(f, edges, &dims, path);
+    if (dims.size() != 2 || dims[1] != 2)
+      throw DataError(fmt::format("{}: /{} is not a list of (slot, consumer) pairs", path, edges));
+    for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) {
+      const std::int32_t from = pairs[k], to = pairs[k + 1];
+      if (from < 0 || static_cast<std::size_t>(from) >= n || to < 0 ||
+          static_cast<std::size_t>(to) >= n)
+        throw DataError(fmt::format("{}: /{} row {} names a slot outside the table ({}, {})", path,
+                                    edges, k / 2, from, to));
+      slots[static_cast<std::size_t>(from)].consumers.push_back(to);
+    }
+  } else {
+    std::vector<std::int64_t> consumers(n);
+    read_table_rows(f, name, slot_consumers_type(), consumers.data(), n, path, "slot table");
+    for (std::size_t i = 0; i < n; ++i)
+      for (int c = 0; c < 64; ++c)
+        if (static_cast<std::uint64_t>(consumers[i]) >> c & 1) slots[i].consumers.push_back(c);
+  }
+  std::string why;
+  SlotTableRef table = SlotTable::of_trainer(trainer, slots, &why);
+  if (!table) throw DataError(fmt::format("{}: /{} of trainer '{}': {}", path, name, trainer, why));
+  return table;
+}
+
+SlotTableRef read_slot_table(hid_t f, const char* name, const std::string& trainer,
+                             const std::string& path) {
+  return trainer == "nanscope" ? SlotTable::builtin()
+                               : read_trainer_slot_table(f, name, trainer, path);
 }
 
 }  // namespace nanscope::run_tables

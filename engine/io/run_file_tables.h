@@ -46,12 +46,16 @@ h5::Handle slot_consumers_type();
 h5::Handle event_row_type();
 h5::Handle watch_row_type();
 
-// The slot table in effect, its slots only (core/slot_table.h), as the compound table `name`
-// (/slots of a run file; /trainer_slots of another trainer's dump).
-void write_slot_table(hid_t f, const char* name, const std::string& path);
-// Another trainer's table `name`, read and put in effect (DataError naming the file if unsound).
-void read_trainer_slot_table(hid_t f, const char* name, const std::string& trainer,
-                             const std::string& path, std::vector<TrainerSlot>* out = nullptr);
+// A slot table as the compound table `name` (/slots of a run file; /trainer_slots of another
+// trainer's dump). A table of more than 64 slots keeps its consumers as (slot, consumer) pairs in
+// `name`_consumers, int32 [edges, 2]; a narrower one in the int64 column, bit i for slot i.
+void write_slot_table(hid_t f, const char* name, const SlotTable& table, const std::string& path);
+// Another trainer's table `name`, read and checked (DataError naming the file if unsound).
+SlotTableRef read_trainer_slot_table(hid_t f, const char* name, const std::string& trainer,
+                                     const std::string& path);
+// The table a file of `trainer` holds: nanscope's own, or its `name` table.
+SlotTableRef read_slot_table(hid_t f, const char* name, const std::string& trainer,
+                             const std::string& path);
 
 // A fixed-size text field, NUL-padded (a longer text is cut at N - 1 bytes).
 template <std::size_t N>

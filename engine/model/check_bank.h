@@ -39,17 +39,17 @@ struct StepContext {
 struct StepOutcome {
   int step = 0;
   std::int64_t global_step = 0;
-  std::array<std::uint8_t, kSlotCount> kinds{};  // this step's own kinds per slot
+  StepFlags kinds = StepFlags(kBuiltinSlotCount);  // this step's own kinds per slot
   // For a slot whose first fire in the fold was this step: its non-finite count then, and the
   // check's position in the step's call-site order (every call site counts, checked or not);
   // -1 otherwise.
-  std::array<std::int64_t, kSlotCount> first_count;
-  std::array<int, kSlotCount> first_exec;
+  std::array<std::int64_t, kBuiltinSlotCount> first_count;
+  std::array<int, kBuiltinSlotCount> first_exec;
   StepLosses losses;
   // Each checked slot's health at its check (sentinel.health; unmeasured otherwise), and each
   // parameter group's update norm over its weight norm after the update (NaN unless the
   // update_ratio watch asks for it).
-  SlotHealthRows health = unmeasured_rows();
+  SlotHealthRows health = unmeasured_rows(kBuiltinSlotCount);
   std::array<double, kGroupCount> update_ratio;
   bool updated = true;  // the update ran: the guard's answer before it ran, never recomputed
   // With capture on and a first fire in the step: the first-firing slots' buffers and the context.

@@ -7,10 +7,10 @@
 namespace nanscope {
 
 CpuCheckBank::CpuCheckBank(Backend& backend, const Config& config)
-    : backend_(backend), config_(config), bank_(slot_setup(config)) {}
+    : backend_(backend), config_(config), bank_(SlotTable::builtin(), slot_setup(config)) {}
 
 void CpuCheckBank::begin_fold(const SlotSetup& setup) {
-  bank_ = SentinelBank(setup);
+  bank_ = SentinelBank(SlotTable::builtin(), setup);
 }
 
 void CpuCheckBank::begin_step(const StepKey& key) {
@@ -70,13 +70,13 @@ float crossing_fraction(const T* q, const T* tau, std::int64_t B, std::int64_t N
 void CpuCheckBank::measure_learner(int slot, const SlotView& v) {
   HealthRow& row = out_.health[static_cast<std::size_t>(slot)];
   const WatchConfig& w = config_.watch;
-  if (w.c51_mass > 0 && (slot_info(slot).roles & kRoleC51Rows) && !v.shape.empty()) {
+  if (w.c51_mass > 0 && (builtin_slot(slot).roles & kRoleC51Rows) && !v.shape.empty()) {
     const int atoms = static_cast<int>(v.shape.back());
     row[kHealthMassError] =
         v.is_f64 ? largest_mass_error(static_cast<const double*>(v.data), v.count, atoms,
-                                      (slot_info(slot).roles & kRoleLogProbs) != 0)
+                                      (builtin_slot(slot).roles & kRoleLogProbs) != 0)
                  : largest_mass_error(static_cast<const float*>(v.data), v.count, atoms,
-                                      (slot_info(slot).roles & kRoleLogProbs) != 0);
+                                      (builtin_slot(slot).roles & kRoleLogProbs) != 0);
   }
   if (w.quantile_crossing > 0 && slot == kIqnQuantiles && v.shape.size() == 3) {
     const SlotView tau = backend_.slot(kIqnTau);
@@ -114,7 +114,7 @@ bool CpuCheckBank::allow_update() {
 std::vector<StepOutcome> CpuCheckBank::end_step() {
   bank_.end_step();
   out_.kinds = bank_.step_flags();
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     const SlotRecord& rec = bank_.slot_record(s);
     if (rec.first_step != out_.step || !(out_.kinds[static_cast<std::size_t>(s)])) continue;
     out_.first_count[static_cast<std::size_t>(s)] = rec.count;

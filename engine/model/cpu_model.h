@@ -91,8 +91,8 @@ class CpuModel {
   std::int64_t adam_t = 0;
 
   // One buffer per slot (empty when absent). Slots 22 and 23 are views of adam and params.
-  std::array<std::vector<T>, kSlotCount> slots;
-  std::array<std::vector<std::int64_t>, kSlotCount> shapes;
+  std::array<std::vector<T>, kBuiltinSlotCount> slots;
+  std::array<std::vector<std::int64_t>, kBuiltinSlotCount> shapes;
 
   // The sampling pool of the current fold, converted to T once.
   struct Pool {

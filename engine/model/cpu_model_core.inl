@@ -20,7 +20,7 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
   adam.assign(2 * layout.total(), T(0));
 
   // Slots 22, 23 and 33-35 are views of adam, params and bw_d_h_s2; the others own a buffer.
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     shapes[s] = slot_shape(d, s, layout.total());
     const bool view = s == kAdamMoments || s == kParams || s >= kBwDHS2Main;
     if (!view && !shapes[s].empty()) slots[s].assign(element_count(shapes[s]), T(0));

@@ -29,7 +29,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   const double P = static_cast<double>(layout.total());
   const double B = d.B, H = d.H;
   double slots = 0;
-  for (int s = 0; s < kSlotCount; ++s)
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
     if (s != kAdamMoments && s != kParams && s < kBwDHS2Main)
       slots += static_cast<double>(element_count(slot_shape(d, s, layout.total())));
   const double iqn =

@@ -8,7 +8,7 @@ namespace nanscope {
 std::vector<std::int64_t> slot_shape(const Dims& d, int slot, std::size_t param_total) {
   const std::int64_t B = d.B, H = d.H, NA = d.NA, A = d.A,
                      P = static_cast<std::int64_t>(param_total);
-  if (slot_info(slot).iqn_only && !d.iqn) return {};
+  if (builtin_slot(slot).iqn_only && !d.iqn) return {};
   switch (slot) {
     case kBatch:
       return {B * (2 * d.F + 2 + d.AO)};

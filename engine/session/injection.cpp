@@ -49,7 +49,7 @@ Injection parse_injection(const std::string& spec) {
   if (at == std::string::npos) throw fail("missing '@'");
   const std::string target = spec.substr(0, at);
   if (target.rfind("slot:", 0) == 0) {
-    auto slot = find_slot(target.substr(5));
+    auto slot = SlotTable::builtin()->find(target.substr(5));
     if (!slot) throw fail(fmt::format("unknown slot '{}'", target.substr(5)));
     inj.slot = *slot;
   } else if (target.rfind("param:", 0) == 0) {

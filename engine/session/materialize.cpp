@@ -72,7 +72,7 @@ std::optional<MaterializedStep> Materializer::materialize(
   Backend& backend = session_->backend();
   check_fits(from, backend.layout());
   for (int s : request.slots)
-    if (s < 0 || s >= kSlotCount) throw UsageError(fmt::format("no slot {}", s));
+    if (s < 0 || s >= kBuiltinSlotCount) throw UsageError(fmt::format("no slot {}", s));
 
   session_->resume_at(from);
   const int before = request.step - from.step;  // steps between the checkpoint and the request
@@ -101,10 +101,10 @@ std::optional<MaterializedStep> Materializer::materialize(
   // 33-35 are one buffer at three moments. A slot not checked there is taken after the step.
   std::vector<int> wanted = request.slots;
   if (wanted.empty())
-    for (int s = 0; s < kSlotCount; ++s) wanted.push_back(s);
+    for (int s = 0; s < kBuiltinSlotCount; ++s) wanted.push_back(s);
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  std::array<std::optional<MaterializedSlot>, kSlotCount> seen;
+  std::array<std::optional<MaterializedSlot>, kBuiltinSlotCount> seen;
   auto take = [&](int s) {
     const SlotView v = backend.slot(s);
     MaterializedSlot out{s, v.shape, std::vector<float>(v.count)};
@@ -180,17 +180,17 @@ DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
   d.context_f64 = run_config.model.precision == Precision::Float64 && m.backend == "cpu";
   d.origin = "materialized";
   d.checkpoint_step = m.checkpoint_step;
-  const std::uint64_t checked = m.records.empty() ? 0 : m.records.back().checked;
-  if (!m.records.empty()) d.flags = m.records.back().flags;
+  const SlotSet checked = m.records.empty() ? SlotSet() : m.records.back().checked;
+  d.flags = m.records.empty() ? StepFlags(kBuiltinSlotCount) : m.records.back().flags;
   // Each slot's counts are its buffer's; its flags are the check's, so a slot not checked at this
   // step (deferred, disabled) has none, as in a first fire's dump, and replay's verdict reads the
   // same. The entry of the dump: the lowest-rank checked slot non-finite at this step.
   for (const MaterializedSlot& s : m.slots) {
     DumpSlot out{s.index, std::vector<std::uint64_t>(s.shape.begin(), s.shape.end()), s.values,
                  scan_nonfinite(s.values.data(), s.values.size())};
-    if (!(checked >> s.index & 1u)) out.scan.kinds = 0;
+    if (!checked.test(s.index)) out.scan.kinds = 0;
     if (out.scan.kinds &&
-        (d.entry_slot < 0 || slot_info(s.index).rank < slot_info(d.entry_slot).rank))
+        (d.entry_slot < 0 || builtin_slot(s.index).rank < builtin_slot(d.entry_slot).rank))
       d.entry_slot = s.index;
     d.slots.push_back(std::move(out));
   }

@@ -49,7 +49,7 @@ class ReplayObserver final : public SlotObserver {
     if (kept_[i]) *kept_[i] = floats_of(backend_.slot(slot));
   }
 
-  std::array<std::optional<std::vector<float>>, kSlotCount> kept_;
+  std::array<std::optional<std::vector<float>>, kBuiltinSlotCount> kept_;
 
  private:
   Backend& backend_;
@@ -139,11 +139,11 @@ bool ReplayResult::slot_injection_recorded() const {
 
 Config dump_config(const DumpData& d) {
   // Another trainer's step is that trainer's code: its dump is read and shown, never re-run here.
-  if (d.trainer != "nanscope")
+  if (!d.table->is_builtin())
     throw DataError(
         fmt::format("{}: a dump of trainer '{}': nanscope replays its own trainer's "
                     "steps only (validate and the workbench read it)",
-                    d.path, d.trainer));
+                    d.path, d.table->trainer()));
   ConfigBuilder b;
   b.load_text(d.config_toml, "dump config");
   return b.build();
@@ -195,7 +195,7 @@ ReplayResult replay_dump(const DumpData& d, Backend& backend, ReplayOptions opti
     if (obs.kept_[i] && s.values.size() != rs.replayed.size())
       throw DataError(fmt::format(
           "{}:/slots/{}: holds {} values, but the dump's config makes the slot {} values", d.path,
-          slot_info(s.index).name, s.values.size(), rs.replayed.size()));
+          builtin_slot(s.index).name, s.values.size(), rs.replayed.size()));
     rs.match = compare_buffers(s.values, rs.replayed);
     if (rs.dumped_kinds && !rs.replayed_kinds) all_back = false;
     r.slots.push_back(std::move(rs));

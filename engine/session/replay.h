@@ -51,7 +51,7 @@ struct ReplaySlot {
 struct ReplayResult {
   Verdict verdict = Verdict::Transient;
   std::vector<ReplaySlot> slots;
-  std::array<std::uint8_t, kSlotCount> replayed_flags{};
+  StepFlags replayed_flags = StepFlags(kBuiltinSlotCount);
   // The injections recorded for the dumped step (its fold and step), and whether the replay made
   // the slot injections among them again. Parameter injections are in the dumped parameters.
   std::vector<Injection> injections;

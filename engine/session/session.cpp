@@ -56,7 +56,7 @@ Session::Session(const Config& config, std::unique_ptr<Backend> backend, Session
     : config_(config),
       backend_(std::move(backend)),
       options_(std::move(options)),
-      bank_(slot_setup(config)),
+      bank_(SlotTable::builtin(), slot_setup(config)),
       observer_(std::make_unique<Observer>(*this)),
       ring_(config_, CheckpointRing::capacity_for(config_, backend_->checkpoint_bytes())),
       watches_(config_.watch, groups_present(backend_->layout())) {
@@ -102,7 +102,7 @@ void Session::validate_injections() {
     if (inj.target == Injection::Target::Slot) {
       if (bank_.setup().state[inj.slot] == SlotState::Absent)
         throw fail(fmt::format("slot {} {} does not exist in this run ({})", inj.slot,
-                               slot_info(inj.slot).name, bank_.setup().reason[inj.slot]));
+                               builtin_slot(inj.slot).name, bank_.setup().reason[inj.slot]));
       count = element_count(slot_shape(backend_->dims(), inj.slot, backend_->layout().total()));
     } else {
       const ParamEntry* e = backend_->layout().find(inj.param);
@@ -123,6 +123,7 @@ void Session::begin_fold() {
   watches_.begin_fold();
   FoldSummary f;
   f.fold = fold_;
+  f.flags = bank_.readback();  // every slot clean or off: a fold that has not stepped yet
   folds_.push_back(f);
   fold_loaded_ = true;
 }
@@ -273,7 +274,7 @@ void Session::complete_steps(std::vector<StepOutcome> outcomes) {
 // fold summary, first-fire events and dumps, halts and breakpoints.
 void Session::complete_step(StepOutcome& o) {
   bank_.begin_step(o.step);
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     const auto i = static_cast<std::size_t>(s);
     if (o.kinds[i])
       bank_.record_at(s, ScanResult{o.kinds[i], std::max<std::int64_t>(0, o.first_count[i]), -1},
@@ -286,7 +287,7 @@ void Session::complete_step(StepOutcome& o) {
                  o.losses,
                  bank_.step_flags(),
                  o.updated,
-                 bank_.setup().checked_mask(),
+                 bank_.setup().checked_set(),
                  o.health};
   history_.push_back(rec);
 
@@ -298,7 +299,7 @@ void Session::complete_step(StepOutcome& o) {
   f.loss_last = rec.losses.total;
   f.c51_last = rec.losses.c51;
   ++f.steps;
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     const double a = abs_max(o.health[static_cast<std::size_t>(s)]);
     SlotPeak& p = f.peaks[static_cast<std::size_t>(s)];
     if (a > p.abs_max) p = SlotPeak{a, o.step};  // NaN compares false: unmeasured steps are skipped
@@ -309,7 +310,7 @@ void Session::complete_step(StepOutcome& o) {
   f.flags = bank_.readback();
 
   // A first fire in this fold: the entry point at this step.
-  const std::optional<int> first = first_by_rank(f.flags.slots, o.step);
+  const std::optional<int> first = first_by_rank(bank_.table(), f.flags.slots, o.step);
   if (first)
     events_.push_back(
         Event{fold_, o.step, EventKind::FirstFire, *first, record_dump(o, *first), std::nullopt});
@@ -465,7 +466,7 @@ void Session::set_checked(int slot, bool on) {
   auto& undefer = config_.sentinel.undefer;
   disabled.erase(std::remove(disabled.begin(), disabled.end(), slot), disabled.end());
   if (!on) disabled.push_back(slot);
-  if (on && slot_info(slot).starts_deferred &&
+  if (on && builtin_slot(slot).starts_deferred &&
       std::find(undefer.begin(), undefer.end(), slot) == undefer.end())
     undefer.push_back(slot);
 }

@@ -30,10 +30,11 @@ struct StepRecord {
   int step = 0;
   std::int64_t global_step = 0;
   StepLosses losses;
-  std::array<std::uint8_t, kSlotCount> flags{};  // this step's own flags per slot
-  bool updated = true;                           // false when the guard skipped the update
-  std::uint64_t checked = 0;                     // bit i: slot i was checked at this step
-  SlotHealthRows health = unmeasured_rows();     // each slot's health (unmeasured: NaN)
+  StepFlags flags = StepFlags(kBuiltinSlotCount);  // this step's own flags per slot
+  bool updated = true;                             // false when the guard skipped the update
+  SlotSet checked = SlotSet(kBuiltinSlotCount);    // the slots checked at this step
+  // Each slot's health (unmeasured: NaN).
+  SlotHealthRows health = unmeasured_rows(kBuiltinSlotCount);
 };
 
 // A slot's largest finite absolute value over a fold's steps, and the first step that reached it.
@@ -48,8 +49,8 @@ struct FoldSummary {
   double loss_first = 0, loss_last = 0;
   double c51_first = 0, c51_last = 0;
   bool nonfinite_loss = false;
-  FoldFlags flags;                           // the fold's readback (final once the fold has ended)
-  std::array<SlotPeak, kSlotCount> peaks{};  // from the slots' health
+  FoldFlags flags;  // the fold's readback (final once the fold has ended)
+  std::array<SlotPeak, kBuiltinSlotCount> peaks{};  // from the slots' health
 };
 
 // Something the run stopped on or noticed: halts, breakpoints, first fires, watch trips.

@@ -77,7 +77,8 @@ std::string Session::record_dump(StepOutcome& o, int entry_slot) {
     d.param_shapes.emplace_back(e->shape.begin(), e->shape.end());
   }
   d.flags = o.kinds;
-  const std::string rel = "dumps/" + dump_file_name(fold_, o.step, entry_slot);
+  const std::string rel =
+      "dumps/" + dump_file_name(*SlotTable::builtin(), fold_, o.step, entry_slot);
   const std::string path = (std::filesystem::path(r.dir) / rel).string();
   // The training thread pays only for the copies made at the fire; the file is written by a worker.
   r.writes.push_back(

@@ -37,8 +37,9 @@ StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int 
   constexpr double kInf = std::numeric_limits<double>::infinity();
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   StepComparison c{fold, step_a, step_b, {}};
-  for (int s = 0; s < kSlotCount; ++s) {
-    const HealthRow &x = a[static_cast<std::size_t>(s)], &y = b[static_cast<std::size_t>(s)];
+  const int slots = static_cast<int>(std::max(a.size(), b.size()));
+  for (int s = 0; s < slots; ++s) {
+    const HealthRow &x = health_at(a, s), &y = health_at(b, s);
     if (!measured(x) || !measured(y)) continue;
     SlotChange ch{s, x, y};
     ch.went_nonfinite = y[kHealthNonfinite] > 0 && x[kHealthNonfinite] == 0;
@@ -70,7 +71,7 @@ std::string cell(double v) {
 }
 }  // namespace
 
-std::string comparison_text(const StepComparison& c) {
+std::string comparison_text(const SlotTable& table, const StepComparison& c) {
   std::string out = fmt::format(
       "fold {}: step {} vs step {} (the slots measured at both: new non-finite values first, then "
       "the jumps, then the largest growth; * "
@@ -80,7 +81,7 @@ std::string comparison_text(const StepComparison& c) {
                      "absmax A", "absmax B", "growth", "mean A", "mean B", "bad A", "bad B");
   for (const SlotChange& r : c.rows)
     out += fmt::format("{} {:>2} {:<22} {:>11} {:>11} {:>10} {:>11} {:>11} {:>8g} {:>8g}\n",
-                       r.jumped ? '*' : ' ', r.slot, slot_info(r.slot).name, cell(abs_max(r.a)),
+                       r.jumped ? '*' : ' ', r.slot, table.at(r.slot).name, cell(abs_max(r.a)),
                        cell(abs_max(r.b)), cell(r.growth), cell(r.a[kHealthMean]),
                        cell(r.b[kHealthMean]), r.a[kHealthNonfinite], r.b[kHealthNonfinite]);
   return out;

@@ -52,7 +52,7 @@ StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int 
                              const SlotHealthRows& b);
 
 // The table as `nanscope-run compare` prints it (one line per slot, jumps marked).
-std::string comparison_text(const StepComparison& c);
+std::string comparison_text(const SlotTable& table, const StepComparison& c);
 
 // One slot's buffers at two steps, element by element (time travel recomputes any step's): how
 // many elements differ in their bits and the first; the largest absolute change |b - a| and the

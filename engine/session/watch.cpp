@@ -12,14 +12,14 @@ void Watches::begin_fold() {
 std::vector<WatchTrip> Watches::step(int fold, const StepOutcome& o) {
   std::vector<WatchTrip> trips;
   auto trip = [&](WatchCondition c, int slot, int group, double value, double threshold) {
-    const int target = group >= 0 ? kSlotCount + group : slot;
+    const int target = group >= 0 ? kBuiltinSlotCount + group : slot;
     if (!tripped_.insert({static_cast<int>(c), target}).second) return;  // once per fold
     trips.push_back(WatchTrip{c, slot, group, fold, o.step, value, threshold});
   };
   const WatchConfig& w = config_;
   if (o.step < w.warmup) return trips;
   // The slots' health (unmeasured rows are NaN, and NaN compares false both ways): in slot order.
-  for (int s = 0; s < kSlotCount; ++s) {
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
     const HealthRow& h = o.health[static_cast<std::size_t>(s)];
     if (!measured(h)) continue;
     const double top = abs_max(h);
@@ -29,12 +29,12 @@ std::vector<WatchTrip> Watches::step(int fold, const StepOutcome& o) {
     if (w.quantile_crossing > 0 && h[kHealthCrossing] > w.quantile_crossing)
       trip(WatchCondition::QuantileCrossing, s, -1, h[kHealthCrossing], w.quantile_crossing);
     // The logits a logsumexp takes: the C51 log-softmax's and CQL's over Q.
-    const bool lse_input = slot_info(s).roles & kRoleLseInput;
+    const bool lse_input = builtin_slot(s).roles & kRoleLseInput;
     if (w.cql_margin > 0 && lse_input && top > 0) {
       const double headroom = overflow_headroom_decades(top);
       if (headroom < w.cql_margin) trip(WatchCondition::CqlMargin, s, -1, headroom, w.cql_margin);
     }
-    if (w.dead_relu > 0 && (slot_info(s).roles & kRoleReluOutput) &&
+    if (w.dead_relu > 0 && (builtin_slot(s).roles & kRoleReluOutput) &&
         h[kHealthZeroFraction] > w.dead_relu)
       trip(WatchCondition::DeadRelu, s, -1, h[kHealthZeroFraction], w.dead_relu);
   }

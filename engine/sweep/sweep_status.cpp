@@ -347,7 +347,7 @@ std::string sweep_status_text(const SweepStatus& s) {
     std::string what;
     if (t.state == TaskState::Done) {
       what = t.entry ? fmt::format("fired: entry {} {} at fold {}, step {}", t.entry->slot,
-                                   slot_info(t.entry->slot).name, t.entry->fold, t.entry->step)
+                                   builtin_slot(t.entry->slot).name, t.entry->fold, t.entry->step)
                      : outcome_name(t.outcome);
       if (t.first_watch)
         what +=
@@ -361,7 +361,7 @@ std::string sweep_status_text(const SweepStatus& s) {
       what = fmt::format("fold {} of {}", reached, t.folds.size());
       if (t.entry)
         what += fmt::format("; fired so far: entry {} {} at fold {}, step {}", t.entry->slot,
-                            slot_info(t.entry->slot).name, t.entry->fold, t.entry->step);
+                            builtin_slot(t.entry->slot).name, t.entry->fold, t.entry->step);
     } else if (!t.reason.empty()) {
       what = t.reason;
     }

@@ -145,11 +145,11 @@ void screenshot_when_ready(MainWindow& w, const ScreenshotOptions& o) {
             snap ? snap->fold_steps(o.select->fold) : std::pair<std::size_t, std::size_t>{0, 0};
         const int steps = static_cast<int>(end - begin);
         QString why;
-        const auto slot = find_slot(o.select->slot.toStdString());
+        const auto slot = shown_table().find(o.select->slot.toStdString());
         if (!slot)
           why = QString("slot '%1' is not a slot of this run (a name, or an index 0-%2)")
                     .arg(o.select->slot)
-                    .arg(slot_count() - 1);
+                    .arg(shown_slot_count() - 1);
         else if (o.select->fold >= folds)
           why =
               QString("fold %1 is not in the run (folds 0-%2)").arg(o.select->fold).arg(folds - 1);

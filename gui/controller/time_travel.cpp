@@ -81,12 +81,12 @@ std::variant<TimeTravel::Start, QString> TimeTravel::start_for(int fold, int ste
     file_ = stamp;
   }
   // Another trainer's run (the SDK): its steps are its own code, never re-run here.
-  if (file_data_.trainer != "nanscope")
+  if (!file_data_.table->is_builtin())
     return QString(
                "no buffer of %1 is kept: a run of trainer %2 keeps the buffers of its first "
                "fires (the fold's first firing step, dumps/); nanscope re-runs the steps of "
                "its own trainer only")
-        .arg(cell, QString::fromStdString(file_data_.trainer));
+        .arg(cell, QString::fromStdString(file_data_.table->trainer()));
   if (file_data_.checkpoints.empty())
     return QString(
                "no buffer of %1 is kept, and this run file holds no checkpoints to recompute "
@@ -185,7 +185,7 @@ QVariantMap TimeTravel::compare(int slot, int fold, int step_a, int step_b, cons
   out["finiteness_changed"] = static_cast<qlonglong>(c.finiteness_changed);
   out["text"] = QString("%1 %2, step %3 vs step %4 element by element: %5")
                     .arg(slot)
-                    .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                    .arg(QString::fromUtf8(shown_slot(slot).name.data()))
                     .arg(step_a)
                     .arg(step_b)
                     .arg(QString::fromStdString(elementwise_text(c)));

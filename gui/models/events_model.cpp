@@ -50,7 +50,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const {
     case Entry:
       return e.entry_slot >= 0 ? QString("%1 %2")
                                      .arg(e.entry_slot)
-                                     .arg(QString::fromUtf8(slot_info(e.entry_slot).name.data()))
+                                     .arg(QString::fromUtf8(shown_slot(e.entry_slot).name.data()))
                                : QString("-");
     case Detail:
       return detail(e);
@@ -65,7 +65,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const {
 // kinds a first fire found at its step.
 QString EventsModel::detail(const SnapshotEvent& e) const {
   if (e.watch) return QString::fromStdString(watch_trip_text(*e.watch, false));  // slot: Entry
-  if (e.kind == EventKind::FirstFire && e.entry_slot >= 0 && e.entry_slot < slot_count()) {
+  if (e.kind == EventKind::FirstFire && e.entry_slot >= 0 && e.entry_slot < shown_slot_count()) {
     const auto [begin, end] = view_->fold_steps(e.fold);
     const std::size_t g = begin + static_cast<std::size_t>(std::max(e.step, 0));
     if (g < end) return kinds_text(view_->steps[g].flags[static_cast<std::size_t>(e.entry_slot)]);

@@ -28,7 +28,7 @@ QString measure_name(HealthMeasure m) {
 }
 
 QString health_series_name(const HealthSeriesKey& k) {
-  return QString("%1:%2").arg(QString::fromUtf8(slot_info(k.slot).name.data()),
+  return QString("%1:%2").arg(QString::fromUtf8(shown_slot(k.slot).name.data()),
                               measure_name(k.measure));
 }
 
@@ -39,7 +39,7 @@ std::optional<HealthSeriesKey> parse_health_series(const QString& text, QString*
     return std::nullopt;
   };
   if (parts.size() != 2) return fail("expected SLOT:MEASURE, e.g. h_s2:absmax");
-  const std::optional<int> slot = find_slot(parts[0].toStdString());
+  const std::optional<int> slot = shown_table().find(parts[0].toStdString());
   if (!slot) return fail(QString("no slot named '%1'").arg(parts[0]));
   for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
     if (parts[1] == measure_name(static_cast<HealthMeasure>(m)))

@@ -22,7 +22,8 @@ UpdatePtr load_run_update(const QString& run_file) {
   h.device = QString::fromStdString(r.device_name);
   h.config_toml = QString::fromStdString(r.config_toml);
   h.scenario = r.scenario.empty() ? QString("(not recorded)") : QString::fromStdString(r.scenario);
-  if (r.trainer != "nanscope") h.trainer = QString::fromStdString(r.trainer);
+  h.table = r.table;
+  if (!r.table->is_builtin()) h.trainer = QString::fromStdString(r.table->trainer());
   h.finished = true;
   try {  // the recorded injections, for the status and the state file
     ConfigBuilder b;
@@ -34,9 +35,9 @@ UpdatePtr load_run_update(const QString& run_file) {
   } catch (const Error&) {
     h.folds_total = static_cast<int>(r.folds.size());
   }
-  for (auto& s : h.setup) s = SlotState::Clean;
+  h.setup.assign(static_cast<std::size_t>(r.table->size()), SlotState::Clean);
   if (!r.folds.empty())
-    for (int i = 0; i < kSlotCount; ++i) {
+    for (std::size_t i = 0; i < h.setup.size() && i < r.folds.front().slots.size(); ++i) {
       const SlotState st = r.folds.front().slots[i].state;
       if (st == SlotState::Absent || st == SlotState::Deferred || st == SlotState::Disabled)
         h.setup[i] = st;
@@ -90,6 +91,7 @@ BufferStatsPtr load_dump_stats(const QString& dump_file, int slot) {
     st.origin = dump_file;
   }
   st.source = BufferStats::Source::Dump;
+  if (d.table->contains(st.slot)) st.slot_name = QString::fromStdString(d.table->at(st.slot).name);
   st.path = QFileInfo(dump_file).absoluteFilePath();
   st.fold = d.fold;
   st.step = d.step;

@@ -51,24 +51,28 @@ void SlotGridModel::setView(const Snapshot* view) {
 // events, so a refresh costs what the update brought, not what the run holds.
 void SlotGridModel::collectWarned(bool from_scratch) {
   if (from_scratch || !view_ || view_->events.size() < warned_events_) {
-    warned_.assign(static_cast<std::size_t>(columns_), 0);
+    warned_.assign(static_cast<std::size_t>(columns_), SlotSet());
     warned_events_ = 0;
   } else {
-    warned_.resize(static_cast<std::size_t>(columns_), 0);
+    warned_.resize(static_cast<std::size_t>(columns_));
   }
   if (!view_) return;
   for (; warned_events_ < view_->events.size(); ++warned_events_) {
     const SnapshotEvent& e = view_->events[warned_events_];
-    if (e.kind != EventKind::Watch || e.entry_slot < 0 || e.entry_slot >= slot_count()) continue;
+    if (e.kind != EventKind::Watch || e.entry_slot < 0 || e.entry_slot >= shown_slot_count())
+      continue;
     const int column = mode_ == Folds ? e.fold : (e.fold == fold_ ? e.step : -1);
-    if (column >= 0 && column < columns_)
-      warned_[static_cast<std::size_t>(column)] |= std::uint64_t{1} << e.entry_slot;
+    if (column >= 0 && column < columns_) {
+      SlotSet& w = warned_[static_cast<std::size_t>(column)];
+      if (w.size() == 0) w = SlotSet(shown_slot_count());
+      w.set(e.entry_slot);
+    }
   }
 }
 
 bool SlotGridModel::warned(int column, int slot) const {
   return column >= 0 && static_cast<std::size_t>(column) < warned_.size() &&
-         (warned_[static_cast<std::size_t>(column)] >> slot & 1);
+         warned_[static_cast<std::size_t>(column)].test(slot);
 }
 
 int SlotGridModel::wantedColumns() {
@@ -99,7 +103,7 @@ void SlotGridModel::refresh(bool reset) {
   // The fold grid's last fold keeps changing, and so may the step grid's cells' check states.
   const int from = mode_ == Folds ? std::max(0, before - 1) : std::max(0, before - 1);
   if (columns_ > 0 && from < columns_)
-    Q_EMIT dataChanged(index(0, from), index(slot_count() - 1, columns_ - 1));
+    Q_EMIT dataChanged(index(0, from), index(shown_slot_count() - 1, columns_ - 1));
 }
 
 void SlotGridModel::setFold(int fold) {
@@ -111,28 +115,32 @@ void SlotGridModel::setFold(int fold) {
 }
 
 int SlotGridModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : slot_count();
+  return parent.isValid() ? 0 : shown_slot_count();
 }
 int SlotGridModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : columns_;
 }
 
 int SlotGridModel::code(int row, int column) const {
-  if (!view_ || row < 0 || row >= slot_count() || column < 0 || column >= columns_)
+  if (!view_ || row < 0 || row >= shown_slot_count() || column < 0 || column >= columns_)
     return kCellNotRun;
   const int slot = slotOfRow(row);
   if (mode_ == Folds) {
-    const SlotRecord& r = view_->folds[static_cast<std::size_t>(column)].slots[slot];
+    const std::vector<SlotRecord>& records = view_->folds[static_cast<std::size_t>(column)].slots;
+    if (static_cast<std::size_t>(slot) >= records.size()) return kCellNotRun;
+    const SlotRecord& r = records[static_cast<std::size_t>(slot)];
     const int c = cell_code(r.state, r.kinds);
     return c == kCellClean && warned(column, slot) ? kCellWarned : c;
   }
   const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(column)];
-  if (!(s.checked >> slot & 1)) {
+  if (!s.checked.test(slot)) {
     // Not checked at that step: still off now (absent, deferred, disabled), or turned on since.
     const SlotState now = view_->setup[slot];
     return cell_code(now == SlotState::Clean ? SlotState::Disabled : now, 0);
   }
-  const int c = cell_code(SlotState::Clean, s.flags[slot]);
+  const int c = cell_code(SlotState::Clean, static_cast<std::size_t>(slot) < s.flags.size()
+                                                ? s.flags[static_cast<std::size_t>(slot)]
+                                                : 0);
   return c == kCellClean && warned(column, slot) ? kCellWarned : c;
 }
 
@@ -154,41 +162,39 @@ std::uint8_t kinds_of_code(int code) {
 }  // namespace
 
 void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>& out) const {
-  out.assign(static_cast<std::size_t>(bins) * kSlotCount, kCellNotRun);
+  const int n = shown_slot_count();
+  const auto width_n = static_cast<std::size_t>(n);
+  out.assign(static_cast<std::size_t>(bins) * width_n, kCellNotRun);
   if (!view_ || bins <= 0 || last < first) return;
   const double width = static_cast<double>(last - first + 1) / bins;
-  std::array<std::uint8_t, kSlotCount> kinds{};
-  std::array<bool, kSlotCount> clean{}, warn{};
+  std::vector<std::uint8_t> kinds(width_n), by_slot(width_n);
+  std::vector<bool> clean(width_n), warn(width_n);
   for (int b = 0; b < bins; ++b) {
     const int c0 = first + static_cast<int>(b * width);
     const int c1 = std::min(last, std::max(c0, first + static_cast<int>((b + 1) * width) - 1));
-    kinds.fill(0);
-    clean.fill(false);
-    warn.fill(false);
+    std::fill(kinds.begin(), kinds.end(), 0);
+    std::fill(clean.begin(), clean.end(), false);
+    std::fill(warn.begin(), warn.end(), false);
     if (mode_ == Steps) {  // straight from the rows, by slot index (the grid's biggest case)
-      std::array<std::uint8_t, kSlotCount> by_slot{};
-      std::uint64_t any_checked = 0, any_warned = 0;
+      std::fill(by_slot.begin(), by_slot.end(), 0);
+      SlotSet any_checked(n), any_warned(n);
       for (int c = c0; c <= c1; ++c) any_warned |= warned_[static_cast<std::size_t>(c)];
-      constexpr std::uint64_t kAll = (std::uint64_t{1} << kSlotCount) - 1;
       for (int c = c0; c <= c1; ++c) {
         const StepRow& s = view_->steps[first_ + static_cast<std::size_t>(c)];
         any_checked |= s.checked;
-        if ((s.checked & kAll) == kAll) {
-          for (std::size_t i = 0; i < kSlotCount; ++i) by_slot[i] |= s.flags[i];
-        } else {
-          for (std::size_t i = 0; i < kSlotCount; ++i)
-            if (s.checked >> i & 1) by_slot[i] |= s.flags[i];
-        }
+        // A step's own flags are a check's: a slot not checked there has none.
+        for (std::size_t i = 0; i < width_n && i < s.flags.size(); ++i)
+          if (s.flags[i] && s.checked.test(static_cast<int>(i))) by_slot[i] |= s.flags[i];
       }
-      for (int r = 0; r < kSlotCount; ++r) {
+      for (int r = 0; r < n; ++r) {
         const int slot = slotOfRow(r);
         kinds[static_cast<std::size_t>(r)] = by_slot[static_cast<std::size_t>(slot)];
-        clean[static_cast<std::size_t>(r)] = any_checked >> slot & 1;
-        warn[static_cast<std::size_t>(r)] = any_warned >> slot & 1;
+        clean[static_cast<std::size_t>(r)] = any_checked.test(slot);
+        warn[static_cast<std::size_t>(r)] = any_warned.test(slot);
       }
     } else {
       for (int c = c0; c <= c1; ++c)
-        for (int r = 0; r < kSlotCount; ++r) {
+        for (int r = 0; r < n; ++r) {
           const int code = this->code(r, c);
           clean[static_cast<std::size_t>(r)] =
               clean[static_cast<std::size_t>(r)] || code <= kCellWarned;
@@ -197,8 +203,8 @@ void SlotGridModel::pooledCodes(int first, int last, int bins, std::vector<int>&
           kinds[static_cast<std::size_t>(r)] |= kinds_of_code(code);
         }
     }
-    for (int r = 0; r < kSlotCount; ++r) {
-      int& cell = out[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(r)];
+    for (int r = 0; r < n; ++r) {
+      int& cell = out[static_cast<std::size_t>(b) * width_n + static_cast<std::size_t>(r)];
       const std::uint8_t k = kinds[static_cast<std::size_t>(r)];
       if (k)
         cell = cell_code(SlotState::Clean, k);
@@ -221,7 +227,7 @@ QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) return cell_text(c);
   if (role == Qt::ToolTipRole) {
     QString tip =
-        QString("slot %1 %2\n").arg(slot).arg(QString::fromUtf8(slot_info(slot).name.data()));
+        QString("slot %1 %2\n").arg(slot).arg(QString::fromUtf8(shown_slot(slot).name.data()));
     if (mode_ == Folds) {
       const SlotRecord& r = view_->folds[static_cast<std::size_t>(index.column())].slots[slot];
       tip += QString("fold %1: %2").arg(index.column()).arg(QString::fromUtf8(state_name(r.state)));
@@ -243,7 +249,7 @@ QVariant SlotGridModel::data(const QModelIndex& index, int role) const {
 QVariant SlotGridModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (o == Qt::Vertical) {
-    if (section < 0 || section >= slot_count()) return {};
+    if (section < 0 || section >= shown_slot_count()) return {};
     const int slot = slotOfRow(section);
     return slot_label(slot);
   }

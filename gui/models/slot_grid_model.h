@@ -39,7 +39,7 @@ class SlotGridModel : public QAbstractTableModel {
 
   int code(int row, int column) const;  // kCell*
   // The codes of columns [first, last] pooled into `bins` equal runs of columns, bin-major
-  // (out[bin * kSlotCount + row]): the kinds of the run's cells ORed (any fire shows), else warned
+  // (out[bin * slot count + row]): the kinds of the run's cells ORed (any fire shows), else warned
   // when a watch tripped in the run, else clean when any cell of the run was checked, else the
   // state of the run's last cell.
   void pooledCodes(int first, int last, int bins, std::vector<int>& out) const;
@@ -53,9 +53,9 @@ class SlotGridModel : public QAbstractTableModel {
   const Snapshot* view_ = nullptr;
   int fold_ = 0;
   int columns_ = 0;
-  std::size_t first_ = 0;              // Steps mode: the fold's first step in the picture's steps
-  std::vector<std::uint64_t> warned_;  // per column: the slots a watch tripped on
-  std::size_t warned_events_ = 0;      // the picture's events already folded into warned_
+  std::size_t first_ = 0;          // Steps mode: the fold's first step in the picture's steps
+  std::vector<SlotSet> warned_;    // per column: the slots a watch tripped on (empty: none)
+  std::size_t warned_events_ = 0;  // the picture's events already folded into warned_
 };
 
 }  // namespace nanscope::gui

@@ -5,13 +5,13 @@
 #include <QString>
 #include <string_view>
 
-#include "core/slot_table.h"
+#include "models/shown_table.h"
 
 namespace nanscope::gui {
 
 inline QString slot_label(int slot) {
   // The name is a view of the table's own text: sized, not NUL-terminated.
-  const std::string_view name = slot_info(slot).name;
+  const std::string_view name = shown_slot(slot).name;
   return QString("%1 %2").arg(slot).arg(
       QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
 }

@@ -9,7 +9,7 @@ void SlotTableModel::setView(const Snapshot* view) {
 }
 
 void SlotTableModel::refresh() {
-  if (view_) Q_EMIT dataChanged(index(0, 0), index(slot_count() - 1, ColumnCount - 1));
+  if (view_) Q_EMIT dataChanged(index(0, 0), index(shown_slot_count() - 1, ColumnCount - 1));
 }
 
 void SlotTableModel::setFold(int fold) {
@@ -30,7 +30,7 @@ QString SlotTableModel::stateOf(int slot) const {
 }
 
 int SlotTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : slot_count();
+  return parent.isValid() ? 0 : shown_slot_count();
 }
 int SlotTableModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : ColumnCount;
@@ -39,7 +39,7 @@ int SlotTableModel::columnCount(const QModelIndex& parent) const {
 QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid()) return {};
   const int slot = dataflow_order()[static_cast<std::size_t>(index.row())];
-  const SlotInfo& info = slot_info(slot);
+  const SlotInfo& info = shown_slot(slot);
   const SlotRecord* r = record(slot);
   if (role == Qt::CheckStateRole && index.column() == BreakOn)
     return view_ && view_->breakpoints.count(slot) ? Qt::Checked : Qt::Unchecked;

@@ -5,24 +5,6 @@
 
 namespace nanscope::gui {
 
-const std::array<int, kSlotCount>& dataflow_order() {
-  // Sorted again whenever another slot table is put in effect (padding rows rank last).
-  static std::array<int, kSlotCount> order{};
-  static std::uint64_t sorted_for = ~std::uint64_t{0};
-  if (sorted_for != slot_table_generation()) {
-    for (int i = 0; i < kSlotCount; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [](int a, int b) { return slot_info(a).rank < slot_info(b).rank; });
-    sorted_for = slot_table_generation();
-  }
-  return order;
-}
-
-int row_of_slot(int slot) {
-  const auto& order = dataflow_order();
-  return static_cast<int>(std::find(order.begin(), order.end(), slot) - order.begin());
-}
-
 std::pair<std::size_t, std::size_t> Snapshot::fold_steps(int fold) const {
   if (fold < 0 || static_cast<std::size_t>(fold) >= fold_begin.size())
     return {steps.size(), steps.size()};
@@ -48,6 +30,7 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u) {
     return false;  // not the continuation of what the window holds
   }
   static_cast<SnapshotHead&>(view) = u.head;
+  show_table(view.table);
   for (const StepRow& r : u.steps) {
     // Steps of a fold are contiguous: a new fold starts where its first step lands.
     while (static_cast<int>(view.fold_begin.size()) <= r.fold)
@@ -55,7 +38,7 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u) {
     view.steps.push_back(r);
   }
   for (std::size_t i = 0; i < u.steps.size(); ++i)
-    view.health.push_back(i < u.health.size() ? u.health[i] : unmeasured_rows());
+    view.health.push_back(i < u.health.size() ? u.health[i] : SlotHealthRows{});
   view.folds.resize(u.first_fold);
   view.folds.insert(view.folds.end(), u.folds.begin(), u.folds.end());
   view.events.insert(view.events.end(), u.events.begin(), u.events.end());

@@ -24,6 +24,7 @@
 #include "core/slot_table.h"
 #include "core/watch_condition.h"
 #include "model/backend.h"
+#include "models/shown_table.h"
 
 namespace nanscope::gui {
 
@@ -47,8 +48,8 @@ using SnapshotEntry = RunEntry;
 // per-group norms NaN when not known: run files written before /steps/group_norm).
 struct StepRow {
   int fold = 0, step = 0;
-  std::array<std::uint8_t, kSlotCount> flags{};
-  std::uint64_t checked = 0;  // bit i: slot i was checked at this step
+  StepFlags flags;  // as wide as the run's table
+  SlotSet checked;  // the slots checked at this step
   StepLosses losses;
 };
 
@@ -58,6 +59,8 @@ struct SnapshotHead {
   bool offline = false;
   QString source;  // "live" or the run file path
   QString backend, device, scenario, config_toml;
+  // The run's slot table: nanscope's own, or an SDK trainer's for its run file.
+  SlotTableRef table = SlotTable::builtin();
   QString trainer;  // an SDK trainer's name for its run file ("" for nanscope's own trainer)
   BackendKind backend_kind = BackendKind::Cpu;
   bool graph = false;  // whole steps run as one CUDA graph
@@ -66,8 +69,9 @@ struct SnapshotHead {
   int fold = 0, step = 0, folds_total = 0, steps_per_fold = 0;
   std::int64_t global_step = 0;
   QString next_phase;
-  bool mid_step = false;                      // phase stepping stopped inside a step
-  std::array<SlotState, kSlotCount> setup{};  // states now (absent, deferred, disabled, checked)
+  bool mid_step = false;  // phase stepping stopped inside a step
+  // States now (absent, deferred, disabled, checked), as wide as the table.
+  std::vector<SlotState> setup = std::vector<SlotState>(kBuiltinSlotCount, SlotState::Clean);
   std::optional<SnapshotEvent> halt;
   std::optional<SnapshotEntry> entry, backward_entry;
   std::set<int> breakpoints;
@@ -78,9 +82,9 @@ struct SnapshotHead {
 struct Snapshot : SnapshotHead {
   std::vector<FoldFlags> folds;  // finished folds and the current one
   std::vector<StepRow> steps;    // every step so far, in order (global step = index)
-  // Each step's slot health, parallel to `steps` (NaN rows: not measured). Kept apart: a row is
-  // 1,152 bytes, and what reads `steps` whole (the metrics) should not stride over it; a deque, so
-  // that growing it never copies the run's rows.
+  // Each step's slot health, parallel to `steps` (no rows: not measured). Kept apart: a row is
+  // 32 bytes a slot, and what reads `steps` whole (the metrics) should not stride over it; a deque,
+  // so that growing it never copies the run's rows.
   std::deque<SlotHealthRows> health;
   std::vector<std::size_t> fold_begin;  // index in `steps` of each fold's first step
   std::vector<SnapshotEvent> events;
@@ -113,6 +117,9 @@ bool apply_update(Snapshot& view, const SnapshotUpdate& u);
 // Buffer statistics for the inspector, reduced off the UI thread (the widget only draws).
 struct BufferStats {
   int slot = -1;
+  // The slot's name where the buffer's own table says it (a dump of another trainer than the
+  // shown run's); empty: the shown table's name.
+  QString slot_name;
   // Live: the newest step's buffer; Dump: a first-fire dump's; Recomputed: time travel's, from a
   // checkpoint (Recomputing while it runs); None: no buffer of the selected cell is kept or can be
   // recomputed (`origin` says why, `live_step` and `dump_step` offer what is kept instead).
@@ -148,10 +155,6 @@ BufferStats cell_without_buffer(int slot, int fold, int step, BufferStats::Sourc
 
 BufferStats compute_stats(int slot, const std::vector<std::int64_t>& shape, const float* data,
                           std::size_t count, const QString& origin);
-
-// Rows of the grids and the slot table: slot indices in dataflow order.
-const std::array<int, kSlotCount>& dataflow_order();
-int row_of_slot(int slot);
 
 }  // namespace nanscope::gui
 

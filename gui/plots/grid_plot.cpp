@@ -49,7 +49,7 @@ class NarrowEvents : public QCPLayerable {
       last_column = c;
       // Clear of the axis lines on the edges.
       const int left = std::clamp(px - kMinEventPx / 2, r.left() + 1, r.right() - kMinEventPx);
-      for (int row = 0; row < slot_count(); ++row) {
+      for (int row = 0; row < shown_slot_count(); ++row) {
         const int code = plot_->shownCode(SlotGridModel::slotOfRow(row), c);
         if (code < kCellNaN || code > kCellWarned) continue;
         painter->setBrush(cell_color(code));
@@ -91,7 +91,7 @@ class GridGlyphs : public QCPLayerable {
     f.setBold(true);
     painter->setFont(f);
     for (int c = first; c <= last; ++c)
-      for (int row = 0; row < slot_count(); ++row) {
+      for (int row = 0; row < shown_slot_count(); ++row) {
         const int code = model_->code(row, c);
         const QString g = cell_glyph(code);
         if (g.isEmpty()) continue;
@@ -240,17 +240,20 @@ void GridPlot::clampRange() {
   setting_range_ = false;
 }
 
-// The rows' labels and range: the slots of the table in effect, in dataflow order (a run file of
+// The rows' labels and range: the slots of the shown table, in dataflow order (a run file of
 // another trainer brings its own).
 void GridPlot::labelRows() {
-  if (labelled_table_ == slot_table_generation()) return;
-  labelled_table_ = slot_table_generation();
+  if (labelled_table_ == shown_table_generation()) return;
+  labelled_table_ = shown_table_generation();
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (int r = 0; r < slot_count(); ++r) {
-    ticker->addTick(r, slot_label(SlotGridModel::slotOfRow(r)));
-  }
+  // A wide table labels every k-th row: at most kMostRowLabels labels, which the axis can fit
+  // without writing them over one another (the slot table and the tooltips name every row).
+  constexpr int kMostRowLabels = 48;
+  const int rows = shown_slot_count();
+  const int every = (rows + kMostRowLabels - 1) / kMostRowLabels;
+  for (int r = 0; r < rows; r += every) ticker->addTick(r, slot_label(SlotGridModel::slotOfRow(r)));
   yAxis->setTicker(ticker);
-  yAxis->setRange(-0.5, slot_count() - 0.5);
+  yAxis->setRange(-0.5, shown_slot_count() - 0.5);
 }
 
 void GridPlot::rebuild() {
@@ -291,30 +294,33 @@ void GridPlot::rebuildMap() {
     // A single column is two map cells (so that it has a width), both that column's code.
     const int cells = std::max(2, visible);
     model_->pooledCodes(first, cols == 0 ? -1 : last, visible, pooled_);
-    map_->data()->setSize(cells, slot_count());
+    map_->data()->setSize(cells, shown_slot_count());
     if (visible == 1)
-      map_->data()->setRange(QCPRange(first - 0.25, first + 0.25), QCPRange(0, slot_count() - 1));
+      map_->data()->setRange(QCPRange(first - 0.25, first + 0.25),
+                             QCPRange(0, shown_slot_count() - 1));
     else
-      map_->data()->setRange(QCPRange(first, last), QCPRange(0, slot_count() - 1));
+      map_->data()->setRange(QCPRange(first, last), QCPRange(0, shown_slot_count() - 1));
     for (int c = 0; c < cells; ++c)
-      for (int row = 0; row < slot_count(); ++row) {
+      for (int row = 0; row < shown_slot_count(); ++row) {
         const int bin = visible == 1 ? 0 : c;
         map_->data()->setCell(
             c, row,
-            pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)]);
+            pooled_[static_cast<std::size_t>(bin) * static_cast<std::size_t>(shown_slot_count()) +
+                    static_cast<std::size_t>(row)]);
       }
   } else {
     columns_per_cell_ = static_cast<double>(visible) / pixels;
     model_->pooledCodes(first, last, pixels, pooled_);
-    map_->data()->setSize(pixels, slot_count());
+    map_->data()->setSize(pixels, shown_slot_count());
     const double half = columns_per_cell_ / 2;
     map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half),
-                           QCPRange(0, slot_count() - 1));
+                           QCPRange(0, shown_slot_count() - 1));
     for (int b = 0; b < pixels; ++b)
-      for (int row = 0; row < slot_count(); ++row)
+      for (int row = 0; row < shown_slot_count(); ++row)
         map_->data()->setCell(
             b, row,
-            pooled_[static_cast<std::size_t>(b) * kSlotCount + static_cast<std::size_t>(row)]);
+            pooled_[static_cast<std::size_t>(b) * static_cast<std::size_t>(shown_slot_count()) +
+                    static_cast<std::size_t>(row)]);
   }
   replot(QCustomPlot::rpQueuedReplot);
 }
@@ -322,9 +328,12 @@ void GridPlot::rebuildMap() {
 int GridPlot::shownCode(int slot, int column) const {
   const int row = row_of_slot(slot);
   if (columns_per_cell_ <= 1) return model_->code(row, column);
-  const int bin = std::clamp(static_cast<int>((column - map_first_) / columns_per_cell_), 0,
-                             static_cast<int>(pooled_.size() / kSlotCount) - 1);
-  return pooled_[static_cast<std::size_t>(bin) * kSlotCount + static_cast<std::size_t>(row)];
+  const int bin = std::clamp(
+      static_cast<int>((column - map_first_) / columns_per_cell_), 0,
+      static_cast<int>(pooled_.size() / static_cast<std::size_t>(std::max(1, shown_slot_count()))) -
+          1);
+  return pooled_[static_cast<std::size_t>(bin) * static_cast<std::size_t>(shown_slot_count()) +
+                 static_cast<std::size_t>(row)];
 }
 
 void GridPlot::setEmptyHint(const QString& text) {
@@ -359,20 +368,20 @@ void GridPlot::placeSelection() {
   sel_cell_->setVisible(has_column);
   if (!has_column) return;
   sel_column_band_->topLeft->setCoords(sel_column_ - 0.5, -0.5);
-  sel_column_band_->bottomRight->setCoords(sel_column_ + 0.5, slot_count() - 0.5);
+  sel_column_band_->bottomRight->setCoords(sel_column_ + 0.5, shown_slot_count() - 0.5);
   sel_cell_->topLeft->setCoords(sel_column_ - 0.5, row - 0.5);
   sel_cell_->bottomRight->setCoords(sel_column_ + 0.5, row + 0.5);
 }
 
 bool GridPlot::rowAt(const QPoint& pos, int& row) const {
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return axisRect()->rect().contains(pos) && row >= 0 && row < slot_count();
+  return axisRect()->rect().contains(pos) && row >= 0 && row < shown_slot_count();
 }
 
 bool GridPlot::cellAt(const QPoint& pos, int& row, int& column) const {
   column = static_cast<int>(std::lround(xAxis->pixelToCoord(pos.x())));
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return axisRect()->rect().contains(pos) && row >= 0 && row < slot_count() && column >= 0 &&
+  return axisRect()->rect().contains(pos) && row >= 0 && row < shown_slot_count() && column >= 0 &&
          column < model_->columnCount();
 }
 
@@ -448,7 +457,7 @@ void GridPlot::keyPressEvent(QKeyEvent* e) {
       row = std::max(0, row - 1);
       break;
     case Qt::Key_Down:
-      row = std::min(slot_count() - 1, row + 1);
+      row = std::min(shown_slot_count() - 1, row + 1);
       break;
     case Qt::Key_Home:
       column = 0;

@@ -98,8 +98,8 @@ class GridPlot : public QCustomPlot {
   double columns_per_cell_ = 1;
   int map_first_ = 0;  // the first column the map holds
   void labelRows();
-  std::uint64_t labelled_table_ = ~std::uint64_t{0};  // slot_table_generation() of the labels
-  std::vector<int> pooled_;  // the map's codes, cell-major (kSlotCount rows each)
+  std::uint64_t labelled_table_ = ~std::uint64_t{0};  // shown_table_generation() of the labels
+  std::vector<int> pooled_;  // the map's codes, cell-major (a row per slot of the shown table)
   bool dragging_ = false;
   int drag_x_ = 0;
 };

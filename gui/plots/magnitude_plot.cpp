@@ -55,7 +55,7 @@ MagnitudePlot::MagnitudePlot(QWidget* parent) : QCustomPlot(parent) {
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   yAxis->setRangeReversed(true);
-  yAxis->setRange(-0.5, slot_count() - 0.5);
+  yAxis->setRange(-0.5, shown_slot_count() - 0.5);
   yAxis->setTickLabels(false);
   yAxis->grid()->setVisible(false);
   xAxis->grid()->setVisible(false);
@@ -87,11 +87,10 @@ void MagnitudePlot::resetCache() {
 
 double MagnitudePlot::value(int slot, int column) const {
   // columns_ is as of the last refresh; the picture may have been replaced since.
-  if (!view_ || column < 0 || column >= columns_ || slot < 0 || slot >= kSlotCount ||
+  if (!view_ || column < 0 || column >= columns_ || slot < 0 || slot >= shown_slot_count() ||
       first_ + static_cast<std::size_t>(column) >= view_->health.size())
     return std::numeric_limits<double>::quiet_NaN();
-  return magnitude_of(
-      view_->health[first_ + static_cast<std::size_t>(column)][static_cast<std::size_t>(slot)]);
+  return magnitude_of(health_at(view_->health[first_ + static_cast<std::size_t>(column)], slot));
 }
 
 QCPRange MagnitudePlot::barRange() const {
@@ -99,8 +98,7 @@ QCPRange MagnitudePlot::barRange() const {
 }
 
 QString MagnitudePlot::nonfiniteText(int slot, int column) const {
-  const HealthRow& r =
-      view_->health[first_ + static_cast<std::size_t>(column)][static_cast<std::size_t>(slot)];
+  const HealthRow& r = health_at(view_->health[first_ + static_cast<std::size_t>(column)], slot);
   const double m = abs_max(r);
   return QString("%1 non-finite value(s); %2")
       .arg(static_cast<qint64>(r[kHealthNonfinite]))
@@ -141,12 +139,12 @@ void MagnitudePlot::refresh() {
     finite_lo_ = INFINITY;
     finite_hi_ = -INFINITY;
   }
-  mags_.resize(static_cast<std::size_t>(columns_) * kSlotCount);
+  mags_.resize(static_cast<std::size_t>(columns_) * static_cast<std::size_t>(shown_slot_count()));
   for (int c = cached_; c < columns_; ++c)
-    for (int row = 0; row < kSlotCount; ++row) {
+    for (int row = 0; row < shown_slot_count(); ++row) {
       const double v = value(dataflow_order()[static_cast<std::size_t>(row)], c);
-      mags_[static_cast<std::size_t>(c) * kSlotCount + static_cast<std::size_t>(row)] =
-          static_cast<float>(v);
+      mags_[static_cast<std::size_t>(c) * static_cast<std::size_t>(shown_slot_count()) +
+            static_cast<std::size_t>(row)] = static_cast<float>(v);
       if (std::isfinite(v)) {
         finite_lo_ = std::min(finite_lo_, v);
         finite_hi_ = std::max(finite_hi_, v);
@@ -222,27 +220,28 @@ void MagnitudePlot::rebuildMap() {
   const int visible = columns_ == 0 ? 0 : last - first + 1;
   const int bins = std::max(1, std::min(visible, std::max(1, axisRect()->width())));
   const double per_bin = visible > 0 ? static_cast<double>(visible) / bins : 1;
-  yAxis->setRange(-0.5, slot_count() - 0.5);  // the rows of the table in effect
+  yAxis->setRange(-0.5, shown_slot_count() - 0.5);  // the rows of the shown table
   // Two map cells at least, so that a single column still has a width.
   const int cells = std::max(2, bins);
-  map_->data()->setSize(cells, slot_count());
+  map_->data()->setSize(cells, shown_slot_count());
   const double half = per_bin / 2;
   if (bins == 1)
     map_->data()->setRange(QCPRange(first - 0.5 + half / 2, last + 0.5 - half / 2),
-                           QCPRange(0, slot_count() - 1));
+                           QCPRange(0, shown_slot_count() - 1));
   else
     map_->data()->setRange(QCPRange(first - 0.5 + half, last + 0.5 - half),
-                           QCPRange(0, slot_count() - 1));
+                           QCPRange(0, shown_slot_count() - 1));
   for (int b = 0; b < cells; ++b) {
     const int bin = std::min(b, bins - 1);
     const int c0 = first + static_cast<int>(bin * per_bin);
     const int c1 = std::min(last, std::max(c0, first + static_cast<int>((bin + 1) * per_bin) - 1));
-    for (int row = 0; row < slot_count(); ++row) {
+    for (int row = 0; row < shown_slot_count(); ++row) {
       double v = std::numeric_limits<double>::quiet_NaN();
       if (visible > 0)
         for (int c = c0; c <= c1; ++c)
           v = pooled(
-              v, mags_[static_cast<std::size_t>(c) * kSlotCount + static_cast<std::size_t>(row)]);
+              v, mags_[static_cast<std::size_t>(c) * static_cast<std::size_t>(shown_slot_count()) +
+                       static_cast<std::size_t>(row)]);
       map_->data()->setCell(b, row, drawnAt(v));
     }
   }
@@ -252,7 +251,7 @@ void MagnitudePlot::rebuildMap() {
 bool MagnitudePlot::cellAt(const QPoint& pos, int& row, int& column) const {
   column = static_cast<int>(std::lround(xAxis->pixelToCoord(pos.x())));
   row = static_cast<int>(std::lround(yAxis->pixelToCoord(pos.y())));
-  return axisRect()->rect().contains(pos) && row >= 0 && row < slot_count() && column >= 0 &&
+  return axisRect()->rect().contains(pos) && row >= 0 && row < shown_slot_count() && column >= 0 &&
          column < columns_;
 }
 
@@ -275,7 +274,7 @@ void MagnitudePlot::mouseMoveEvent(QMouseEvent* e) {
     QToolTip::showText(e->globalPosition().toPoint(),
                        QString("slot %1 %2\nfold %3, step %4: %5")
                            .arg(slot)
-                           .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                           .arg(QString::fromUtf8(shown_slot(slot).name.data()))
                            .arg(fold_)
                            .arg(column)
                            .arg(what),

@@ -214,7 +214,7 @@ void MetricsPlot::grow(Extent& e, double v) {
 
 double MetricsPlot::healthAt(const HealthGraph& h, std::size_t step) const {
   if (step >= view_->health.size()) return std::numeric_limits<double>::quiet_NaN();
-  return health_value(view_->health[step][static_cast<std::size_t>(h.key.slot)], h.key.measure);
+  return health_value(health_at(view_->health[step], h.key.slot), h.key.measure);
 }
 
 bool MetricsPlot::addHealthSeries(const HealthSeriesKey& k) {

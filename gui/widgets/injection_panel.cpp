@@ -13,7 +13,7 @@ namespace nanscope::gui {
 InjectionPanel::InjectionPanel(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout(this);
   target_ = new QComboBox;
-  for (const auto& s : slot_table())
+  for (const auto& s : shown_table())
     target_->addItem(
         QString("slot %1 %2 (transient)").arg(s.index).arg(QString::fromUtf8(s.name.data())),
         QString("slot:%1").arg(QString::fromUtf8(s.name.data())));

@@ -75,7 +75,9 @@ void InspectorWidget::clear() {
 void InspectorWidget::setStats(BufferStatsPtr stats) {
   stats_ = std::move(stats);
   const BufferStats& s = *stats_;
-  const QString name = s.slot >= 0 ? slot_label(s.slot) : QString("?");
+  const QString name = !s.slot_name.isEmpty() ? QString("%1 %2").arg(s.slot).arg(s.slot_name)
+                       : s.slot >= 0          ? slot_label(s.slot)
+                                              : QString("?");
   show_live_->setVisible(s.source == BufferStats::Source::None && s.live_step >= 0);
   show_live_->setText(QString("Show the newest step (%1)").arg(s.live_step));
   show_dump_->setVisible(s.source == BufferStats::Source::None && s.dump_step >= 0);
@@ -150,11 +152,13 @@ QString InspectorWidget::saveCsv(const QString& path) const {
 
 void InspectorWidget::saveWithDialog(bool npy) {
   if (!stats_) return;
-  const QString name = QString("%1_fold%2_step%3.%4")
-                           .arg(QString::fromUtf8(slot_info(stats_->slot).name.data()))
-                           .arg(stats_->fold)
-                           .arg(stats_->step)
-                           .arg(npy ? "npy" : "csv");
+  const QString name =
+      QString("%1_fold%2_step%3.%4")
+          .arg(!stats_->slot_name.isEmpty() ? stats_->slot_name
+                                            : QString::fromStdString(shown_slot(stats_->slot).name))
+          .arg(stats_->fold)
+          .arg(stats_->step)
+          .arg(npy ? "npy" : "csv");
   const QString path =
       QFileDialog::getSaveFileName(this, npy ? "Save the buffer as .npy" : "Save the buffer as CSV",
                                    name, npy ? "numpy (*.npy)" : "CSV (*.csv)");

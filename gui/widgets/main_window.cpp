@@ -405,7 +405,7 @@ void MainWindow::UI_toggleBreakOnSelected() {
   post([slot, on](EngineController* c) { c->RT_setBreakpoint(slot, on); });
   showMessage(QString("F9: breakpoint on slot %1 %2 %3")
                   .arg(slot)
-                  .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                  .arg(QString::fromUtf8(shown_slot(slot).name.data()))
                   .arg(on ? "set" : "cleared"));
 }
 

@@ -35,7 +35,7 @@ namespace nanscope::gui {
 namespace {
 constexpr int kViewFileVersion = 1;
 QString slot_text(int slot) {
-  return QString::fromUtf8(slot_info(slot).name.data());
+  return QString::fromUtf8(shown_slot(slot).name.data());
 }
 QString copied_number(double v) {
   return std::isfinite(v) ? QString::number(v, 'g', 6) : QString(std::isnan(v) ? "NaN" : "Inf");
@@ -69,7 +69,7 @@ void MainWindow::UI_setSlotFilter(const QString& text) {
   showMessage(text.isEmpty() ? QString("every slot shown")
                              : QString("%1 of %2 slots match '%3'")
                                    .arg(slot_proxy_->rowCount())
-                                   .arg(kSlotCount)
+                                   .arg(shown_slot_count())
                                    .arg(text));
 }
 
@@ -152,7 +152,7 @@ void MainWindow::UI_compareBuffers() {
   buffer_compare_ = QVariantMap{{"slot", slot}, {"fold", fold}, {"step_a", a}, {"step_b", b}};
   compare_->showBuffers(QString("%1 %2, step %3 vs step %4: recomputing from checkpoints...")
                             .arg(slot)
-                            .arg(QString::fromUtf8(slot_info(slot).name.data()))
+                            .arg(QString::fromUtf8(shown_slot(slot).name.data()))
                             .arg(a)
                             .arg(b));
   const QString file = offline_ ? view_->source : QString();
@@ -245,7 +245,7 @@ QString MainWindow::cellSummary() const {
   const std::size_t g = begin + static_cast<std::size_t>(std::max(step, 0));
   if (step >= 0 && g < end) {
     const StepRow& r = view_->steps[g];
-    const bool checked = r.checked >> slot & 1;
+    const bool checked = r.checked.test(slot);
     const std::uint8_t kinds = r.flags[static_cast<std::size_t>(slot)];
     QStringList k;
     for (const auto& n : kind_names(kinds)) k << QString::fromStdString(n);
@@ -254,8 +254,8 @@ QString MainWindow::cellSummary() const {
                  .arg(!checked ? QString("not checked")
                       : kinds  ? QString("non-finite (%1)").arg(k.join(", "))
                                : QString("finite"));
-    if (g < view_->health.size() && measured(view_->health[g][static_cast<std::size_t>(slot)])) {
-      const HealthRow& h = view_->health[g][static_cast<std::size_t>(slot)];
+    if (g < view_->health.size() && measured(health_at(view_->health[g], slot))) {
+      const HealthRow& h = health_at(view_->health[g], slot);
       QStringList fields;
       for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
         fields << QString("%1 %2").arg(
@@ -386,7 +386,7 @@ void MainWindow::applyViewFile(const QJsonObject& v) {
   if (v.contains("log_scale")) metrics_->setLogScale(v.value("log_scale").toBool());
   if (v.contains("magnitude")) UI_showMagnitude(v.value("magnitude").toBool());
   const QString slot_name = v.value("slot").toString();
-  const auto slot = find_slot(slot_name.toStdString());
+  const auto slot = shown_table().find(slot_name.toStdString());
   if (!slot_name.isEmpty() && !slot) skipped << QString("slot '%1' (no such slot)").arg(slot_name);
   const int fold = v.value("fold").toInt(-1), folds = static_cast<int>(view_->folds.size());
   if (v.contains("fold") && (fold < 0 || fold >= folds)) {

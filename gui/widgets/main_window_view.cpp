@@ -249,7 +249,7 @@ QJsonValue MainWindow::sweepState() const {
         {"reason", QString::fromStdString(t.reason)},
         {"entry", t.entry ? QJsonValue(QJsonObject{
                                 {"slot", t.entry->slot},
-                                {"name", QString::fromUtf8(slot_info(t.entry->slot).name.data())},
+                                {"name", QString::fromUtf8(shown_slot(t.entry->slot).name.data())},
                                 {"fold", t.entry->fold},
                                 {"step", t.entry->step}})
                           : QJsonValue()},
@@ -342,7 +342,7 @@ QJsonObject MainWindow::viewState() const {
     const auto e = s.fold_entry(k);
     f["entry"] = e ? QJsonValue(QJsonObject{{"slot", e->slot}, {"step", e->step}}) : QJsonValue();
     QJsonArray slots;
-    for (int slot = 0; slot < slot_count(); ++slot) {  // the run's trainer's slots
+    for (int slot = 0; slot < shown_slot_count(); ++slot) {  // the run's trainer's slots
       const SlotRecord& r = s.folds[static_cast<std::size_t>(k)].slots[slot];
       slots.append(QJsonObject{
           {"index", slot}, {"state", state_name(r.state)}, {"kinds", kinds_json(r.kinds)}});
@@ -428,6 +428,7 @@ QJsonObject MainWindow::viewState() const {
                     {"neginf", static_cast<qint64>(st->neginf)},
                     {"finite", static_cast<qint64>(st->computed ? st->finite() : 0)},
                     {"header", st->origin},
+                    {"summary", inspector_->summaryText()},
                     {"path", st->path}};
   } else {
     o["inspector"] = QJsonValue();

@@ -39,7 +39,7 @@ typedef enum ns_status {
   NS_ERR_ARGUMENT = 1,    /* a null, out-of-range or inconsistent argument */
   NS_ERR_HANDLE = 2,      /* a session handle that is not open (closed, never opened, made up) */
   NS_ERR_STATE = 3,       /* a call at the wrong time (a step outside a fold, registration after
-                             the first fold began, a second session while one is open); a fold
+                             the first fold began, a second session on an open one's run_dir); a fold
                              or step number other than the next one is NS_ERR_ARGUMENT */
   NS_ERR_SLOT = 4,        /* a slot id that is not registered, or a slot in the wrong state */
   NS_ERR_MEMORY = 5,      /* a buffer that cannot be read where it was said to be */
@@ -145,7 +145,8 @@ NS_API int ns_abi_version(void);
  * call that succeeded it is "". Valid until the thread's next call. */
 NS_API const char* ns_last_error(void);
 
-/* One session per process at a time (the slot table is the process's). */
+/* Sessions are independent (each its own slot table, flags, writer and files): any number, from
+ * any threads, each on a run_dir of its own (another open session's is NS_ERR_STATE). */
 NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* out);
 /* Writes what is left (the run file of a fold in progress), waits for the library's writer and
  * frees the session. The handle is invalid afterwards. */

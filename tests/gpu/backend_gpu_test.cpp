@@ -48,8 +48,8 @@ TEST(CudaBackend, EverySlotMatchesTheCpuBackendOverSeveralSteps) {
       cpu->run_phase(phase, key);
       gpu->run_phase(phase, key);
       // Each slot at its own check moment (33, 34, 35: the one buffer after each backward stage).
-      for (int s = 0; s < kSlotCount; ++s) {
-        if (slot_info(s).phase != phase) continue;
+      for (int s = 0; s < kBuiltinSlotCount; ++s) {
+        if (builtin_slot(s).phase != phase) continue;
         const SlotView a = gpu->slot(s), b = cpu->slot(s);
         ASSERT_EQ(a.count, b.count) << s;
         ASSERT_EQ(a.shape, b.shape) << s;
@@ -78,11 +78,11 @@ TEST(CudaBackend, EverySlotMatchesTheCpuBackendOverSeveralSteps) {
   std::printf(
       "max norm-wise relative error CUDA vs CPU (float32) per slot over %d steps, default size:\n",
       kSteps);
-  for (int s = 0; s < kSlotCount; ++s) {
-    std::printf("| %2d | %-22s | %.2e |\n", s, std::string(slot_info(s).name).c_str(), worst[s]);
+  for (int s = 0; s < kBuiltinSlotCount; ++s) {
+    std::printf("| %2d | %-22s | %.2e |\n", s, std::string(builtin_slot(s).name).c_str(), worst[s]);
     // float32-level: the two backends sum in different orders (cuBLAS vs Eigen) and the
     // trajectories drift apart by rounding over the steps.
-    EXPECT_LT(worst[s], 1e-4) << s << " " << slot_info(s).name;
+    EXPECT_LT(worst[s], 1e-4) << s << " " << builtin_slot(s).name;
   }
   EXPECT_EQ(gpu->adam_step(), cpu->adam_step());
   // The draws are bit-identical, not just close.

@@ -44,7 +44,7 @@ std::vector<StepPicture> steps_of(const Config& c, bool graph, int steps, bool v
     b->run_step(key);
     StepPicture p;
     p.outcomes = b->checks().end_step();
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (int s = 0; s < kBuiltinSlotCount; ++s) {
       const SlotView v = b->slot(s);
       const auto* bytes = static_cast<const unsigned char*>(v.data);
       p.slots.emplace_back(bytes, bytes + v.count * (v.is_f64 ? 8 : 4));
@@ -74,10 +74,10 @@ void expect_identical(const std::vector<StepPicture>& a, const std::vector<StepP
         << "step " << st;
     EXPECT_EQ(x.kinds, y.kinds) << "step " << st;
     EXPECT_TRUE(same_bits(x.health.data(), y.health.data(), sizeof(x.health))) << "step " << st;
-    for (int s = 0; s < kSlotCount; ++s)
+    for (int s = 0; s < kBuiltinSlotCount; ++s)
       EXPECT_TRUE(a[st].slots[static_cast<std::size_t>(s)] ==
                   b[st].slots[static_cast<std::size_t>(s)])
-          << "step " << st << " slot " << slot_info(s).name;
+          << "step " << st << " slot " << builtin_slot(s).name;
     ASSERT_EQ(a[st].params.size(), b[st].params.size());
     EXPECT_TRUE(
         same_bits(a[st].params.data(), b[st].params.data(), a[st].params.size() * sizeof(double)))
@@ -158,13 +158,13 @@ TEST(CudaStepGraph, TheChecksBeforeTheUpdateRunBesideTheStep) {
     cuda::log_check_launches(s.backend(), nullptr);
     ASSERT_EQ(s.backend().step_graph_captures(), 1);
     ASSERT_EQ(plan.launches.size(), guard ? 3u : 2u);
-    std::vector<int> seen(kSlotCount, 0);
+    std::vector<int> seen(kBuiltinSlotCount, 0);
     for (const auto& launch : plan.launches)
       for (const auto& it : launch) ++seen[static_cast<std::size_t>(it.slot)];
     const SlotSetup setup = slot_setup(c);  // the ensemble's logits start deferred
-    for (int slot = 0; slot < kSlotCount; ++slot)
+    for (int slot = 0; slot < kBuiltinSlotCount; ++slot)
       EXPECT_EQ(seen[static_cast<std::size_t>(slot)], setup.checked(slot) ? 1 : 0)
-          << slot_info(slot).name;
+          << builtin_slot(slot).name;
     for (const auto& it : plan.launches[0]) EXPECT_LT(it.slot, kGradNorm) << it.slot;
     for (std::size_t l = 1; l < plan.launches.size(); ++l)
       for (const auto& it : plan.launches[l]) EXPECT_GE(it.slot, kGradNorm) << it.slot;

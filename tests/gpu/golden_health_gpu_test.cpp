@@ -60,11 +60,11 @@ TEST_P(GoldenHealth, HealthRowsAndFlagsAreTheReferenceBitForBit) {
     const StepRecord& now = s.history()[i];
     const RunStepRow& then = golden.steps[i];
     EXPECT_EQ(now.flags, then.flags) << "step " << i;
-    for (int slot = 0; slot < kSlotCount; ++slot) {
+    for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
       const HealthRow& a = now.health[static_cast<std::size_t>(slot)];
       const HealthRow& g = then.health[static_cast<std::size_t>(slot)];
       EXPECT_EQ(std::memcmp(a.data(), g.data(), sizeof(HealthRow)), 0)
-          << "step " << i << ", slot " << slot_info(slot).name;
+          << "step " << i << ", slot " << builtin_slot(slot).name;
       measured_rows += measured(a) ? 1 : 0;
     }
   }

@@ -62,7 +62,7 @@ TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
   double worst_rel = 0, worst_zero = 0, worst_mass = 0, worst_crossing = 0;
   for (std::size_t i = 0; i < cpu->history().size(); ++i) {
     const StepRecord &a = cpu->history()[i], &b = gpu->history()[i];
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (int s = 0; s < kBuiltinSlotCount; ++s) {
       const HealthRow &x = a.health[s], &y = b.health[s];
       ASSERT_EQ(measured(x), measured(y)) << "step " << i << " slot " << s;
       if (!measured(x)) continue;
@@ -70,21 +70,21 @@ TEST(CudaHealth, RowsAgreeWithTheCpuBackend) {
         const double rel = std::fabs(static_cast<double>(y[k]) - x[k]) /
                            (std::fabs(x[k]) + std::fabs(x[kHealthRms]) + 1e-30);
         worst_rel = std::max(worst_rel, rel);
-        EXPECT_LE(rel, kRowRelTol) << "step " << i << " slot " << slot_info(s).name << " "
+        EXPECT_LE(rel, kRowRelTol) << "step " << i << " slot " << builtin_slot(s).name << " "
                                    << kHealthFieldNames[k] << ": CPU " << x[k] << ", CUDA " << y[k];
       }
-      EXPECT_EQ(y[kHealthNonfinite], x[kHealthNonfinite]) << slot_info(s).name;
+      EXPECT_EQ(y[kHealthNonfinite], x[kHealthNonfinite]) << builtin_slot(s).name;
       const double zero =
           std::fabs(static_cast<double>(y[kHealthZeroFraction]) - x[kHealthZeroFraction]);
       worst_zero = std::max(worst_zero, zero);
-      EXPECT_LE(zero, kZeroFractionTol) << slot_info(s).name;
+      EXPECT_LE(zero, kZeroFractionTol) << builtin_slot(s).name;
       EXPECT_EQ(std::isnan(y[kHealthMassError]), std::isnan(x[kHealthMassError]))
-          << slot_info(s).name;
+          << builtin_slot(s).name;
       if (!std::isnan(x[kHealthMassError])) {
         const double mass =
             std::fabs(static_cast<double>(y[kHealthMassError]) - x[kHealthMassError]);
         worst_mass = std::max(worst_mass, mass);
-        EXPECT_LE(mass, kMassErrorTol) << slot_info(s).name;
+        EXPECT_LE(mass, kMassErrorTol) << builtin_slot(s).name;
       }
       EXPECT_EQ(std::isnan(y[kHealthCrossing]), std::isnan(x[kHealthCrossing]));
       if (!std::isnan(x[kHealthCrossing])) {
@@ -230,11 +230,11 @@ TEST(CudaHealth, TheSameRowsOnEveryRun) {
   auto b = ran(c, true);
   ASSERT_EQ(a->history().size(), b->history().size());
   for (std::size_t i = 0; i < a->history().size(); ++i)
-    for (int s = 0; s < kSlotCount; ++s)
+    for (int s = 0; s < kBuiltinSlotCount; ++s)
       for (int k = 0; k < kHealthFieldCount; ++k) {
         const float x = a->history()[i].health[static_cast<std::size_t>(s)][k];
         const float y = b->history()[i].health[static_cast<std::size_t>(s)][k];
         EXPECT_TRUE(std::memcmp(&x, &y, sizeof x) == 0)
-            << "step " << i << " slot " << slot_info(s).name << " " << kHealthFieldNames[k];
+            << "step " << i << " slot " << builtin_slot(s).name << " " << kHealthFieldNames[k];
       }
 }

@@ -48,7 +48,8 @@ void expect_same_sentinels(const Session& cpu, const Session& gpu, double loss_t
   auto e1 = cpu.entry(), e2 = gpu.entry();
   ASSERT_EQ(e1.has_value(), e2.has_value());
   if (e1) {
-    EXPECT_EQ(e2->slot, e1->slot) << slot_info(e2->slot).name << " vs " << slot_info(e1->slot).name;
+    EXPECT_EQ(e2->slot, e1->slot) << builtin_slot(e2->slot).name << " vs "
+                                  << builtin_slot(e1->slot).name;
     EXPECT_EQ(e2->fold, e1->fold);
     EXPECT_EQ(e2->step, e1->step);
   }
@@ -68,9 +69,9 @@ void expect_same_sentinels(const Session& cpu, const Session& gpu, double loss_t
   ASSERT_EQ(gpu.history().size(), cpu.history().size());
   for (std::size_t i = 0; i < cpu.history().size(); ++i) {
     const auto &a = cpu.history()[i], &g = gpu.history()[i];
-    for (int s = 0; s < kSlotCount; ++s)
+    for (int s = 0; s < kBuiltinSlotCount; ++s)
       EXPECT_EQ(g.flags[s], a.flags[s])
-          << "step " << i << " slot " << s << " " << slot_info(s).name;
+          << "step " << i << " slot " << s << " " << builtin_slot(s).name;
     EXPECT_EQ(g.updated, a.updated) << i;
     EXPECT_EQ(std::isfinite(g.losses.total), std::isfinite(a.losses.total)) << i;
     if (std::isfinite(a.losses.total) && std::isfinite(g.losses.total)) {
@@ -81,7 +82,7 @@ void expect_same_sentinels(const Session& cpu, const Session& gpu, double loss_t
   }
   ASSERT_EQ(gpu.folds().size(), cpu.folds().size());
   for (std::size_t f = 0; f < cpu.folds().size(); ++f)
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (int s = 0; s < kBuiltinSlotCount; ++s) {
       const SlotRecord &a = cpu.folds()[f].flags.slots[s], &g = gpu.folds()[f].flags.slots[s];
       EXPECT_EQ(g.state, a.state) << "fold " << f << " slot " << s;
       EXPECT_EQ(g.kinds, a.kinds) << "fold " << f << " slot " << s;
@@ -113,9 +114,9 @@ TEST_P(Parity, SameSentinelsOnCudaAsOnCpu) {
   auto cpu = run_on(make_cpu_backend(k.config), k);
   auto gpu = run_on(cuda::make_cuda_backend(k.config), k);
   std::printf("%s: entry %s, backward entry %s, halt %s, %zu steps\n", k.name.c_str(),
-              cpu->entry() ? std::string(slot_info(cpu->entry()->slot).name).c_str() : "none",
+              cpu->entry() ? std::string(builtin_slot(cpu->entry()->slot).name).c_str() : "none",
               cpu->backward_entry()
-                  ? std::string(slot_info(cpu->backward_entry()->slot).name).c_str()
+                  ? std::string(builtin_slot(cpu->backward_entry()->slot).name).c_str()
                   : "none",
               cpu->halt() ? std::string(name_of(cpu->halt()->kind)).c_str() : "none",
               cpu->history().size());

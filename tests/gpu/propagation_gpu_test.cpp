@@ -23,12 +23,12 @@ void expect_cuda_fires_the_closures_and_the_cpu_sets(bool iqn, bool graph) {
   const std::size_t trunk = active_trunk_element(c, kCpu);
   EXPECT_EQ(trunk, active_trunk_element(c, kCuda));
   const std::uint64_t present = present_slots(c);
-  for (int slot = 0; slot < kSlotCount; ++slot) {
+  for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
     if (!(present >> slot & 1)) continue;
     const std::uint64_t cpu =
         fired_at_probe_step(c, kCpu, false, probe_injections(slot, Dims::from(c), trunk));
     EXPECT_EQ(slot_list(gpu[static_cast<std::size_t>(slot)]), slot_list(cpu))
-        << "slot " << slot << " " << slot_info(slot).name;
+        << "slot " << slot << " " << builtin_slot(slot).name;
   }
 }
 

@@ -314,10 +314,11 @@ class HealthViewsTest : public QObject, public GuiFixture {
       u->head.source = "made up";
       for (int step = 0; step < 3; ++step) {
         StepRow r;
+        r.flags.assign(kBuiltinSlotCount, 0);
         r.step = step;
-        r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+        r.checked = SlotSet::all(kBuiltinSlotCount);
         u->steps.push_back(r);
-        SlotHealthRows rows = unmeasured_rows();
+        SlotHealthRows rows = unmeasured_rows(kBuiltinSlotCount);
         for (HealthRow& h : rows) {
           h = HealthRow{-1, 1, 0, 0.5f, 0, 0, health_nan(), health_nan()};
         }
@@ -325,6 +326,7 @@ class HealthViewsTest : public QObject, public GuiFixture {
         u->health.push_back(rows);
       }
       u->folds.resize(1);
+      u->folds[0].slots.resize(kBuiltinSlotCount);
       if (watch) u->events.push_back(SnapshotEvent{0, 2, EventKind::Watch, kHS1, {}, std::nullopt});
       return u;
     };

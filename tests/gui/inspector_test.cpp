@@ -55,7 +55,7 @@ class InspectorTest : public QObject, GuiFixture {
     int dumps = 0, none = 0;
     for (int fold = 0; fold < 3; ++fold)
       for (int step = 0; step < 12; ++step)
-        for (int slot = 0; slot < kSlotCount; ++slot) {
+        for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
           w.UI_selectCell(slot, fold, step);
           QVERIFY2(settles_on(w, fold, step, slot),
                    qPrintable(QString("fold %1 step %2 slot %3").arg(fold).arg(step).arg(slot)));
@@ -73,7 +73,7 @@ class InspectorTest : public QObject, GuiFixture {
           }
         }
     QVERIFY(dumps >= 3);  // each fold's injected slot at least, with what it reached
-    QCOMPARE(dumps + none, 3 * 12 * kSlotCount);
+    QCOMPARE(dumps + none, 3 * 12 * kBuiltinSlotCount);
   }
 
   void theCommandLineSelectsACellForTheStateFile() {

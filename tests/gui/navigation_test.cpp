@@ -31,13 +31,15 @@ Snapshot one_fire(int steps, int slot, int fire) {
   Snapshot s;
   for (int g = 0; g < steps; ++g) {
     StepRow r;
+    r.flags.assign(kBuiltinSlotCount, 0);
     r.step = g;
-    r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+    r.checked = SlotSet::all(kBuiltinSlotCount);
     if (g == fire) r.flags[static_cast<std::size_t>(slot)] = kKindNaN;
     s.steps.push_back(r);
   }
   s.fold_begin = {0};
   s.folds.resize(1);
+  s.folds[0].slots.resize(kBuiltinSlotCount);
   return s;
 }
 
@@ -85,7 +87,7 @@ class NavigationTest : public QObject, public GuiFixture {
     // Pooling is per pixel column: a bin of one column is that column's code, for every row.
     std::vector<int> one;
     model.pooledCodes(fire, fire, 1, one);
-    for (int r = 0; r < kSlotCount; ++r)
+    for (int r = 0; r < kBuiltinSlotCount; ++r)
       QCOMPARE(one[static_cast<std::size_t>(r)], model.code(r, fire));
   }
 

@@ -165,7 +165,7 @@ class ToolsTest : public QObject, public GuiFixture {
     w.resize(1500, 950);
     w.show();
     waitOffline(w, three_fold_run_);
-    QCOMPARE(visible_slot_rows(w), kSlotCount);
+    QCOMPARE(visible_slot_rows(w), kBuiltinSlotCount);
     auto* filter = w.findChild<QLineEdit*>("slotFilter");
     QVERIFY(filter);
     QTest::keyClicks(filter, "BW_D");
@@ -178,9 +178,9 @@ class ToolsTest : public QObject, public GuiFixture {
     QCOMPARE(table->selectionModel()->selectedRows()[0].row(), 0);
     w.UI_selectSlot(kHS2);  // filtered out: no row is selected in the table
     QVERIFY(table->selectionModel()->selectedRows().isEmpty());
-    QCOMPARE(w.foldGrid()->rowCount(), kSlotCount);
+    QCOMPARE(w.foldGrid()->rowCount(), kBuiltinSlotCount);
     w.UI_setSlotFilter("");
-    QCOMPARE(visible_slot_rows(w), kSlotCount);
+    QCOMPARE(visible_slot_rows(w), kBuiltinSlotCount);
     QCOMPARE(table->selectionModel()->selectedRows().size(), 1);
   }
 
@@ -417,16 +417,18 @@ class ToolsTest : public QObject, public GuiFixture {
     Snapshot s;
     for (int g = 0; g < 12; ++g) {
       StepRow r;
+      r.flags.assign(kBuiltinSlotCount, 0);
       r.step = g;
       const double nan = std::numeric_limits<double>::quiet_NaN();
       r.losses.total = g == 0 ? 3.93535 : nan;
       r.losses.c51 = g == 0 ? 3.93535 : nan;
       r.losses.grad_norm = g == 0 ? 0.122147 : nan;
       s.steps.push_back(r);
-      s.health.push_back(unmeasured_rows());
+      s.health.push_back(unmeasured_rows(kBuiltinSlotCount));
     }
     s.fold_begin = {0};
     s.folds.resize(1);
+    s.folds[0].slots.resize(kBuiltinSlotCount);
     MetricsPlot plot;
     plot.resize(640, 240);
     plot.setView(&s);
@@ -443,13 +445,15 @@ class ToolsTest : public QObject, public GuiFixture {
     Snapshot s;
     for (int g = 0; g < 5000; ++g) {
       StepRow r;
+      r.flags.assign(kBuiltinSlotCount, 0);
       r.step = g;
-      r.checked = (std::uint64_t{1} << kSlotCount) - 1;
+      r.checked = SlotSet::all(kBuiltinSlotCount);
       if (g == 0) r.flags[kHS2] = kKindNaN;  // under the y axis, the sliver of the walkthrough
       s.steps.push_back(r);
     }
     s.fold_begin = {0};
     s.folds.resize(1);
+    s.folds[0].slots.resize(kBuiltinSlotCount);
     SlotGridModel model(SlotGridModel::Steps);
     model.setView(&s);
     GridPlot plot(&model);

@@ -398,7 +398,7 @@ class WorkbenchTest : public QObject, public GuiFixture {
       const QJsonObject fold = o["folds"].toArray()[k].toObject();
       QCOMPARE(fold["entry"].toObject()["slot"].toInt(), want_slot[k]);
       QCOMPARE(fold["entry"].toObject()["step"].toInt(), want_step[k]);
-      QCOMPARE(fold["slots"].toArray().size(), kSlotCount);
+      QCOMPARE(fold["slots"].toArray().size(), kBuiltinSlotCount);
     }
     const QJsonObject grid = o["step_grid"].toObject();
     QCOMPARE(grid["fold"].toInt(), 0);

@@ -66,7 +66,8 @@ class Simulated final : public nanscope::SdkDeviceChecks {
     const std::size_t used = std::min<std::size_t>(begun_, rows_.size());
     r.rows.assign(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(used));
     r.records = records_;
-    if (shape_.health) r.health.assign(nanscope::kSlotCount * nanscope::kHealthFieldCount, NAN);
+    if (shape_.health)
+      r.health.assign(nanscope::kSdkDeviceSlots * nanscope::kHealthFieldCount, NAN);
     for (std::size_t i = 0; i < used; ++i) rows_[i] = {};
     step_ = -1;
     begun_ = 0;
@@ -119,9 +120,9 @@ class Simulated final : public nanscope::SdkDeviceChecks {
   }
 
   nanscope::SdkDeviceShape shape_;
-  std::vector<std::array<std::uint8_t, nanscope::kSlotCount>> rows_;
-  std::array<nanscope::SdkSlotRecord, nanscope::kSlotCount> records_{};
-  std::array<std::vector<float>, nanscope::kSlotCount> areas_;
+  std::vector<std::array<std::uint8_t, nanscope::kSdkDeviceSlots>> rows_;
+  std::array<nanscope::SdkSlotRecord, nanscope::kSdkDeviceSlots> records_{};
+  std::array<std::vector<float>, nanscope::kSdkDeviceSlots> areas_;
   int step_ = -1, exec_ = 0;
   std::uint32_t begun_ = 0, status_ = 0, zero_ = 0;
 };

@@ -121,12 +121,18 @@ TEST_F(SdkApi, NullMadeUpAndClosedHandlesAreRefused) {
   EXPECT_REFUSED(ns_guard_word(closed, &word), NS_ERR_HANDLE, "is not open");
 }
 
-TEST_F(SdkApi, ASecondOpenSessionIsRefusedAndTheFirstGoesOn) {
-  const std::string other = (dir_ / "other").string();
-  const ns_session_options o = options(other);
+TEST_F(SdkApi, ASecondSessionOnTheSameRunDirIsRefusedAndTheFirstGoesOn) {
+  // The same directory, spelt another way: refused, naming the open session's directory.
+  const std::string same = (dir_ / "dumps" / "..").string();
+  ns_session_options o = options(same);
   ns_session second = 77;
-  EXPECT_REFUSED(ns_session_open(&o, &second), NS_ERR_STATE, "one session at a time");
+  EXPECT_REFUSED(ns_session_open(&o, &second), NS_ERR_STATE, "each session writes a run directory");
   EXPECT_EQ(second, 0u);
+  // Another directory: a second session of its own, open beside the first.
+  o = options((dir_ / "other").string());
+  ASSERT_EQ(ns_session_open(&o, &second), NS_OK) << ns_last_error();
+  EXPECT_NE(second, s_);
+  EXPECT_EQ(ns_session_close(second), NS_OK) << ns_last_error();
   ASSERT_EQ(ns_fold_begin(s_, 0), NS_OK);
   EXPECT_EQ(step(0).fired, 0);
 }
@@ -333,10 +339,10 @@ TEST_F(SdkApi, TheRunFileHoldsTheTrainersTableFlagsAndEntry) {
   s_ = 0;
 
   const nanscope::RunFileData run = nanscope::read_run_file((dir_ / "run.h5").string());
-  EXPECT_EQ(run.trainer, "api_test");
-  ASSERT_EQ(run.trainer_slots.size(), 2u);
-  EXPECT_EQ(run.trainer_slots[0].name, "a");
-  EXPECT_EQ(run.trainer_slots[0].consumers, 2u) << "a's consumer b, bit 1";
+  EXPECT_EQ(run.table->trainer(), "api_test");
+  ASSERT_EQ(run.table->size(), 2);
+  EXPECT_EQ((*run.table)[0].name, "a");
+  EXPECT_EQ((*run.table)[0].consumers, std::vector<int>{1}) << "a's consumer b, slot 1";
   ASSERT_EQ(run.folds.size(), 2u);
   EXPECT_EQ(run.folds[0].entry_slot.value_or(-1), 0);
   EXPECT_EQ(run.folds[0].entry_step.value_or(-1), 1);
@@ -464,7 +470,7 @@ TEST_F(SdkApi, AShapeMustHoldTheCountAndIsWhatTheDumpKeeps) {
   ASSERT_EQ(dump.slots.size(), 1u);
   EXPECT_EQ(dump.slots[0].shape, (std::vector<std::uint64_t>{4, 3}));
   EXPECT_EQ(dump.slots[0].scan.first_bad_index, 7);
-  EXPECT_EQ(dump.trainer, "api_test");
+  EXPECT_EQ(dump.table->trainer(), "api_test");
 }
 
 }  // namespace

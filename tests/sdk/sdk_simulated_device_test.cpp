@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/slot_table.h"
 #include "io/run_file.h"
 #include "nanscope/nanscope.h"
 #include "sdk_test_util.h"
@@ -220,7 +221,36 @@ TEST_F(SimulatedDevice, CloseAccountsTheReplaysLeftAndUndeferEndsTheGraphsAccoun
   const nanscope::RunFileData run = run_file();
   ASSERT_EQ(run.steps.size(), 3u) << "the first replay and the two left at close";
   EXPECT_EQ(run.steps[2].step, 2);
-  EXPECT_EQ(run.steps[2].checked, 3u) << "the new graph's checks: a and b";
+  EXPECT_EQ(run.steps[2].checked.members(), (std::vector<int>{0, 1}))
+      << "the new graph's checks: a and b";
+}
+
+}  // namespace
+
+namespace {
+
+// The device bank's rows are as wide as nanscope's own table: a 37th device slot is refused,
+// naming the limit and the host path's, and the session goes on with its 36.
+TEST_F(SimulatedDevice, ADeviceSlotPastTheDeviceBanksWidthIsRefusedNamingTheLimit) {
+  std::vector<std::string> names;
+  std::vector<std::int32_t> ids(nanscope::kBuiltinSlotCount, -1);
+  for (int i = 2; i < nanscope::kBuiltinSlotCount; ++i) names.push_back("d" + std::to_string(i));
+  for (int i = 2; i < nanscope::kBuiltinSlotCount; ++i)
+    NS_OK_(add(names[static_cast<std::size_t>(i - 2)].c_str(), i, nullptr, b_.data(),
+               &ids[static_cast<std::size_t>(i)]));
+  std::int32_t extra = -1;
+  EXPECT_REFUSED(add("one_too_many", 99, nullptr, b_.data(), &extra), NS_ERR_UNSUPPORTED,
+                 "at most 36 slots in this version (host buffers: 4096)");
+  EXPECT_EQ(extra, -1);
+  NS_OK_(ns_fold_begin(s_, 0));
+  NS_OK_(step_calls(0));
+  ns_step_result r = blank_result();
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 0);
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));  // the run file written and the writer drained
+  s_ = 0;
+  EXPECT_EQ(run_file().table->size(), nanscope::kBuiltinSlotCount);
 }
 
 }  // namespace

@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
       backend->run_phase(phase, key);
       if (phase == Phase::Sample) d.batch = backend->batch_context();
       if (phase == Phase::Optimizer || state_only) break;
-      for (int s = 1; s < kSlotCount; ++s) {  // each slot at its own check moment
-        if (slot_info(s).phase != phase || s == kGradNorm || s == kAdamMoments || s == kParams)
+      for (int s = 1; s < kBuiltinSlotCount; ++s) {  // each slot at its own check moment
+        if (builtin_slot(s).phase != phase || s == kGradNorm || s == kAdamMoments || s == kParams)
           continue;
         const SlotView v = backend->slot(s);
         if (!v.exists()) continue;

@@ -47,7 +47,7 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Check
     // A step whose observer writes a buffer runs live; otherwise a graph is captured when there is
     // none for this fold's data and checked set, and replayed after (the calls are the same here).
     if (graph_ && !(outer_ && outer_->writes_this_step())) {
-      const std::uint64_t checked = setup_.checked_mask();
+      const SlotSet checked = setup_.checked_set();
       if (!captured_graph_ || checked != captured_checked_) {
         captured_graph_ = true;
         captured_checked_ = checked;
@@ -173,7 +173,7 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Check
   int exec_ = 0;
   std::uint64_t in_producer_ = 0;
   StateSnapshot before_;
-  std::uint64_t captured_checked_ = 0;
+  SlotSet captured_checked_;
   int captures_ = 0;
   std::int64_t copies_ = 0;
 
@@ -216,7 +216,7 @@ void expect_same(const Session& a, const Session& b) {
   }
   ASSERT_EQ(a.folds().size(), b.folds().size());
   for (std::size_t f = 0; f < a.folds().size(); ++f)
-    for (int s = 0; s < kSlotCount; ++s) {
+    for (int s = 0; s < kBuiltinSlotCount; ++s) {
       const SlotRecord &x = a.folds()[f].flags.slots[s], &y = b.folds()[f].flags.slots[s];
       EXPECT_EQ(x.state, y.state) << f << " " << s;
       EXPECT_EQ(x.kinds, y.kinds) << f << " " << s;

@@ -55,7 +55,7 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
   EXPECT_EQ(r.backend, "cpu");
   EXPECT_EQ(r.folds[0].entry_slot.value_or(-1), kAuxLoss);
   EXPECT_FALSE(r.folds[1].entry_slot);
-  for (int slot = 0; slot < kSlotCount; ++slot) {
+  for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
     EXPECT_EQ(r.folds[0].slots[slot].state, s->folds()[0].flags.slots[slot].state);
     EXPECT_EQ(r.folds[0].slots[slot].kinds, s->folds()[0].flags.slots[slot].kinds);
     EXPECT_EQ(r.folds[0].slots[slot].first_step, s->folds()[0].flags.slots[slot].first_step);
@@ -80,7 +80,7 @@ TEST(Files, RunFileRoundTripsWhatTheSessionReported) {
   EXPECT_FALSE(fs::exists(s->run_file_path() + ".tmp"));
   // /steps/health: each step's rows as the session measured them, bit for bit.
   for (std::size_t i = 0; i < r.steps.size(); ++i)
-    for (int slot = 0; slot < kSlotCount; ++slot)
+    for (int slot = 0; slot < kBuiltinSlotCount; ++slot)
       for (int k = 0; k < kHealthFieldCount; ++k) {
         const float a = r.steps[i].health[slot][k], b = s->history()[i].health[slot][k];
         EXPECT_TRUE(a == b || (a != a && b != b)) << "step " << i << " slot " << slot;

@@ -221,7 +221,7 @@ TEST(HostileInput, DumpStateShapedLikeItsParametersAndEntryBufferPresent) {
     EXPECT_NE(msg.find("shape differs from the parameter's"), std::string::npos) << msg;
   }
   const DumpData d = read_dump(recorded().dump);
-  const std::string entry = std::string(slot_info(d.entry_slot).name);
+  const std::string entry = std::string(builtin_slot(d.entry_slot).name);
   std::string path = copy_of(recorded().dump, "entry");
   edit(path, [&](hid_t f) { H5Ldelete(f, ("slots/" + entry).c_str(), H5P_DEFAULT); });
   std::string msg = error_of([&] { read_dump(path); });
@@ -229,7 +229,7 @@ TEST(HostileInput, DumpStateShapedLikeItsParametersAndEntryBufferPresent) {
   path = copy_of(recorded().dump, "noslots");
   edit(path, [&](hid_t f) {
     for (const DumpSlot& s : d.slots)
-      H5Ldelete(f, ("slots/" + std::string(slot_info(s.index).name)).c_str(), H5P_DEFAULT);
+      H5Ldelete(f, ("slots/" + std::string(builtin_slot(s.index).name)).c_str(), H5P_DEFAULT);
   });
   msg = error_of([&] { read_dump(path); });
   EXPECT_NE(msg.find("/slots holds no slot buffer"), std::string::npos) << msg;
@@ -417,7 +417,7 @@ TEST(HostileInput, AttributesThatAreNotOneValueAreRefusedBeforeReading) {
 // would be a verdict on nothing): replay refuses it with 78, naming the dataset.
 TEST(HostileInput, ASlotDatasetOfAnotherSizeIsRefused) {
   const DumpData d = read_dump(recorded().dump);
-  const std::string entry = std::string(slot_info(d.entry_slot).name);
+  const std::string entry = std::string(builtin_slot(d.entry_slot).name);
   const std::string path = copy_of(recorded().dump, "slot_size");
   edit(path, [&](hid_t f) {
     const std::string name = "slots/" + entry;

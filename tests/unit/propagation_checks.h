@@ -35,9 +35,27 @@ inline Config propagation_config(bool iqn) {
   return c;
 }
 
+// nanscope's own 36 slots fit one 64-bit mask: the checks below compare masks.
+inline std::vector<int> slots_of(std::uint64_t mask) {
+  std::vector<int> out;
+  for (int s = 0; s < 64; ++s)
+    if (mask >> s & 1) out.push_back(s);
+  return out;
+}
+inline std::uint64_t mask_of(const std::vector<int>& slots) {
+  std::uint64_t m = 0;
+  for (int s : slots) m |= std::uint64_t{1} << s;
+  return m;
+}
+inline std::uint64_t downstream_closure(int slot, std::uint64_t present) {
+  SlotSet p(kBuiltinSlotCount);
+  for (int s : slots_of(present)) p.set(s);
+  return mask_of(SlotTable::builtin()->downstream_closure(slot, p).members());
+}
+
 inline std::string slot_list(std::uint64_t mask) {
   std::string out;
-  for (int s : slots_of(mask)) out += (out.empty() ? "" : " ") + std::string(slot_info(s).name);
+  for (int s : slots_of(mask)) out += (out.empty() ? "" : " ") + std::string(builtin_slot(s).name);
   return out.empty() ? "(none)" : out;
 }
 
@@ -45,7 +63,7 @@ inline std::string slot_list(std::uint64_t mask) {
 inline std::uint64_t present_slots(const Config& c) {
   const SlotSetup setup = slot_setup(c);
   std::uint64_t m = 0;
-  for (int s = 0; s < kSlotCount; ++s)
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
     if (setup.state[static_cast<std::size_t>(s)] != SlotState::Absent) m |= std::uint64_t{1} << s;
   return m;
 }
@@ -115,7 +133,7 @@ inline std::uint64_t fired_at_probe_step(const Config& c, const MakeBackend& mak
   s.run();
   std::uint64_t fired = 0;
   for (const StepRecord& r : s.history())
-    for (int slot = 0; slot < kSlotCount; ++slot)
+    for (int slot = 0; slot < kBuiltinSlotCount; ++slot)
       if (r.step == kProbeStep && r.flags[static_cast<std::size_t>(slot)])
         fired |= std::uint64_t{1} << slot;
   return fired;
@@ -128,11 +146,11 @@ inline std::vector<std::uint64_t> expect_probes_fire_their_closures(const Config
                                                                     bool graph) {
   const std::uint64_t present = present_slots(c);
   const std::size_t trunk = active_trunk_element(c, make);
-  std::vector<std::uint64_t> fired(kSlotCount, 0);
-  for (int slot = 0; slot < kSlotCount; ++slot) {
+  std::vector<std::uint64_t> fired(kBuiltinSlotCount, 0);
+  for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
     if (!(present >> slot & 1)) continue;
     SCOPED_TRACE("injection into slot " + std::to_string(slot) + " " +
-                 std::string(slot_info(slot).name));
+                 std::string(builtin_slot(slot).name));
     fired[static_cast<std::size_t>(slot)] =
         fired_at_probe_step(c, make, graph, probe_injections(slot, Dims::from(c), trunk));
     const std::uint64_t expected = downstream_closure(slot, present);
@@ -167,10 +185,10 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
   const std::uint64_t present = present_slots(c);
   const std::size_t trunk = active_trunk_element(c, make);
   const auto base = temp_dir(name);
-  for (int slot = 0; slot < kSlotCount; ++slot) {
+  for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
     if (!(present >> slot & 1)) continue;
     SCOPED_TRACE("dump of an injection into slot " + std::to_string(slot) + " " +
-                 std::string(slot_info(slot).name));
+                 std::string(builtin_slot(slot).name));
     const std::string path = probe_dump(c, make, graph, slot, trunk, base / std::to_string(slot));
     if (path.empty()) continue;
     const DumpData dump = read_dump(path);
@@ -187,7 +205,7 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
       EXPECT_EQ(again.verdict, Verdict::Reproducible);
       EXPECT_EQ(again.slots.size(), dump.slots.size());
       for (const ReplaySlot& r : again.slots) {
-        SCOPED_TRACE("replayed slot " + std::string(slot_info(r.index).name));
+        SCOPED_TRACE("replayed slot " + std::string(builtin_slot(r.index).name));
         EXPECT_EQ(r.replayed_kinds, r.dumped_kinds);
         if (tolerance == 0) {
           EXPECT_TRUE(r.match.equal)
@@ -204,7 +222,7 @@ inline void expect_dumps_replay_their_own_step(const Config& c, const MakeBacken
       EXPECT_FALSE(plain.injections_replayed);
       EXPECT_TRUE(plain.slot_injection_recorded());
       EXPECT_EQ(plain.verdict, Verdict::Transient);
-      EXPECT_EQ(plain.replayed_flags, (std::array<std::uint8_t, kSlotCount>{}));
+      EXPECT_EQ(plain.replayed_flags, StepFlags(kBuiltinSlotCount));
     }
   }
   std::filesystem::remove_all(base);

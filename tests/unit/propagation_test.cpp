@@ -19,24 +19,24 @@ namespace {
 const MakeBackend kCpu = [](const Config& c) { return make_cpu_backend(c); };
 
 // The consumers column of docs/slots.md's slot table, as masks by slot index.
-std::array<std::uint64_t, kSlotCount> documented_consumers() {
+std::array<std::uint64_t, kBuiltinSlotCount> documented_consumers() {
   std::ifstream in(std::string(NANSCOPE_SOURCE_DIR) + "/docs/slots.md");
-  std::array<std::uint64_t, kSlotCount> out{};
-  std::array<bool, kSlotCount> seen{};
+  std::array<std::uint64_t, kBuiltinSlotCount> out{};
+  std::array<bool, kBuiltinSlotCount> seen{};
   const std::regex row(R"(^\| (\d+) \| `[^`]+` \|.*\| ([0-9, ]+|none) \|$)");
   std::string line;
   while (std::getline(in, line)) {
     std::smatch m;
     if (!std::regex_match(line, m, row)) continue;
     const int slot = std::stoi(m[1]);
-    if (slot < 0 || slot >= kSlotCount) continue;
+    if (slot < 0 || slot >= kBuiltinSlotCount) continue;
     seen[static_cast<std::size_t>(slot)] = true;
     if (m[2] == "none") continue;
     std::stringstream list(m[2]);
     for (std::string item; std::getline(list, item, ',');)
       out[static_cast<std::size_t>(slot)] |= std::uint64_t{1} << std::stoi(item);
   }
-  for (int s = 0; s < kSlotCount; ++s)
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
     EXPECT_TRUE(seen[static_cast<std::size_t>(s)]) << "no row for slot " << s;
   return out;
 }
@@ -45,13 +45,14 @@ std::array<std::uint64_t, kSlotCount> documented_consumers() {
 
 TEST(Propagation, TheDocumentedConsumersAreTheSlotTables) {
   const auto documented = documented_consumers();
-  for (int s = 0; s < kSlotCount; ++s)
-    EXPECT_EQ(slot_list(documented[static_cast<std::size_t>(s)]), slot_list(slot_info(s).consumers))
-        << "slot " << s << " " << slot_info(s).name;
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
+    EXPECT_EQ(slot_list(documented[static_cast<std::size_t>(s)]),
+              slot_list(mask_of(builtin_slot(s).consumers)))
+        << "slot " << s << " " << builtin_slot(s).name;
 }
 
 TEST(Propagation, TheClosureFollowsConsumersAndPassesThroughAbsentSlots) {
-  const std::uint64_t all = (std::uint64_t{1} << kSlotCount) - 1;
+  const std::uint64_t all = (std::uint64_t{1} << kBuiltinSlotCount) - 1;
   EXPECT_EQ(slot_list(downstream_closure(kTotalLoss, all)), "total_loss");
   EXPECT_EQ(slot_list(downstream_closure(kGradNorm, all)), "grad_norm adam_moments params");
   EXPECT_EQ(slot_list(downstream_closure(kBwDHS2Aux, all)),
@@ -78,11 +79,11 @@ TEST(Propagation, PhiReachesTheQuantilesLseTheLossAndNormTheUpdate) {
   auto fired = [&](const std::string& spec) { return fired_at_probe_step(c, kCpu, false, {spec}); };
   const std::uint64_t phi = fired("slot:iqn_phi@0:2:nan:5");
   for (int s : {kIqnPhi, kIqnQuantiles, kIqnLoss, kTotalLoss, kDBranchLogits, kIqnDHS2, kBwDHS2Iqn})
-    EXPECT_TRUE(phi >> s & 1) << slot_info(s).name;
+    EXPECT_TRUE(phi >> s & 1) << builtin_slot(s).name;
   const std::uint64_t lse = fired("slot:cql_lse@0:2:nan:3");
   for (int s :
        {kCqlLse, kTotalLoss, kCqlDValueLogits, kDValueLogits, kDAdvLogits, kBwDHS2Main, kParams})
-    EXPECT_TRUE(lse >> s & 1) << slot_info(s).name;
+    EXPECT_TRUE(lse >> s & 1) << builtin_slot(s).name;
   EXPECT_EQ(slot_list(fired("slot:grad_norm@0:2")), "grad_norm adam_moments params");
 }
 
@@ -127,7 +128,7 @@ TEST(Replay, ABatchFireDumpsTheStepsOwnDrawsAndReplaysIt) {
   EXPECT_EQ(r.verdict, Verdict::Reproducible);
   EXPECT_TRUE(r.injections.empty());
   EXPECT_EQ(r.replayed_flags, s.history().back().flags);
-  for (const ReplaySlot& rs : r.slots) EXPECT_TRUE(rs.match.equal) << slot_info(rs.index).name;
+  for (const ReplaySlot& rs : r.slots) EXPECT_TRUE(rs.match.equal) << builtin_slot(rs.index).name;
   std::filesystem::remove_all(o.out_dir);
 }
 

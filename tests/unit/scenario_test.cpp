@@ -37,12 +37,12 @@ TEST_P(TruthTable, EntryBackwardEntryAndHalt) {
   auto entry = s.entry();
   auto bw = s.backward_entry();
   if (x.entry == -1) {
-    EXPECT_FALSE(entry) << "entry " << slot_info(entry->slot).name;
+    EXPECT_FALSE(entry) << "entry " << builtin_slot(entry->slot).name;
   } else {
     ASSERT_TRUE(entry);
   }
   if (x.entry >= 0) {
-    EXPECT_EQ(entry->slot, x.entry) << slot_info(entry->slot).name;
+    EXPECT_EQ(entry->slot, x.entry) << builtin_slot(entry->slot).name;
   }
   if (x.backward == -1) {
     EXPECT_FALSE(bw);
@@ -95,7 +95,7 @@ TEST(Scenarios, GradCollapseHaltsWithoutAnyFire) {
   EXPECT_EQ(s.halt()->step, c.halt.collapse_patience - 1);
   EXPECT_EQ(static_cast<int>(s.history().size()), c.halt.collapse_patience);
   for (const auto& r : s.history()) {
-    EXPECT_EQ(r.flags, (std::array<std::uint8_t, kSlotCount>{}));
+    EXPECT_EQ(r.flags, StepFlags(kBuiltinSlotCount));
     EXPECT_TRUE(std::isfinite(r.losses.total));
   }
 }
@@ -117,12 +117,12 @@ TEST(SlotDocs, TheTableInDocsIsTheCodesTable) {
   ASSERT_TRUE(in);
   std::stringstream ss;
   ss << in.rdbuf();
-  for (const auto& s : slot_table())
+  for (const auto& s : (*SlotTable::builtin()))
     EXPECT_NE(ss.str().find(slot_markdown_row(s) + "\n"), std::string::npos)
         << s.index << " " << s.name;
   // Ranks are a permutation: every buffer has its own place in the dataflow.
   std::vector<int> ranks;
-  for (const auto& s : slot_table()) ranks.push_back(s.rank);
+  for (const auto& s : (*SlotTable::builtin())) ranks.push_back(s.rank);
   std::sort(ranks.begin(), ranks.end());
-  for (int i = 0; i < kSlotCount; ++i) EXPECT_EQ(ranks[i], i);
+  for (int i = 0; i < kBuiltinSlotCount; ++i) EXPECT_EQ(ranks[i], i);
 }

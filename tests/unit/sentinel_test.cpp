@@ -181,7 +181,7 @@ TEST(Checks, NeverChangeTheBuffersTheyRead) {
   ASSERT_TRUE(s.history().back().flags[kHS1]);
   auto all = [&] {
     std::vector<std::vector<char>> out;
-    for (int i = 0; i < kSlotCount; ++i) {
+    for (int i = 0; i < kBuiltinSlotCount; ++i) {
       SlotView v = s.backend().slot(i);
       const char* p = static_cast<const char*>(v.data);
       out.emplace_back(p, p + (v.data ? v.count * sizeof(float) : 0));
@@ -190,7 +190,7 @@ TEST(Checks, NeverChangeTheBuffersTheyRead) {
   };
   CheckBank& checks = s.backend().checks();
   checks.begin_step(StepKey{c.run.seed, 0, 2, 2});
-  for (int slot = 0; slot < kSlotCount; ++slot) {
+  for (int slot = 0; slot < kBuiltinSlotCount; ++slot) {
     const auto before = all();
     checks.check_now(slot);
     EXPECT_EQ(before, all()) << "check of slot " << slot << " changed a buffer";

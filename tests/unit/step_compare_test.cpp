@@ -55,7 +55,7 @@ TEST(StepCompare, TheDefaultPairIsTheLastCleanStepAndTheFirstBadOne) {
 
 TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-  SlotHealthRows a = unmeasured_rows(), b = unmeasured_rows();
+  SlotHealthRows a = unmeasured_rows(kBuiltinSlotCount), b = unmeasured_rows(kBuiltinSlotCount);
   a[1] = row(-2, 1, 0.1f, 0);  // |max| 2 -> 40: x20, jumped
   b[1] = row(-40, 3, 0.5f, 0);
   a[2] = row(0, 1, 0.5f, 0);  // x3, not jumped
@@ -87,7 +87,7 @@ TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
   EXPECT_DOUBLE_EQ(c.rows[0].growth, 1.0);
   EXPECT_TRUE(std::isnan(c.rows[1].growth));
   EXPECT_TRUE(c.rows[1].went_nonfinite && c.rows[1].jumped);
-  const std::string text = comparison_text(c);
+  const std::string text = comparison_text(*SlotTable::builtin(), c);
   EXPECT_NE(text.find("fold 3: step 10 vs step 11"), std::string::npos) << text;
   EXPECT_NE(text.find("*  1 h_s1"), std::string::npos) << text;
   EXPECT_NE(text.find("   2 h_s2"), std::string::npos) << text;
@@ -125,7 +125,7 @@ TEST(StepCompare, OnLrExplosionWhatWentNonFiniteThenTheTrunkThatGrewHeadTheTable
 
 TEST(StepCompare, JumpedStartsAtTenfoldGrowthAndTheTableSaysSo) {
   // docs/slots.md: jumped is "grew 10x or more". Just under (9.99x) is not, exactly 10x is.
-  SlotHealthRows a = unmeasured_rows(), b = unmeasured_rows();
+  SlotHealthRows a = unmeasured_rows(kBuiltinSlotCount), b = unmeasured_rows(kBuiltinSlotCount);
   a[1] = row(0, 1, 0.5f, 0);
   b[1] = row(0, 9.99f, 0.5f, 0);
   a[2] = row(0, 1, 0.5f, 0);
@@ -138,7 +138,7 @@ TEST(StepCompare, JumpedStartsAtTenfoldGrowthAndTheTableSaysSo) {
   EXPECT_EQ(c.rows[1].slot, 1);
   EXPECT_NEAR(c.rows[1].growth, 9.99, 1e-6);
   EXPECT_FALSE(c.rows[1].jumped);
-  const std::string text = comparison_text(c);
+  const std::string text = comparison_text(*SlotTable::builtin(), c);
   EXPECT_NE(text.find("* jumped: |max| x10 or more"), std::string::npos) << text;
   EXPECT_NE(text.find("*  2 h_s2"), std::string::npos) << text;
   EXPECT_NE(text.find("   1 h_s1"), std::string::npos) << text;

@@ -88,7 +88,7 @@ inline void expect_time_travel_bit_exact(const BackendFactory& make, bool graph,
   EXPECT_EQ(entry_fold, 1);
   EXPECT_EQ(entry_step, 6);
   std::vector<int> existing;
-  for (int s = 0; s < kSlotCount; ++s)
+  for (int s = 0; s < kBuiltinSlotCount; ++s)
     if (run.backend().slot(s).exists()) existing.push_back(s);
   const RunFileData file = read_run_file(run.run_file_path());
   ASSERT_EQ(file.checkpoints.size(), run.checkpoints().size());
@@ -99,7 +99,7 @@ inline void expect_time_travel_bit_exact(const BackendFactory& make, bool graph,
   for (const Triple& t :
        time_travel_triples(c, existing, entry_fold, entry_step, run.entry()->slot)) {
     SCOPED_TRACE(::testing::Message() << name << ": fold " << t.fold << " step " << t.step
-                                      << " slot " << slot_info(t.slot).name);
+                                      << " slot " << builtin_slot(t.slot).name);
     // The checkpoint from the file, and the same one from the live ring: the same state.
     std::size_t row = 0;
     for (std::size_t i = 0; i < file.checkpoints.size(); ++i)

@@ -73,7 +73,7 @@ TEST(TimeTravel, AStepBeforeItsCheckpointOrInAnotherFoldIsRefused) {
   EXPECT_EQ(last, 3);
   EXPECT_EQ(total, 3);
   int existing = 0;
-  for (int s = 0; s < kSlotCount; ++s) existing += run.backend().slot(s).exists() ? 1 : 0;
+  for (int s = 0; s < kBuiltinSlotCount; ++s) existing += run.backend().slot(s).exists() ? 1 : 0;
   EXPECT_EQ(static_cast<int>(all->slots.size()), existing);
 }
 
@@ -198,10 +198,11 @@ TEST(TimeTravel, AFileOfAnotherBackendIsLabelledAsSuch) {
 // nanscope's own.
 TEST(TimeTravel, ARunFileMadeOnTheGpuIsRecomputedOnTheCpu) {
   const auto dir = temp_dir("materialize_cuda_file");
-  const std::string file = std::string(NANSCOPE_SOURCE_DIR) + "/tests/data/cuda_run_checkpoints.h5";
+  const std::string file =
+      std::string(NANSCOPE_SOURCE_DIR) + "/tests/data/v0.1.0/run_schema2_cuda.h5";
   const RunFileData run = read_run_file(file);
   ASSERT_EQ(run.backend, "cuda");
-  ASSERT_EQ(run.trainer, "nanscope");
+  ASSERT_EQ(run.table->trainer(), "nanscope");
   ASSERT_EQ(run.folds.size(), 2u);
   ASSERT_EQ(run.folds[1].entry_slot.value_or(-1), kHS2);
   ASSERT_EQ(run.folds[1].entry_step.value_or(-1), 5);
@@ -223,7 +224,7 @@ TEST(TimeTravel, ARunFileMadeOnTheGpuIsRecomputedOnTheCpu) {
     EXPECT_EQ(j["agreement"]["health_bit_equal"], false) << "two backends, two roundings";
     EXPECT_LT(j["agreement"]["health_max_rel"], 1e-4) << c.fold << ":" << c.step;
     const DumpData d = read_dump(out);
-    EXPECT_EQ(d.slots.size(), static_cast<std::size_t>(kSlotCount)) << "every slot present";
+    EXPECT_EQ(d.slots.size(), static_cast<std::size_t>(kBuiltinSlotCount)) << "every slot present";
   }
   std::filesystem::remove_all(dir);
 }

@@ -86,7 +86,7 @@ TEST(Training, Float32AgreesWithFloat64) {
       diff += (x.at(i) - y.at(i)) * (x.at(i) - y.at(i));
       norm += y.at(i) * y.at(i);
     }
-    EXPECT_LT(std::sqrt(diff / norm), 1e-3) << slot_info(slot).name;
+    EXPECT_LT(std::sqrt(diff / norm), 1e-3) << builtin_slot(slot).name;
   }
 }
 
@@ -120,7 +120,8 @@ TEST(Training, CallSitesOfTheBackwardChecksComeInOrder) {
   auto pos = [&](int slot) {
     return std::find(rec.checks.begin(), rec.checks.end(), slot) - rec.checks.begin();
   };
-  EXPECT_EQ(rec.checks.size(), static_cast<std::size_t>(kSlotCount));  // every slot exists here
+  EXPECT_EQ(rec.checks.size(),
+            static_cast<std::size_t>(kBuiltinSlotCount));  // every slot exists here
   EXPECT_LT(pos(kBwDHS2Main), pos(kBwDHS2Aux));
   EXPECT_LT(pos(kBwDHS2Aux), pos(kBwDHS2Iqn));
   for (int late = kDValueLogits; late <= kBnDConcat; ++late) EXPECT_GT(pos(late), pos(kBwDHS2Iqn));
@@ -133,8 +134,8 @@ TEST(Training, WithoutIqnTheHeadAndItsSlotsDoNotExist) {
   c.loss.lambda_iqn = 0;
   Session s(c, make_cpu_backend(c));
   s.step();
-  for (int slot = 0; slot < kSlotCount; ++slot)
-    EXPECT_EQ(s.backend().slot(slot).exists(), !slot_info(slot).iqn_only) << slot;
+  for (int slot = 0; slot < kBuiltinSlotCount; ++slot)
+    EXPECT_EQ(s.backend().slot(slot).exists(), !builtin_slot(slot).iqn_only) << slot;
   EXPECT_EQ(s.backend().layout().find("iqn.out.w"), nullptr);
   EXPECT_TRUE(std::isfinite(s.history().back().losses.total));
 }

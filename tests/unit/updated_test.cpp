@@ -31,7 +31,7 @@ TEST_P(Updated, AFireInWhatTheUpdateLeavesKeepsTheUpdate) {
   for (const char* slot : {"params", "adam_moments"}) {
     const auto h = run_with(guard, std::string("slot:") + slot + "@0:2");
     ASSERT_EQ(h.size(), 4u);
-    const int index = *find_slot(slot);
+    const int index = *SlotTable::builtin()->find(slot);
     EXPECT_NE(h[2].flags[static_cast<std::size_t>(index)], 0) << slot;
     EXPECT_TRUE(h[1].updated) << slot;
     EXPECT_TRUE(h[2].updated) << slot << ": the update ran before its outputs fired";

@@ -1,0 +1,133 @@
+// Slot tables as values, and the files of nanscope 0.1.0 (tests/data/v0.1.0/) read at their own
+// width: its 36-wide schema-1 and schema-2 run files, its dumps and its SDK trainer's files.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/sentinel.h"
+#include "core/slot_table.h"
+#include "io/dump_file.h"
+#include "io/run_file.h"
+
+namespace nanscope {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(NANSCOPE_SOURCE_DIR) + "/tests/data/v0.1.0/" + name;
+}
+
+std::vector<TrainerSlot> chain(int n) {
+  std::vector<TrainerSlot> slots;
+  for (int i = 0; i < n; ++i)
+    slots.push_back({"s" + std::to_string(i), "forward", "[4]", n - i,
+                     i + 1 < n ? std::vector<int>{i + 1} : std::vector<int>{}});
+  return slots;
+}
+
+TEST(SlotTable, ATrainersTableIsCheckedAndHeldByItsOwners) {
+  std::string why;
+  const SlotTableRef wide = SlotTable::of_trainer("wide", chain(kMaxSlots), &why);
+  ASSERT_TRUE(wide) << why;
+  EXPECT_EQ(wide->size(), kMaxSlots);
+  EXPECT_EQ(wide->find("s4095"), 4095);
+  EXPECT_EQ(wide->find("4095"), 4095);
+  EXPECT_EQ(wide->find("4096"), std::nullopt);
+  // Past the limit, a consumer outside the table, a taken name: refused, naming the slot.
+  EXPECT_FALSE(SlotTable::of_trainer("wide", chain(kMaxSlots + 1), &why));
+  EXPECT_NE(why.find("1 to 4096 slots, not 4097"), std::string::npos) << why;
+  auto bad = chain(3);
+  bad[1].consumers = {3};
+  EXPECT_FALSE(SlotTable::of_trainer("t", bad, &why));
+  EXPECT_NE(why.find("slot 1 (s1): consumer 3 is outside the table"), std::string::npos) << why;
+  bad = chain(3);
+  bad[2].name = "s0";
+  EXPECT_FALSE(SlotTable::of_trainer("t", bad, &why));
+  EXPECT_NE(why.find("slot 2: the name 's0' is taken"), std::string::npos) << why;
+  // Two tables at once: neither disturbs the other or nanscope's own.
+  const SlotTableRef narrow = SlotTable::of_trainer("narrow", chain(3), &why);
+  ASSERT_TRUE(narrow) << why;
+  EXPECT_EQ(narrow->size(), 3);
+  EXPECT_EQ(wide->size(), kMaxSlots);
+  EXPECT_EQ(SlotTable::builtin()->size(), kBuiltinSlotCount);
+  EXPECT_NE(narrow->fingerprint(), wide->fingerprint());
+}
+
+TEST(SlotTable, TheClosureCrossesWordsAndTheEntryIsTheLowestRank) {
+  std::string why;
+  const SlotTableRef t = SlotTable::of_trainer("wide", chain(200), &why);
+  ASSERT_TRUE(t) << why;
+  const SlotSet all = SlotSet::all(200);
+  EXPECT_EQ(t->downstream_closure(190, all).members(),
+            (std::vector<int>{190, 191, 192, 193, 194, 195, 196, 197, 198, 199}));
+  SlotSet present = all;
+  present.set(195, false);  // an absent slot passes its inputs on
+  EXPECT_EQ(t->downstream_closure(194, present).members(),
+            (std::vector<int>{194, 196, 197, 198, 199}));
+  // Ranks run backwards in chain(): of two slots first firing together, the later index leads.
+  SentinelBank bank(t, SlotSetup(200));
+  bank.begin_step(0);
+  EXPECT_TRUE(bank.record(70, ScanResult{kKindNaN, 1, 0}));
+  EXPECT_TRUE(bank.record(130, ScanResult{kKindPosInf, 2, 0}));
+  bank.end_step();
+  const FoldFlags f = bank.readback();
+  ASSERT_EQ(f.slots.size(), 200u);
+  EXPECT_EQ(f.entry_slot, 130);
+  EXPECT_EQ(bank.step_flags()[70], kKindNaN);
+  // The next step's flags start clear.
+  bank.begin_step(1);
+  EXPECT_FALSE(any_fired(bank.step_flags()));
+}
+
+TEST(Files0_1_0, EveryRunFileOpensAtItsWidth) {
+  struct Case {
+    const char* file;
+    std::size_t folds, steps;
+    int entry_fold, entry_slot;
+  } cases[] = {
+      {"run_schema1.h5", 2, 6, 0, kHS1},
+      {"run_schema1_watches.h5", 2, 6, 1, kHS1},
+      {"run_schema2_checkpoints.h5", 2, 6, 1, kHS2},
+      {"run_schema2_cuda.h5", 2, 18, 1, kHS2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const RunFileData r = read_run_file(fixture(c.file));
+    EXPECT_TRUE(r.table->is_builtin());
+    EXPECT_EQ(r.nanscope_version, "0.1.0");
+    ASSERT_EQ(r.folds.size(), c.folds);
+    ASSERT_EQ(r.steps.size(), c.steps);
+    for (const FoldFlags& f : r.folds) EXPECT_EQ(f.slots.size(), 36u);
+    for (const RunStepRow& s : r.steps) EXPECT_EQ(s.flags.size(), 36u);
+    const auto entry = run_entry(r.folds.size(), [&](std::size_t k) -> const FoldFlags& {
+      return r.folds[k];
+    });
+    ASSERT_TRUE(entry);
+    EXPECT_EQ(entry->fold, c.entry_fold);
+    EXPECT_EQ(entry->slot, c.entry_slot) << builtin_slot(entry->slot).name;
+  }
+}
+
+TEST(Files0_1_0, TheSdkTrainersFilesOpenAtTheirTablesWidth) {
+  const RunFileData r = read_run_file(fixture("sdk_run.h5"));
+  EXPECT_EQ(r.table->trainer(), "c_mlp");
+  ASSERT_EQ(r.table->size(), 11);
+  EXPECT_EQ(r.folds.at(1).slots.size(), 11u);
+  EXPECT_EQ(r.steps.at(0).flags.size(), 11u);
+  EXPECT_EQ(r.folds.at(1).entry_slot, r.table->find("x_norm"));
+  // Its dump's /flags was written 36 wide for 11 slots: read at the table's width.
+  const DumpData d = read_dump(fixture("sdk_dump.h5"));
+  EXPECT_EQ(d.table->trainer(), "c_mlp");
+  EXPECT_EQ(d.table->fingerprint(), r.table->fingerprint());
+  ASSERT_EQ(d.flags.size(), 11u);
+  EXPECT_EQ(d.entry_slot, r.table->find("x_norm"));
+  EXPECT_NE(d.flags[static_cast<std::size_t>(d.entry_slot)], 0);
+  EXPECT_EQ(d.slots.size(), 3u);
+  const DumpData own = read_dump(fixture("dump.h5"));
+  EXPECT_TRUE(own.table->is_builtin());
+  EXPECT_EQ(own.flags.size(), 36u);
+  EXPECT_EQ(own.entry_slot, kAuxLoss);
+}
+
+}  // namespace
+}  // namespace nanscope

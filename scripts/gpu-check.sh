@@ -11,18 +11,21 @@
 #   with its side lanes and on one stream; where its time goes, node by node; where the checks'
 #   cost is); the step's dense layers, cuBLAS against the fused layer kernel; the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
-#   with step_rate; with the part `scaling` (not in the default), the scaling table
-#   (bench/step_scaling.py: batch 64-4096 x hidden 128-2048 against cuBLAS SGEMM and the twin).
+#   with step_rate; the SDK's device path (sdk_device_tests: eager and graphed trainers through
+#   libnanscope, the session's table and files; bench_sdk_device_check); with the part `scaling`
+#   (not in the default), the scaling table (bench/step_scaling.py: batch 64-4096 x hidden
+#   128-2048 against cuBLAS SGEMM and the twin).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
-# PARTS: a comma-separated choice of tests, propagation, sanitizers, bench, scaling (default the first
-# four). On the H200: tests and bench about a minute each, the sanitizers under one more, scaling one.
+# PARTS: a comma-separated choice of tests, propagation, sanitizers, sdk, bench, scaling (default the
+# first five). The SDK's binaries (sdk_device_tests, bench_sdk_device_check) find the CUDA plugin as
+# a trainer does, or through NANSCOPE_CUDA_PLUGIN. On the H200: tests and bench about a minute each, the sanitizers under one more, scaling one.
 # Exits non-zero when any part fails (a test, the propagation check, a sanitizer error or hazard, a
 # bench that did not run or failed) and ends with one line: "gpu-check: PASS ..." or
 # "gpu-check: FAIL: <the steps that failed>".
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2
-parts=${3:-tests,propagation,sanitizers,bench}
+parts=${3:-tests,propagation,sanitizers,sdk,bench}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$out"
@@ -65,6 +68,12 @@ step memcheck 200 compute-sanitizer --error-exitcode 1 --tool memcheck "$bin/gpu
 step initcheck 180 compute-sanitizer --error-exitcode 1 --tool initcheck "$bin/gpu_tests" --gtest_filter="$tiny"
 step racecheck 300 compute-sanitizer --error-exitcode 1 --tool racecheck "$bin/gpu_tests" --gtest_filter="$race"
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/memcheck.txt "$out"/initcheck.txt "$out"/racecheck.txt
+fi
+if want sdk; then
+step sdk_device_tests 300 "$bin/sdk_device_tests"
+grep -E "^\[  (PASSED|FAILED)" "$out/sdk_device_tests.txt"
+step sdk_device_check 120 "$bin/bench_sdk_device_check"
+tail -3 "$out/sdk_device_check.txt"
 fi
 if want scaling; then
 step scaling 600 python3 "$src/bench/step_scaling.py" "$bin" "$out/scaling"

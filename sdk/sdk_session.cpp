@@ -321,6 +321,7 @@ void Session::freeze_table() {
         break;
     }
   }
+  start_run_file();
   stage_ = Stage::BetweenFolds;
 }
 
@@ -512,16 +513,17 @@ ns_step_result Session::finish_step() {
   row.step = step_;
   row.flags = bank_->step_flags();
   row.checked = checked_;
-  row.health = health_rows_;
+  row.health = std::move(health_rows_);  // the next step starts its own
   const double none = std::numeric_limits<double>::quiet_NaN();
   row.losses.c51 = row.losses.mse = row.losses.cql = row.losses.iqn = row.losses.aux =
       row.losses.ens = none;
   row.losses.total = loss_;
   row.losses.grad_norm = grad_norm_;
   row.losses.group_norm.fill(none);
-  steps_.push_back(row);
+  steps_.push_back(std::move(row));
 
   const FoldFlags flags = bank_->readback();
+  decide_health(flags);
   ns_step_result out{};
   out.struct_size = sizeof(ns_step_result);
   out.fired = fired;

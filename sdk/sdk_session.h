@@ -80,10 +80,15 @@ class Session {
   ns_step_result account_device(void* stream, const SlotSet& checked, const char* call,
                                 bool none_ok = false);
   bool stream_capturing();
+  // The run file: the writer's own copy of the run made once the table is fixed, the steps handed
+  // over at each fold's end (write_run_file_now), and the health rows the budget does not keep
+  // dropped as soon as that is decided (io/run_file.h, HealthKeeping).
+  void start_run_file();
+  void decide_health(const FoldFlags& fold);
+  void drop_health_not_kept(std::size_t rows, std::optional<int> first_fire);
   void write_run_file_now();
   void write_dump(int fold, int step, std::vector<CapturedSlot> slots);
   void raise_writer_error();
-  RunFileData snapshot() const;
 
   std::string run_dir_, trainer_, config_text_;
   std::uint64_t seed_ = 0;
@@ -111,7 +116,9 @@ class Session {
   bool halted_ = false;
   // What the run file holds.
   std::vector<FoldFlags> folds_;
-  std::vector<RunStepRow> steps_;
+  std::vector<RunStepRow> steps_;  // the fold's steps not yet handed to the writer
+  std::shared_ptr<RunFileData> file_;
+  HealthKeeping keeping_;
   std::vector<RunEventRow> events_;
   std::unique_ptr<RunWriter> writer_;
   // The device path (null for a session of host buffers).

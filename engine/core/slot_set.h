@@ -40,7 +40,8 @@ class SlotSet {
   }
   int count() const {
     int n = 0;
-    for (std::uint64_t w : words_) n += __builtin_popcountll(w);  // C++17 too: nvcc compiles this header
+    for (std::uint64_t w : words_)
+      n += __builtin_popcountll(w);  // C++17 too: nvcc compiles this header
     return n;
   }
   // The members in ascending order.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/slot_table.h"
@@ -14,10 +15,20 @@ namespace nanscope {
 
 using namespace run_tables;
 
+HealthKeeping HealthKeeping::for_table(const SlotTable& table) {
+  const std::size_t row = static_cast<std::size_t>(table.size()) * sizeof(HealthRow);
+  HealthKeeping k;
+  k.stride = static_cast<int>((row + kHealthBytesPerStep - 1) / kHealthBytesPerStep);
+  return k;
+}
+
 void write_run_file(const std::string& path, const RunFileData& r) {
   h5::AtomicFile file(path);
   const hid_t f = file.id();
-  h5::write_attr(f, "schema_version", kRunSchemaVersion, path);
+  // Health kept for every step: the dense layout of schema 2; else the rows kept and their steps.
+  const bool every_health = std::all_of(r.steps.begin(), r.steps.end(),
+                                        [](const RunStepRow& s) { return !s.health.empty(); });
+  h5::write_attr(f, "schema_version", every_health ? std::int64_t{2} : kRunSchemaVersion, path);
   h5::write_attr(f, "nanscope_version", r.nanscope_version, path);
   h5::write_attr(f, "created_utc", r.created_utc, path);
   h5::write_attr(f, "backend", r.backend, path);
@@ -93,14 +104,20 @@ void write_run_file(const std::string& path, const RunFileData& r) {
     h5::write_attr_strings(g, "group_norm", "groups", {kParamGroups.begin(), kParamGroups.end()},
                            path);
     std::vector<float> health;
-    health.reserve(ns * width * kHealthFieldCount);
-    for (const auto& row : r.steps)
-      for (int i = 0; i < n; ++i) {
-        const HealthRow& h = health_at(row.health, i);
+    std::vector<std::int64_t> health_step;  // the /steps rows whose health is kept
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+      const RunStepRow& row = r.steps[i];
+      if (row.health.empty()) continue;
+      health_step.push_back(static_cast<std::int64_t>(i));
+      for (int s = 0; s < n; ++s) {
+        const HealthRow& h = health_at(row.health, s);
         health.insert(health.end(), h.begin(), h.end());
       }
+    }
+    const std::uint64_t kept = health_step.size();
+    if (!every_health) h5::write_dataset(g, "health_step", health_step.data(), {kept}, path);
     h5::write_dataset(g, "health", health.data(),
-                      {ns, width, static_cast<std::uint64_t>(kHealthFieldCount)}, path);
+                      {kept, width, static_cast<std::uint64_t>(kHealthFieldCount)}, path);
     h5::write_attr_strings(g, "health", "fields",
                            {kHealthFieldNames.begin(), kHealthFieldNames.end()}, path);
   }

@@ -35,8 +35,27 @@ struct RunStepRow {
   SlotHealthRows health;
 };
 
-// The run file's schema: 2 added /steps/health. Version-1 files are read as well.
-inline constexpr std::int64_t kRunSchemaVersion = 2;
+// The run file's schema: 2 added /steps/health; 3 keeps it for some steps only, the ones
+// /steps/health_step lists (a file that keeps every step's is still written as 2). Files of
+// versions 1 and 2 are read as well.
+inline constexpr std::int64_t kRunSchemaVersion = 3;
+
+// Which steps' health a run keeps (docs/files.md, "What the run file keeps"). A health row is 32
+// bytes a slot: a table of S slots keeps one row in `stride` steps of each fold, stride being
+// the smallest that holds the rows to kHealthBytesPerStep a step on average (1 up to 100 slots:
+// every step), and every step of the `window` steps up to and including each fold's first fire,
+// where a user looks first.
+struct HealthKeeping {
+  static constexpr std::size_t kHealthBytesPerStep = 3200;
+  static constexpr int kWindow = 100;
+  int stride = 1;
+  int window = kWindow;
+  static HealthKeeping for_table(const SlotTable& table);
+  // Whether step `step` of a fold whose first fire (if any yet) was at `first_fire` is kept.
+  bool keeps(int step, std::optional<int> first_fire) const {
+    return step % stride == 0 || (first_fire && step <= *first_fire && *first_fire - step < window);
+  }
+};
 
 struct RunEventRow {
   int fold = 0, step = 0;

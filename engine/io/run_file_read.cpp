@@ -116,12 +116,29 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
     if (checked.size() != ns * n)
       throw DataError(fmt::format("{}: /steps/checked disagrees in size", path));
   }
+  // Each /steps row's row of /steps/health, or -1: every row's (schema 2), the rows
+  // /steps/health_step lists (schema 3), none (schema 1).
   std::vector<float> health;
+  std::vector<std::int64_t> health_row(ns, -1);
   if (h5::exists(f, "steps/health")) {
     health = h5::read_dataset<float>(f, "steps/health", &dims, path);
-    if (dims.size() != 3 || dims[0] != ns || dims[1] != n || dims[2] != kHealthFieldCount)
-      throw DataError(
-          fmt::format("{}: /steps/health must be [steps, {}, {}]", path, n, kHealthFieldCount));
+    std::vector<std::int64_t> kept;
+    if (h5::exists(f, "steps/health_step")) {
+      kept = h5::read_dataset<std::int64_t>(f, "steps/health_step", nullptr, path);
+    } else {
+      kept.resize(ns);
+      for (std::size_t i = 0; i < ns; ++i) kept[i] = static_cast<std::int64_t>(i);
+    }
+    if (dims.size() != 3 || dims[0] != kept.size() || dims[1] != n || dims[2] != kHealthFieldCount)
+      throw DataError(fmt::format("{}: /steps/health must be [{} kept steps, {}, {}]", path,
+                                  kept.size(), n, kHealthFieldCount));
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      const bool ascending = k == 0 || kept[k] > kept[k - 1];
+      if (kept[k] < 0 || static_cast<std::uint64_t>(kept[k]) >= ns || !ascending)
+        throw DataError(fmt::format(
+            "{}: /steps/health_step row {} ({}) is not a later row of /steps", path, k, kept[k]));
+      health_row[static_cast<std::size_t>(kept[k])] = static_cast<std::int64_t>(k);
+    }
   }
   if (ns > 0 && nf == 0)
     throw DataError(fmt::format("{}: /steps holds {} steps but /folds no fold", path, ns));
@@ -142,7 +159,14 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
     row.flags.assign(sflags.begin() + static_cast<std::ptrdiff_t>(i * n),
                      sflags.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
     row.checked = SlotSet(static_cast<int>(n));
-    if (!health.empty()) row.health.resize(n);
+    const std::int64_t hrow = health_row[i];
+    if (hrow >= 0) {
+      const auto from = static_cast<std::size_t>(hrow) * n * kHealthFieldCount;
+      row.health.resize(n);
+      for (std::size_t s = 0; s < n; ++s)
+        std::copy_n(health.begin() + static_cast<std::ptrdiff_t>(from + s * kHealthFieldCount),
+                    kHealthFieldCount, row.health[s].begin());
+    }
     for (std::size_t k = 0; k < kLossTerms.size(); ++k)
       if (!term[k].empty()) row.losses.*kLossTerms[k].member = term[k][i];
     for (std::size_t g = 0; g < static_cast<std::size_t>(kGroupCount); ++g)
@@ -160,11 +184,8 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
                                r.folds[static_cast<std::size_t>(row.fold)].slots[s].state ==
                                    SlotState::Fired);
       if (on) row.checked.set(static_cast<int>(s));
-      if (!health.empty())
-        std::copy_n(health.begin() + static_cast<std::ptrdiff_t>((i * n + s) * kHealthFieldCount),
-                    kHealthFieldCount, row.health[s].begin());
     }
-    r.steps.push_back(row);
+    r.steps.push_back(std::move(row));
   }
 }
 

@@ -22,8 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("nanscope_sdk_sessions_" + name + "_" + std::to_string(getpid()));
+  const fs::path d = fs::temp_directory_path() /
+                     ("nanscope_sdk_sessions_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   return d;
 }
@@ -158,8 +158,10 @@ TEST(SdkSessions, TwoSessionsOnTwoThreadsWriteWhatEachWritesAlone) {
   expect_same_run(base / "a_alone", base / "a_beside");
   expect_same_run(base / "b_alone", base / "b_beside");
   // And what each wrote is its own: its table, its entry.
-  const nanscope::RunFileData left = nanscope::read_run_file((base / "a_beside" / "run.h5").string());
-  const nanscope::RunFileData right = nanscope::read_run_file((base / "b_beside" / "run.h5").string());
+  const nanscope::RunFileData left =
+      nanscope::read_run_file((base / "a_beside" / "run.h5").string());
+  const nanscope::RunFileData right =
+      nanscope::read_run_file((base / "b_beside" / "run.h5").string());
   EXPECT_EQ(left.table->size(), 40);
   EXPECT_EQ(right.table->size(), 300);
   EXPECT_EQ(left.folds[1].entry_slot.value_or(-1), 17);

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A trainer of 4,096 host slots through the SDK, as its user runs it (examples/python's module).
 
-Each slot is a layer's 16-float activation, each consumed by the next layer's. At step 3 a NaN
+Each slot is a layer's 16-float activation, each consumed by the next layer's. At step 150 a NaN
 enters layer 2999 and an Inf layer 4095: the step fires, its first fire is dumped, the session
 halts. Then the run file and the dump are read as the user reads them: h5py (the table and every
-per-slot dataset 4,096 wide, the consumers as pairs), `nanscope-run validate` and `compare`, and
-the workbench offscreen (its state JSON and a screenshot).
+per-slot dataset 4,096 wide, the consumers as pairs, the health of the steps the budget keeps),
+`nanscope-run validate` and `compare`, and the workbench offscreen (its state JSON and a
+screenshot).
 
     wide_table_test.py BUILD_DIR SOURCE_DIR
 """
@@ -25,7 +26,10 @@ sys.path.insert(0, os.path.join(source, "tests", "python"))
 import nanscope_sdk as ns  # noqa: E402
 from nanscope_tools import run, workbench_state  # noqa: E402
 
-SLOTS, ENTRY, LAST, FIRE_STEP = 4096, 2999, 4095, 3
+SLOTS, ENTRY, LAST, FIRE_STEP = 4096, 2999, 4095, 150
+# The health the run file keeps (docs/files.md): one step in 41 (32 bytes a slot against 3,200 a
+# step) and the 100 steps up to the first fire.
+STRIDE, WINDOW = 41, 100
 run_tool = os.path.join(build, "cli", "nanscope-run")
 workbench = os.path.join(build, "gui", "nanscope")
 work = tempfile.mkdtemp(prefix="nanscope_wide_")
@@ -44,7 +48,7 @@ def train(out_dir):
         assert ids == list(range(SLOTS)), ids[:4]
         results = []
         with s.fold(0):
-            for step in range(6):
+            for step in range(FIRE_STEP + 3):
                 if step == FIRE_STEP:
                     acts[ENTRY][5] = np.nan
                     acts[LAST][0] = np.inf
@@ -86,11 +90,16 @@ def check_files(out_dir):
         fired = {int(i): int(flags[FIRE_STEP][i]) for i in np.nonzero(flags[FIRE_STEP])[0]}
         assert fired == {ENTRY: 1, LAST: 2}, fired  # 1 NaN, 2 +Inf
         assert f["steps/checked"][:].all(), "every slot checked at every step"
+        assert f.attrs["schema_version"] == 3
+        kept = list(f["steps/health_step"][:])
+        expect = sorted({s for s in range(0, FIRE_STEP + 1, STRIDE)} |
+                        set(range(FIRE_STEP - WINDOW + 1, FIRE_STEP + 1)))
+        assert kept == expect, (kept[:8], expect[:8])
         health = f["steps/health"]
-        assert health.shape == (FIRE_STEP + 1, SLOTS, 8), health.shape
+        assert health.shape == (len(kept), SLOTS, 8), health.shape
         fields = [x.decode() if isinstance(x, bytes) else x for x in health.attrs["fields"]]
         assert health[0][1234][fields.index("mean")] == 0.5
-        assert health[FIRE_STEP][ENTRY][fields.index("nonfinite")] == 1
+        assert health[kept.index(FIRE_STEP)][ENTRY][fields.index("nonfinite")] == 1
         kinds = [k.decode() for k in f["events"]["kind"]]
         assert kinds == ["first_fire", "halt_nan"], kinds
         dump = f["events"]["dump"][0].decode()

@@ -228,9 +228,9 @@ TEST(Files, BadFilesAreRefusedWithAClearMessage) {
     fs::copy_file(s->run_file_path(), dir / "newer.h5");
     hid_t f = H5Fopen((dir / "newer.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     H5Adelete(f, "schema_version");
-    h5::write_attr(f, "schema_version", std::int64_t{3}, "newer");
+    h5::write_attr(f, "schema_version", std::int64_t{4}, "newer");
     H5Fclose(f);
   }
   msg = error_of([&] { read_run_file((dir / "newer.h5").string()); });
-  EXPECT_NE(msg.find("newer nanscope (schema_version 3 > 2)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("newer nanscope (schema_version 4 > 3)"), std::string::npos) << msg;
 }

@@ -10,6 +10,8 @@
 #include "io/dump_file.h"
 #include "io/run_file.h"
 
+#include <optional>
+
 namespace nanscope {
 namespace {
 
@@ -79,6 +81,22 @@ TEST(SlotTable, TheClosureCrossesWordsAndTheEntryIsTheLowestRank) {
   EXPECT_FALSE(any_fired(bank.step_flags()));
 }
 
+TEST(HealthKeeping, AWideTableKeepsAStrideAndTheWindowBeforeTheFirstFire) {
+  std::string why;
+  EXPECT_EQ(HealthKeeping::for_table(*SlotTable::builtin()).stride, 1);  // 1,152 bytes a step
+  EXPECT_EQ(HealthKeeping::for_table(*SlotTable::of_trainer("t", chain(100), &why)).stride, 1);
+  EXPECT_EQ(HealthKeeping::for_table(*SlotTable::of_trainer("t", chain(101), &why)).stride, 2);
+  const HealthKeeping k = HealthKeeping::for_table(*SlotTable::of_trainer("t", chain(1000), &why));
+  EXPECT_EQ(k.stride, 10);
+  EXPECT_EQ(k.window, 100);
+  EXPECT_TRUE(k.keeps(0, std::nullopt));
+  EXPECT_FALSE(k.keeps(7, std::nullopt));
+  EXPECT_TRUE(k.keeps(7, 106)) << "the 100 steps up to the first fire, 7 to 106";
+  EXPECT_FALSE(k.keeps(6, 106));
+  EXPECT_FALSE(k.keeps(107, 106)) << "after the first fire: the stride only";
+  EXPECT_TRUE(k.keeps(110, 106));
+}
+
 TEST(Files0_1_0, EveryRunFileOpensAtItsWidth) {
   struct Case {
     const char* file;
@@ -99,9 +117,8 @@ TEST(Files0_1_0, EveryRunFileOpensAtItsWidth) {
     ASSERT_EQ(r.steps.size(), c.steps);
     for (const FoldFlags& f : r.folds) EXPECT_EQ(f.slots.size(), 36u);
     for (const RunStepRow& s : r.steps) EXPECT_EQ(s.flags.size(), 36u);
-    const auto entry = run_entry(r.folds.size(), [&](std::size_t k) -> const FoldFlags& {
-      return r.folds[k];
-    });
+    const auto entry =
+        run_entry(r.folds.size(), [&](std::size_t k) -> const FoldFlags& { return r.folds[k]; });
     ASSERT_TRUE(entry);
     EXPECT_EQ(entry->fold, c.entry_fold);
     EXPECT_EQ(entry->slot, c.entry_slot) << builtin_slot(entry->slot).name;

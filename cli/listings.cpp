@@ -20,6 +20,12 @@ void list_slots(const Config& config) {
   }
 }
 
+void list_slots_markdown() {
+  fmt::print("| # | name | phase | call site | producer | buffer | rank | exists | consumers |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& s : *SlotTable::builtin()) fmt::print("{}\n", slot_markdown_row(s));
+}
+
 void list_params(const Config& config) {
   ParamLayout layout(Dims::from(config));
   for (const ParamEntry* e : layout.existing())

@@ -6,6 +6,7 @@
 namespace nanscope::cli {
 
 void list_slots(const Config& config);   // index name phase state
+void list_slots_markdown();              // docs/slots.md's table, generated from the code
 void list_params(const Config& config);  // name shape
 void list_scenarios();                   // name: mechanism
 

@@ -53,7 +53,12 @@ int main(int argc, char** argv) {
   };
   // `nanscope-run [run] ...`: the run flags work with and without the word `run`.
   add_run_flags(&app);
-  app.add_flag("--list-slots", list_slots, "one line per slot: index name phase state");
+  CLI::Option* list_slots_flag =
+      app.add_flag("--list-slots", list_slots, "one line per slot: index name phase state");
+  bool markdown = false;
+  app.add_flag("--markdown", markdown,
+               "with --list-slots: the slot table as docs/slots.md shows it (a Markdown table)")
+      ->needs(list_slots_flag);
   app.add_flag("--list-params", list_params, "one line per parameter: name shape");
   app.add_flag("--list-scenarios", list_scenarios, "one line per scenario preset");
   CLI::App* run_cmd = app.add_subcommand("run", "train the configured folds (the default)");
@@ -148,7 +153,8 @@ int main(int argc, char** argv) {
     }
     if (list_slots || list_params) {
       Config config = cli::resolve_config(run);
-      if (list_slots) cli::list_slots(config);
+      if (list_slots && markdown) cli::list_slots_markdown();
+      if (list_slots && !markdown) cli::list_slots(config);
       if (list_params) cli::list_params(config);
       return 0;
     }

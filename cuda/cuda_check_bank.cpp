@@ -163,7 +163,7 @@ void CudaCheckBank::measure_learner(int slot, const DevBuf& b, cudaStream_t stre
   const WatchConfig& w = c_.watch;
   if (w.c51_mass > 0 && (builtin_slot(slot).roles & kRoleC51Rows))
     bank_.measure_c51_rows(slot, b.p, b.n / static_cast<std::size_t>(d_.NA), d_.NA, stream);
-  if (w.quantile_crossing > 0 && slot == kIqnQuantiles)
+  if (w.quantile_crossing > 0 && (builtin_slot(slot).roles & kRoleQuantiles))
     bank_.measure_crossings(b.p, host_.check_buffer(kIqnTau).p, d_.B, d_.N, d_.A, stream);
 }
 

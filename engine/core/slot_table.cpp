@@ -57,7 +57,7 @@ const std::vector<SlotInfo>& builtin_rows() {
   {11, "cql_lse", P::Forward, P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", 12, false, S({20, 25, 29})},
   {12, "iqn_tau", P::Forward, P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", 1, true, S({13, 16, 21, 28})},
   {13, "iqn_phi", P::Forward, P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", 13, true, S({14, 21, 27})},
-  {14, "iqn_quantiles", P::Forward, P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", 14, true, S({16, 28})},
+  {14, "iqn_quantiles", P::Forward, P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", 14, true, S({16, 28}), false, kRoleQuantiles},
   {15, "iqn_target_quantiles", P::Forward, P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", 15, true, S({16, 28})},
   {16, "iqn_loss", P::Forward, P::Forward, "after the quantile Huber loss", "per-sample quantile Huber loss", "[B]", 16, true, S({20})},
   {17, "aux_pred_nb", P::Forward, P::Forward, "after the aux head", "relu(h_s2 Wx1 + bx1) Wx2 + bx2", "[B,2]", 17, false, S({18, 21, 30})},
@@ -84,6 +84,14 @@ const std::vector<SlotInfo>& builtin_rows() {
 }
 // clang-format on
 
+// The slots whose buffer is a view of storage the step keeps anyway (SlotInfo::storage).
+std::vector<SlotInfo> with_storage(std::vector<SlotInfo> rows) {
+  rows[kAdamMoments].storage = SlotStorage::AdamMoments;
+  rows[kParams].storage = SlotStorage::Params;
+  for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) rows[s].storage = SlotStorage::BackwardTrunk;
+  return rows;
+}
+
 bool printable_name(const std::string& s, std::size_t longest) {
   if (s.empty() || s.size() > longest) return false;
   for (unsigned char c : s)
@@ -101,7 +109,7 @@ std::string_view slot_phase(const SlotInfo& s) {
 const SlotTableRef& SlotTable::builtin() {
   static const SlotTableRef table = [] {
     auto t = std::shared_ptr<SlotTable>(new SlotTable);
-    t->slots_ = builtin_rows();
+    t->slots_ = with_storage(builtin_rows());
     return SlotTableRef(std::move(t));
   }();
   return table;
@@ -127,6 +135,7 @@ std::uint64_t SlotTable::fingerprint() const {
     for (int c : s.consumers) mix(static_cast<std::uint64_t>(c));
     mix(s.roles);
     mix((s.iqn_only ? 1u : 0u) | (s.starts_deferred ? 2u : 0u));
+    mix(static_cast<std::uint64_t>(s.storage));
   }
   return h;
 }

@@ -79,6 +79,16 @@ enum SlotRole : std::uint8_t {
   kRoleLogProbs = 2,    // ... held as log-probabilities
   kRoleLseInput = 4,    // logits a logsumexp takes: the cql_margin watch
   kRoleReluOutput = 8,  // a relu's output: the dead_relu watch
+  kRoleQuantiles = 16,  // IQN quantiles against their taus: quantile_crossing measures their order
+};
+
+// Where a slot's buffer lives: its own buffer, or a view of storage the step keeps anyway (a
+// backend allocates a buffer for the first kind only).
+enum class SlotStorage : std::uint8_t {
+  Own,
+  AdamMoments,    // Adam's m and v, every parameter
+  Params,         // the parameters
+  BackwardTrunk,  // bw_d_h_s2, the trunk gradient each backward stage adds into
 };
 
 struct SlotInfo {
@@ -98,8 +108,9 @@ struct SlotInfo {
   std::vector<int> consumers;
   // Checked only once the user asks (sentinel.undefer): the slot starts in the deferred state.
   bool starts_deferred = false;
-  std::uint8_t roles = 0;  // SlotRole bits
-  std::string phase_text;  // a trainer's own phase name (phase_name(phase) when empty)
+  std::uint8_t roles = 0;       // SlotRole bits
+  std::string phase_text = {};  // a trainer's own phase name (phase_name(phase) when empty)
+  SlotStorage storage = SlotStorage::Own;
 };
 
 // The phase a slot's check runs in, as files and views name it.

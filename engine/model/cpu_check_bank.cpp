@@ -78,7 +78,8 @@ void CpuCheckBank::measure_learner(int slot, const SlotView& v) {
                  : largest_mass_error(static_cast<const float*>(v.data), v.count, atoms,
                                       (builtin_slot(slot).roles & kRoleLogProbs) != 0);
   }
-  if (w.quantile_crossing > 0 && slot == kIqnQuantiles && v.shape.size() == 3) {
+  if (w.quantile_crossing > 0 && (builtin_slot(slot).roles & kRoleQuantiles) &&
+      v.shape.size() == 3) {
     const SlotView tau = backend_.slot(kIqnTau);
     const auto B = v.shape[0], N = v.shape[1], A = v.shape[2];
     row[kHealthCrossing] = v.is_f64

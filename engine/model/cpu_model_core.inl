@@ -19,11 +19,11 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
   target = grads = params;
   adam.assign(2 * layout.total(), T(0));
 
-  // Slots 22, 23 and 33-35 are views of adam, params and bw_d_h_s2; the others own a buffer.
+  // A slot that is a view (adam, params, bw_d_h_s2: SlotInfo::storage) owns no buffer.
   for (int s = 0; s < kBuiltinSlotCount; ++s) {
     shapes[s] = slot_shape(d, s, layout.total());
-    const bool view = s == kAdamMoments || s == kParams || s >= kBwDHS2Main;
-    if (!view && !shapes[s].empty()) slots[s].assign(element_count(shapes[s]), T(0));
+    const bool own = builtin_slot(s).storage == SlotStorage::Own;
+    if (own && !shapes[s].empty()) slots[s].assign(element_count(shapes[s]), T(0));
   }
 
   actions.assign(static_cast<std::size_t>(B) * d.D, 0);
@@ -70,22 +70,27 @@ SlotView CpuModel<T>::slot_view(int index) {
   SlotView v;
   v.is_f64 = std::is_same_v<T, double>;
   v.shape = shapes[index];
-  if (index == kAdamMoments) {
-    v.data = adam.data();
-    v.count = adam.size();
-  } else if (index == kParams) {
-    v.data = params.data();
-    v.count = params.size();
-  } else if (index == kBwDHS2Main || index == kBwDHS2Aux || index == kBwDHS2Iqn) {
-    if (index == kBwDHS2Iqn && !d.iqn) return SlotView{};
-    v.data = bw_d_h_s2.data();
-    v.count = static_cast<std::size_t>(bw_d_h_s2.size());
-  } else {
-    if (slots[index].empty()) return SlotView{};
-    v.data = slots[index].data();
-    v.count = slots[index].size();
+  switch (builtin_slot(index).storage) {
+    case SlotStorage::AdamMoments:
+      v.data = adam.data();
+      v.count = adam.size();
+      return v;
+    case SlotStorage::Params:
+      v.data = params.data();
+      v.count = params.size();
+      return v;
+    case SlotStorage::BackwardTrunk:
+      if (shapes[index].empty()) return SlotView{};  // a stage absent this run (no IQN head)
+      v.data = bw_d_h_s2.data();
+      v.count = static_cast<std::size_t>(bw_d_h_s2.size());
+      return v;
+    case SlotStorage::Own:
+      if (slots[index].empty()) return SlotView{};
+      v.data = slots[index].data();
+      v.count = slots[index].size();
+      return v;
   }
-  return v;
+  return SlotView{};
 }
 
 template <class T>

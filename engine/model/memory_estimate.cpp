@@ -30,7 +30,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   const double B = d.B, H = d.H;
   double slots = 0;
   for (int s = 0; s < kBuiltinSlotCount; ++s)
-    if (s != kAdamMoments && s != kParams && s < kBwDHS2Main)
+    if (builtin_slot(s).storage == SlotStorage::Own)
       slots += static_cast<double>(element_count(slot_shape(d, s, layout.total())));
   const double iqn =
       d.iqn ? (4.0 * B * d.N + 3.0 * B * d.Np + 3.0 * B * d.K) * H + B * (d.N + d.Np + d.K) * d.C

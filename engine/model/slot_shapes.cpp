@@ -1,5 +1,8 @@
 #include "model/slot_shapes.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "core/slot_table.h"
 #include "model/param_layout.h"
 
@@ -9,7 +12,9 @@ std::vector<std::int64_t> slot_shape(const Dims& d, int slot, std::size_t param_
   const std::int64_t B = d.B, H = d.H, NA = d.NA, A = d.A,
                      P = static_cast<std::int64_t>(param_total);
   if (builtin_slot(slot).iqn_only && !d.iqn) return {};
-  switch (slot) {
+  // Every slot named, no default: a slot added to the table without its shape is a -Wswitch
+  // warning here, not a silent [B, H].
+  switch (static_cast<Slot>(slot)) {
     case kBatch:
       return {B * (2 * d.F + 2 + d.AO)};
     case kHS1:
@@ -62,9 +67,16 @@ std::vector<std::int64_t> slot_shape(const Dims& d, int slot, std::size_t param_
       return {B, A, NA};
     case kBnDConcat:
       return {B, d.Z};
-    default:
-      return {B, H};  // 26, 27, 30, 33, 34, 35
+    case kIqnTrunkM:
+    case kIqnDHS2:
+    case kAuxDHS2Nb:
+    case kBwDHS2Main:
+    case kBwDHS2Aux:
+    case kBwDHS2Iqn:
+      return {B, H};
   }
+  throw std::out_of_range("slot_shape: " + std::to_string(slot) +
+                          " is not a slot of nanscope's own");
 }
 
 std::size_t element_count(const std::vector<std::int64_t>& shape) {

@@ -55,7 +55,10 @@ inline std::uint64_t downstream_closure(int slot, std::uint64_t present) {
 
 inline std::string slot_list(std::uint64_t mask) {
   std::string out;
-  for (int s : slots_of(mask)) out += (out.empty() ? "" : " ") + std::string(builtin_slot(s).name);
+  for (int s : slots_of(mask)) {
+    if (!out.empty()) out += ' ';
+    out += builtin_slot(s).name;
+  }
   return out.empty() ? "(none)" : out;
 }
 

@@ -1,5 +1,6 @@
 // Slot tables as values, and the files of nanscope 0.1.0 (tests/data/v0.1.0/) read at their own
 // width: its 36-wide schema-1 and schema-2 run files, its dumps and its SDK trainer's files.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,9 +22,10 @@ std::string fixture(const std::string& name) {
 
 std::vector<TrainerSlot> chain(int n) {
   std::vector<TrainerSlot> slots;
-  for (int i = 0; i < n; ++i)
-    slots.push_back({"s" + std::to_string(i), "forward", "[4]", n - i,
+  for (int i = 0; i < n; ++i) {
+    slots.push_back({fmt::format("s{}", i), "forward", "[4]", n - i,
                      i + 1 < n ? std::vector<int>{i + 1} : std::vector<int>{}});
+  }
   return slots;
 }
 

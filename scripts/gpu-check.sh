@@ -12,7 +12,8 @@
 #   cost is); the step's dense layers, cuBLAS against the fused layer kernel; the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
 #   with step_rate; the SDK's device path (sdk_device_tests: eager and graphed trainers through
-#   libnanscope, the session's table and files; bench_sdk_device_check); with the part `scaling`
+#   libnanscope, the session's table and files; with bench, bench_sdk_device_check over the
+#   sentinel bench's buffers); with the part `scaling`
 #   (not in the default), the scaling table (bench/step_scaling.py: batch 64-4096 x hidden
 #   128-2048 against cuBLAS SGEMM and the twin).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
@@ -72,8 +73,6 @@ fi
 if want sdk; then
 step sdk_device_tests 300 "$bin/sdk_device_tests"
 grep -E "^\[  (PASSED|FAILED)" "$out/sdk_device_tests.txt"
-step sdk_device_check 120 "$bin/bench_sdk_device_check"
-tail -3 "$out/sdk_device_check.txt"
 fi
 if want scaling; then
 step scaling 600 python3 "$src/bench/step_scaling.py" "$bin" "$out/scaling"
@@ -93,6 +92,10 @@ step time_travel 300 "$bin/bench_time_travel" cuda
 cat "$out/time_travel.txt"
 step sentinel 120 "$bin/bench_sentinel" "$out/sentinel_shapes.txt"
 grep -hE "^sentinel_" "$out/sentinel.txt"
+if want sdk; then  # over the buffers whose shapes the sentinel bench wrote
+  step sdk_device_check 120 "$bin/bench_sdk_device_check" "$out/sentinel_shapes.txt"
+  tail -3 "$out/sdk_device_check.txt"
+fi
 if python3 -c "import torch, h5py" 2>/dev/null; then
   step torch_amp_check 120 python3 "$src/bench/torch_amp_check.py" "$out/sentinel_shapes.txt"
   step twin_fixture 120 "$bin/twin_fixture" "$out/twin_fixture.h5" cuda 3

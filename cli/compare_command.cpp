@@ -93,8 +93,10 @@ int compare_command(const CompareOptions& o) {
                     steps.second, rows[static_cast<std::size_t>(steps.second)]->health);
   if (c.rows.empty())
     throw DataError(fmt::format(
-        "{}: no slot health at fold {}, steps {} and {} (a file of schema_version 1, or a run "
-        "with sentinel.health off, or no slot checked at both steps)",
+        "{}: no slot health at fold {}, steps {} and {} (a file of schema_version 1, a run "
+        "with sentinel.health off (an SDK session's health option), no slot checked at both steps, "
+        "or a step whose health the run file's "
+        "budget did not keep: docs/files.md, \"What the run file keeps\")",
         o.run_file, o.fold, steps.first, steps.second));
   if (!o.json)
     std::cout << comparison_text(*run.table, c) << std::flush;  // the table needs no checkpoint

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <hdf5.h>
 
 #include "core/version.h"
 #include "nanscope/nanscope.h"
@@ -130,11 +131,20 @@ NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* 
     const ns_session_options o = read_struct(options, "ns_session_open: options");
     // Sessions are independent (each its own table, bank, writer and files): a process opens as
     // many as it likes, from any threads, as long as each writes its own run directory.
+    // The directory as one spelling: absolute, normalised, without a trailing separator (which
+    // weakly_canonical keeps for a directory that does not exist yet), symlinks resolved.
     std::error_code ec;
-    const std::filesystem::path dir =
-        std::filesystem::weakly_canonical(std::filesystem::absolute(o.run_dir ? o.run_dir : ""), ec)
-            .lexically_normal();
+    std::filesystem::path dir =
+        std::filesystem::absolute(o.run_dir ? o.run_dir : "", ec).lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();
+    dir = std::filesystem::weakly_canonical(dir, ec);
     std::lock_guard lock(registry_mutex);
+    // Each session's writer thread calls libhdf5: side by side only when it is built thread-safe.
+    hbool_t threadsafe = 0;
+    if (!registry().empty() && (H5is_library_threadsafe(&threadsafe) < 0 || !threadsafe))
+      throw Error(NS_ERR_UNSUPPORTED,
+                  "ns_session_open: this libhdf5 is not built thread-safe, so a process runs one "
+                  "session at a time (close the open one first)");
     for (const auto& [other, entry] : registry())
       if (!ec && o.run_dir && *o.run_dir && entry->run_dir == dir)
         throw Error(NS_ERR_STATE,

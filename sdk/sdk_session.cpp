@@ -299,7 +299,7 @@ void Session::freeze_table() {
   if (dev_) {
     SdkDeviceShape shape;
     shape.health = health_;
-    for (std::size_t i = 0; i < slots_.size(); ++i)
+    for (std::size_t i = 0; i < slots_.size() && i < shape.capture.size(); ++i)
       if (capture_ && slots_[i].state != NS_SLOT_ABSENT)
         shape.capture[i] = static_cast<std::uint64_t>(slots_[i].count);
     on_device("ns_fold_begin", [&] { dev_->prepare(shape); });

@@ -54,7 +54,10 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
     bank_->begin_step(step_);
     first_fire_in_step_ = false;
     captured_.clear();
-    for (int slot = 0; slot < static_cast<int>(slots_.size()); ++slot) {
+    // The device bank's rows hold its slots only (ids below kSdkDeviceSlots; slots registered
+    // absent after them have no row and never fire).
+    const int device_slots = static_cast<int>(std::min(slots_.size(), read.records.size()));
+    for (int slot = 0; slot < device_slots; ++slot) {
       const std::uint8_t kinds = read.rows[row][static_cast<std::size_t>(slot)];
       if (kinds == 0) continue;
       const SdkSlotRecord& rec = read.records[static_cast<std::size_t>(slot)];
@@ -74,7 +77,7 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
     grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
     if (last) {  // the device holds the last step's health and role values only
       if (health_ && !read.health.empty())
-        for (std::size_t slot = 0; slot < slots_.size(); ++slot)
+        for (std::size_t slot = 0; slot < slots_.size() && slot < read.records.size(); ++slot)
           if (checked.test(static_cast<int>(slot)))
             std::copy_n(read.health.begin() + static_cast<std::ptrdiff_t>(slot * kHealthFieldCount),
                         kHealthFieldCount, health_rows_[slot].begin());

@@ -25,10 +25,14 @@ HealthKeeping HealthKeeping::for_table(const SlotTable& table) {
 void write_run_file(const std::string& path, const RunFileData& r) {
   h5::AtomicFile file(path);
   const hid_t f = file.id();
-  // Health kept for every step: the dense layout of schema 2; else the rows kept and their steps.
-  const bool every_health = std::all_of(r.steps.begin(), r.steps.end(),
-                                        [](const RunStepRow& s) { return !s.health.empty(); });
-  h5::write_attr(f, "schema_version", every_health ? std::int64_t{2} : kRunSchemaVersion, path);
+  // Health kept for every step: the dense layout of schema 2; for none (health off): no
+  // /steps/health, schema 2 as well; else the rows kept and their steps (schema 3).
+  const auto has_health = [](const RunStepRow& s) { return !s.health.empty(); };
+  const bool every_health = std::all_of(r.steps.begin(), r.steps.end(), has_health);
+  const bool no_health =
+      !r.steps.empty() && std::none_of(r.steps.begin(), r.steps.end(), has_health);
+  const bool sparse = !every_health && !no_health;
+  h5::write_attr(f, "schema_version", sparse ? kRunSchemaVersion : std::int64_t{2}, path);
   h5::write_attr(f, "nanscope_version", r.nanscope_version, path);
   h5::write_attr(f, "created_utc", r.created_utc, path);
   h5::write_attr(f, "backend", r.backend, path);
@@ -115,11 +119,13 @@ void write_run_file(const std::string& path, const RunFileData& r) {
       }
     }
     const std::uint64_t kept = health_step.size();
-    if (!every_health) h5::write_dataset(g, "health_step", health_step.data(), {kept}, path);
-    h5::write_dataset(g, "health", health.data(),
-                      {kept, width, static_cast<std::uint64_t>(kHealthFieldCount)}, path);
-    h5::write_attr_strings(g, "health", "fields",
-                           {kHealthFieldNames.begin(), kHealthFieldNames.end()}, path);
+    if (sparse) h5::write_dataset(g, "health_step", health_step.data(), {kept}, path);
+    if (!no_health) {
+      h5::write_dataset(g, "health", health.data(),
+                        {kept, width, static_cast<std::uint64_t>(kHealthFieldCount)}, path);
+      h5::write_attr_strings(g, "health", "fields",
+                             {kHealthFieldNames.begin(), kHealthFieldNames.end()}, path);
+    }
   }
   std::vector<EventRow> events;
   for (const auto& e : r.events) {

@@ -210,16 +210,19 @@ RunAgreement agreement_with_run(const MaterializedStep& m, const RunFileData& ru
     auto row = std::find_if(run.steps.begin(), run.steps.end(), [&](const RunStepRow& r) {
       return r.fold == rec.fold && r.step == rec.step;
     });
-    if (row == run.steps.end()) continue;
+    // A step whose health the run file did not keep (docs/files.md, "What the run file keeps")
+    // has nothing to compare against.
+    if (row == run.steps.end() || row->health.empty()) continue;
     ++a.steps_compared;
     for (std::size_t s = 0; s < rec.health.size(); ++s)
       for (std::size_t k = 0; k < rec.health[s].size(); ++k) {
-        const float x = rec.health[s][k], y = row->health[s][k];
+        const HealthRow& kept = health_at(row->health, static_cast<int>(s));
+        const float x = rec.health[s][k], y = kept[k];
         if (same_bits(x, y) || (std::isnan(x) && std::isnan(y))) continue;
         a.health_bit_equal = false;
         // A mean near zero is a cancellation whose rounding is relative to the values' size:
         // it is measured against the slot's rms.
-        const double size = k == kHealthMean ? std::fabs(double(row->health[s][kHealthRms])) : 0;
+        const double size = k == kHealthMean ? std::fabs(double(kept[kHealthRms])) : 0;
         const double scale = std::max(
             {std::fabs(double(x)), std::fabs(double(y)), std::isfinite(size) ? size : 0, 1e-30});
         const double rel = std::fabs(double(x) - double(y)) / scale;

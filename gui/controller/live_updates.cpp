@@ -79,7 +79,7 @@ UpdatePtr LiveUpdates::make(Session& s, bool running, double rate, const QString
 
 std::optional<StepRef> live_buffer_step(const Session& s, int slot) {
   if (s.mid_step() &&
-      static_cast<int>(shown_slot(slot).written_in) < static_cast<int>(s.next_phase()))
+      static_cast<int>(builtin_slot(slot).written_in) < static_cast<int>(s.next_phase()))
     return StepRef{s.fold(), s.step_in_fold(), true};
   if (s.history().empty()) return std::nullopt;
   const StepRecord& last = s.history().back();

@@ -185,7 +185,7 @@ QVariantMap TimeTravel::compare(int slot, int fold, int step_a, int step_b, cons
   out["finiteness_changed"] = static_cast<qlonglong>(c.finiteness_changed);
   out["text"] = QString("%1 %2, step %3 vs step %4 element by element: %5")
                     .arg(slot)
-                    .arg(QString::fromUtf8(shown_slot(slot).name.data()))
+                    .arg(QString::fromStdString(builtin_slot(slot).name))
                     .arg(step_a)
                     .arg(step_b)
                     .arg(QString::fromStdString(elementwise_text(c)));

@@ -86,8 +86,9 @@ int SlotGridModel::wantedColumns() {
 // Appending updates add columns (and change the last ones); a replaced picture resets.
 void SlotGridModel::refresh(bool reset) {
   const int want = wantedColumns();
-  if (reset || want < columns_) {
+  if (reset || want < columns_ || rows_for_ != shown_table_generation()) {
     beginResetModel();
+    rows_for_ = shown_table_generation();
     columns_ = want;
     collectWarned(true);
     endResetModel();

@@ -53,6 +53,7 @@ class SlotGridModel : public QAbstractTableModel {
   const Snapshot* view_ = nullptr;
   int fold_ = 0;
   int columns_ = 0;
+  std::uint64_t rows_for_ = 0;     // the shown table's generation the rows were made for
   std::size_t first_ = 0;          // Steps mode: the fold's first step in the picture's steps
   std::vector<SlotSet> warned_;    // per column: the slots a watch tripped on (empty: none)
   std::size_t warned_events_ = 0;  // the picture's events already folded into warned_

@@ -5,10 +5,17 @@ namespace nanscope::gui {
 void SlotTableModel::setView(const Snapshot* view) {
   beginResetModel();
   view_ = view;
+  rows_for_ = shown_table_generation();
   endResetModel();
 }
 
 void SlotTableModel::refresh() {
+  if (rows_for_ != shown_table_generation()) {  // another table: other rows
+    beginResetModel();
+    rows_for_ = shown_table_generation();
+    endResetModel();
+    return;
+  }
   if (view_) Q_EMIT dataChanged(index(0, 0), index(shown_slot_count() - 1, ColumnCount - 1));
 }
 
@@ -52,8 +59,10 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
       return slot;
     case Name:
       return QString::fromUtf8(info.name.data(), static_cast<int>(info.name.size()));
-    case Phase:
-      return QString::fromUtf8(phase_name(info.phase).data());
+    case Phase: {
+      const std::string_view phase = slot_phase(info);  // an SDK trainer's own phase name
+      return QString::fromUtf8(phase.data(), static_cast<qsizetype>(phase.size()));
+    }
     case State:
       return stateOf(slot);
     case FirstFire:

@@ -37,6 +37,7 @@ class SlotTableModel : public QAbstractTableModel {
   const SlotRecord* record(int slot) const;
   const Snapshot* view_ = nullptr;
   int fold_ = 0;
+  std::uint64_t rows_for_ = 0;  // the shown table's generation the rows were made for
 };
 
 }  // namespace nanscope::gui

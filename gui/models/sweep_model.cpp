@@ -12,7 +12,7 @@ namespace nanscope::gui {
 
 namespace {
 QString slot_name(int slot) {
-  return QString::fromUtf8(shown_slot(slot).name.data());
+  return QString::fromUtf8(builtin_slot(slot).name.data());
 }
 }  // namespace
 

@@ -189,7 +189,17 @@ void MainWindow::onInspectReady(BufferStatsPtr s) {
     return;
   }
   if (w.dump.isEmpty() || s->path != w.dump) return;  // another file's, or asked before this one
-  if (w.any_slot) {
+  // A dump of another trainer than the shown run's (its slot is not the shown table's slot of that
+  // index and name): shown in the inspector, never made the grids' selection.
+  const bool shown_runs_slot =
+      shown_table().contains(s->slot) &&
+      (s->slot_name.isEmpty() || QString::fromStdString(shown_slot(s->slot).name) == s->slot_name);
+  if (w.any_slot && !shown_runs_slot) {
+    if (!have_view_ && !have_live_) {
+      problem_ = "dump: " + s->path + " (File > Open a run file, or File > Back to live run)";
+      updateProgress();
+    }
+  } else if (w.any_slot) {
     // A dump opened by hand: the selection is its cell, so the grids and the table agree.
     sel_->setSlot(s->slot);
     if (!have_view_ && !have_live_) {

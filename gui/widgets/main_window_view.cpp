@@ -249,7 +249,7 @@ QJsonValue MainWindow::sweepState() const {
         {"reason", QString::fromStdString(t.reason)},
         {"entry", t.entry ? QJsonValue(QJsonObject{
                                 {"slot", t.entry->slot},
-                                {"name", QString::fromUtf8(shown_slot(t.entry->slot).name.data())},
+                                {"name", QString::fromStdString(builtin_slot(t.entry->slot).name)},
                                 {"fold", t.entry->fold},
                                 {"step", t.entry->step}})
                           : QJsonValue()},
@@ -367,6 +367,7 @@ QJsonObject MainWindow::viewState() const {
                       ? QJsonValue()
                       : QJsonValue(QJsonObject{{"slot", sp[0].first}, {"step", sp[0].second}});
   grid["label"] = stepGridLabel();
+  grid["rows"] = step_grid_->rowCount();
   grid["view"] = magnitudeShown() ? "magnitude" : "state";
   QJsonArray jumped_cells;
   for (const auto& [slot, step] : step_plot_->marks())
@@ -445,6 +446,7 @@ QJsonObject MainWindow::viewState() const {
   o["selection"] =
       QJsonObject{{"fold", sel_->fold()}, {"step", sel_->step()}, {"slot", sel_->slot()}};
   o["slot_filter"] = slot_filter_->text();
+  o["slot_table_rows"] = slot_proxy_->rowCount();  // the slot table's rows (the filter applied)
   o["window_title"] = windowTitle();
   QJsonArray inj, bps;
   for (const auto& i : s.injections) inj.append(QString::fromStdString(i));

@@ -86,7 +86,7 @@ void SweepPanel::setStatus(SweepStatusPtr s) {
   variant_->blockSignals(false);
   QStringList top;
   for (const auto& [slot, n] : model_->firstFiringSlots())
-    top << QString("%1 (%2)").arg(QString::fromUtf8(shown_slot(slot).name.data())).arg(n);
+    top << QString("%1 (%2)").arg(QString::fromUtf8(builtin_slot(slot).name.data())).arg(n);
   summary_->setText(
       QString("sweep %1: %2 tasks x %3 folds: %4 clean, %5 fired, %6 warned, %7 failed, %8 "
               "running%9. First to fire, most often: %10")

@@ -105,6 +105,32 @@ class ShortcutsTest : public QObject, GuiFixture {
     }
   }
 
+  // Another trainer's run file brings its own table: the slot table and the grids take its rows,
+  // and give nanscope's back with nanscope's run. Its dump, opened over nanscope's run, is shown
+  // in the inspector by its own slot's name and leaves the grids' selection alone.
+  void anotherTrainersRunBringsItsRowsAndItsDumpItsNames() {
+    const QString fixtures = QString(NANSCOPE_SOURCE_DIR) + "/tests/data/v0.1.0/";
+    MainWindow w(settings("healthy"), three_fold_run_);
+    show_active(w);
+    waitOffline(w, three_fold_run_);
+    QTRY_COMPARE(w.slotTable()->rowCount(), 36);
+    w.UI_openFile(fixtures + "sdk_run.h5");
+    waitOffline(w, fixtures + "sdk_run.h5");
+    QTRY_COMPARE(w.slotTable()->rowCount(), 11);
+    QTRY_COMPARE(w.stepGrid()->rowCount(), 11);
+    QTRY_COMPARE(w.foldGrid()->rowCount(), 11);
+    w.UI_openFile(three_fold_run_);
+    waitOffline(w, three_fold_run_);
+    QTRY_COMPARE(w.slotTable()->rowCount(), 36);
+    QTRY_COMPARE(w.stepGrid()->rowCount(), 36);
+    const int selected = w.selectedSlot();
+    w.UI_openFile(fixtures + "sdk_dump.h5");
+    QTRY_VERIFY2(w.inspector()->summaryText().contains("1 x_norm"),
+                 qPrintable(w.inspector()->summaryText()));
+    QCOMPARE(w.selectedSlot(), selected);
+    w.UI_copyCell();  // the selection is the shown run's cell: nothing of the dump's table
+  }
+
   void theFileViewAndHelpKeys() {
     MainWindow w(settings("healthy"));
     w.resize(1500, 950);

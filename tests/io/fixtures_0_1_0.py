@@ -21,26 +21,28 @@ run_tool = os.path.join(build, "cli", "nanscope-run")
 workbench = os.path.join(build, "gui", "nanscope")
 work = tempfile.mkdtemp(prefix="nanscope_fixtures_")
 
-# file: (trainer, folds, each fold's entry as (fold, slot, step): /folds/entry_slot and its
+# file: (trainer, slots, folds, each fold's entry as (fold, slot, step): /folds/entry_slot and its
 # /folds/first_step) for run files; the entry slot's label for dumps.
 RUNS = {
-    "run_schema1.h5": ("nanscope", 2, [(0, 1, 1), (1, 18, 2)]),
-    "run_schema1_watches.h5": ("nanscope", 2, [(1, 1, 1)]),
-    "run_schema2_checkpoints.h5": ("nanscope", 2, [(1, 2, 1)]),
-    "run_schema2_cuda.h5": ("nanscope", 2, [(1, 2, 5)]),
-    "sdk_run.h5": ("c_mlp", 2, [(1, 1, 20)]),
+    "run_schema1.h5": ("nanscope", 36, 2, [(0, 1, 1), (1, 18, 2)]),
+    "run_schema1_watches.h5": ("nanscope", 36, 2, [(1, 1, 1)]),
+    "run_schema2_checkpoints.h5": ("nanscope", 36, 2, [(1, 2, 1)]),
+    "run_schema2_cuda.h5": ("nanscope", 36, 2, [(1, 2, 5)]),
+    "sdk_run.h5": ("c_mlp", 11, 2, [(1, 1, 20)]),
 }
 DUMPS = {"dump.h5": "18 aux_loss", "sdk_dump.h5": "1 x_norm"}
 
 
 try:
     assert sorted(os.listdir(fixtures)) == sorted(list(RUNS) + list(DUMPS)), os.listdir(fixtures)
-    for name, (trainer, folds, frames) in RUNS.items():
+    for name, (trainer, slots, folds, frames) in RUNS.items():
         path = os.path.join(fixtures, name)
         run([run_tool, "validate", path])
         s = workbench_state(workbench, path, work)
         assert s["mode"] == "offline" and s["trainer"] == trainer, (name, s["mode"], s["trainer"])
         assert len(s["folds"]) == folds, (name, len(s["folds"]))
+        assert s["slot_table_rows"] == slots and s["step_grid"]["rows"] == slots, \
+            (name, s["slot_table_rows"], s["step_grid"]["rows"])
         got = sorted((f["fold"], f["slot"], f["step"]) for f in s["entry_frames"])
         assert got == sorted(frames), (name, got)
     for name, label in DUMPS.items():

@@ -122,12 +122,22 @@ TEST_F(SdkApi, NullMadeUpAndClosedHandlesAreRefused) {
 }
 
 TEST_F(SdkApi, ASecondSessionOnTheSameRunDirIsRefusedAndTheFirstGoesOn) {
-  // The same directory, spelt another way: refused, naming the open session's directory.
-  const std::string same = (dir_ / "dumps" / "..").string();
-  ns_session_options o = options(same);
+  // The same directory, spelt other ways: refused, naming the open session's directory.
   ns_session second = 77;
-  EXPECT_REFUSED(ns_session_open(&o, &second), NS_ERR_STATE, "each session writes a run directory");
-  EXPECT_EQ(second, 0u);
+  for (const std::string& same : {(dir_ / "dumps" / "..").string(), dir_.string() + "/"}) {
+    ns_session_options o = options(same);
+    EXPECT_REFUSED(ns_session_open(&o, &second), NS_ERR_STATE,
+                   "each session writes a run directory");
+    EXPECT_EQ(second, 0u);
+  }
+  // Two new directories, one spelt with a trailing separator: still one directory.
+  const fs::path fresh = dir_ / "fresh";
+  ns_session_options o = options(fresh.string() + "/");
+  ASSERT_EQ(ns_session_open(&o, &second), NS_OK) << ns_last_error();
+  ns_session third = 77;
+  o = options(fresh.string());
+  EXPECT_REFUSED(ns_session_open(&o, &third), NS_ERR_STATE, "each session writes a run directory");
+  EXPECT_EQ(ns_session_close(second), NS_OK) << ns_last_error();
   // Another directory: a second session of its own, open beside the first.
   o = options((dir_ / "other").string());
   ASSERT_EQ(ns_session_open(&o, &second), NS_OK) << ns_last_error();

@@ -242,15 +242,31 @@ TEST_F(SimulatedDevice, ADeviceSlotPastTheDeviceBanksWidthIsRefusedNamingTheLimi
   EXPECT_REFUSED(add("one_too_many", 99, nullptr, b_.data(), &extra), NS_ERR_UNSUPPORTED,
                  "at most 36 slots in this version (host buffers: 4096)");
   EXPECT_EQ(extra, -1);
+  // Absent slots past the bank's width have no row there: the steps account the bank's slots
+  // only (reading past its rows once).
+  for (const char* absent : {"gone0", "gone1", "gone2", "gone3"}) {
+    ns_slot_desc d{};
+    d.struct_size = sizeof d;
+    d.name = absent;
+    d.count = 8;
+    d.memory = NS_DEVICE;
+    d.state = NS_SLOT_ABSENT;
+    NS_OK_(ns_slot_register(s_, &d, &extra));
+  }
   NS_OK_(ns_fold_begin(s_, 0));
   NS_OK_(step_calls(0));
   ns_step_result r = blank_result();
   NS_OK_(ns_step_end(s_, &r));
   EXPECT_EQ(r.fired, 0);
+  poison(true);
+  NS_OK_(step_calls(1));
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_EQ(r.entry_slot, ia_);
   NS_OK_(ns_fold_end(s_, 0));
   NS_OK_(ns_session_close(s_));  // the run file written and the writer drained
   s_ = 0;
-  EXPECT_EQ(run_file().table->size(), nanscope::kBuiltinSlotCount);
+  EXPECT_EQ(run_file().table->size(), nanscope::kBuiltinSlotCount + 4);
 }
 
 }  // namespace

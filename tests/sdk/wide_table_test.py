@@ -129,6 +129,8 @@ def check_workbench(run_file):
         state["entry_frames"]
     shown = state["folds"][0]["slots"]
     assert len(shown) == SLOTS, len(shown)
+    assert state["slot_table_rows"] == SLOTS and state["step_grid"]["rows"] == SLOTS, \
+        (state["slot_table_rows"], state["step_grid"]["rows"])
     assert shown[ENTRY]["state"] == "fired" and "nan" in shown[ENTRY]["kinds"], shown[ENTRY]
     assert shown[LAST]["state"] == "fired" and "posinf" in shown[LAST]["kinds"], shown[LAST]
     assert sum(s["state"] == "fired" for s in shown) == 2

@@ -3,12 +3,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/sentinel.h"
 #include "core/slot_table.h"
 #include "io/dump_file.h"
+#include "io/h5.h"
 #include "io/run_file.h"
 
 #include <optional>
@@ -97,6 +102,47 @@ TEST(HealthKeeping, AWideTableKeepsAStrideAndTheWindowBeforeTheFirstFire) {
   EXPECT_FALSE(k.keeps(6, 106));
   EXPECT_FALSE(k.keeps(107, 106)) << "after the first fire: the stride only";
   EXPECT_TRUE(k.keeps(110, 106));
+}
+
+// A run file that keeps some steps' health only (schema 3) is recomputed like any other: the steps
+// without health are not compared (a crash once: materialize read the dropped rows).
+TEST(HealthKeeping, ARunFileKeepingSomeHealthIsMaterialized) {
+  // nanscope 0.1.0's run file with checkpoints, made to keep rows 0, 2 and 4's health only.
+  const std::string dir = testing::TempDir() + "nanscope_some_health";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/run.h5";
+  std::filesystem::copy_file(fixture("run_schema2_checkpoints.h5"), file);
+  {
+    std::vector<std::uint64_t> dims;
+    h5::Handle f(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+    const std::vector<float> all = h5::read_dataset<float>(f.id(), "steps/health", &dims, file);
+    ASSERT_EQ(dims, (std::vector<std::uint64_t>{6, 36, kHealthFieldCount}));
+    const std::size_t row = 36 * kHealthFieldCount;
+    std::vector<float> kept;
+    for (std::size_t r : {0, 2, 4})
+      kept.insert(kept.end(), all.begin() + r * row, all.begin() + (r + 1) * row);
+    const std::vector<std::int64_t> steps = {0, 2, 4};
+    H5Ldelete(f.id(), "steps/health", H5P_DEFAULT);
+    H5Adelete(f.id(), "schema_version");
+    h5::write_attr(f.id(), "schema_version", std::int64_t{3}, file);
+    h5::write_dataset(f.id(), "steps/health", kept.data(), {3, 36, kHealthFieldCount}, file);
+    h5::write_dataset(f.id(), "steps/health_step", steps.data(), {3}, file);
+  }
+  const RunFileData back = read_run_file(file);
+  ASSERT_EQ(back.steps.size(), 6u);
+  for (std::size_t i = 0; i < back.steps.size(); ++i)
+    EXPECT_EQ(back.steps[i].health.empty(), i % 2 == 1) << "row " << i;
+  // Fold 1's step 1 (row 4, kept) and step 2 (row 5, not kept), recomputed from the checkpoint
+  // at step 0 and 2: the first compares, the second has nothing to compare (a crash once).
+  for (int step : {1, 2}) {
+    const std::string cmd = std::string(NANSCOPE_RUN_BINARY) + " materialize " + file +
+                            " --fold 1 --step " + std::to_string(step) + " --backend cpu --out " +
+                            dir + "/step" + std::to_string(step) + ".h5 >/dev/null 2>&1";
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd << ": status " << status;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Files0_1_0, EveryRunFileOpensAtItsWidth) {

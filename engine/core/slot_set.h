@@ -62,13 +62,6 @@ class SlotSet {
       words_[k] &= k < o.words_.size() ? o.words_[k] : 0;
     return *this;
   }
-  // The members not in `o`.
-  SlotSet minus(const SlotSet& o) const {
-    SlotSet r = *this;
-    for (std::size_t k = 0; k < r.words_.size() && k < o.words_.size(); ++k)
-      r.words_[k] &= ~o.words_[k];
-    return r;
-  }
   bool operator==(const SlotSet& o) const { return size_ == o.size_ && words_ == o.words_; }
   bool operator!=(const SlotSet& o) const { return !(*this == o); }
   // 64 slots to a word, slot 0 in bit 0 of word 0 (a step graph's key, a file's row).

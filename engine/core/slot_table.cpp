@@ -204,14 +204,6 @@ SlotTableRef SlotTable::of_trainer(const std::string& trainer,
   return table;
 }
 
-std::vector<TrainerSlot> SlotTable::trainer_slots() const {
-  std::vector<TrainerSlot> out;
-  out.reserve(slots_.size());
-  for (const SlotInfo& s : slots_)
-    out.push_back({s.name, std::string(slot_phase(s)), s.buffer, s.rank, s.consumers});
-  return out;
-}
-
 std::string SlotTable::deferred_text() const {
   std::string out;
   for (const auto& s : slots_)

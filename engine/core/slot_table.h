@@ -155,8 +155,6 @@ class SlotTable {
   SlotSet downstream_closure(int slot, const SlotSet& present) const;
   // The slots that start deferred, as "31" (or "31, 5"), for messages and docs.
   std::string deferred_text() const;
-  // The table as another trainer's slots (what /slots records).
-  std::vector<TrainerSlot> trainer_slots() const;
   // Each slot's index, name, phases, rank, consumers, roles and flags (FNV-1a): two tables agree
   // on it only when they are the same table.
   std::uint64_t fingerprint() const;

@@ -23,7 +23,7 @@
 
 namespace nanscope {
 
-inline constexpr int kCudaPluginAbi = 3;
+inline constexpr int kCudaPluginAbi = 4;
 inline constexpr const char* kCudaPluginFile = "libnanscope-cuda.so";
 inline constexpr const char* kCudaPluginEntry = "nanscope_cuda_plugin";
 
@@ -42,6 +42,7 @@ struct CudaPluginLayout {
   std::uint32_t config_bytes = 0;      // sizeof(Config)
   std::uint32_t api_bytes = 0;         // sizeof(CudaPluginApi)
   std::uint32_t std_string_bytes = 0;  // sizeof(std::string): the C++ library's ABI
+  std::uint32_t sdk_device_bytes = 0;  // sizeof(SdkDeviceShape) + sizeof(SdkDeviceRead)
   bool operator==(const CudaPluginLayout&) const = default;
 };
 
@@ -59,17 +60,20 @@ struct CudaPluginApi {
 
 // The layout this binary was compiled with (the plugin's build returns its own through `layout`).
 inline CudaPluginLayout this_build_layout() {
-  return {static_cast<std::uint32_t>(kBuiltinSlotCount), builtin_slot_table_fingerprint(),
+  return {static_cast<std::uint32_t>(kBuiltinSlotCount),
+          builtin_slot_table_fingerprint(),
           static_cast<std::uint32_t>(sizeof(Config)),
           static_cast<std::uint32_t>(sizeof(CudaPluginApi)),
-          static_cast<std::uint32_t>(sizeof(std::string))};
+          static_cast<std::uint32_t>(sizeof(std::string)),
+          static_cast<std::uint32_t>(sizeof(SdkDeviceShape) + sizeof(SdkDeviceRead))};
 }
 
 inline std::string describe_layout(const CudaPluginLayout& l) {
   return fmt::format(
       "{} slots, slot table {:016x}, Config {} bytes, plugin table {} bytes, "
-      "std::string {} bytes",
-      l.slot_count, l.slot_table, l.config_bytes, l.api_bytes, l.std_string_bytes);
+      "std::string {} bytes, SDK device types {} bytes",
+      l.slot_count, l.slot_table, l.config_bytes, l.api_bytes, l.std_string_bytes,
+      l.sdk_device_bytes);
 }
 
 }  // namespace nanscope

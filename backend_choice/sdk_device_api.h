@@ -6,7 +6,6 @@
 // trainer's stream capture) unless it says it synchronises.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,9 +16,10 @@
 
 namespace nanscope {
 
-// The slots a session of device buffers may have: the device bank's rows are as wide as nanscope's
-// own trainer's table (a session of host buffers takes up to kMaxSlots).
-inline constexpr int kSdkDeviceSlots = kBuiltinSlotCount;
+// A session of device buffers takes as many slots as one of host buffers (kMaxSlots): the device
+// bank is as wide as the session's table. Its first-fire copies share one arena of at most this
+// many bytes (a slot whose buffer no longer fits when it first fires is not copied).
+inline constexpr std::uint64_t kSdkCaptureBudgetBytes = std::uint64_t{256} << 20;
 
 // A slot's record in the device bank (the meaning of the engine's SlotRecord; first_step counts
 // from the rows of the last read).
@@ -31,13 +31,21 @@ struct SdkSlotRecord {
 };
 
 // What the device ran since the last read: the steps begun, each one's row of kinds (at most
-// `rows` of the construction: later steps share the last row), the records, and the last step's
-// health rows ([kSdkDeviceSlots, kHealthFieldCount], NaN where not measured).
+// `rows` of the shape: later steps share the last row), the records, and the last step's health
+// rows ([slots, kHealthFieldCount], NaN where not measured).
 struct SdkDeviceRead {
   std::uint32_t steps = 0;
-  std::vector<std::array<std::uint8_t, kSdkDeviceSlots>> rows;
-  std::array<SdkSlotRecord, kSdkDeviceSlots> records{};
+  int slots = 0;
+  std::vector<std::uint8_t> rows;      // [rows, slots]: kinds(row, slot)
+  std::vector<SdkSlotRecord> records;  // [slots]
   std::vector<float> health;
+
+  std::size_t row_count() const {
+    return slots ? rows.size() / static_cast<std::size_t>(slots) : 0;
+  }
+  std::uint8_t kinds(std::size_t row, int slot) const {
+    return rows[row * static_cast<std::size_t>(slots) + static_cast<std::size_t>(slot)];
+  }
 };
 
 struct SdkDeviceItem {
@@ -46,12 +54,13 @@ struct SdkDeviceItem {
   std::uint64_t count = 0;
 };
 
-// The bank's shape: history rows between reads, health on, and each slot's capture area in floats
-// (0: none).
+// The bank's shape: the session's slots, history rows between reads, health on, and the floats of
+// the first-fire copies' arena (0: no copies).
 struct SdkDeviceShape {
+  int slots = 1;
   int rows = 4096;
   bool health = false;
-  std::array<std::uint64_t, kSdkDeviceSlots> capture{};
+  std::uint64_t capture_floats = 0;
 };
 
 class SdkDeviceChecks {
@@ -73,9 +82,10 @@ class SdkDeviceChecks {
   // Waits for `stream`, reads what ran since the last read and starts counting again (outside any
   // capture).
   virtual SdkDeviceRead read(void* stream) = 0;
-  // A slot's capture area (its buffer as the check saw it at its first fire in the fold), and
-  // `count` floats at a device address once `stream` is done, copied to the host (synchronous).
-  virtual std::vector<float> captured(int slot) = 0;
+  // A slot's first-fire copy (its `count` floats as the check saw them at its first fire in the
+  // fold; empty when the arena had no room left for it), and `count` floats at a device address
+  // once `stream` is done, copied to the host (synchronous).
+  virtual std::vector<float> captured(int slot, std::uint64_t count) = 0;
   virtual std::vector<float> copy_out(void* stream, std::uint64_t address, std::uint64_t count) = 0;
   // The current device's name (the run file's device).
   virtual std::string device_name() = 0;

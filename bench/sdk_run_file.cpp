@@ -9,6 +9,9 @@
 // per 10,000 steps and the process's peak resident memory.
 //   bench_sdk_run_file [S slots, default 1000] [E floats, default 64] [T steps, default 10000]
 //                      [F steps per fold, default 1000]
+// bench_sdk_run_file_device (built where CUDA is) is the same trainer with device buffers (views
+// of one allocation) checked on a CUDA stream: the SDK's device path, its bank as wide as the
+// table.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,6 +22,10 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#ifdef NANSCOPE_BENCH_DEVICE
+#include <cuda_runtime_api.h>
+#endif
 
 #include "bench_util.h"
 #include "nanscope/nanscope.h"
@@ -43,6 +50,73 @@ bool refused(const char* what) {
   return false;
 }
 
+// The trainer's buffers: host vectors, or views of one device allocation written on its stream.
+struct Buffers {
+  int floats = 0;
+  std::vector<std::vector<float>> host;
+#ifdef NANSCOPE_BENCH_DEVICE
+  float* device = nullptr;
+  cudaStream_t stream = nullptr;
+  float staged[2] = {NAN, 0.5f};  // what the fired element becomes (pageable: copied at once)
+#endif
+  Buffers(int slots, int n) : floats(n), host(static_cast<std::size_t>(slots)) {
+    for (int i = 0; i < slots; ++i) {
+      auto& b = host[static_cast<std::size_t>(i)];
+      b.resize(static_cast<std::size_t>(floats));
+      for (int k = 0; k < floats; ++k)
+        b[static_cast<std::size_t>(k)] = std::sin(0.1f * static_cast<float>(i * floats + k));
+    }
+#ifdef NANSCOPE_BENCH_DEVICE
+    const std::size_t bytes = static_cast<std::size_t>(floats) * sizeof(float);
+    cudaStreamCreate(&stream);
+    cudaMalloc(reinterpret_cast<void**>(&device), bytes * host.size());
+    for (std::size_t i = 0; i < host.size(); ++i)
+      cudaMemcpy(device + i * static_cast<std::size_t>(floats), host[i].data(), bytes,
+                 cudaMemcpyHostToDevice);
+#endif
+  }
+  ~Buffers() {
+#ifdef NANSCOPE_BENCH_DEVICE
+    cudaFree(device);
+    cudaStreamDestroy(stream);
+#endif
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  std::uint64_t address(int i) {
+#ifdef NANSCOPE_BENCH_DEVICE
+    return reinterpret_cast<std::uint64_t>(device + static_cast<std::size_t>(i) * floats);
+#else
+    return reinterpret_cast<std::uint64_t>(host[static_cast<std::size_t>(i)].data());
+#endif
+  }
+  ns_memory memory() const {
+#ifdef NANSCOPE_BENCH_DEVICE
+    return NS_DEVICE;
+#else
+    return NS_HOST;
+#endif
+  }
+  void* step_stream() {
+#ifdef NANSCOPE_BENCH_DEVICE
+    return stream;
+#else
+    return nullptr;
+#endif
+  }
+  // The step's work: every buffer's first element (host), and the fired slot's second element.
+  void step_work(int g, int fire_slot, bool fired) {
+#ifdef NANSCOPE_BENCH_DEVICE
+    (void)g;
+    cudaMemcpyAsync(device + static_cast<std::size_t>(fire_slot) * floats + 1,
+                    &staged[fired ? 0 : 1], sizeof(float), cudaMemcpyHostToDevice, stream);
+#else
+    for (auto& b : host) b[0] = 1e-3f * static_cast<float>(g % 97);
+    host[static_cast<std::size_t>(fire_slot)][1] = fired ? NAN : 0.5f;
+#endif
+  }
+};
+
 // One run of the trainer into `dir`, `per_fold` steps a fold.
 bool run(int slots, int floats, int steps, int per_fold, const fs::path& dir, Timing& t) {
   fs::remove_all(dir);
@@ -56,14 +130,10 @@ bool run(int slots, int floats, int steps, int per_fold, const fs::path& dir, Ti
   o.overwrite = 1;
   ns_session s = 0;
   if (ns_session_open(&o, &s) != NS_OK) return refused("ns_session_open");
-  std::vector<std::vector<float>> buffers(static_cast<std::size_t>(slots));
+  Buffers buffers(slots, floats);
   std::vector<std::string> names(static_cast<std::size_t>(slots));
   std::vector<std::int32_t> ids(static_cast<std::size_t>(slots));
   for (int i = 0; i < slots; ++i) {
-    auto& b = buffers[static_cast<std::size_t>(i)];
-    b.resize(static_cast<std::size_t>(floats));
-    for (int k = 0; k < floats; ++k)
-      b[static_cast<std::size_t>(k)] = std::sin(0.1f * static_cast<float>(i * floats + k));
     names[static_cast<std::size_t>(i)] = "layer" + std::to_string(i);
     ns_slot_desc d{};
     d.struct_size = sizeof d;
@@ -71,7 +141,8 @@ bool run(int slots, int floats, int steps, int per_fold, const fs::path& dir, Ti
     d.order = i;
     d.count = floats;
     d.dtype = NS_F32;
-    d.address = reinterpret_cast<std::uint64_t>(b.data());
+    d.memory = buffers.memory();
+    d.address = buffers.address(i);
     if (ns_slot_register(s, &d, &ids[static_cast<std::size_t>(i)]) != NS_OK)
       return refused("ns_slot_register");
   }
@@ -80,13 +151,13 @@ bool run(int slots, int floats, int steps, int per_fold, const fs::path& dir, Ti
   for (int g = 0; g < steps; ++g) {
     const int fold = g / per_fold, step = g % per_fold;
     if (step == 0 && ns_fold_begin(s, fold) != NS_OK) return refused("ns_fold_begin");
-    for (auto& b : buffers) b[0] = 1e-3f * static_cast<float>(g % 97);  // the step's work
-    buffers[static_cast<std::size_t>(fire_slot)][1] = g >= fire_at ? NAN : 0.5f;
+    buffers.step_work(g, fire_slot, g >= fire_at);
     const auto t0 = Clock::now();
     ns_step_result r{};
     r.struct_size = sizeof r;
-    if (ns_step_begin(s, step, nullptr) != NS_OK ||
-        ns_check(s, ids.data(), slots, nullptr) != NS_OK || ns_step_end(s, &r) != NS_OK)
+    void* stream = buffers.step_stream();
+    if (ns_step_begin(s, step, stream) != NS_OK ||
+        ns_check(s, ids.data(), slots, stream) != NS_OK || ns_step_end(s, &r) != NS_OK)
       return refused("a step");
     t.step_ms.push_back(ms_since(t0));
     const bool last_of_fold = step == per_fold - 1 || g == steps - 1;
@@ -133,8 +204,13 @@ int main(int argc, char** argv) {
   const auto mb_per_10k = [steps](std::uintmax_t bytes) {
     return static_cast<double>(bytes) / 1e6 * 10000.0 / steps;
   };
-  std::printf("bench sdk_run_file: %d slots of %d floats, health on, %d steps\n", slots, floats,
-              steps);
+#ifdef NANSCOPE_BENCH_DEVICE
+  const char* where = "device";
+#else
+  const char* where = "host";
+#endif
+  std::printf("bench sdk_run_file: %d %s slots of %d floats, health on, %d steps\n", slots, where,
+              floats, steps);
   std::printf("  one fold:  step median %.3f ms, worst %.3f ms; total %.0f ms\n",
               median(one.step_ms), worst(one.step_ms), one.total_ms);
   std::printf(

@@ -8,6 +8,10 @@
 //                one-check-per-slot graph; the cost of the checks that producers make. The shapes
 //                (every checked slot) and the times go to files for the PyTorch peer
 //                (bench/torch_amp_check.py, same session), which prints the ratios.
+//  sentinel_many: a wide table (an SDK trainer's 4,096 slots) checked in one launch of one graph:
+//                4,096 slots of 4,096 floats against the read-only pass over the same bytes (one
+//                graph of one launch each), >= 80%; 4,096 slots of 64 floats, <= 15 us a launch of
+//                the graph. A NaN planted in the last slot but one must then be found.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -269,5 +273,46 @@ int main(int argc, char** argv) {
   }
   std::printf("shapes written to %s for bench/torch_amp_check.py\n", shapes_file);
   for (float* p : bufs) cudaFree(p);
-  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+
+  // --- sentinel_many
+  bool found_all = true;
+  for (const size_t per_slot : {size_t{4096}, size_t{64}}) {
+    constexpr int kMany = 4096;
+    const size_t floats = kMany * per_slot;
+    float* pool = nullptr;
+    cudaMalloc(&pool, floats * sizeof(float));
+    fill<<<4 * sms, 256, 0, s>>>(pool, floats);
+    nanscope::cuda::DeviceBank many(nanscope::cuda::BankShape{kMany, 2, false, 0}, s);
+    many.begin_step(0);
+    std::vector<nanscope::cuda::DeviceBank::GroupItem> items;
+    for (int k = 0; k < kMany; ++k) items.push_back({k, pool + k * per_slot, per_slot});
+    many.check_group(items);  // the launch's table made once, as a trainer's first step does
+    many.begin_step(0);       // the same execution positions in the graph: the same table
+    cudaGraphExec_t check = graph_of([&] { many.check_group(items); });
+    cudaGraphExec_t pass =
+        graph_of([&] { read_pass<<<4 * sms, 256, 0, s>>>(pool, floats, partial); });
+    const double many_ms = time_ms([&] { cudaGraphLaunch(check, s); }, 200, s);
+    const double many_pass_ms = time_ms([&] { cudaGraphLaunch(pass, s); }, 200, s);
+    const unsigned clean = many.readback_step().step_status;
+    // The same graph finds a NaN planted in slot 4094 (its table is the one the launches read).
+    const float nan = __builtin_nanf("");
+    cudaMemcpyAsync(pool + (kMany - 2) * per_slot + per_slot / 2, &nan, sizeof nan,
+                    cudaMemcpyHostToDevice, s);
+    cudaGraphLaunch(check, s);
+    const auto fired = many.readback_step();
+    const bool found = clean == 0 && fired.records[kMany - 2].kinds == 1 &&
+                       fired.kinds(0, kMany - 2) == 1 && fired.records[kMany - 1].kinds == 0;
+    found_all = found_all && found;
+    std::printf(
+        "sentinel_many %d slots x %zu floats in one launch of one graph: %.2f us (%.2f TB/s); "
+        "read-only pass over the same bytes %.2f us: check = %.1f%% of the pass; tables made %zu; "
+        "planted NaN in slot %d %s\n",
+        kMany, per_slot, 1e3 * many_ms, floats * sizeof(float) / 1e9 / many_ms, 1e3 * many_pass_ms,
+        100.0 * many_pass_ms / many_ms, many.tables_uploaded(), kMany - 2,
+        found ? "found" : "NOT FOUND");
+    cudaGraphExecDestroy(check);
+    cudaGraphExecDestroy(pass);
+    cudaFree(pool);
+  }
+  return cudaGetLastError() == cudaSuccess && found_all ? 0 : 1;
 }

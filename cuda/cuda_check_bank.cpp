@@ -242,7 +242,7 @@ void CudaCheckBank::fill_fires(StepOutcome& o, const BankReadback& r, int row) {
   bool first_fire = false;
   for (int s = 0; s < kBuiltinSlotCount; ++s) {
     const auto i = static_cast<std::size_t>(s);
-    o.kinds[i] = r.history[static_cast<std::size_t>(row)][i];
+    o.kinds[i] = r.kinds(static_cast<std::size_t>(row), s);
     const DeviceSlotRecord& rec = r.records[i];
     if (rec.first_step != o.step || !o.kinds[i]) continue;
     o.first_count[i] = rec.count;

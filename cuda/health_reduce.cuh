@@ -20,7 +20,7 @@ struct HealthOut {
   HealthSums* partials = nullptr;
   unsigned per_slot = 0;
   unsigned int* arrivals = nullptr;
-  float* rows = nullptr;  // [kBankSlots, kHealthFieldCount]
+  float* rows = nullptr;  // [the bank's slots, kHealthFieldCount]
 };
 
 // A thread's running sums over its share; counts in 32 bits (a share is far below 2^32 values).

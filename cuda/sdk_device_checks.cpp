@@ -45,10 +45,10 @@ class DeviceChecks final : public SdkDeviceChecks {
     NANSCOPE_CUDA_CHECK(cudaGetDevice(&device));
     NANSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
     device_name_ = p.name;  // asked again at every run file write, also after a CUDA fault
-    bank_ = std::make_unique<DeviceBank>(shape.rows, own_, shape.health);
-    for (int s = 0; s < kBuiltinSlotCount; ++s)
-      if (const std::uint64_t n = shape.capture[static_cast<std::size_t>(s)])
-        areas_[static_cast<std::size_t>(s)] = DeviceArray<float>(n);
+    bank_.reset();          // its memory first, before the next one's
+    bank_ = std::make_unique<DeviceBank>(BankShape{shape.slots, shape.rows, shape.health,
+                                                   static_cast<std::size_t>(shape.capture_floats)},
+                                         own_);
     // The check kernel runs once here, outside any capture, so that its module is loaded before a
     // trainer captures it (CUDA loads kernels lazily, at their first launch).
     bank_->check_group({{0, reinterpret_cast<const float*>(zero_.get()), 1}}, own_);
@@ -135,8 +135,7 @@ class DeviceChecks final : public SdkDeviceChecks {
     for (const SdkDeviceItem& it : items)
       group.push_back({it.slot,
                        reinterpret_cast<const float*>(static_cast<std::uintptr_t>(it.address)),
-                       static_cast<std::size_t>(it.count),
-                       areas_[static_cast<std::size_t>(it.slot)].get(), -1});
+                       static_cast<std::size_t>(it.count), nullptr, -1});
     bank_->check_group(group, as_stream(stream));
   }
 
@@ -146,18 +145,22 @@ class DeviceChecks final : public SdkDeviceChecks {
     r.steps = bank_->steps_begun();
     const std::size_t rows = std::min<std::size_t>(r.steps, static_cast<std::size_t>(shape_.rows));
     const BankReadback b = bank_->readback_rows(0, rows);
-    r.rows = b.history;
-    for (int s = 0; s < kBuiltinSlotCount; ++s) {
-      const DeviceSlotRecord& d = b.records[static_cast<std::size_t>(s)];
-      r.records[static_cast<std::size_t>(s)] = {d.kinds, d.first_step, d.count, d.exec_position};
-    }
+    r.slots = b.slots;
+    r.rows.resize(rows * static_cast<std::size_t>(b.slots));
+    for (std::size_t row = 0; row < rows; ++row)  // without the rows' padding
+      for (int s = 0; s < b.slots; ++s)
+        r.rows[row * static_cast<std::size_t>(b.slots) + static_cast<std::size_t>(s)] =
+            b.kinds(row, s);
+    r.records.reserve(b.records.size());
+    for (const DeviceSlotRecord& d : b.records)
+      r.records.push_back({d.kinds, d.first_step, d.count, d.exec_position});
     if (shape_.health) r.health = bank_->read_health_rows();
     bank_->rewind(own_, rows);
     return r;
   }
 
-  std::vector<float> captured(int slot) override {
-    return areas_.at(static_cast<std::size_t>(slot)).download();
+  std::vector<float> captured(int slot, std::uint64_t count) override {
+    return bank_->captured(slot, static_cast<std::size_t>(count));
   }
 
   std::vector<float> copy_out(void* stream, std::uint64_t address, std::uint64_t count) override {
@@ -182,7 +185,6 @@ class DeviceChecks final : public SdkDeviceChecks {
   SdkDeviceShape shape_;
   cudaStream_t own_ = nullptr;  // the bank's: its clears and reads
   std::unique_ptr<DeviceBank> bank_;
-  std::array<DeviceArray<float>, kBuiltinSlotCount> areas_;
   DeviceArray<std::uint32_t> zero_{1};
   AddressRange address_range_ = nullptr;
   std::string device_name_ = "a CUDA device";

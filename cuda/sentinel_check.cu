@@ -1,8 +1,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 
 #include "device_array.h"
+#include "fused_tables.h"
 #include "health_reduce.cuh"
 #include "reduce.cuh"
 #include "sentinel_check.h"
@@ -12,16 +15,33 @@ namespace nanscope::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kUnroll = 4;  // float4 loads in flight per thread
+// The most blocks one fused launch has: items share them when there are many (each thread then
+// loops over more of its item), which bounds the launch's block map (fused_tables.h).
+constexpr unsigned kMaxLaunchBlocks = 16384;
+// The health partials of every slot together (each slot its own area of one partial per block of
+// its check): a wide bank gives each item fewer blocks rather than more memory.
+constexpr std::size_t kHealthPartialBytes = std::size_t{32} << 20;
+// The copies of producer-checked slots one copy_first_fires launch makes (its table travels by
+// value: the built-in trainer's few producers).
+constexpr int kLateCopiesMax = 64;
 
-constexpr int kHealthWords = kBankSlots * kHealthFieldCount;
+// The largest table of a launch of `slots` distinct items (fused_tables.h), and the device memory
+// a bank gives its tables: room for many distinct lists before any is recycled.
+std::size_t table_chunk_bytes(int slots) {
+  const std::size_t items = static_cast<std::size_t>(slots);
+  const std::size_t largest =
+      items * sizeof(FusedItem) + std::max<std::size_t>(items, kMaxLaunchBlocks) * sizeof(unsigned);
+  return std::max<std::size_t>(std::size_t{1} << 20, 16 * largest);
+}
 
-// One thread per health word (kHealthWords threads): the step's health starts unmeasured. A
-// negative `step` is counted on the device (begin_counted_step): the next row, the last row at
-// most, and one more step begun.
+// One thread per health word (`words` = slots x kHealthFieldCount, over as many blocks as it
+// takes): the step's health starts unmeasured. A negative `step` is counted on the device
+// (begin_counted_step): the next row, the last row at most, and one more step begun.
 __global__ void begin_step_kernel(int step, int last_row, int* step_ptr, unsigned int* status,
-                                  float* health, unsigned int* mass_bits,
-                                  unsigned long long* crossings) {
-  const int i = threadIdx.x;
+                                  float* health, unsigned words, unsigned int* mass_bits,
+                                  unsigned slots, unsigned long long* crossings) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i == 0) {
     if (step < 0) {
       step = min(*step_ptr + 1, last_row);
@@ -32,23 +52,35 @@ __global__ void begin_step_kernel(int step, int last_row, int* step_ptr, unsigne
     status[1] = 0u;  // raised by a first fire in the step
     crossings[0] = crossings[1] = 0ull;
   }
-  if (i < kHealthWords) health[i] = __int_as_float(0x7fc00000);
-  if (i < kBankSlots) mass_bits[i] = 0u;
+  if (i < words) health[i] = __int_as_float(0x7fc00000);
+  if (i < slots) mass_bits[i] = 0u;
 }
 
-// ---- The fused check: every slot due at a call site in one launch ----
-// The table travels by value as a kernel parameter, so a captured graph holds it.
-constexpr int kGroupMax = kBankSlots;
-constexpr int kUnroll = 4;  // float4 loads in flight per thread
-struct GroupTable {
-  int count;
-  const float* x[kGroupMax];
-  unsigned long long n[kGroupMax];
-  int slot[kGroupMax];        // distinct within a table (check_group splits otherwise)
-  float* capture[kGroupMax];  // where the buffer goes at the slot's first fire (null: nowhere)
-  int exec[kGroupMax];
-  int block_start[kGroupMax + 1];  // blocks [block_start[i], block_start[i+1]) scan item i
+// Where a slot checked without a capture area of its own gets its buffer copied at its first fire
+// in the fold: the next free floats of the arena while they last (a slot whose buffer no longer
+// fits is not copied; docs/sdk.md, "Device buffers").
+struct CaptureArena {
+  float* data = nullptr;               // null: no arena
+  unsigned long long capacity = 0;     // floats
+  unsigned long long* used = nullptr;  // floats handed out in the fold (may pass the capacity)
+  unsigned long long* at = nullptr;    // [slots]: where the slot's copy starts; ~0: none
 };
+
+// The warp that saw `slot`'s first fire takes `n` floats of the arena (lane 0, one integer atomic;
+// rounded up to whole float4s so that each copy starts 16-byte aligned). Every lane gets the area,
+// or null when the arena has no room left for it.
+__device__ float* reserve_capture(const CaptureArena& a, int slot, unsigned long long n) {
+  unsigned long long start = ~0ull;
+  if (threadIdx.x % 32 == 0) {
+    const unsigned long long taken = atomicAdd(a.used, (n + 3) / 4 * 4);
+    if (taken + n <= a.capacity) {
+      start = taken;
+      a.at[slot] = taken;
+    }
+  }
+  start = __shfl_sync(0xffffffffu, start, 0);
+  return start == ~0ull ? nullptr : a.data + start;
+}
 
 // A slot's buffer into its capture area by one warp (it runs only at a first fire): 16-byte moves,
 // four in flight per lane when both ends are aligned.
@@ -107,20 +139,20 @@ __device__ __forceinline__ void scan_float4(const float* __restrict__ x, unsigne
 // first step, a sum for the count at the first fire), whose results do not depend on the order.
 // A clean warp writes nothing, so there is no fold, no second pass and no block barrier: the cost
 // while clean is the loads. The warp that sets the slot's first step copies the buffer into the
-// capture area, if there is one: the buffer as the check saw it, at that step.
+// item's capture area, or the arena's: the buffer as the check saw it, at that step. A block finds
+// its item through the table's block map (two loads, however many items).
 template <bool kHealth>
 __global__ void __launch_bounds__(kThreads, 8)
-    check_group_kernel(GroupTable t, DeviceSlotRecord* rec, unsigned char* history,
-                       unsigned int* status, const int* step_ptr, HealthOut health) {
-  int item = 0;
-  while (blockIdx.x >= static_cast<unsigned>(t.block_start[item + 1])) ++item;
-  const unsigned first = static_cast<unsigned>(t.block_start[item]);
-  const unsigned blocks = static_cast<unsigned>(t.block_start[item + 1]) - first;
-  const float* __restrict__ x = t.x[item];
-  const unsigned n = static_cast<unsigned>(t.n[item]);  // check_group keeps fused items below 2^31
+    check_group_kernel(const FusedItem* __restrict__ items, const unsigned* __restrict__ block_item,
+                       DeviceSlotRecord* rec, unsigned char* history, unsigned row_bytes,
+                       unsigned int* status, const int* step_ptr, HealthOut health,
+                       CaptureArena arena) {
+  const FusedItem it = items[block_item[blockIdx.x]];
+  const float* __restrict__ x = it.x;
+  const unsigned n = static_cast<unsigned>(it.n);  // check_group keeps fused items below 2^31
   unsigned int kinds = 0u, count = 0u;
-  const unsigned stride = blocks * blockDim.x;
-  const unsigned start = (blockIdx.x - first) * blockDim.x + threadIdx.x;
+  const unsigned stride = it.blocks * blockDim.x;
+  const unsigned start = (blockIdx.x - it.first_block) * blockDim.x + threadIdx.x;
   auto visit = [&](float v) {
     const unsigned k = nonfinite_kind(v);
     kinds |= k;
@@ -158,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 8)
         visit_health);
     count = th.nonfinite;
     const HealthSums sums = th.sums();
-    health_out<kThreads>(sums, health, t.slot[item], first, blocks);
+    health_out<kThreads>(sums, health, it.slot, it.first_block, it.blocks);
   } else {
     scan_float4(
         x, n, start, stride,
@@ -174,9 +206,11 @@ __global__ void __launch_bounds__(kThreads, 8)
   }
   warp_sum(kinds, count);  // a thread's count is far below 2^32 (check_group keeps shares small)
   if (kinds == 0u) return;
-  const SlotSink sink{rec, history, status, step_ptr, t.slot[item], t.exec[item]};
-  const int prev = note_warp(sink, kinds, count);
-  if (prev == -1 && t.capture[item]) warp_copy(x, t.capture[item], n, threadIdx.x % 32);
+  const SlotSink sink{rec, history, status, step_ptr, it.slot, it.exec, row_bytes};
+  if (note_warp(sink, kinds, count) != -1) return;
+  float* area = it.capture;
+  if (!area && arena.data) area = reserve_capture(arena, it.slot, it.n);
+  if (area) warp_copy(x, area, n, threadIdx.x % 32);
 }
 
 // The capture copies of slots their producers checked: a producer cannot copy its buffer at the
@@ -184,10 +218,10 @@ __global__ void __launch_bounds__(kThreads, 8)
 // the buffers whose slot fired for the first time in this step. While clean it reads one word.
 struct LateCopies {
   int count;
-  int slot[kGroupMax];
-  const float* src[kGroupMax];
-  float* dst[kGroupMax];
-  unsigned long long n[kGroupMax];
+  int slot[kLateCopiesMax];
+  const float* src[kLateCopiesMax];
+  float* dst[kLateCopiesMax];
+  unsigned long long n[kLateCopiesMax];
 };
 
 __global__ void copy_first_fires_kernel(LateCopies c, const DeviceSlotRecord* rec,
@@ -203,9 +237,13 @@ __global__ void copy_first_fires_kernel(LateCopies c, const DeviceSlotRecord* re
   }
 }
 
-__global__ void clear_records(DeviceSlotRecord* rec) {
-  const int i = threadIdx.x;
-  if (i < kBankSlots) rec[i] = DeviceSlotRecord{0u, -1, 0, -1, 0};
+__global__ void clear_records(DeviceSlotRecord* rec, int slots) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < slots; i += gridDim.x * blockDim.x)
+    rec[i] = DeviceSlotRecord{0u, -1, 0, -1, 0};
+}
+
+unsigned blocks_for(std::size_t threads) {
+  return static_cast<unsigned>((threads + kThreads - 1) / kThreads);
 }
 
 }  // namespace
@@ -214,19 +252,44 @@ __global__ void clear_records(DeviceSlotRecord* rec) {
 // in the constructor fails).
 struct DeviceBank::Impl {
   int max_steps;
-  DeviceArray<DeviceSlotRecord> records{kBankSlots};
-  DeviceArray<unsigned char> history;   // [max_steps, kBankSlots]
+  std::size_t row_bytes;  // history_row_bytes(slots)
+  DeviceArray<DeviceSlotRecord> records;
+  DeviceArray<unsigned char> history;   // [max_steps, row_bytes]
   DeviceArray<unsigned int> status{3};  // the status word, the first-fire word, steps begun
   DeviceArray<int> step{1};             // the current step, for the checks' history row
-  int blocks_per_item = 0;              // the most blocks one item gets in a fused check
+  unsigned blocks_per_item = 0;         // the most blocks one item gets in a fused check
+  unsigned sms = 0;
   // The step's health (see DeviceStepHealth) and the fused check's partials.
-  DeviceArray<float> health_rows{kHealthWords};
-  DeviceArray<unsigned int> mass_bits{kBankSlots};
+  DeviceArray<float> health_rows;
+  DeviceArray<unsigned int> mass_bits;
   DeviceArray<unsigned long long> crossings{2};
   DeviceArray<HealthSums> partials;
-  DeviceArray<unsigned int> arrivals{kBankSlots};
-  explicit Impl(int steps)
-      : max_steps(steps), history(static_cast<std::size_t>(steps) * kBankSlots) {}
+  DeviceArray<unsigned int> arrivals;
+  // The capture arena (BankShape::capture_floats) and where each slot's copy is in it.
+  DeviceArray<float> arena;
+  DeviceArray<unsigned long long> arena_used;
+  DeviceArray<unsigned long long> arena_at;
+  FusedTables tables;
+  std::string table_bytes;     // the launch's table as built on the host
+  std::vector<unsigned> seen;  // per slot: the launch that last held it (duplicates split)
+  unsigned launch = 0;
+  Impl(const BankShape& s)
+      : max_steps(s.steps),
+        row_bytes(history_row_bytes(s.slots)),
+        records(static_cast<std::size_t>(s.slots)),
+        history(static_cast<std::size_t>(s.steps) * row_bytes),
+        health_rows(static_cast<std::size_t>(s.slots) * kHealthFieldCount),
+        mass_bits(static_cast<std::size_t>(s.slots)),
+        arrivals(static_cast<std::size_t>(s.slots)),
+        arena(s.capture_floats),
+        arena_used(s.capture_floats ? 1 : 0),
+        arena_at(s.capture_floats ? static_cast<std::size_t>(s.slots) : 0),
+        tables(table_chunk_bytes(s.slots)),
+        seen(static_cast<std::size_t>(s.slots), 0u) {}
+  CaptureArena capture_arena() {
+    return arena.size() ? CaptureArena{arena.get(), arena.size(), arena_used.get(), arena_at.get()}
+                        : CaptureArena{};
+  }
 };
 
 int device_sm_count() {
@@ -236,79 +299,128 @@ int device_sm_count() {
   return sms;
 }
 
-DeviceBank::DeviceBank(int max_steps, cudaStream_t stream, bool health)
-    : impl_(std::make_unique<Impl>(max_steps)), stream_(stream), health_(health) {
+namespace {
+BankShape checked_shape(const BankShape& s) {
+  if (s.slots < 1 || s.slots > kMaxSlots || s.steps < 1)
+    throw InternalError("DeviceBank: a bank of 1 to kMaxSlots slots and at least one row");
+  return s;
+}
+}  // namespace
+
+DeviceBank::DeviceBank(const BankShape& shape, cudaStream_t stream)
+    : shape_(checked_shape(shape)),
+      impl_(std::make_unique<Impl>(shape_)),
+      stream_(stream),
+      health_(shape.health) {
+  const auto slots = static_cast<std::size_t>(shape_.slots);
   NANSCOPE_CUDA_CHECK(cudaMemset(impl_->step.get(), 0, sizeof(int)));
-  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->arrivals.get(), 0, kBankSlots * sizeof(unsigned int)));
-  impl_->blocks_per_item = 4 * device_sm_count();
+  NANSCOPE_CUDA_CHECK(cudaMemset(impl_->arrivals.get(), 0, slots * sizeof(unsigned int)));
+  impl_->sms = static_cast<unsigned>(device_sm_count());
+  impl_->blocks_per_item = 4 * impl_->sms;
   // Each slot its own partials (check_group gives an item at most blocks_per_item blocks).
-  if (health_)
-    impl_->partials = DeviceArray<HealthSums>(static_cast<std::size_t>(kBankSlots) *
-                                              static_cast<std::size_t>(impl_->blocks_per_item));
+  if (health_) {
+    impl_->blocks_per_item = static_cast<unsigned>(std::clamp<std::size_t>(
+        kHealthPartialBytes / (slots * sizeof(HealthSums)), 1, impl_->blocks_per_item));
+    impl_->partials = DeviceArray<HealthSums>(slots * impl_->blocks_per_item);
+  }
   reset_fold();
   begin_step(0);
 }
 
 DeviceBank::~DeviceBank() = default;
 
+void DeviceBank::check_slot(int slot, const char* who) const {
+  if (slot < 0 || slot >= shape_.slots)
+    throw InternalError(std::string(who) + ": slot " + std::to_string(slot) +
+                        " is not in the bank's " + std::to_string(shape_.slots));
+}
+
 void DeviceBank::check_group(const std::vector<GroupItem>& items, cudaStream_t stream) {
   if (items.empty()) return;
   // A slot twice in one launch would have two warps writing its record: split there instead.
-  std::uint64_t seen = 0;
+  const unsigned launch = ++impl_->launch;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const int slot = items[i].slot;
-    if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
-    if (seen >> slot & 1u) {
+    check_slot(slot, "DeviceBank::check_group");
+    unsigned& seen = impl_->seen[static_cast<std::size_t>(slot)];
+    if (seen == launch) {
       check_group({items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i)}, stream);
       check_group({items.begin() + static_cast<std::ptrdiff_t>(i), items.end()}, stream);
       return;
     }
-    seen |= std::uint64_t{1} << slot;
+    seen = launch;
   }
-  GroupTable t{};
-  t.count = static_cast<int>(items.size());
+  const std::size_t count = items.size();
   // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item
-  // (then each thread loops). Any grid gives the same records.
+  // and the item's share of the launch's blocks (then each thread loops). Any grid gives the same
+  // records.
   const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
-  int blocks = 0;
-  for (int i = 0; i < t.count; ++i) {
-    const GroupItem& it = items[static_cast<std::size_t>(i)];
-    const std::size_t want =
-        std::min<std::size_t>(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1),
-                              static_cast<std::size_t>(impl_->blocks_per_item));
+  const std::size_t most = std::min<std::size_t>(
+      impl_->blocks_per_item, std::max<std::size_t>(kMaxLaunchBlocks / count, 1));
+  std::vector<FusedItem> table(count);
+  unsigned blocks = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const GroupItem& it = items[i];
     // Indices and a warp's count are 32-bit.
     if (it.count >= (std::size_t{1} << 31))
       throw InternalError(
           "DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
-    t.x[i] = it.data;
-    t.n[i] = it.count;
-    t.slot[i] = it.slot;
-    t.capture[i] = it.capture;
-    t.exec[i] = it.exec >= 0 ? it.exec : exec_++;
-    t.block_start[i] = blocks;
-    blocks += static_cast<int>(want);
+    const auto want = static_cast<unsigned>(
+        std::min(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1), most));
+    table[i] = FusedItem{it.data, it.count, it.capture, it.slot, it.exec >= 0 ? it.exec : exec_++,
+                         blocks,  want};
+    blocks += want;
   }
-  t.block_start[t.count] = blocks;
-  if (health_) {
-    const HealthOut h{impl_->partials.get(), static_cast<unsigned>(impl_->blocks_per_item),
-                      impl_->arrivals.get(), impl_->health_rows.get()};
-    check_group_kernel<true><<<blocks, kThreads, 0, stream>>>(
-        t, impl_->records.get(), impl_->history.get(), impl_->status.get(), impl_->step.get(), h);
+  std::string& bytes = impl_->table_bytes;
+  bytes.resize(count * sizeof(FusedItem) + blocks * sizeof(unsigned));
+  std::memcpy(bytes.data(), table.data(), count * sizeof(FusedItem));
+  auto* block_item = reinterpret_cast<unsigned*>(bytes.data() + count * sizeof(FusedItem));
+  for (std::size_t i = 0; i < count; ++i)
+    std::fill_n(block_item + table[i].first_block, table[i].blocks, static_cast<unsigned>(i));
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaError_t asked = cudaStreamIsCapturing(stream, &capture);
+  if (asked == cudaErrorStreamCaptureImplicit) {
+    // The legacy stream while another stream captures in global mode: the launch will say so.
+    cudaGetLastError();
+    capture = cudaStreamCaptureStatusActive;
   } else {
-    check_group_kernel<false>
-        <<<blocks, kThreads, 0, stream>>>(t, impl_->records.get(), impl_->history.get(),
-                                          impl_->status.get(), impl_->step.get(), HealthOut{});
+    NANSCOPE_CUDA_CHECK(asked);
+  }
+  const unsigned char* device =
+      impl_->tables.find_or_upload(bytes, stream, capture != cudaStreamCaptureStatusNone);
+  const auto* d_items = reinterpret_cast<const FusedItem*>(device);
+  const auto* d_block_item = reinterpret_cast<const unsigned*>(device + count * sizeof(FusedItem));
+  const auto row_bytes = static_cast<unsigned>(impl_->row_bytes);
+  if (health_) {
+    const HealthOut h{impl_->partials.get(), impl_->blocks_per_item, impl_->arrivals.get(),
+                      impl_->health_rows.get()};
+    check_group_kernel<true><<<blocks, kThreads, 0, stream>>>(
+        d_items, d_block_item, impl_->records.get(), impl_->history.get(), row_bytes,
+        impl_->status.get(), impl_->step.get(), h, impl_->capture_arena());
+  } else {
+    check_group_kernel<false><<<blocks, kThreads, 0, stream>>>(
+        d_items, d_block_item, impl_->records.get(), impl_->history.get(), row_bytes,
+        impl_->status.get(), impl_->step.get(), HealthOut{}, impl_->capture_arena());
   }
   NANSCOPE_LAUNCH_CHECK();
 }
 
+std::size_t DeviceBank::tables_uploaded() const {
+  return impl_->tables.uploads();
+}
+
 void DeviceBank::reset_fold() {
   auto s = stream_;
-  clear_records<<<1, 64, 0, s>>>(impl_->records.get());
+  clear_records<<<std::min(blocks_for(static_cast<std::size_t>(shape_.slots)), 64u), kThreads, 0,
+                  s>>>(impl_->records.get(), shape_.slots);
   NANSCOPE_LAUNCH_CHECK();
-  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0,
-                                      static_cast<size_t>(impl_->max_steps) * kBankSlots, s));
+  NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0, impl_->history.size(), s));
   NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->status.get(), 0, 3 * sizeof(unsigned int), s));
+  if (impl_->arena.size()) {
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->arena_used.get(), 0, sizeof(unsigned long long), s));
+    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->arena_at.get(), 0xff,
+                                        impl_->arena_at.size() * sizeof(unsigned long long), s));
+  }
   step_ = 0;
 }
 
@@ -320,17 +432,23 @@ void DeviceBank::rewind(cudaStream_t stream, std::size_t used_rows) {
   // The rows are used again from row 0: the checks OR into them.
   used_rows = std::min(used_rows, static_cast<std::size_t>(impl_->max_steps));
   if (used_rows > 0)
-    NANSCOPE_CUDA_CHECK(cudaMemsetAsync(impl_->history.get(), 0, used_rows * kBankSlots, stream));
+    NANSCOPE_CUDA_CHECK(
+        cudaMemsetAsync(impl_->history.get(), 0, used_rows * impl_->row_bytes, stream));
   exec_ = 0;
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));  // the copy's source is on this stack
 }
 
+void DeviceBank::enqueue_begin_step(int step, cudaStream_t stream) {
+  const auto words = static_cast<unsigned>(impl_->health_rows.size());
+  begin_step_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+      step, impl_->max_steps - 1, impl_->step.get(), impl_->status.get(), impl_->health_rows.get(),
+      words, impl_->mass_bits.get(), static_cast<unsigned>(shape_.slots), impl_->crossings.get());
+  NANSCOPE_LAUNCH_CHECK();
+}
+
 void DeviceBank::begin_counted_step(cudaStream_t stream) {
   exec_ = 0;
-  begin_step_kernel<<<1, kHealthWords, 0, stream>>>(-1, impl_->max_steps - 1, impl_->step.get(),
-                                                    impl_->status.get(), impl_->health_rows.get(),
-                                                    impl_->mass_bits.get(), impl_->crossings.get());
-  NANSCOPE_LAUNCH_CHECK();
+  enqueue_begin_step(-1, stream);
 }
 
 std::uint32_t DeviceBank::steps_begun() {
@@ -342,7 +460,7 @@ std::uint32_t DeviceBank::steps_begun() {
 }
 
 std::vector<float> DeviceBank::read_health_rows() {
-  std::vector<float> rows(kHealthWords);
+  std::vector<float> rows(impl_->health_rows.size());
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(rows.data(), impl_->health_rows.get(),
                                       rows.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                       stream_));
@@ -355,10 +473,7 @@ void DeviceBank::begin_step(int step) {
     throw InternalError("DeviceBank: step beyond the history");
   step_ = step;
   exec_ = 0;
-  begin_step_kernel<<<1, kHealthWords, 0, stream_>>>(
-      step, impl_->max_steps - 1, impl_->step.get(), impl_->status.get(), impl_->health_rows.get(),
-      impl_->mass_bits.get(), impl_->crossings.get());
-  NANSCOPE_LAUNCH_CHECK();
+  enqueue_begin_step(step, stream_);
 }
 
 BankReadback DeviceBank::readback() {
@@ -372,12 +487,15 @@ BankReadback DeviceBank::readback_step() {
 BankReadback DeviceBank::read_rows(std::size_t first, std::size_t rows) {
   auto s = stream_;
   BankReadback r;
+  r.slots = shape_.slots;
+  r.records.resize(static_cast<std::size_t>(shape_.slots));
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.records.data(), impl_->records.get(),
-                                      sizeof(DeviceSlotRecord) * kBankSlots, cudaMemcpyDeviceToHost,
-                                      s));
-  r.history.resize(rows);
-  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(), impl_->history.get() + first * kBankSlots,
-                                      rows * kBankSlots, cudaMemcpyDeviceToHost, s));
+                                      sizeof(DeviceSlotRecord) * r.records.size(),
+                                      cudaMemcpyDeviceToHost, s));
+  r.history.resize(rows * impl_->row_bytes);
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(r.history.data(),
+                                      impl_->history.get() + first * impl_->row_bytes,
+                                      r.history.size(), cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&r.step_status, impl_->status.get(), sizeof(unsigned int),
                                       cudaMemcpyDeviceToHost, s));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -385,28 +503,48 @@ BankReadback DeviceBank::read_rows(std::size_t first, std::size_t rows) {
   return r;
 }
 
+std::vector<float> DeviceBank::captured(int slot, std::size_t count) {
+  check_slot(slot, "DeviceBank::captured");
+  if (!impl_->arena.size()) return {};
+  unsigned long long at = ~0ull;
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(&at, impl_->arena_at.get() + slot, sizeof at,
+                                      cudaMemcpyDeviceToHost, stream_));
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (at == ~0ull || at + count > impl_->arena.size()) return {};
+  std::vector<float> out(count);
+  NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(out.data(), impl_->arena.get() + at, count * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream_));
+  NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return out;
+}
+
 SlotSink DeviceBank::sink(int slot, int exec) {
-  if (slot < 0 || slot >= kBankSlots) throw InternalError("DeviceBank: bad slot");
-  return SlotSink{
-      impl_->records.get(),      impl_->history.get(), impl_->status.get(), impl_->step.get(), slot,
-      exec >= 0 ? exec : exec_++};
+  check_slot(slot, "DeviceBank::sink");
+  return SlotSink{impl_->records.get(),
+                  impl_->history.get(),
+                  impl_->status.get(),
+                  impl_->step.get(),
+                  slot,
+                  exec >= 0 ? exec : exec_++,
+                  static_cast<unsigned>(impl_->row_bytes)};
 }
 
 void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
   if (items.empty()) return;
-  if (items.size() > static_cast<std::size_t>(kGroupMax))
+  if (items.size() > static_cast<std::size_t>(kLateCopiesMax))
     throw InternalError("DeviceBank: too many capture copies");
   LateCopies c{};
   c.count = static_cast<int>(items.size());
   for (int k = 0; k < c.count; ++k) {
     const GroupItem& it = items[static_cast<std::size_t>(k)];
+    check_slot(it.slot, "DeviceBank::copy_first_fires");
     c.slot[k] = it.slot;
     c.src[k] = it.data;
     c.dst[k] = it.capture;
     c.n[k] = it.count;
   }
   // Two blocks per SM: the copy runs only in a step with a first fire.
-  copy_first_fires_kernel<<<impl_->blocks_per_item / 2, kThreads, 0, stream_>>>(
+  copy_first_fires_kernel<<<2 * impl_->sms, kThreads, 0, stream_>>>(
       c, impl_->records.get(), impl_->status.get(), impl_->step.get());
   NANSCOPE_LAUNCH_CHECK();
 }
@@ -447,6 +585,7 @@ __global__ void crossings_kernel(const float* __restrict__ q, const float* __res
 
 void DeviceBank::measure_c51_rows(int slot, const float* data, std::size_t rows, int atoms,
                                   cudaStream_t stream) {
+  check_slot(slot, "DeviceBank::measure_c51_rows");
   if (!health_ || rows == 0) return;
   const auto blocks = static_cast<unsigned>((rows + kThreads - 1) / kThreads);
   c51_rows_kernel<<<blocks, kThreads, 0, stream>>>(data, rows, atoms,

@@ -10,7 +10,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,15 +22,12 @@
 
 namespace nanscope::cuda {
 
-// One record per slot of the slot table.
-inline constexpr int kBankSlots = kBuiltinSlotCount;
-
 // The current step's health on the device (sentinel.health), cleared by begin_step and packed into
 // the step's status record by pack_step_record: each checked slot's row (core/slot_health.h) as the
 // fused check leaves it, and the learner's words (measure_c51_rows, measure_crossings).
 struct DeviceStepHealth {
-  const float* rows;                    // [kBankSlots, kHealthFieldCount]; NaN: not measured
-  const std::uint32_t* mass_bits;       // [kBankSlots]: 0 none, else float bits of the error + 1
+  const float* rows;                    // [slots, kHealthFieldCount]; NaN: not measured
+  const std::uint32_t* mass_bits;       // [slots]: 0 none, else float bits of the error + 1
   const unsigned long long* crossings;  // [2]: crossed pairs, ordered pairs (slot 14)
 };
 
@@ -50,29 +46,54 @@ static_assert(offsetof(DeviceSlotRecord, count) == 8 &&
               offsetof(DeviceSlotRecord, exec_position) == 16);
 
 struct BankReadback {
-  std::array<DeviceSlotRecord, kBankSlots> records{};
-  std::vector<std::array<std::uint8_t, kBankSlots>> history;  // per step of the fold
+  int slots = 0;
+  std::vector<DeviceSlotRecord> records;  // [slots]
+  // The history rows read, each history_row_bytes(slots) long (slot_sink.h): kinds(row, slot).
+  std::vector<std::uint8_t> history;
   std::uint32_t step_status = 0;  // OR of every check of the current step (the one status word)
   int copies = 0;                 // the device-to-host copies the readback made
+
+  std::size_t rows() const { return slots ? history.size() / history_row_bytes(slots) : 0; }
+  std::uint8_t kinds(std::size_t row, int slot) const {
+    return history[row * history_row_bytes(slots) + static_cast<std::size_t>(slot)];
+  }
+};
+
+// What a bank holds: a record per slot of its table, `steps` history rows (a row per step of a
+// fold), the health rows when `health`, and a capture arena of `capture_floats` floats, where a
+// slot checked without its own capture area gets its buffer copied at its first fire in the fold
+// while the arena has room (see DeviceBank::captured).
+struct BankShape {
+  int slots = kBuiltinSlotCount;
+  int steps = 1;
+  bool health = false;
+  std::size_t capture_floats = 0;
 };
 
 class DeviceBank {
  public:
-  // `max_steps`: history rows (one byte per slot per step of a fold). With `health`, every fused
-  // check also leaves its slot's health row for the step (a block reduction whose partials the
-  // item's last block folds in block order: deterministic for a given grid, no float atomics).
-  DeviceBank(int max_steps, cudaStream_t stream = nullptr, bool health = false);
+  // The built-in trainer's bank: its table's slots, `max_steps` history rows. With `health`, every
+  // fused check also leaves its slot's health row for the step (a block reduction whose partials
+  // the item's last block folds in block order: deterministic for a given grid, no float atomics).
+  DeviceBank(int max_steps, cudaStream_t stream = nullptr, bool health = false)
+      : DeviceBank(BankShape{kBuiltinSlotCount, max_steps, health, 0}, stream) {}
+  // A bank of any width up to kMaxSlots.
+  DeviceBank(const BankShape& shape, cudaStream_t stream);
   ~DeviceBank();
   DeviceBank(const DeviceBank&) = delete;
   DeviceBank& operator=(const DeviceBank&) = delete;
 
+  int slots() const { return shape_.slots; }
   void reset_fold();          // device-side clear (no host copy)
   void begin_step(int step);  // host-side counters only; clears the status word on device
-  // The fused check: every item in one launch (large buffers spread over the whole GPU; a warp that
-  // finds non-finite values adds them into the slot's record with integer atomics, a clean warp
-  // writes nothing). Same records as checking the items one by one in this order. An item with a
-  // `capture` area gets its buffer copied there (`count` floats) by device code at the slot's
-  // first fire in the fold.
+  // The fused check: every item in one launch, however many (large buffers spread over the whole
+  // GPU; a warp that finds non-finite values adds them into the slot's record with integer atomics,
+  // a clean warp writes nothing). Same records as checking the items one by one in this order. An
+  // item with a `capture` area gets its buffer copied there (`count` floats) by device code at the
+  // slot's first fire in the fold; one without, into the bank's capture arena while it has room.
+  // The launch reads its items from a table in device memory that the bank keeps per distinct list
+  // (fused_tables.h): a list met again, as in every step of a trainer, is not uploaded again, and
+  // one met while `stream` is captured stays as long as the bank, since the graph may launch it.
   struct GroupItem {
     int slot;
     const float* data;
@@ -100,6 +121,7 @@ class DeviceBank {
   void measure_crossings(const float* quantiles, const float* taus, int B, int N, int A,
                          cudaStream_t stream);
   bool health() const { return health_; }
+  std::size_t tables_uploaded() const;  // the fused check's tables copied to the device so far
   DeviceStepHealth step_health() const;
   // For a caller that replays captured steps without the host in between (the SDK's device path):
   // the step is counted on the device. begin_counted_step (graph-capturable) takes the next history
@@ -108,7 +130,7 @@ class DeviceBank {
   // again before row 0 with none begun.
   void begin_counted_step(cudaStream_t stream);
   void rewind(cudaStream_t stream, std::size_t used_rows);
-  // The steps begun since the rewind, and the current step's health rows ([kBankSlots,
+  // The steps begun since the rewind, and the current step's health rows ([slots,
   // kHealthFieldCount], NaN where not measured), read on the bank's stream.
   std::uint32_t steps_begun();
   std::vector<float> read_health_rows();
@@ -117,6 +139,10 @@ class DeviceBank {
   BankReadback readback();  // synchronises the stream; the only device-to-host copies
   // The records and the current step's history row only (history holds that one row).
   BankReadback readback_step();
+  // `count` floats of `slot`'s buffer as the check saw it at its first fire in the fold, from the
+  // capture arena; empty when it was not copied there (no first fire, its own capture area, or the
+  // arena had no room left for it). Synchronises the bank's stream.
+  std::vector<float> captured(int slot, std::size_t count);
   // The device address of the status word (the OR of the current step's checks) and of the
   // current step (set by begin_step).
   const std::uint32_t* status_word() const;
@@ -128,7 +154,10 @@ class DeviceBank {
  private:
   // The records, history rows first..first+rows-1 and the status word.
   BankReadback read_rows(std::size_t first, std::size_t rows);
+  void check_slot(int slot, const char* who) const;
+  void enqueue_begin_step(int step, cudaStream_t stream);
   struct Impl;
+  BankShape shape_;
   std::unique_ptr<Impl> impl_;
   cudaStream_t stream_;
   bool health_ = false;

@@ -49,8 +49,8 @@ __device__ __forceinline__ int note_warp(const SlotSink& s, unsigned kinds, unsi
     if (prev == -1 || prev == step)
       atomicAdd(reinterpret_cast<unsigned long long*>(&r.count),
                 static_cast<unsigned long long>(count));
-    // The history byte, through its aligned word (rows are 36 bytes: word-aligned).
-    unsigned char* row = s.history + static_cast<size_t>(step) * kBankSlots;
+    // The history byte, through its aligned word (rows are padded to whole words: slot_sink.h).
+    unsigned char* row = s.history + static_cast<size_t>(step) * s.row_bytes;
     atomicOr(reinterpret_cast<unsigned int*>(row + (s.slot & ~3)), kinds << (8 * (s.slot & 3)));
     atomicOr(s.status, kinds);
   }

@@ -12,8 +12,10 @@
 #   cost is); the step's dense layers, cuBLAS against the fused layer kernel; the sentinel benchmark
 #   (sentinel_big, sentinel_set) with its PyTorch peer; the PyTorch twin against the CUDA backend
 #   with step_rate; the SDK's device path (sdk_device_tests: eager and graphed trainers through
-#   libnanscope, the session's table and files; with bench, bench_sdk_device_check over the
-#   sentinel bench's buffers); with the part `scaling`
+#   libnanscope, the session's table and files, a session of a thousand device slots; with bench,
+#   bench_sdk_device_check over the sentinel bench's buffers and bench_sdk_run_file_device, the
+#   run file's budget at 1,000 device slots); the sentinel bench's sentinel_many (4,096 slots in one
+#   launch of one graph); with the part `scaling`
 #   (not in the default), the scaling table (bench/step_scaling.py: batch 64-4096 x hidden
 #   128-2048 against cuBLAS SGEMM and the twin).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
@@ -51,7 +53,7 @@ summary() {
   echo "gpu-check: FAIL: ${failed[*]}"
   exit 1
 }
-tiny='DeviceSentinel*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard:CudaTimeTravel.CheckpointsStayOnTheDevice'
+tiny='DeviceSentinel*:WideBank.EverySlot*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard:CudaTimeTravel.CheckpointsStayOnTheDevice'
 race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param'
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
@@ -95,6 +97,9 @@ grep -hE "^sentinel_" "$out/sentinel.txt"
 if want sdk; then  # over the buffers whose shapes the sentinel bench wrote
   step sdk_device_check 120 "$bin/bench_sdk_device_check" "$out/sentinel_shapes.txt"
   tail -3 "$out/sdk_device_check.txt"
+  # The run file's budget on the device: 1,000 device slots, health on, 10,000 steps.
+  step sdk_run_file_device 300 "$bin/bench_sdk_run_file_device" 1000 64 10000 1000
+  cat "$out/sdk_run_file_device.txt"
 fi
 if python3 -c "import torch, h5py" 2>/dev/null; then
   step torch_amp_check 120 python3 "$src/bench/torch_amp_check.py" "$out/sentinel_shapes.txt"

@@ -48,17 +48,16 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
   // and the first halt are not lost when several replays are accounted at once.
   ns_step_result out{}, any{};
   for (std::uint32_t i = 0; i < read.steps; ++i) {
-    const std::size_t row = std::min<std::size_t>(i, read.rows.size() - 1);
+    const std::size_t row = std::min<std::size_t>(i, read.row_count() - 1);
     const bool last = i + 1 == read.steps;
     step_ = next_step_;
     bank_->begin_step(step_);
     first_fire_in_step_ = false;
     captured_.clear();
-    // The device bank's rows hold its slots only (ids below kSdkDeviceSlots; slots registered
-    // absent after them have no row and never fire).
-    const int device_slots = static_cast<int>(std::min(slots_.size(), read.records.size()));
+    // The device bank is as wide as the table (absent slots never fire).
+    const int device_slots = std::min(static_cast<int>(slots_.size()), read.slots);
     for (int slot = 0; slot < device_slots; ++slot) {
-      const std::uint8_t kinds = read.rows[row][static_cast<std::size_t>(slot)];
+      const std::uint8_t kinds = read.kinds(row, slot);
       if (kinds == 0) continue;
       const SdkSlotRecord& rec = read.records[static_cast<std::size_t>(slot)];
       const bool first = bank_->slot_record(slot).first_step < 0 &&
@@ -69,7 +68,13 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
       first_fire_in_step_ = true;
       if (!capture_) continue;
       const RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
-      CapturedSlot c{slot, s.shape, on_device(call, [&] { return dev_->captured(slot); }), {}};
+      CapturedSlot c{
+          slot,
+          s.shape,
+          on_device(call,
+                    [&] { return dev_->captured(slot, static_cast<std::uint64_t>(s.count)); }),
+          {}};
+      if (c.values.empty()) continue;  // the copies' arena had no room left for it
       c.scan = scan_nonfinite(c.values.data(), c.values.size());
       captured_.push_back(std::move(c));
     }

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -35,6 +37,22 @@ std::size_t element_bytes(ns_dtype t) {
       return 2;
   }
   return 0;
+}
+
+// The first-fire copies' budget of a session of device buffers: kSdkCaptureBudgetBytes, or
+// NANSCOPE_SDK_CAPTURE_MB (whole MiB, 0 for none) where the device has less memory to spare.
+std::uint64_t capture_budget_bytes() {
+  const char* v = std::getenv("NANSCOPE_SDK_CAPTURE_MB");
+  if (!v || !*v) return kSdkCaptureBudgetBytes;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long mb = std::strtoull(v, &end, 10);
+  if (*end != '\0' || errno != 0 || v[0] == '-' || mb > (std::uint64_t{1} << 24))
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_fold_begin: NANSCOPE_SDK_CAPTURE_MB='{}' is not a whole number of "
+                            "MiB from 0 to {}",
+                            v, std::uint64_t{1} << 24));
+  return static_cast<std::uint64_t>(mb) << 20;
 }
 
 const char* dtype_name(ns_dtype t) {
@@ -159,11 +177,6 @@ int Session::register_slot(const ns_slot_desc& d) {
                               "('{}' is {} memory)",
                               who, other.name, other.memory == NS_HOST ? "host" : "device"));
     }
-    if (s.memory == NS_DEVICE && slots_.size() >= static_cast<std::size_t>(kSdkDeviceSlots))
-      throw Error(NS_ERR_UNSUPPORTED,
-                  fmt::format("{}: a session of device buffers has at most {} slots in this "
-                              "version (host buffers: {})",
-                              who, kSdkDeviceSlots, kMaxSlots));
     if (s.memory == NS_DEVICE && s.dtype != NS_F32)
       throw Error(NS_ERR_UNSUPPORTED,
                   fmt::format("{}: {} device buffers are not checked by this version (float32 "
@@ -294,10 +307,15 @@ void Session::freeze_table() {
   if (!table_) throw Error(NS_ERR_ARGUMENT, "ns_fold_begin: the slot table: " + why);
   if (dev_) {
     SdkDeviceShape shape;
+    shape.slots = table_->size();
     shape.health = health_;
-    for (std::size_t i = 0; i < slots_.size() && i < shape.capture.size(); ++i)
-      if (capture_ && slots_[i].state != NS_SLOT_ABSENT)
-        shape.capture[i] = static_cast<std::uint64_t>(slots_[i].count);
+    // Room for every present slot's first-fire copy (each rounded up to whole float4s), within the
+    // budget: a slot fires for the first time at most once a fold.
+    if (capture_)
+      for (const RegisteredSlot& r : slots_)
+        if (r.state != NS_SLOT_ABSENT)
+          shape.capture_floats += (static_cast<std::uint64_t>(r.count) + 3) / 4 * 4;
+    shape.capture_floats = std::min(shape.capture_floats, capture_budget_bytes() / sizeof(float));
     on_device("ns_fold_begin", [&] { dev_->prepare(shape); });
   }
   setup_ = SlotSetup(table_->size());

@@ -92,10 +92,11 @@ __device__ void record_fire(const Partial& p, DeviceSlotRecord* rec, unsigned ch
 // The step comes from device memory (set by begin_step before the step's work), so a captured
 // graph of the checks records into the right history row at every replay.
 __global__ void finish_check(const Partial* __restrict__ partials, int blocks,
-                             DeviceSlotRecord* rec, unsigned char* history, unsigned int* status,
-                             int slot, const int* step_ptr, int exec_position) {
+                             DeviceSlotRecord* rec, unsigned char* history, unsigned row_bytes,
+                             unsigned int* status, int slot, const int* step_ptr,
+                             int exec_position) {
   const int step = *step_ptr;
-  unsigned char* history_row = history + static_cast<size_t>(step) * kBankSlots;
+  unsigned char* history_row = history + static_cast<size_t>(step) * row_bytes;
   Partial p{0u, 0ull, -1};
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) combine(p, partials[b]);
   reduce_partials(p);
@@ -113,7 +114,7 @@ ReferenceCheck::~ReferenceCheck() = default;
 
 void ReferenceCheck::operator()(DeviceBank& bank, int slot, const float* data, std::size_t n,
                                 int blocks) {
-  if (slot < 0 || slot >= kBankSlots) throw InternalError("ReferenceCheck: bad slot");
+  if (slot < 0 || slot >= bank.slots()) throw InternalError("ReferenceCheck: bad slot");
   const cudaStream_t s = bank.stream();
   if (blocks <= 0) {
     const size_t want = (n / 4 + kThreads - 1) / kThreads;
@@ -126,7 +127,7 @@ void ReferenceCheck::operator()(DeviceBank& bank, int slot, const float* data, s
   scan_partials<<<blocks, kThreads, 0, s>>>(data, n, scratch_->partials.get());
   NANSCOPE_LAUNCH_CHECK();
   finish_check<<<1, kThreads, 0, s>>>(scratch_->partials.get(), blocks, sink.records, sink.history,
-                                      sink.status, slot, sink.step, sink.exec);
+                                      sink.row_bytes, sink.status, slot, sink.step, sink.exec);
   NANSCOPE_LAUNCH_CHECK();
 }
 

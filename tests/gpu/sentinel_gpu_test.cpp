@@ -83,7 +83,7 @@ TEST(DeviceSentinel, MatchesTheCpuCheckAndNeverWrites) {
     EXPECT_EQ(rec.kinds, expected[s].kinds) << "slot " << s;
     EXPECT_EQ(rec.first_step, expected[s].kinds ? 0 : -1);
     EXPECT_EQ(rec.count, expected[s].kinds ? expected[s].count : 0);
-    EXPECT_EQ(r.history[0][s], expected[s].kinds);
+    EXPECT_EQ(r.kinds(0, s), expected[s].kinds);
     if (expected[s].kinds) {
       EXPECT_EQ(rec.exec_position, s);
     }
@@ -131,9 +131,9 @@ TEST(DeviceSentinel, StickyWithinAFoldResetAtTheBoundaryHistoryPerStep) {
   EXPECT_EQ(r.records[2].kinds, 1u);  // sticky
   EXPECT_EQ(r.records[2].first_step, 1);
   EXPECT_EQ(r.records[2].count, 1);
-  EXPECT_EQ(r.history[0][2], 0);
-  EXPECT_EQ(r.history[1][2], 1);
-  EXPECT_EQ(r.history[2][2], 0);
+  EXPECT_EQ(r.kinds(0, 2), 0);
+  EXPECT_EQ(r.kinds(1, 2), 1);
+  EXPECT_EQ(r.kinds(2, 2), 0);
   bank.reset_fold();
   bank.begin_step(0);
   auto cleared = bank.readback();
@@ -172,9 +172,9 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
     fused.check_group(due);
   }
   const auto a = simple.readback(), b = fused.readback();
-  ASSERT_EQ(a.history.size(), b.history.size());
-  for (std::size_t st = 0; st < a.history.size(); ++st)
-    EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
+  ASSERT_EQ(a.rows(), b.rows());
+  for (std::size_t st = 0; st < a.rows(); ++st)
+    for (int s = 0; s < a.slots; ++s) EXPECT_EQ(a.kinds(st, s), b.kinds(st, s)) << "step " << st;
   EXPECT_EQ(a.step_status, b.step_status);
   int fired = 0;
   for (int s = 0; s < 30; ++s) {
@@ -239,9 +239,9 @@ TEST(DeviceSentinel, AProducersOwnCheckGivesTheFusedChecksRecords) {
       if (now.records[k + 1].first_step == step) first_fire_output[k] = out_checked[k]->host();
   }
   const auto a = fused.readback(), b = producer.readback();
-  ASSERT_EQ(a.history.size(), b.history.size());
-  for (std::size_t st = 0; st < a.history.size(); ++st)
-    EXPECT_EQ(a.history[st], b.history[st]) << "step " << st;
+  ASSERT_EQ(a.rows(), b.rows());
+  for (std::size_t st = 0; st < a.rows(); ++st)
+    for (int s = 0; s < a.slots; ++s) EXPECT_EQ(a.kinds(st, s), b.kinds(st, s)) << "step " << st;
   EXPECT_EQ(a.step_status, b.step_status);
   int fired_later = 0;
   for (std::size_t k = 0; k < std::size(sizes); ++k) {

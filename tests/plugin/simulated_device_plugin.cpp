@@ -2,8 +2,9 @@
 // session's device-path accounting (replays, folds, guard, captures) is tested where there is no
 // GPU. It keeps DeviceBank's contract (cuda/sentinel_check.h): the step row counted at each begun
 // step and capped at the last row, kinds ORed into rows and records, a record's first step, count
-// and execution position set once per fold, the first fire's buffer copied into the slot's area,
-// the status word cleared at each step. "Device memory" is host memory here. A stream captures
+// and execution position set once per fold, the first fire's buffer copied into the copies' arena
+// while it has room (whole float4s a copy), the status word cleared at each step, a table of any
+// width. "Device memory" is host memory here. A stream captures
 // between nanscope_sim_capture(stream, 1) and (stream, 0): its begun steps and checks are recorded,
 // and nanscope_sim_replay(stream) runs them, as a graph launch would.
 #include <cmath>
@@ -41,13 +42,15 @@ class Simulated final : public nanscope::SdkDeviceChecks {
   bool capturing(void* stream) override { return capturing_streams.count(stream) != 0; }
   void prepare(const nanscope::SdkDeviceShape& shape) override {
     shape_ = shape;
-    rows_.assign(static_cast<std::size_t>(shape.rows), {});
-    for (std::size_t s = 0; s < areas_.size(); ++s) areas_[s].assign(shape.capture[s], 0.0f);
+    rows_.assign(static_cast<std::size_t>(shape.rows) * width(), 0);
+    records_.assign(width(), {});
     begin_fold();
   }
   void begin_fold() override {
-    records_.fill({});
-    rows_.assign(rows_.size(), {});
+    records_.assign(width(), {});
+    rows_.assign(rows_.size(), 0);
+    copies_.clear();
+    arena_used_ = 0;
     step_ = -1;
     begun_ = 0;
     status_ = 0;
@@ -63,18 +66,20 @@ class Simulated final : public nanscope::SdkDeviceChecks {
   nanscope::SdkDeviceRead read(void*) override {
     nanscope::SdkDeviceRead r;
     r.steps = begun_;
-    const std::size_t used = std::min<std::size_t>(begun_, rows_.size());
-    r.rows.assign(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(used));
+    r.slots = shape_.slots;
+    const std::size_t used = std::min<std::size_t>(begun_, static_cast<std::size_t>(shape_.rows));
+    r.rows.assign(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(used * width()));
     r.records = records_;
-    if (shape_.health)
-      r.health.assign(nanscope::kSdkDeviceSlots * nanscope::kHealthFieldCount, NAN);
-    for (std::size_t i = 0; i < used; ++i) rows_[i] = {};
+    if (shape_.health) r.health.assign(width() * nanscope::kHealthFieldCount, NAN);
+    std::fill_n(rows_.begin(), used * width(), 0);
     step_ = -1;
     begun_ = 0;
     return r;
   }
-  std::vector<float> captured(int slot) override {
-    return areas_.at(static_cast<std::size_t>(slot));
+  std::vector<float> captured(int slot, std::uint64_t count) override {
+    const auto c = copies_.find(slot);
+    if (c == copies_.end() || c->second.size() != count) return {};
+    return c->second;
   }
   std::vector<float> copy_out(void*, std::uint64_t address, std::uint64_t count) override {
     const auto* p = reinterpret_cast<const float*>(static_cast<std::uintptr_t>(address));
@@ -90,7 +95,7 @@ class Simulated final : public nanscope::SdkDeviceChecks {
 
  private:
   void run_begin() {
-    step_ = std::min(step_ + 1, static_cast<int>(rows_.size()) - 1);
+    step_ = std::min(step_ + 1, shape_.rows - 1);
     ++begun_;
     status_ = 0;
     exec_ = 0;
@@ -108,21 +113,26 @@ class Simulated final : public nanscope::SdkDeviceChecks {
       const int exec = exec_++;
       if (!kinds) continue;
       const auto s = static_cast<std::size_t>(it.slot);
-      rows_[static_cast<std::size_t>(step_)][s] |= kinds;
+      rows_[static_cast<std::size_t>(step_) * width() + s] |= kinds;
       status_ |= kinds;
       nanscope::SdkSlotRecord& rec = records_[s];
       rec.kinds |= kinds;
       if (rec.first_step < 0) {
         rec = {rec.kinds, step_, count, exec};
-        std::memcpy(areas_[s].data(), x, std::min<std::size_t>(areas_[s].size(), it.count) * 4);
+        const std::uint64_t taken = arena_used_;
+        arena_used_ += (it.count + 3) / 4 * 4;
+        if (taken + it.count <= shape_.capture_floats) copies_[it.slot].assign(x, x + it.count);
       }
     }
   }
 
   nanscope::SdkDeviceShape shape_;
-  std::vector<std::array<std::uint8_t, nanscope::kSdkDeviceSlots>> rows_;
-  std::array<nanscope::SdkSlotRecord, nanscope::kSdkDeviceSlots> records_{};
-  std::array<std::vector<float>, nanscope::kSdkDeviceSlots> areas_;
+  std::size_t width() const { return static_cast<std::size_t>(shape_.slots); }
+
+  std::vector<std::uint8_t> rows_;  // [rows, slots]
+  std::vector<nanscope::SdkSlotRecord> records_;
+  std::map<int, std::vector<float>> copies_;  // the first fires' copies in the arena
+  std::uint64_t arena_used_ = 0;
   int step_ = -1, exec_ = 0;
   std::uint32_t begun_ = 0, status_ = 0, zero_ = 0;
 };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/slot_table.h"
+#include "io/dump_file.h"
 #include "io/run_file.h"
 #include "nanscope/nanscope.h"
 #include "sdk_test_util.h"
@@ -231,42 +232,114 @@ namespace {
 
 // The device bank's rows are as wide as nanscope's own table: a 37th device slot is refused,
 // naming the limit and the host path's, and the session goes on with its 36.
-TEST_F(SimulatedDevice, ADeviceSlotPastTheDeviceBanksWidthIsRefusedNamingTheLimit) {
+// A device session as wide as a host one: 600 slots, one of them fired in a replayed graph, absent
+// slots after them; the session accounts every slot from the device's rows, and its dump holds the
+// fired slot's copy.
+TEST_F(SimulatedDevice, AWideDeviceSessionAccountsEverySlotOfItsReplays) {
+  constexpr int kMore = 598, kN = 8;
+  std::vector<float> pool(static_cast<std::size_t>(kMore) * kN, 0.5f);
+  std::vector<std::int32_t> ids = {ia_, ib_};
   std::vector<std::string> names;
-  std::vector<std::int32_t> ids(nanscope::kBuiltinSlotCount, -1);
-  for (int i = 2; i < nanscope::kBuiltinSlotCount; ++i) names.push_back("d" + std::to_string(i));
-  for (int i = 2; i < nanscope::kBuiltinSlotCount; ++i)
-    NS_OK_(add(names[static_cast<std::size_t>(i - 2)].c_str(), i, nullptr, b_.data(),
-               &ids[static_cast<std::size_t>(i)]));
-  std::int32_t extra = -1;
-  EXPECT_REFUSED(add("one_too_many", 99, nullptr, b_.data(), &extra), NS_ERR_UNSUPPORTED,
-                 "at most 36 slots in this version (host buffers: 4096)");
-  EXPECT_EQ(extra, -1);
-  // Absent slots past the bank's width have no row there: the steps account the bank's slots
-  // only (reading past its rows once).
-  for (const char* absent : {"gone0", "gone1", "gone2", "gone3"}) {
+  for (int k = 0; k < kMore; ++k) names.push_back("w" + std::to_string(k + 2));
+  for (int k = 0; k < kMore; ++k) {
+    std::int32_t id = -1;
+    NS_OK_(add(names[static_cast<std::size_t>(k)].c_str(), k + 2, nullptr,
+               pool.data() + static_cast<std::size_t>(k) * kN, &id));
+    ids.push_back(id);
+  }
+  for (const char* absent : {"gone0", "gone1", "gone2"}) {
     ns_slot_desc d{};
     d.struct_size = sizeof d;
     d.name = absent;
     d.count = 8;
     d.memory = NS_DEVICE;
     d.state = NS_SLOT_ABSENT;
-    NS_OK_(ns_slot_register(s_, &d, &extra));
+    std::int32_t id = -1;
+    NS_OK_(ns_slot_register(s_, &d, &id));
   }
   NS_OK_(ns_fold_begin(s_, 0));
-  NS_OK_(step_calls(0));
+  capture_(stream_, 1);
+  NS_OK_(ns_step_begin(s_, 0, stream_));
+  NS_OK_(ns_check(s_, ids.data(), static_cast<std::int32_t>(ids.size()), stream_));
   ns_step_result r = blank_result();
   NS_OK_(ns_step_end(s_, &r));
-  EXPECT_EQ(r.fired, 0);
-  poison(true);
-  NS_OK_(step_calls(1));
-  NS_OK_(ns_step_end(s_, &r));
-  EXPECT_EQ(r.fired, 1);
-  EXPECT_EQ(r.entry_slot, ia_);
+  capture_(stream_, 0);
+  constexpr int kFired = 555;  // w555: slot 555, pool slot 553
+  for (int step = 0; step < 4; ++step) {
+    pool[static_cast<std::size_t>(kFired - 2) * kN + 5] =
+        step == 2 ? std::numeric_limits<float>::infinity() : 0.5f;
+    replay_(stream_);
+    r = blank_result();
+    NS_OK_(ns_step_replayed(s_, stream_, &r));
+    EXPECT_EQ(r.fired, step == 2 ? 1 : 0) << step;
+    EXPECT_EQ(r.entry_slot, step >= 2 ? kFired : -1) << step;
+  }
   NS_OK_(ns_fold_end(s_, 0));
-  NS_OK_(ns_session_close(s_));  // the run file written and the writer drained
+  NS_OK_(ns_session_close(s_));
   s_ = 0;
-  EXPECT_EQ(run_file().table->size(), nanscope::kBuiltinSlotCount + 4);
+  const nanscope::RunFileData run = run_file();
+  ASSERT_EQ(run.table->size(), 2 + kMore + 3);
+  ASSERT_EQ(run.steps.size(), 4u);
+  EXPECT_EQ(run.steps[2].flags[kFired], 2);
+  EXPECT_EQ(run.steps[2].checked.count(), 2 + kMore);
+  EXPECT_EQ(run.folds[0].slots[kFired].first_step, 2);
+  const fs::path dump = dir_ / "dumps" / "fold000_step00000002_w555.h5";
+  ASSERT_TRUE(fs::exists(dump)) << dump;
+  const nanscope::DumpData d = nanscope::read_dump(dump.string());
+  ASSERT_EQ(d.slots.size(), 1u);
+  EXPECT_EQ(d.slots[0].index, kFired);
+  ASSERT_EQ(d.slots[0].values.size(), static_cast<std::size_t>(kN));
+  EXPECT_TRUE(std::isinf(d.slots[0].values[5]));
+  EXPECT_EQ(d.slots[0].values[4], 0.5f);
+}
+
+// The first-fire copies share one arena of NANSCOPE_SDK_CAPTURE_MB: a slot fired once it is spent
+// is left out of the dumps (the run file still has its fire), and a bad value is refused by name.
+TEST_F(SimulatedDevice, FirstFireCopiesPastTheBudgetAreLeftOutAndABadBudgetIsRefused) {
+  constexpr int kBig = 200000;  // 800 kB: one fits in 1 MiB, two do not
+  std::vector<float> c(kBig, 1.0f), d(kBig, 1.0f);
+  std::int32_t ic = -1, id = -1;
+  ns_slot_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.count = kBig;
+  desc.dtype = NS_F32;
+  desc.memory = NS_DEVICE;
+  desc.name = "c";
+  desc.order = 2;
+  desc.address = reinterpret_cast<std::uint64_t>(c.data());
+  NS_OK_(ns_slot_register(s_, &desc, &ic));
+  desc.name = "d";
+  desc.order = 3;
+  desc.address = reinterpret_cast<std::uint64_t>(d.data());
+  NS_OK_(ns_slot_register(s_, &desc, &id));
+  setenv("NANSCOPE_SDK_CAPTURE_MB", "lots", 1);
+  EXPECT_REFUSED(ns_fold_begin(s_, 0), NS_ERR_ARGUMENT, "NANSCOPE_SDK_CAPTURE_MB='lots'");
+  setenv("NANSCOPE_SDK_CAPTURE_MB", "1", 1);
+  const ns_status begun = ns_fold_begin(s_, 0);
+  unsetenv("NANSCOPE_SDK_CAPTURE_MB");
+  ASSERT_EQ(begun, NS_OK) << ns_last_error();
+  const std::int32_t ids[] = {ic, id};
+  for (int step = 0; step < 3; ++step) {
+    c[10] = step == 1 ? std::numeric_limits<float>::quiet_NaN() : 1.0f;
+    d[20] = step == 2 ? std::numeric_limits<float>::quiet_NaN() : 1.0f;
+    NS_OK_(ns_step_begin(s_, step, stream_));
+    NS_OK_(ns_check(s_, ids, 2, stream_));
+    ns_step_result r = blank_result();
+    NS_OK_(ns_step_end(s_, &r));
+    EXPECT_EQ(r.first_fire, step >= 1 ? 1 : 0) << step;
+  }
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));
+  s_ = 0;
+  const fs::path kept = dir_ / "dumps" / "fold000_step00000001_c.h5";
+  ASSERT_TRUE(fs::exists(kept)) << kept;
+  const nanscope::DumpData dump = nanscope::read_dump(kept.string());
+  ASSERT_EQ(dump.slots.size(), 1u);
+  EXPECT_TRUE(std::isnan(dump.slots[0].values[10]));
+  EXPECT_FALSE(fs::exists(dir_ / "dumps" / "fold000_step00000002_d.h5"))
+      << "d fired once the arena was spent: no copy of it";
+  const nanscope::RunFileData run = run_file();
+  EXPECT_EQ(run.folds[0].slots[static_cast<std::size_t>(id)].first_step, 2);
 }
 
 }  // namespace

@@ -35,24 +35,19 @@ namespace {
 // both relax the mode for that call and restore it after.
 class RelaxedCaptureMode {
  public:
-  explicit RelaxedCaptureMode(bool on) : on_(on) {
-    if (on_) NANSCOPE_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_));
-  }
-  ~RelaxedCaptureMode() {
-    if (on_) cudaThreadExchangeStreamCaptureMode(&mode_);
-  }
+  RelaxedCaptureMode() { NANSCOPE_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_)); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
   RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
   RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
 
  private:
-  bool on_;
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
 
 }  // namespace
 
-void FusedTables::copy(const Entry& e, std::string_view bytes, bool capturing) {
-  const RelaxedCaptureMode relaxed(capturing);
+void FusedTables::copy(const Entry& e, std::string_view bytes) {
+  const RelaxedCaptureMode relaxed;
   NANSCOPE_CUDA_CHECK(cudaMemcpyAsync(e.chunk->device + e.offset, bytes.data(), bytes.size(),
                                       cudaMemcpyHostToDevice, upload_));
   NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(upload_));
@@ -67,12 +62,24 @@ void FusedTables::used_eagerly(const Entry& e, cudaStream_t stream) {
 }
 
 void FusedTables::recycle() {
-  // Every eager launch that may still read this chunk's tables is done first.
-  for (cudaStream_t s : eager_streams_) NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
-  eager_streams_.clear();
+  const RelaxedCaptureMode relaxed;
   Chunk* last = chunks_.back().get();
-  if (last->kept) {
-    // Its eager tables stay, unused, beside the kept ones; new tables go to a new chunk.
+  // The chunk's eager launches are waited for, unless one of their streams is being captured now
+  // (it cannot be waited for): then, as when the chunk holds a kept table, new tables go to a new
+  // chunk and its eager tables stay, unused, beside the kept ones.
+  bool reusable = !last->kept;
+  for (cudaStream_t s : eager_streams_) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &status) != cudaSuccess) {
+      cudaGetLastError();  // the legacy stream while another captures: not waited for either
+      reusable = false;
+    }
+    reusable = reusable && status == cudaStreamCaptureStatusNone;
+  }
+  if (reusable)
+    for (cudaStream_t s : eager_streams_) NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  eager_streams_.clear();
+  if (!reusable) {
     std::erase_if(index_,
                   [&](const auto& kv) { return kv.second.chunk == last && !kv.second.kept; });
     chunks_.push_back(std::make_unique<Chunk>(chunk_bytes_));
@@ -97,19 +104,11 @@ const unsigned char* FusedTables::find_or_upload(std::string_view bytes, cudaStr
   if (need > chunk_bytes_)
     throw InternalError(fmt::format("FusedTables: a table of {} bytes is larger than a chunk ({})",
                                     bytes.size(), chunk_bytes_));
-  if (chunks_.back()->used + need > chunk_bytes_) {
-    if (capturing) {  // no stream may be waited for: the tables go on in a new chunk
-      const RelaxedCaptureMode relaxed(true);
-      chunks_.push_back(std::make_unique<Chunk>(chunk_bytes_));
-      eager_streams_.clear();  // they used the chunk before, whose memory is never reused now
-    } else {
-      recycle();
-    }
-  }
+  if (chunks_.back()->used + need > chunk_bytes_) recycle();
   Chunk* c = chunks_.back().get();
   const Entry e{c, c->used, capturing};
   c->used += need;
-  copy(e, bytes, capturing);
+  copy(e, bytes);
   if (capturing)
     c->kept = true;
   else

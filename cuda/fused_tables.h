@@ -25,7 +25,7 @@ struct FusedItem {
   unsigned long long n;
   float* capture;  // the item's own capture area (null: the bank's arena, if it has one)
   int slot;
-  int exec;
+  int exec;  // its execution position, or -1 - k: the launch's k-th counted from its first
   unsigned first_block;  // blocks [first_block, first_block + blocks) of the launch scan this item
   unsigned blocks;
 };
@@ -48,6 +48,8 @@ class FusedTables {
   // reused.
   const unsigned char* find_or_upload(std::string_view bytes, cudaStream_t stream, bool capturing);
   std::size_t uploads() const { return uploads_; }  // tables copied to the device so far
+  // The launches made so far outside a capture are known to have finished (DeviceBank's).
+  void launches_done() { eager_streams_.clear(); }
 
  private:
   struct Chunk;
@@ -60,8 +62,8 @@ class FusedTables {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  void copy(const Entry& e, std::string_view bytes, bool capturing);
-  void recycle();  // outside any capture
+  void copy(const Entry& e, std::string_view bytes);
+  void recycle();
   void used_eagerly(const Entry& e, cudaStream_t stream);
 
   std::size_t chunk_bytes_;

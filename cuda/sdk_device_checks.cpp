@@ -141,6 +141,9 @@ class DeviceChecks final : public SdkDeviceChecks {
 
   SdkDeviceRead read(void* stream) override {
     NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+    // Every check of the session ran on a step's stream, and each step's stream is waited for
+    // here: the bank need not wait for (or keep handles to) streams the trainer may destroy.
+    bank_->launches_done();
     SdkDeviceRead r;
     r.steps = bank_->steps_begun();
     const std::size_t rows = std::min<std::size_t>(r.steps, static_cast<std::size_t>(shape_.rows));

@@ -144,9 +144,9 @@ __device__ __forceinline__ void scan_float4(const float* __restrict__ x, unsigne
 template <bool kHealth>
 __global__ void __launch_bounds__(kThreads, 8)
     check_group_kernel(const FusedItem* __restrict__ items, const unsigned* __restrict__ block_item,
-                       DeviceSlotRecord* rec, unsigned char* history, unsigned row_bytes,
-                       unsigned int* status, const int* step_ptr, HealthOut health,
-                       CaptureArena arena) {
+                       int exec_base, DeviceSlotRecord* rec, unsigned char* history,
+                       unsigned row_bytes, unsigned int* status, const int* step_ptr,
+                       HealthOut health, CaptureArena arena) {
   const FusedItem it = items[block_item[blockIdx.x]];
   const float* __restrict__ x = it.x;
   const unsigned n = static_cast<unsigned>(it.n);  // check_group keeps fused items below 2^31
@@ -206,7 +206,9 @@ __global__ void __launch_bounds__(kThreads, 8)
   }
   warp_sum(kinds, count);  // a thread's count is far below 2^32 (check_group keeps shares small)
   if (kinds == 0u) return;
-  const SlotSink sink{rec, history, status, step_ptr, it.slot, it.exec, row_bytes};
+  // A negative position counts from the launch's first (DeviceBank::launch_group).
+  const int exec = it.exec >= 0 ? it.exec : exec_base - 1 - it.exec;
+  const SlotSink sink{rec, history, status, step_ptr, it.slot, exec, row_bytes};
   if (note_warp(sink, kinds, count) != -1) return;
   float* area = it.capture;
   if (!area && arena.data) area = reserve_capture(arena, it.slot, it.n);
@@ -336,41 +338,59 @@ void DeviceBank::check_slot(int slot, const char* who) const {
 }
 
 void DeviceBank::check_group(const std::vector<GroupItem>& items, cudaStream_t stream) {
-  if (items.empty()) return;
-  // A slot twice in one launch would have two warps writing its record: split there instead.
-  const unsigned launch = ++impl_->launch;
+  // A slot twice in one launch would have two warps writing its record: the list is launched in
+  // runs of distinct slots instead, in its order.
+  std::size_t begin = 0;
+  unsigned run = ++impl_->launch;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const int slot = items[i].slot;
-    check_slot(slot, "DeviceBank::check_group");
-    unsigned& seen = impl_->seen[static_cast<std::size_t>(slot)];
-    if (seen == launch) {
-      check_group({items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i)}, stream);
-      check_group({items.begin() + static_cast<std::ptrdiff_t>(i), items.end()}, stream);
-      return;
+    check_slot(items[i].slot, "DeviceBank::check_group");
+    unsigned& seen = impl_->seen[static_cast<std::size_t>(items[i].slot)];
+    if (seen == run) {
+      launch_group(items.data() + begin, i - begin, stream);
+      begin = i;
+      run = ++impl_->launch;
     }
-    seen = launch;
+    seen = run;
   }
-  const std::size_t count = items.size();
-  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item
-  // and the item's share of the launch's blocks (then each thread loops). Any grid gives the same
-  // records.
+  launch_group(items.data() + begin, items.size() - begin, stream);
+}
+
+void DeviceBank::launch_group(const GroupItem* items, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item;
+  // when the launch would pass kMaxLaunchBlocks, each item's share in proportion to what it wants
+  // (at least one; each thread then loops). Any grid gives the same records.
   const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
-  const std::size_t most = std::min<std::size_t>(
-      impl_->blocks_per_item, std::max<std::size_t>(kMaxLaunchBlocks / count, 1));
+  std::vector<std::size_t> want(count);
+  std::size_t wanted = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    // Indices and a warp's count are 32-bit.
+    if (items[i].count >= (std::size_t{1} << 31))
+      throw InternalError(
+          "DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
+    want[i] = std::min<std::size_t>(
+        std::max<std::size_t>((items[i].count + per_block - 1) / per_block, 1),
+        impl_->blocks_per_item);
+    wanted += want[i];
+  }
+  // Execution positions: an item's own (reserved with take_exec) as it is, the others counted from
+  // the launch's first (`exec_base`, a kernel parameter), so that the table of a list is the same
+  // at every step whatever ran before it, and is found again.
+  const int exec_base = exec_;
+  int relative = 0;
   std::vector<FusedItem> table(count);
   unsigned blocks = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const GroupItem& it = items[i];
-    // Indices and a warp's count are 32-bit.
-    if (it.count >= (std::size_t{1} << 31))
-      throw InternalError(
-          "DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
-    const auto want = static_cast<unsigned>(
-        std::min(std::max<std::size_t>((it.count + per_block - 1) / per_block, 1), most));
-    table[i] = FusedItem{it.data, it.count, it.capture, it.slot, it.exec >= 0 ? it.exec : exec_++,
-                         blocks,  want};
-    blocks += want;
+    const std::size_t share = wanted <= kMaxLaunchBlocks
+                                  ? want[i]
+                                  : std::max<std::size_t>(want[i] * kMaxLaunchBlocks / wanted, 1);
+    const int exec = it.exec >= 0 ? it.exec : -1 - relative++;
+    table[i] = FusedItem{
+        it.data, it.count, it.capture, it.slot, exec, blocks, static_cast<unsigned>(share)};
+    blocks += static_cast<unsigned>(share);
   }
+  exec_ += relative;
   std::string& bytes = impl_->table_bytes;
   bytes.resize(count * sizeof(FusedItem) + blocks * sizeof(unsigned));
   std::memcpy(bytes.data(), table.data(), count * sizeof(FusedItem));
@@ -395,14 +415,18 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items, cudaStream_t s
     const HealthOut h{impl_->partials.get(), impl_->blocks_per_item, impl_->arrivals.get(),
                       impl_->health_rows.get()};
     check_group_kernel<true><<<blocks, kThreads, 0, stream>>>(
-        d_items, d_block_item, impl_->records.get(), impl_->history.get(), row_bytes,
+        d_items, d_block_item, exec_base, impl_->records.get(), impl_->history.get(), row_bytes,
         impl_->status.get(), impl_->step.get(), h, impl_->capture_arena());
   } else {
     check_group_kernel<false><<<blocks, kThreads, 0, stream>>>(
-        d_items, d_block_item, impl_->records.get(), impl_->history.get(), row_bytes,
+        d_items, d_block_item, exec_base, impl_->records.get(), impl_->history.get(), row_bytes,
         impl_->status.get(), impl_->step.get(), HealthOut{}, impl_->capture_arena());
   }
   NANSCOPE_LAUNCH_CHECK();
+}
+
+void DeviceBank::launches_done() {
+  impl_->tables.launches_done();
 }
 
 std::size_t DeviceBank::tables_uploaded() const {

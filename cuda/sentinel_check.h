@@ -122,6 +122,9 @@ class DeviceBank {
                          cudaStream_t stream);
   bool health() const { return health_; }
   std::size_t tables_uploaded() const;  // the fused check's tables copied to the device so far
+  // Every launch made so far outside a capture has finished (the caller synchronised the streams
+  // it launched on): their tables' memory may be reused without waiting for those streams again.
+  void launches_done();
   DeviceStepHealth step_health() const;
   // For a caller that replays captured steps without the host in between (the SDK's device path):
   // the step is counted on the device. begin_counted_step (graph-capturable) takes the next history
@@ -155,6 +158,7 @@ class DeviceBank {
   // The records, history rows first..first+rows-1 and the status word.
   BankReadback read_rows(std::size_t first, std::size_t rows);
   void check_slot(int slot, const char* who) const;
+  void launch_group(const GroupItem* items, std::size_t count, cudaStream_t stream);
   void enqueue_begin_step(int step, cudaStream_t stream);
   struct Impl;
   BankShape shape_;

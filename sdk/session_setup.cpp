@@ -315,7 +315,8 @@ void Session::freeze_table() {
       for (const RegisteredSlot& r : slots_)
         if (r.state != NS_SLOT_ABSENT)
           shape.capture_floats += (static_cast<std::uint64_t>(r.count) + 3) / 4 * 4;
-    shape.capture_floats = std::min(shape.capture_floats, capture_budget_bytes() / sizeof(float));
+    if (capture_)
+      shape.capture_floats = std::min(shape.capture_floats, capture_budget_bytes() / sizeof(float));
     on_device("ns_fold_begin", [&] { dev_->prepare(shape); });
   }
   setup_ = SlotSetup(table_->size());

@@ -17,8 +17,7 @@
 
 namespace nanscope {
 
-// nanscope's own trainer's slot count, and the most slots any table may hold (docs/sdk.md).
-inline constexpr int kBuiltinSlotCount = 36;
+// The most slots any table may hold (docs/sdk.md).
 inline constexpr int kMaxSlots = 4096;
 
 enum class Phase : int {
@@ -71,7 +70,9 @@ enum Slot : int {
   kBwDHS2Main,
   kBwDHS2Aux,
   kBwDHS2Iqn,
+  kBuiltinSlotEnd  // one past the last: nanscope's own trainer's slot count
 };
+inline constexpr int kBuiltinSlotCount = kBuiltinSlotEnd;
 
 // What a slot's buffer is to the health fields and the watches (SlotInfo::roles, bits).
 enum SlotRole : std::uint8_t {
@@ -100,7 +101,6 @@ struct SlotInfo {
   std::string call_site;              // where in that phase
   std::string producer;               // the operation that writes the buffer
   std::string buffer;                 // what the buffer holds, with its shape
-  int rank = 0;                       // dataflow rank (0 = finalised first)
   bool iqn_only = false;              // absent when loss.lambda_iqn = 0
   // The slots whose buffers the step computes from this one directly (through buffers that are
   // not slots), ascending: where a non-finite value in this buffer travels next, within the same
@@ -111,6 +111,7 @@ struct SlotInfo {
   std::uint8_t roles = 0;       // SlotRole bits
   std::string phase_text = {};  // a trainer's own phase name (phase_name(phase) when empty)
   SlotStorage storage = SlotStorage::Own;
+  int rank = 0;  // dataflow rank (0 = finalised first; the builtin table's kDataflowOrder)
 };
 
 // The phase a slot's check runs in, as files and views name it.

@@ -74,6 +74,8 @@ std::vector<std::int64_t> slot_shape(const Dims& d, int slot, std::size_t param_
     case kBwDHS2Aux:
     case kBwDHS2Iqn:
       return {B, H};
+    case kBuiltinSlotEnd:
+      break;  // not a slot
   }
   throw std::out_of_range("slot_shape: " + std::to_string(slot) +
                           " is not a slot of nanscope's own");

@@ -240,8 +240,9 @@ void CudaBackend::forward() {
     check_site(kIqnTau);
     lanes_.wait(kIqnLane, start);
     Blas& iqn = lanes_.blas(kIqnLane);
-    iqn_embedding(iqn, d_, L_, state_.params.get(), sampler_.tau(), d_.B * d_.N, iqn_.cos,
-                  iqn_.phi_pre, iqn_.phi, checks_.producer_sink(kIqnPhi));
+    iqn_cos_features(d_, sampler_.tau(), d_.B * d_.N, iqn_.cos, iqn.stream());
+    iqn_phi_layer(iqn, d_, L_, state_.params.get(), d_.B * d_.N, iqn_.cos, iqn_.phi_pre, iqn_.phi,
+                  checks_.producer_sink(kIqnPhi));
     site(kIqnPhi);
     lanes_.wait(kIqnLane, online);
     iqn_quantile_layer(iqn, d_, L_, state_.params.get(), nets_.online.h2.get(), d_.N, iqn_.phi,

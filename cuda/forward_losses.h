@@ -46,6 +46,13 @@ struct IqnBuffers {
 void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
                    const float* tau, int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
                    DeviceArray<float>& phi, const SlotSink& phi_sink = {});
+// The embedding's two halves (the online pass checks the cosine features between them): the
+// cosine features cos(pi i tau), i < C, of `rows` taus; then phi = relu(cos Wphi + b).
+void iqn_cos_features(const Dims& d, const float* tau, int rows, DeviceArray<float>& cos,
+                      cudaStream_t stream);
+void iqn_phi_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params, int rows,
+                   const DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
+                   DeviceArray<float>& phi, const SlotSink& phi_sink = {});
 void iqn_quantile_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* params,
                         const float* h2, int n, const DeviceArray<float>& phi,
                         DeviceArray<float>& psi, DeviceArray<float>& q);

@@ -308,17 +308,27 @@ IqnBuffers::IqnBuffers(const Dims& d)
   NANSCOPE_CUDA_CHECK(cudaMemset(arrivals.get(), 0, sizeof(unsigned)));
 }
 
+void iqn_cos_features(const Dims& d, const float* tau, int rows, DeviceArray<float>& cos,
+                      cudaStream_t s) {
+  if (d.C > kCosMaxC)
+    throw InternalError("iqn_cos_features: more cosine features than the kernel holds");
+  cos_features<<<grid(rows, kCosRows), 128, 0, s>>>(tau, rows, d.C, cos.get());
+  NANSCOPE_LAUNCH_CHECK();
+}
+
+void iqn_phi_layer(Blas& blas, const Dims& d, const ParamLayout& L, const float* p, int rows,
+                   const DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
+                   DeviceArray<float>& phi, const SlotSink& phi_sink) {
+  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
+            phi_pre.get());
+  bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), blas.stream(), phi_sink);
+}
+
 void iqn_embedding(Blas& blas, const Dims& d, const ParamLayout& L, const float* p,
                    const float* tau, int rows, DeviceArray<float>& cos, DeviceArray<float>& phi_pre,
                    DeviceArray<float>& phi, const SlotSink& phi_sink) {
-  cudaStream_t s = blas.stream();
-  if (d.C > kCosMaxC)
-    throw InternalError("iqn_embedding: more cosine features than the kernel holds");
-  cos_features<<<grid(rows, kCosRows), 128, 0, s>>>(tau, rows, d.C, cos.get());
-  NANSCOPE_LAUNCH_CHECK();
-  blas.gemm(false, false, rows, d.H, d.C, 1.f, cos.get(), p + L[kIqnPhiW].offset, 0.f,
-            phi_pre.get());
-  bias_relu(phi_pre.get(), p + L[kIqnPhiB].offset, rows, d.H, phi.get(), s, phi_sink);
+  iqn_cos_features(d, tau, rows, cos, blas.stream());
+  iqn_phi_layer(blas, d, L, p, rows, cos, phi_pre, phi, phi_sink);
 }
 
 namespace {

@@ -58,10 +58,9 @@ void CpuModel<T>::aggregate_pass(In v, In adv, T* logp) const {
   }
 }
 
-// The IQN cosine embedding phi = relu(cos(pi i tau) Wphi + bphi) of `rows` taus.
+// The IQN cosine features cos(pi i tau), i < C, of `rows` taus.
 template <class T>
-void CpuModel<T>::iqn_embedding(const std::vector<T>& net, const T* tau, int rows, Out cos,
-                                Out phi_pre, Out phi) const {
+void CpuModel<T>::iqn_cos_features(const T* tau, int rows, Out cos) const {
   // cos(pi i tau) for i = 0..C-1 by the Chebyshev recurrence cos(ix) = 2 cos(x) cos((i-1)x) -
   // cos((i-2)x), in double (error ~ i * 1e-16, far below float rounding): one cos per row, not C.
   const double pi = 3.14159265358979323846;
@@ -77,9 +76,22 @@ void CpuModel<T>::iqn_embedding(const std::vector<T>& net, const T* tau, int row
       cos(r, i) = static_cast<T>(cur);
     }
   }
+}
+
+// The embedding layer phi = relu(cos Wphi + bphi) of the cosine features.
+template <class T>
+void CpuModel<T>::iqn_phi_layer(const std::vector<T>& net, In cos, Out phi_pre, Out phi) const {
   phi_pre.noalias() = cos * param(net, kIqnPhiW);
   phi_pre.rowwise() += bias(net, kIqnPhiB);
   phi = relu_of(phi_pre);
+}
+
+// The IQN cosine embedding phi = relu(cos(pi i tau) Wphi + bphi) of `rows` taus.
+template <class T>
+void CpuModel<T>::iqn_embedding(const std::vector<T>& net, const T* tau, int rows, Out cos,
+                                Out phi_pre, Out phi) const {
+  iqn_cos_features(tau, rows, cos);
+  iqn_phi_layer(net, cos, phi_pre, phi);
 }
 
 // The quantile layer over n samples per row of h2: psi = h2 * phi (broadcast over the samples),
@@ -317,7 +329,8 @@ void CpuModel<T>::stage_iqn_online() {
   check(kIqnTau);
   auto q = slot_mat(kIqnQuantiles, d.B * d.N, d.A);
   auto phi = slot_mat(kIqnPhi, d.B * d.N, d.H);
-  iqn_embedding(params, slots[kIqnTau].data(), d.B * d.N, iqn_cos, iqn_phi_pre, phi);
+  iqn_cos_features(slots[kIqnTau].data(), d.B * d.N, iqn_cos);
+  iqn_phi_layer(params, iqn_cos, iqn_phi_pre, phi);
   produced(kIqnPhi);
   check(kIqnPhi);
   iqn_quantile_layer(params, slot_mat(kHS2, d.B, d.H), phi, d.N, iqn_psi, q);

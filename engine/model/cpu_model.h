@@ -146,6 +146,9 @@ class CpuModel {
   // the quantile layer that consumes it.
   void iqn_embedding(const std::vector<T>& net, const T* tau, int rows, Out cos, Out phi_pre,
                      Out phi) const;
+  // The embedding's two halves (the online pass checks the cosine features between them).
+  void iqn_cos_features(const T* tau, int rows, Out cos) const;
+  void iqn_phi_layer(const std::vector<T>& net, In cos, Out phi_pre, Out phi) const;
   void iqn_quantile_layer(const std::vector<T>& net, In h2, In phi, int n, Out psi, Out q) const;
   void iqn_pass(const std::vector<T>& net, In h2, const T* tau, int n, Out cos, Out phi_pre,
                 Out phi, Out psi, Out q) const;

@@ -156,7 +156,10 @@ DumpData read_dump(const std::string& path) {
   // nanscope 0.1.0 wrote an SDK trainer's /flags 36 wide whatever its table: the rows past the
   // table are its padding.
   const bool padded_0_1_0 = !table.is_builtin() && width < 36 && flags.size() == 36;
-  if (dims.size() != 1 || (flags.size() != width && !padded_0_1_0))
+  // A dump of nanscope's own written before its last slots were added (0.1.0's 36 on) holds the
+  // flags of the slots it had: the later ones did not exist then (no fire).
+  const bool older_builtin = table.is_builtin() && flags.size() >= 36 && flags.size() < width;
+  if (dims.size() != 1 || (flags.size() != width && !padded_0_1_0 && !older_builtin))
     throw DataError(fmt::format("{}: /flags must hold {} values, one per slot", path, width));
   flags.resize(width);
   d.flags = std::move(flags);

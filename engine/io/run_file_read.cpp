@@ -49,9 +49,23 @@ void read_slots(hid_t f, const std::string& path, RunFileData& r) {
   r.table = read_slot_table(f, "slots", trainer, path);
 }
 
+// The slots the file holds: its table's, or, in a file of nanscope's own written before its last
+// slots were added (nanscope 0.1.0's 36 on), that many: the slots past them did not exist in that
+// run, and the readers give them as absent, never checked and unmeasured.
+std::size_t stored_width(hid_t f, const std::string& path, const SlotTable& table) {
+  const auto n = static_cast<std::size_t>(table.size());
+  if (!table.is_builtin()) return n;
+  const std::vector<std::uint64_t> dims = h5::dataset_dims(f, "folds/flags", path);
+  constexpr std::size_t kOldestBuiltinWidth = 36;  // nanscope 0.1.0's own table
+  return dims.size() == 2 && dims[1] >= kOldestBuiltinWidth && dims[1] < n
+             ? static_cast<std::size_t>(dims[1])
+             : n;
+}
+
 void read_folds(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
-  const std::size_t n = static_cast<std::size_t>(r.table->size());
+  const std::size_t width = static_cast<std::size_t>(r.table->size());
+  const std::size_t n = stored_width(f, path, *r.table);
   auto flags = h5::read_dataset<std::uint8_t>(f, "folds/flags", &dims, path);
   if (dims.size() != 2 || dims[1] != n)
     throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, n));
@@ -74,6 +88,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
       fold.slots[s] =
           SlotRecord{static_cast<SlotState>(state[i]), flags[i], first[i], count[i], -1};
     }
+    fold.slots.resize(width, SlotRecord{SlotState::Absent, 0, -1, 0, -1});
     derive_entries(*r.table, fold);
     if (entry[k] != fold.entry_slot.value_or(-1))
       throw DataError(
@@ -85,7 +100,8 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
 
 void read_steps(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
-  const std::size_t n = static_cast<std::size_t>(r.table->size());
+  const std::size_t width = static_cast<std::size_t>(r.table->size());
+  const std::size_t n = stored_width(f, path, *r.table);
   const std::size_t nf = r.folds.size();
   auto sflags = h5::read_dataset<std::uint8_t>(f, "steps/flags", &dims, path);
   const std::size_t ns = dims.empty() ? 0 : dims[0];
@@ -158,11 +174,12 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
     row.step = sstep[i];
     row.flags.assign(sflags.begin() + static_cast<std::ptrdiff_t>(i * n),
                      sflags.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
-    row.checked = SlotSet(static_cast<int>(n));
+    row.flags.resize(width, 0);
+    row.checked = SlotSet(static_cast<int>(width));
     const std::int64_t hrow = health_row[i];
     if (hrow >= 0) {
       const auto from = static_cast<std::size_t>(hrow) * n * kHealthFieldCount;
-      row.health.resize(n);
+      row.health = unmeasured_rows(static_cast<int>(width));
       for (std::size_t s = 0; s < n; ++s)
         std::copy_n(health.begin() + static_cast<std::ptrdiff_t>(from + s * kHealthFieldCount),
                     kHealthFieldCount, row.health[s].begin());

@@ -69,6 +69,9 @@ struct RunFileData {
   // The trainer's slot table: nanscope's own (root attribute `trainer` "nanscope"; files written
   // before it are nanscope's), or an SDK trainer's, named by `trainer` and kept in /slots.
   SlotTableRef table = SlotTable::builtin();
+  // The slots the file stores: the table's, or fewer in a file of nanscope's own written before
+  // its last slots were added (the readers give those as absent, unchecked and unmeasured).
+  int stored_slots = 0;
   std::string nanscope_version, created_utc, backend, device_name, config_toml;
   std::string scenario;  // root attribute `scenario` (empty in files written before it existed)
   std::uint64_t seed = 0;

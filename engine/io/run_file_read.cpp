@@ -66,6 +66,7 @@ void read_folds(hid_t f, const std::string& path, RunFileData& r) {
   std::vector<std::uint64_t> dims;
   const std::size_t width = static_cast<std::size_t>(r.table->size());
   const std::size_t n = stored_width(f, path, *r.table);
+  r.stored_slots = static_cast<int>(n);
   auto flags = h5::read_dataset<std::uint8_t>(f, "folds/flags", &dims, path);
   if (dims.size() != 2 || dims[1] != n)
     throw DataError(fmt::format("{}: /folds/flags must be [folds, {}]", path, n));

@@ -113,7 +113,7 @@ class ShortcutsTest : public QObject, GuiFixture {
     MainWindow w(settings("healthy"), three_fold_run_);
     show_active(w);
     waitOffline(w, three_fold_run_);
-    QTRY_COMPARE(w.slotTable()->rowCount(), 36);
+    QTRY_COMPARE(w.slotTable()->rowCount(), nanscope::kBuiltinSlotCount);
     w.UI_openFile(fixtures + "sdk_run.h5");
     waitOffline(w, fixtures + "sdk_run.h5");
     QTRY_COMPARE(w.slotTable()->rowCount(), 11);
@@ -121,8 +121,8 @@ class ShortcutsTest : public QObject, GuiFixture {
     QTRY_COMPARE(w.foldGrid()->rowCount(), 11);
     w.UI_openFile(three_fold_run_);
     waitOffline(w, three_fold_run_);
-    QTRY_COMPARE(w.slotTable()->rowCount(), 36);
-    QTRY_COMPARE(w.stepGrid()->rowCount(), 36);
+    QTRY_COMPARE(w.slotTable()->rowCount(), nanscope::kBuiltinSlotCount);
+    QTRY_COMPARE(w.stepGrid()->rowCount(), nanscope::kBuiltinSlotCount);
     const int selected = w.selectedSlot();
     w.UI_openFile(fixtures + "sdk_dump.h5");
     QTRY_VERIFY2(w.inspector()->summaryText().contains("1 x_norm"),

@@ -33,20 +33,22 @@ with h5py.File(summary["run_file"], "r") as run:
     expect(run.attrs["backend"] == summary["backend"], "backend attribute")
     expect(run.attrs["scenario"] == "healthy", "scenario attribute (no --scenario: the defaults, healthy)")
     slots = run["slots"]
+    # nanscope's own table: as many rows as the summary's folds list slots (docs/slots.md).
+    N = len(summary["folds"][0]["slots"])
     expect(run.attrs["trainer"] == "nanscope", "trainer attribute: nanscope's own")
     expect(slots.dtype.names == ("index", "name", "phase", "buffer", "rank", "consumers"), f"/slots fields {slots.dtype.names}")
     # consumers: bit i for each slot that reads the buffer in the step (docs/slots.md): h_s2 feeds
     # bn_z (3), iqn_quantiles (14), aux_pred_nb (17) and grad_norm (21).
     expect(int(slots["consumers"][2]) == (1 << 3) | (1 << 14) | (1 << 17) | (1 << 21), "h_s2's consumers")
-    expect(slots.shape == (36,), "/slots has 36 rows")
-    expect(list(slots["index"]) == list(range(36)), "/slots indices 0..35")
-    expect(sorted(slots["rank"]) == list(range(36)), "/slots ranks are a permutation")
+    expect(N >= 36 and slots.shape == (N,), f"/slots has {N} rows")
+    expect(list(slots["index"]) == list(range(N)), f"/slots indices 0..{N - 1}")
+    expect(sorted(slots["rank"]) == list(range(N)), "/slots ranks are a permutation")
     names = [n.decode() for n in slots["name"]]
     expect(names[33] == "bw_d_h_s2.main" and names[17] == "aux_pred_nb", "slot names")
     nf = len(summary["folds"])
     for ds, dtype in (("flags", np.uint8), ("state", np.uint8), ("first_step", np.int64), ("count", np.int64)):
         d = run[f"folds/{ds}"]
-        expect(d.shape == (nf, 36), f"/folds/{ds} shape {d.shape}")
+        expect(d.shape == (nf, N), f"/folds/{ds} shape {d.shape}")
         expect(d.dtype == dtype, f"/folds/{ds} dtype {d.dtype}")
     expect(run["folds/entry_slot"].dtype == np.int32 and run["folds/entry_slot"].shape == (nf,), "/folds/entry_slot")
     for k, fold in enumerate(summary["folds"]):
@@ -60,7 +62,7 @@ with h5py.File(summary["run_file"], "r") as run:
         e = summary["entry"]
         expect(run["folds/entry_slot"][e["fold"]] == e["slot"], "entry slot of the entry fold")
     steps = summary["steps_run"]
-    expect(run["steps/flags"].shape == (steps, 36) and run["steps/flags"].dtype == np.uint8, "/steps/flags")
+    expect(run["steps/flags"].shape == (steps, N) and run["steps/flags"].dtype == np.uint8, "/steps/flags")
     for ds, dtype in (("fold", np.int32), ("step", np.int32), ("loss", np.float64), ("grad_norm", np.float64)):
         expect(run[f"steps/{ds}"].shape == (steps,) and run[f"steps/{ds}"].dtype == dtype, f"/steps/{ds}")
     # The loss terms: float64 per step; a fold's first and last rows are the JSON's firsts and lasts.
@@ -78,7 +80,7 @@ with h5py.File(summary["run_file"], "r") as run:
     # /steps/checked: uint8 0/1 per step and slot; a slot off all run long is never checked, a slot
     # that stayed clean is checked at every step of its fold.
     checked_raw = run["steps/checked"]
-    expect(checked_raw.shape == (steps, 36) and checked_raw.dtype == np.uint8, "/steps/checked")
+    expect(checked_raw.shape == (steps, N) and checked_raw.dtype == np.uint8, "/steps/checked")
     expect(set(np.unique(checked_raw[()])) <= {0, 1}, "/steps/checked holds 0 and 1")
     for k, fold in enumerate(summary["folds"]):
         rows = checked_raw[()][step_fold == k]
@@ -107,13 +109,13 @@ with h5py.File(summary["run_file"], "r") as run:
         expect(row["value"] == trip["value"] and row["threshold"] == trip["threshold"], f"/watches[{k}] value, threshold")
         expect((event["fold"], event["step"], event["entry_slot"]) == (row["fold"], row["step"], row["slot"]),
                f"/watches[{k}] is the {k}-th watch event")
-    # /steps/health [steps, 36, fields]: NaN rows where a slot was not checked; the JSON's per-fold
+    # /steps/health [steps, N, fields]: NaN rows where a slot was not checked; the JSON's per-fold
     # peaks are the largest finite absolute values it holds.
     health = run["steps/health"]
     fields = list(health.attrs["fields"])
     expect(fields == ["finite_min", "finite_max", "mean", "rms", "nonfinite", "zero_fraction",
                       "c51_mass_error", "quantile_crossing"], f"/steps/health fields {fields}")
-    expect(health.shape == (steps, 36, len(fields)) and health.dtype == np.float32, "/steps/health")
+    expect(health.shape == (steps, N, len(fields)) and health.dtype == np.float32, "/steps/health")
     h = health[()]
     checked = run["steps/checked"][()].astype(bool)
     expect(np.isnan(h[~checked]).all(), "/steps/health is NaN where a slot was not checked")
@@ -150,7 +152,7 @@ for path in summary["dumps"]:
         fold, step = int(dump.attrs["fold"]), int(dump.attrs["step"])
         expect(path.endswith(f"fold{fold:03d}_step{step:08d}_{names[dump.attrs['entry_slot']]}.h5"), f"{path}: name")
         flags = dump["flags"][()]
-        expect(flags.shape == (36,) and flags.dtype == np.uint8, f"{path}: /flags")
+        expect(flags.shape == (N,) and flags.dtype == np.uint8, f"{path}: /flags")
         for name, ds in dump["slots"].items():
             i = int(ds.attrs["index"])
             expect(names[i] == name, f"{path}: /slots/{name} index")

@@ -9,6 +9,7 @@ slot by the dump's own slot name (an SDK trainer's, not nanscope's).
 """
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -22,12 +23,15 @@ workbench = os.path.join(build, "gui", "nanscope")
 work = tempfile.mkdtemp(prefix="nanscope_fixtures_")
 
 # file: (trainer, slots, folds, each fold's entry as (fold, slot, step): /folds/entry_slot and its
-# /folds/first_step) for run files; the entry slot's label for dumps.
+# /folds/first_step) for run files; the entry slot's label for dumps. nanscope's own files show
+# nanscope's table today (its 36 slots of 0.1.0 and the later ones, absent in those runs).
+BUILTIN_SLOTS = len(subprocess.run([run_tool, "--list-slots"], capture_output=True, text=True,
+                                   check=True).stdout.strip().splitlines())
 RUNS = {
-    "run_schema1.h5": ("nanscope", 36, 2, [(0, 1, 1), (1, 18, 2)]),
-    "run_schema1_watches.h5": ("nanscope", 36, 2, [(1, 1, 1)]),
-    "run_schema2_checkpoints.h5": ("nanscope", 36, 2, [(1, 2, 1)]),
-    "run_schema2_cuda.h5": ("nanscope", 36, 2, [(1, 2, 5)]),
+    "run_schema1.h5": ("nanscope", BUILTIN_SLOTS, 2, [(0, 1, 1), (1, 18, 2)]),
+    "run_schema1_watches.h5": ("nanscope", BUILTIN_SLOTS, 2, [(1, 1, 1)]),
+    "run_schema2_checkpoints.h5": ("nanscope", BUILTIN_SLOTS, 2, [(1, 2, 1)]),
+    "run_schema2_cuda.h5": ("nanscope", BUILTIN_SLOTS, 2, [(1, 2, 5)]),
     "sdk_run.h5": ("c_mlp", 11, 2, [(1, 1, 20)]),
 }
 DUMPS = {"dump.h5": "18 aux_loss", "sdk_dump.h5": "1 x_norm"}

@@ -89,8 +89,8 @@ TEST(Cli, JsonSummaryHasTheContractsKeysAndTypes) {
   for (const char* k : {"fold", "steps"}) EXPECT_TRUE(f[k].is_number_integer()) << k;
   for (const char* k : {"loss_first", "loss_last", "c51_first", "c51_last"})
     EXPECT_TRUE(f[k].is_number() || f[k].is_null()) << k;  // JSON has no NaN: null stands for it
-  ASSERT_EQ(f["slots"].size(), 36u);
-  for (int i = 0; i < 36; ++i) {
+  ASSERT_EQ(f["slots"].size(), static_cast<std::size_t>(kBuiltinSlotCount));
+  for (int i = 0; i < kBuiltinSlotCount; ++i) {
     const auto& s = f["slots"][i];
     EXPECT_EQ(s["index"], i);
     EXPECT_TRUE(s["name"].is_string());

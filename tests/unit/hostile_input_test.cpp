@@ -168,7 +168,7 @@ TEST(HostileInput, B4_ZeroFoldsWithStepsAreRefused) {
   const std::string path = copy_of(recorded().run_file, "b4");
   edit(path, [](hid_t f) {
     for (const char* k : {"folds/flags", "folds/state", "folds/first_step", "folds/count"})
-      reshape(f, k, {0, 36});
+      reshape(f, k, {0, kBuiltinSlotCount});
     reshape(f, "folds/entry_slot", {0});
   });
   const std::string msg = error_of([&] { read_run_file(path); });

@@ -161,10 +161,23 @@ TEST(Files0_1_0, EveryRunFileOpensAtItsWidth) {
     const RunFileData r = read_run_file(fixture(c.file));
     EXPECT_TRUE(r.table->is_builtin());
     EXPECT_EQ(r.nanscope_version, "0.1.0");
+    EXPECT_EQ(r.stored_slots, 36);
     ASSERT_EQ(r.folds.size(), c.folds);
     ASSERT_EQ(r.steps.size(), c.steps);
-    for (const FoldFlags& f : r.folds) EXPECT_EQ(f.slots.size(), 36u);
-    for (const RunStepRow& s : r.steps) EXPECT_EQ(s.flags.size(), 36u);
+    // 36 slots stored; nanscope's later slots (36 on) did not exist in that run.
+    for (const FoldFlags& f : r.folds) {
+      ASSERT_EQ(f.slots.size(), static_cast<std::size_t>(kBuiltinSlotCount));
+      for (int s = 36; s < kBuiltinSlotCount; ++s)
+        EXPECT_EQ(f.slots[static_cast<std::size_t>(s)].state, SlotState::Absent) << s;
+    }
+    for (const RunStepRow& s : r.steps) {
+      ASSERT_EQ(s.flags.size(), static_cast<std::size_t>(kBuiltinSlotCount));
+      for (int k = 36; k < kBuiltinSlotCount; ++k) {
+        EXPECT_EQ(s.flags[static_cast<std::size_t>(k)], 0) << k;
+        EXPECT_FALSE(s.checked.test(k)) << k;
+        if (!s.health.empty()) EXPECT_FALSE(measured(s.health[static_cast<std::size_t>(k)])) << k;
+      }
+    }
     const auto entry =
         run_entry(r.folds.size(), [&](std::size_t k) -> const FoldFlags& { return r.folds[k]; });
     ASSERT_TRUE(entry);
@@ -190,7 +203,8 @@ TEST(Files0_1_0, TheSdkTrainersFilesOpenAtTheirTablesWidth) {
   EXPECT_EQ(d.slots.size(), 3u);
   const DumpData own = read_dump(fixture("dump.h5"));
   EXPECT_TRUE(own.table->is_builtin());
-  EXPECT_EQ(own.flags.size(), 36u);
+  ASSERT_EQ(own.flags.size(), static_cast<std::size_t>(kBuiltinSlotCount));  // 36 stored, then 0s
+  for (int s = 36; s < kBuiltinSlotCount; ++s) EXPECT_EQ(own.flags[static_cast<std::size_t>(s)], 0);
   EXPECT_EQ(own.entry_slot, kAuxLoss);
 }
 

@@ -63,12 +63,12 @@ def heads(p, h2, na):
     return z, v, adv, logp
 
 
-def iqn(p, h2, tau, n_cos):  # tau [B, n] -> phi [B, n, H], q [B, n, A]
+def iqn(p, h2, tau, n_cos):  # tau [B, n] -> cos [B, n, C], phi [B, n, H], q [B, n, A]
     i = torch.arange(n_cos, device=tau.device, dtype=torch.float64)
     cos = torch.cos(torch.pi * i * tau.double()[..., None]).float()
     phi = torch.relu(cos @ p["iqn.phi.w"] + p["iqn.phi.b"])
     q = (h2[:, None, :] * phi) @ p["iqn.out.w"] + p["iqn.out.b"]
-    return phi, q
+    return cos, phi, q
 
 
 def greedy(q):  # q [B, A] -> a*_d [B, D] (first maximum; the fixtures are NaN-free)
@@ -76,7 +76,7 @@ def greedy(q):  # q [B, A] -> a*_d [B, D] (first maximum; the fixtures are NaN-f
 
 
 def step(cfg, p, tp, b):
-    """The step's forward: every slot buffer 1-20 and the loss terms (total with gradients)."""
+    """The step's forward: every slot buffer 1-20 and 36 and the loss terms (total with gradients)."""
     m_cfg, l_cfg = cfg["model"], cfg["loss"]
     na, n_cos, kappa = m_cfg["atoms"], m_cfg["iqn_cos"], m_cfg["kappa"]
     dev = b["obs"].device
@@ -113,11 +113,11 @@ def step(cfg, p, tp, b):
     terms = {"c51": c51, "mse": mse, "cql": cql}
     if l_cfg["lambda_iqn"] > 0:
         s[12] = b["tau"].float()
-        s[13], s[14] = iqn(p, s[2], s[12], n_cos)
+        s[36], s[13], s[14] = iqn(p, s[2], s[12], n_cos)
         with torch.no_grad():
-            _, qg = iqn(p, h2n, b["tau_greedy"].float(), n_cos)
+            _, _, qg = iqn(p, h2n, b["tau_greedy"].float(), n_cos)
             a_iqn = greedy(qg.mean(1))
-            _, s[15] = iqn(tp, h2t, b["tau_target"].float(), n_cos)
+            _, _, s[15] = iqn(tp, h2t, b["tau_target"].float(), n_cos)
             T = R[:, None, None] + disc[:, None, None] * torch.gather(
                 s[15], 2, (a_iqn + offsets(dev))[:, None, :].expand(-1, s[15].shape[1], -1)
             ).transpose(1, 2)                                                                 # [B, D, N']

@@ -7,7 +7,7 @@ import numpy as np
 run_dir = sys.argv[1] if len(sys.argv) > 1 else "runs/x"
 with h5py.File(f"{run_dir}/run.h5", "r") as run:
     names = [n.decode() for n in run["slots"]["name"]]
-    state = run["folds/state"][()]          # [folds, 36]: 0 clean 1 fired 2 absent 3 deferred 4 disabled
+    state = run["folds/state"][()]          # [folds, 37]: 0 clean 1 fired 2 absent 3 deferred 4 disabled
     for fold, entry in enumerate(run["folds/entry_slot"][()]):
         fired = [names[i] for i in np.flatnonzero(state[fold] == 1)]
         print(f"fold {fold}: entry {names[entry] if entry >= 0 else '-'}; fired {fired}")

@@ -58,6 +58,7 @@ constexpr Slot kDataflowOrder[] = {
     kC51Loss,
     kQExpected,
     kCqlLse,
+    kIqnCosFeatures,
     kIqnPhi,
     kIqnQuantiles,
     kIqnTargetQuantiles,
@@ -99,7 +100,7 @@ const std::vector<SlotInfo>& builtin_rows() {
   {9,  "c51_loss", P::Forward, P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", false, S({20})},
   {10, "q_expected", P::Forward, P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", false, S({11, 20, 24, 25, 29}), false, kRoleLseInput},
   {11, "cql_lse", P::Forward, P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", false, S({20, 25, 29})},
-  {12, "iqn_tau", P::Forward, P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", true, S({13, 16, 21, 28})},
+  {12, "iqn_tau", P::Forward, P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", true, S({16, 28, 36})},
   {13, "iqn_phi", P::Forward, P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", true, S({14, 21, 27})},
   {14, "iqn_quantiles", P::Forward, P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", true, S({16, 28}), false, kRoleQuantiles},
   {15, "iqn_target_quantiles", P::Forward, P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", true, S({16, 28})},
@@ -123,6 +124,7 @@ const std::vector<SlotInfo>& builtin_rows() {
   {33, "bw_d_h_s2.main", P::BackwardMain, P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", false, S({34})},
   {34, "bw_d_h_s2.aux", P::BackwardAux, P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", false, S({26})},
   {35, "bw_d_h_s2.iqn", P::BackwardIqn, P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", true, S({21})},
+  {36, "iqn_cos_features", P::Forward, P::Forward, "after the cosine features", "cos(pi i tau), i < n_cos", "[B,N,n_cos]", true, S({13, 21})},
   };
   return rows;
 }

@@ -114,7 +114,7 @@ class CpuModel {
   Mat<T> n_pre1, n_h1, n_pre2, n_h2, n_z, n_v, n_adv, n_logp;
   Mat<T> t_pre1, t_h1, t_pre2, t_h2, t_z, t_v, t_adv;
   // IQN.
-  Mat<T> iqn_cos, iqn_phi_pre, iqn_psi;                            // [B*N, C], [B*N, H], [B*N, H]
+  Mat<T> iqn_phi_pre, iqn_psi;                                     // [B*N, H], [B*N, H]
   Mat<T> iqn_t_cos, iqn_t_phi_pre, iqn_t_phi, iqn_t_psi;           // target on s'
   Mat<T> iqn_g_cos, iqn_g_phi_pre, iqn_g_phi, iqn_g_psi, iqn_g_q;  // online greedy on s'
   Mat<T> iqn_dpsi, iqn_dphi_pre;                                   // backward work, [B*N, H]

@@ -46,7 +46,6 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
   if (d.iqn) {
     tau_target.resize(B, d.Np);
     tau_greedy.resize(B, d.K);
-    iqn_cos.resize(B * d.N, d.C);
     iqn_phi_pre.resize(B * d.N, H);
     iqn_psi.resize(B * d.N, H);
     iqn_dpsi.resize(B * d.N, H);

@@ -29,6 +29,7 @@ TEST(DeviceForward, LossesIqnAuxEnsembleAndTotalMatchTheCpuBackend) {
   EXPECT_TRUE(f.expect_close(kCqlLse, lse.download()));
   EXPECT_EQ(test::device_copy(f.sampler.tau(), f.cpu.slots[kIqnTau].size()),
             f.cpu.slots[kIqnTau]);  // the same draws, exactly
+  EXPECT_TRUE(f.expect_close(kIqnCosFeatures, iqn.cos.download()));
   EXPECT_TRUE(f.expect_close(kIqnPhi, iqn.phi.download()));
   EXPECT_TRUE(f.expect_close(kIqnQuantiles, iqn.q.download()));
   EXPECT_TRUE(f.expect_close(kIqnTargetQuantiles, iqn.t_q.download()));

@@ -15,10 +15,11 @@ import sys
 import tempfile
 
 # (injection, the step it is made at); the run halts after that step (--until-fire)
-INJECTIONS = ["slot:iqn_phi@0:2:nan:5", "slot:cql_lse@0:2:nan:3", "slot:grad_norm@0:2"]
+INJECTIONS = ["slot:iqn_cos_features@0:2:nan:5", "slot:iqn_phi@0:2:nan:5", "slot:cql_lse@0:2:nan:3",
+              "slot:grad_norm@0:2"]
 
 
-def documented_consumers(source_dir):
+def documented_consumers(source_dir, slot_count):
     consumers = {}
     row = re.compile(r"^\| (\d+) \| `[^`]+` \|.*\| ([0-9, ]+|none) \|$")
     with open(f"{source_dir}/docs/slots.md") as f:
@@ -26,7 +27,7 @@ def documented_consumers(source_dir):
             m = row.match(line.rstrip("\n"))
             if m:
                 consumers[int(m[1])] = [] if m[2] == "none" else [int(x) for x in m[2].split(",")]
-    assert len(consumers) == 36, f"docs/slots.md: {len(consumers)} slot rows"
+    assert len(consumers) == slot_count, f"docs/slots.md: {len(consumers)} slot rows, not {slot_count}"
     return consumers
 
 
@@ -54,7 +55,8 @@ def main():
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--graph", default=None)
     a = ap.parse_args()
-    consumers = documented_consumers(a.source_dir)
+    listed = subprocess.run([a.binary, "--list-slots"], capture_output=True, text=True, check=True)
+    consumers = documented_consumers(a.source_dir, len(listed.stdout.strip().splitlines()))
     mode = ["--backend", a.backend] + (["--graph", a.graph] if a.graph else [])
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:

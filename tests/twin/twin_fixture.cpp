@@ -1,7 +1,7 @@
 // twin_fixture OUT.h5 [cpu|cuda|auto] [STEPS] [--state-only] [KEY=VALUE...]: runs the default
 // config (target_sync 2, so the target network differs; KEY=VALUE sets config keys, e.g.
 // model.batch=1024) for STEPS steps on the chosen backend, then one more step, and writes that
-// step as a dump file: the state before it, its batch and draws, and the slot buffers 1-35 at
+// step as a dump file: the state before it, its batch and draws, and the slot buffers 1-36 at
 // their check moments (not with --state-only: bench/step_scaling.py only times the twin).
 // bench/torch_twin.py recomputes the step with PyTorch autograd from the same inputs and compares.
 #include <fmt/format.h>

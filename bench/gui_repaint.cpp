@@ -5,7 +5,7 @@
 // 10-updates-per-second run sends on the CPU backend) and repaints: apply, models, plots, a full
 // repaint. Measured at H = 100 and H = 100,000 in the same run; the ratio says whether an update
 // costs what changed (target < 2) or what the run holds.
-// step_grid: a 36 x 10,000 slot x step grid (one fold) rebuilt and replotted.
+// step_grid: a 37 x 10,000 slot x step grid (one fold) rebuilt and replotted.
 // Run with QT_QPA_PLATFORM=offscreen (NANSCOPE_BENCH_PARTS=1 also times each plot's replot).
 #include <QApplication>
 #include <QElapsedTimer>
@@ -132,7 +132,7 @@ double update_cost(MainWindow& w, std::size_t history, int reps, quint64& seq) {
   return median(ms);
 }
 
-// One fold of `steps` checked steps, a NaN in slot (step mod 36) every `every` steps.
+// One fold of `steps` checked steps, a NaN in slot (step mod the slot count) every `every` steps.
 Snapshot one_fold_grid(std::size_t steps, std::size_t every) {
   Snapshot s;
   for (std::size_t g = 0; g < steps; ++g) {
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   const double small = update_cost(w, 100, reps, seq);
   const double large = update_cost(w, 100'000, reps, seq);
 
-  // A 36 x 10,000 slot x step grid in one fold.
+  // A 37 x 10,000 slot x step grid in one fold.
   Snapshot big = one_fold_grid(10'000, 7);
   SlotGridModel model(SlotGridModel::Steps);
   model.setView(&big);
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
     plot.replot(QCustomPlot::rpImmediateRefresh);
     grid_ms.push_back(t.nsecsElapsed() / 1e6);
   }
-  // A 36 x 100,000 slot x step grid (one fold): every column pooled into the plot's pixels, then
+  // A 37 x 100,000 slot x step grid (one fold): every column pooled into the plot's pixels, then
   // zoomed onto 200 columns around a fire and panned (each pan rebuilds the visible cells).
   Snapshot huge = one_fold_grid(100'000, 97);
   SlotGridModel huge_model(SlotGridModel::Steps);
@@ -219,13 +219,13 @@ int main(int argc, char** argv) {
   std::printf("update_cost  100 steps of history       %.2f ms\n", small);
   std::printf("update_cost  100,000 steps of history   %.2f ms\n", large);
   std::printf("update_cost  ratio 100,000 / 100        %.2f (target < 2)\n", large / small);
-  std::printf("step_grid    36 x 10,000 replot         %.2f ms median (target <= 16 ms)\n",
+  std::printf("step_grid    37 x 10,000 replot         %.2f ms median (target <= 16 ms)\n",
               median(grid_ms));
   std::printf(
-      "step_grid    36 x 100,000 replot        %.2f ms median (target <= 16 ms; %.0f columns per "
+      "step_grid    37 x 100,000 replot        %.2f ms median (target <= 16 ms; %.0f columns per "
       "pixel)\n",
       median(huge_ms), 100'000.0 / huge_plot.axisRect()->width());
-  std::printf("step_grid    36 x 100,000 zoomed to 200 columns, pan + replot  %.2f ms median\n",
+  std::printf("step_grid    37 x 100,000 zoomed to 200 columns, pan + replot  %.2f ms median\n",
               median(zoom_ms));
   return 0;
 }

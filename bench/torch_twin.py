@@ -4,7 +4,7 @@ peer for the step rate.
     torch_twin.py FIXTURE.h5 [--tol 1e-4] [--time [--nanscope-step FILE]]
 
 FIXTURE.h5 is a dump written by tests/twin/twin_fixture (the state before a step, its batch and
-draws, and the slot buffers 1-35 at their check moments, from the CPU or the CUDA backend). The twin
+draws, and the slot buffers 1-36 at their check moments, from the CPU or the CUDA backend). The twin
 rebuilds the network from spec/trainer.md with torch operations, recomputes the step's forward and,
 with autograd, the gradients that slots 24-35 hold, and prints the norm-wise relative error of each
 slot against the fixture. Exit status 1 when one exceeds --tol. With --time it also times a whole

@@ -1,4 +1,4 @@
-// Slot tables. A table is a value: nanscope's own trainer's 36 slots are one constant table
+// Slot tables. A table is a value: nanscope's own trainer's 37 slots are one constant table
 // (SlotTable::builtin()), and a trainer written against the SDK (docs/sdk.md) brings its own, up to
 // kMaxSlots. Each session, bank, writer and reader holds the table it works with; nothing reads a
 // table of the process. Index i of a table is index i in its HDF5 files, JSON, the CLI and the
@@ -130,7 +130,7 @@ using SlotTableRef = std::shared_ptr<const SlotTable>;
 
 class SlotTable {
  public:
-  // nanscope's own trainer's 36 slots (the slots with built-in meaning: the backward entry of
+  // nanscope's own trainer's 37 slots (the slots with built-in meaning: the backward entry of
   // 33-35, the C51 and IQN health fields, the scenarios).
   static const SlotTableRef& builtin();
   // Another trainer's table, checked first: 1 to kMaxSlots slots, names unique and valid

@@ -57,9 +57,15 @@ std::size_t stored_width(hid_t f, const std::string& path, const SlotTable& tabl
   if (!table.is_builtin()) return n;
   const std::vector<std::uint64_t> dims = h5::dataset_dims(f, "folds/flags", path);
   constexpr std::size_t kOldestBuiltinWidth = 36;  // nanscope 0.1.0's own table
-  return dims.size() == 2 && dims[1] >= kOldestBuiltinWidth && dims[1] < n
-             ? static_cast<std::size_t>(dims[1])
-             : n;
+  if (dims.size() != 2 || dims[1] < kOldestBuiltinWidth || dims[1] >= n) return n;
+  // Such a file's /slots, where it has one, lists as many slots.
+  if (h5::exists(f, "slots")) {
+    const std::vector<std::uint64_t> rows = h5::dataset_dims(f, "slots", path);
+    if (rows.size() != 1 || rows[0] != dims[1])
+      throw DataError(fmt::format("{}: /slots lists {} slots but /folds/flags holds {}", path,
+                                  rows.empty() ? 0 : rows[0], dims[1]));
+  }
+  return static_cast<std::size_t>(dims[1]);
 }
 
 void read_folds(hid_t f, const std::string& path, RunFileData& r) {
@@ -240,7 +246,7 @@ void read_events(hid_t f, const std::string& path, const std::vector<int>& fold_
       const RunEventRow row{e.fold, e.step, *kind, e.entry_slot, e.dump, std::nullopt};
       if (const std::string why = step_taken(row.fold, row.step, fold_steps); !why.empty())
         throw bad(why);
-      if (row.entry_slot < -1 || row.entry_slot >= r.table->size())
+      if (row.entry_slot < -1 || row.entry_slot >= r.stored_slots)
         throw bad(fmt::format("entry_slot {} is not a slot", row.entry_slot));
       if (!row.dump.empty() && !is_dump_name(row.dump))
         throw bad(fmt::format(
@@ -266,7 +272,7 @@ void read_watches(hid_t f, const std::string& path, const std::vector<int>& fold
       if (!condition) throw bad(fmt::format("unknown condition '{}'", w.condition));
       if (const std::string why = step_taken(w.fold, w.step, fold_steps); !why.empty())
         throw bad(why);
-      if (w.slot < -1 || w.slot >= r.table->size())
+      if (w.slot < -1 || w.slot >= r.stored_slots)
         throw bad(fmt::format("slot {} is not a slot", w.slot));
       if (w.group < -1 || w.group >= kGroupCount)
         throw bad(fmt::format("group {} is not a parameter group", w.group));

@@ -214,7 +214,10 @@ RunAgreement agreement_with_run(const MaterializedStep& m, const RunFileData& ru
     // has nothing to compare against.
     if (row == run.steps.end() || row->health.empty()) continue;
     ++a.steps_compared;
-    for (std::size_t s = 0; s < rec.health.size(); ++s)
+    // The slots the file stores (a slot added after it was written has no row there).
+    const std::size_t stored =
+        std::min(rec.health.size(), static_cast<std::size_t>(run.stored_slots));
+    for (std::size_t s = 0; s < stored; ++s)
       for (std::size_t k = 0; k < rec.health[s].size(); ++k) {
         const HealthRow& kept = health_at(row->health, static_cast<int>(s));
         const float x = rec.health[s][k], y = kept[k];

@@ -1,4 +1,4 @@
-// The CUDA backend against the CPU reference (float32), default size: every slot buffer 0-35 over
+// The CUDA backend against the CPU reference (float32), default size: every slot buffer over
 // several steps, the loss scalars, and the device-to-host traffic of a step in run mode.
 #include <gtest/gtest.h>
 

@@ -64,12 +64,12 @@ grep -q "backend cuda: no CUDA plugin" cuda.err || fail "--backend cuda gives no
 
 QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$WORK timeout 120 /usr/bin/nanscope run/run.h5 \
   --screenshot shot.png --state-json state.json >gui.log 2>&1 || fail "the workbench exits $?: $(cat gui.log)"
-python3 - state.json <<'PY' || fail "the workbench's state does not show the run file's grids"
+python3 - state.json "$(/usr/bin/nanscope-run --list-slots | wc -l)" <<'PY' || fail "the workbench's state does not show the run file's grids"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["mode"] == "offline", s["mode"]
 assert s["source"].endswith("run/run.h5"), s["source"]
-assert len(s["folds"]) == 1 and len(s["folds"][0]["slots"]) == 36, "grid size"
+assert len(s["folds"]) == 1 and len(s["folds"][0]["slots"]) == int(sys.argv[2]), "grid size"
 states = {slot["state"] for slot in s["folds"][0]["slots"]}
 assert "clean" in states, states
 PY

@@ -175,6 +175,20 @@ TEST(HostileInput, B4_ZeroFoldsWithStepsAreRefused) {
   EXPECT_NE(msg.find("but /folds no fold"), std::string::npos) << msg;
 }
 
+// B4b: a file of today's table cut down to nanscope 0.1.0's 36 columns is refused, not read as an
+// older file: its /slots still lists today's slots.
+TEST(HostileInput, B4b_FoldsNarrowerThanTheFilesSlotTableAreRefused) {
+  const std::string path = copy_of(recorded().run_file, "b4b");
+  edit(path, [](hid_t f) {
+    for (const char* k : {"folds/flags", "folds/state", "folds/first_step", "folds/count"})
+      reshape(f, k, {1, 36});
+  });
+  const std::string msg = error_of([&] { read_run_file(path); });
+  const std::string says =
+      "/slots lists " + std::to_string(kBuiltinSlotCount) + " slots but /folds/flags holds 36";
+  EXPECT_NE(msg.find(says), std::string::npos) << msg;
+}
+
 // B5: a file whose reading crashes a process is refused, and the process that asked stays up. The
 // stand-in for a corrupt HDF5 file here is a validator that dies of a signal (the byte-flip
 // mutants that crash libhdf5 are in tests/fuzz/regressions and io.mutants).

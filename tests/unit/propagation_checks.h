@@ -35,7 +35,7 @@ inline Config propagation_config(bool iqn) {
   return c;
 }
 
-// nanscope's own 36 slots fit one 64-bit mask: the checks below compare masks.
+// nanscope's own 37 slots fit one 64-bit mask: the checks below compare masks.
 inline std::vector<int> slots_of(std::uint64_t mask) {
   std::vector<int> out;
   for (int s = 0; s < 64; ++s)

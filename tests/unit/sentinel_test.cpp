@@ -93,7 +93,7 @@ TEST(Flags, StickyWithinAFoldAndResetAtTheBoundary) {
 
 TEST(States, AbsentSlotsWithoutIqnAreNeverClean) {
   auto s = run_with(small({"loss.lambda_iqn=0"}), {"param:aux.w2@0:1"});
-  for (int slot : {12, 13, 14, 15, 16, 26, 27, 28, 35})
+  for (int slot : {12, 13, 14, 15, 16, 26, 27, 28, 35, 36})
     for (const auto& f : s->folds())
       EXPECT_EQ(f.flags.slots[slot].state, SlotState::Absent) << slot;
   EXPECT_THROW(run_with(small({"loss.lambda_iqn=0"}), {"slot:iqn_quantiles@0:1"}), UsageError);

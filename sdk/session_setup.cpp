@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -44,15 +44,16 @@ std::size_t element_bytes(ns_dtype t) {
 std::uint64_t capture_budget_bytes() {
   const char* v = std::getenv("NANSCOPE_SDK_CAPTURE_MB");
   if (!v || !*v) return kSdkCaptureBudgetBytes;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long mb = std::strtoull(v, &end, 10);
-  if (*end != '\0' || errno != 0 || v[0] == '-' || mb > (std::uint64_t{1} << 24))
+  constexpr std::uint64_t kMost = std::uint64_t{1} << 24;
+  const std::string_view text(v);
+  std::uint64_t mb = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mb);
+  if (ec != std::errc() || end != text.data() + text.size() || mb > kMost)
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("ns_fold_begin: NANSCOPE_SDK_CAPTURE_MB='{}' is not a whole number of "
                             "MiB from 0 to {}",
-                            v, std::uint64_t{1} << 24));
-  return static_cast<std::uint64_t>(mb) << 20;
+                            v, kMost));
+  return mb << 20;
 }
 
 const char* dtype_name(ns_dtype t) {

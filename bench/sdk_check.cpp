@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   o.trainer = "bench";
   o.health = 1;
   o.overwrite = 1;
-  ns_session s = 0;
+  ns_session s{};
   if (ns_session_open(&o, &s) != NS_OK) return refused("ns_session_open");
   ns_slot_desc d{};
   d.struct_size = sizeof d;

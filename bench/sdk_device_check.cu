@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   o.guard = 1;
   o.capture = 1;
   o.overwrite = 1;
-  ns_session session = 0;
+  ns_session session{};
   if (ns_session_open(&o, &session) != NS_OK) return refused("ns_session_open");
   std::vector<std::int32_t> ids;
   for (size_t k = 0; k < bufs.size(); ++k) {

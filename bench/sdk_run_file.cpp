@@ -128,7 +128,7 @@ bool run(int slots, int floats, int steps, int per_fold, const fs::path& dir, Ti
   o.health = 1;
   o.capture = 1;
   o.overwrite = 1;
-  ns_session s = 0;
+  ns_session s{};
   if (ns_session_open(&o, &s) != NS_OK) return refused("ns_session_open");
   Buffers buffers(slots, floats);
   std::vector<std::string> names(static_cast<std::size_t>(slots));

@@ -32,6 +32,9 @@ install(FILES ${CMAKE_BINARY_DIR}/sdk/nanscopeConfig.cmake
               ${CMAKE_BINARY_DIR}/sdk/nanscopeConfigVersion.cmake DESTINATION ${sdk_cmake_dir})
 configure_file(cmake/sdk/nanscope.pc.in ${CMAKE_BINARY_DIR}/sdk/nanscope.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/sdk/nanscope.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# nanscope's Python package (python/nanscope: nanscope.sdk) for the system's Python 3.
+install(DIRECTORY python/nanscope DESTINATION lib/python3/dist-packages
+        PATTERN __pycache__ EXCLUDE)
 install(DIRECTORY examples/c_mlp examples/python examples/rust
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         PATTERN target EXCLUDE PATTERN Cargo.lock EXCLUDE PATTERN __pycache__ EXCLUDE)

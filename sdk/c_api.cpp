@@ -1,7 +1,7 @@
 // The C ABI (include/nanscope/nanscope.h): handles, statuses and the last error around
 // sdk::Session. No exception and no bad handle crosses it: every call is wrapped, every handle is
 // looked up in a table (closed ones are gone from it, ids are never reused) and every struct is
-// read through its own struct_size.
+// read and written through its own struct_size (struct_io.h).
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -16,11 +16,16 @@
 #include "core/version.h"
 #include "nanscope/nanscope.h"
 #include "sdk_session.h"
+#include "struct_io.h"
 
 namespace {
 
 using nanscope::sdk::Error;
+using nanscope::sdk::read_struct;
+using nanscope::sdk::refuse_reserved;
+using nanscope::sdk::result_size;
 using nanscope::sdk::Session;
+using nanscope::sdk::write_result;
 
 thread_local std::string last_error;
 
@@ -31,19 +36,21 @@ struct Entry {
 };
 
 std::mutex registry_mutex;
-std::map<ns_session, std::shared_ptr<Entry>>& registry() {
-  static std::map<ns_session, std::shared_ptr<Entry>> r;
+std::map<std::uint64_t, std::shared_ptr<Entry>>& registry() {
+  static std::map<std::uint64_t, std::shared_ptr<Entry>> r;
   return r;
 }
 // Ids start far from small integers so that a 0, 1 or a pointer passed by mistake is refused.
-ns_session next_id = 0x6e73000000000001ull;
+std::uint64_t next_id = 0x6e73000000000001ull;
 
 ns_status fail(ns_status s, const std::string& what) {
   last_error = what;
   return s;
 }
 
-// Runs `body` with the errors turned into statuses.
+// Runs `body` with the errors turned into statuses: the SDK's own refusals keep theirs, an
+// allocation that failed is NS_ERR_OUT_OF_MEMORY, and anything else that escapes the session is a
+// defect of the library, NS_ERR_INTERNAL.
 template <class Body>
 ns_status guarded(const char* call, Body&& body) {
   last_error.clear();
@@ -53,21 +60,25 @@ ns_status guarded(const char* call, Body&& body) {
   } catch (const Error& e) {
     return fail(e.status, e.what());
   } catch (const std::bad_alloc&) {
-    return fail(NS_ERR_MEMORY, fmt::format("{}: out of memory", call));
+    return fail(NS_ERR_OUT_OF_MEMORY, fmt::format("{}: out of memory", call));
   } catch (const std::exception& e) {
-    return fail(NS_ERR_IO, fmt::format("{}: {}", call, e.what()));
+    return fail(NS_ERR_INTERNAL, fmt::format("{}: an internal error of libnanscope ({}); please "
+                                             "report it",
+                                             call, e.what()));
   } catch (...) {
-    return fail(NS_ERR_IO, fmt::format("{}: an unknown failure", call));
+    return fail(
+        NS_ERR_INTERNAL,
+        fmt::format("{}: an unknown internal error of libnanscope; please report it", call));
   }
 }
 
 std::shared_ptr<Entry> find(ns_session id, const char* call) {
   std::lock_guard lock(registry_mutex);
-  auto it = registry().find(id);
+  auto it = registry().find(id.id);
   if (it == registry().end())
-    throw Error(
-        NS_ERR_HANDLE,
-        fmt::format("{}: session {:#x} is not open (closed, never opened or made up)", call, id));
+    throw Error(NS_ERR_HANDLE, fmt::format("{}: session {:#x} is not open (closed, never opened "
+                                           "or made up)",
+                                           call, id.id));
   return it->second;
 }
 
@@ -80,30 +91,6 @@ ns_status on_session(ns_session id, const char* call, Body&& body) {
     if (!e->session) throw Error(NS_ERR_HANDLE, fmt::format("{}: the session was closed", call));
     body(*e->session);
   });
-}
-
-// A struct the caller passed in, read through its struct_size: smaller than this ABI's is refused;
-// larger is accepted when the part this library does not know is all zero.
-template <class T>
-T read_struct(const T* in, const char* what) {
-  if (!in) throw Error(NS_ERR_ARGUMENT, fmt::format("{} is NULL", what));
-  const std::uint32_t size = in->struct_size;
-  if (size < sizeof(T))
-    throw Error(NS_ERR_VERSION, fmt::format("{}.struct_size is {}, less than the {} bytes of ABI "
-                                            "{} (set it to sizeof)",
-                                            what, size, sizeof(T), NS_ABI_VERSION));
-  if (size > 4096)
-    throw Error(NS_ERR_VERSION, fmt::format("{}.struct_size {} is not a size", what, size));
-  const auto* bytes = reinterpret_cast<const unsigned char*>(in);
-  for (std::uint32_t i = sizeof(T); i < size; ++i)
-    if (bytes[i] != 0)
-      throw Error(NS_ERR_VERSION,
-                  fmt::format("{} sets fields after byte {} that this library (ABI {}) does not "
-                              "know",
-                              what, sizeof(T), NS_ABI_VERSION));
-  T out;
-  std::memcpy(&out, in, sizeof(T));
-  return out;
 }
 
 }  // namespace
@@ -124,11 +111,46 @@ NS_API const char* ns_last_error(void) {
   return last_error.c_str();
 }
 
+NS_API const char* ns_status_string(ns_status status) {
+  switch (status) {
+    case NS_OK:
+      return "NS_OK: the call did what it was asked";
+    case NS_ERR_ARGUMENT:
+      return "NS_ERR_ARGUMENT: a null, out-of-range or inconsistent argument";
+    case NS_ERR_HANDLE:
+      return "NS_ERR_HANDLE: a session handle that is not open";
+    case NS_ERR_STATE:
+      return "NS_ERR_STATE: a call at the wrong time (or one a CUDA capture would break)";
+    case NS_ERR_SLOT:
+      return "NS_ERR_SLOT: a slot that is not registered, or in the wrong state";
+    case NS_ERR_MEMORY:
+      return "NS_ERR_MEMORY: a buffer that cannot be read where it was said to be";
+    case NS_ERR_IO:
+      return "NS_ERR_IO: a file or the run directory could not be written";
+    case NS_ERR_UNSUPPORTED:
+      return "NS_ERR_UNSUPPORTED: something this library does not do, or a limit passed";
+    case NS_ERR_VERSION:
+      return "NS_ERR_VERSION: a struct or ABI version this library does not take";
+    case NS_ERR_DEVICE:
+      return "NS_ERR_DEVICE: CUDA refused a call of the device path";
+    case NS_ERR_OUT_OF_MEMORY:
+      return "NS_ERR_OUT_OF_MEMORY: the library could not allocate what the call needs";
+    case NS_ERR_INTERNAL:
+      return "NS_ERR_INTERNAL: a defect of libnanscope (please report it)";
+    case NS_STATUS_FORCE_32BIT:
+      break;
+  }
+  return "not an ns_status";
+}
+
 NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* out) {
   return guarded("ns_session_open", [&] {
     if (!out) throw Error(NS_ERR_ARGUMENT, "ns_session_open: out is NULL");
-    *out = 0;
+    *out = ns_session{0};
     const ns_session_options o = read_struct(options, "ns_session_open: options");
+    refuse_reserved(o.reserved0, "ns_session_open: options.reserved0");
+    refuse_reserved(o.reserved1, "ns_session_open: options.reserved1");
+    refuse_reserved(o.reserved2, "ns_session_open: options.reserved2");
     // Sessions are independent (each its own table, bank, writer and files): a process opens as
     // many as it likes, from any threads, as long as each writes its own run directory.
     // The directory as one spelling: absolute, normalised, without a trailing separator (which
@@ -154,25 +176,24 @@ NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* 
     auto e = std::make_shared<Entry>();
     e->session = std::make_unique<Session>(o);
     e->run_dir = dir;
-    const ns_session id = next_id++;
+    const std::uint64_t id = next_id++;
     registry()[id] = std::move(e);
-    *out = id;
+    *out = ns_session{id};
   });
 }
 
 NS_API ns_status ns_session_close(ns_session session) {
   return guarded("ns_session_close", [&] {
-    std::shared_ptr<Entry> e;
-    {
-      std::lock_guard lock(registry_mutex);
-      auto it = registry().find(session);
-      if (it == registry().end())
-        throw Error(NS_ERR_HANDLE,
-                    fmt::format("ns_session_close: session {:#x} is not open", session));
-      e = it->second;
-      registry().erase(it);
-    }
+    std::shared_ptr<Entry> e = find(session, "ns_session_close");
     std::lock_guard lock(e->calls);
+    if (!e->session) throw Error(NS_ERR_HANDLE, "ns_session_close: the session was closed");
+    // Refused while the trainer captures the session's stream: closing waits for the stream, which
+    // would invalidate the trainer's capture; the session stays open.
+    e->session->refuse_close_during_capture();
+    {
+      std::lock_guard registry_lock(registry_mutex);
+      registry().erase(session.id);
+    }
     std::unique_ptr<Session> s = std::move(e->session);
     s->close();  // its error (a write that failed) is the call's; the session is gone either way
   });
@@ -182,7 +203,11 @@ NS_API ns_status ns_slot_register(ns_session session, const ns_slot_desc* desc, 
   return on_session(session, "ns_slot_register", [&](Session& s) {
     if (!id) throw Error(NS_ERR_ARGUMENT, "ns_slot_register: id is NULL");
     *id = -1;
-    *id = s.register_slot(read_struct(desc, "ns_slot_register: desc"));
+    const ns_slot_desc d = read_struct(desc, "ns_slot_register: desc");
+    refuse_reserved(d.reserved0, "ns_slot_register: desc.reserved0");
+    refuse_reserved(d.reserved1, "ns_slot_register: desc.reserved1");
+    refuse_reserved(d.reserved2, "ns_slot_register: desc.reserved2");
+    *id = s.register_slot(d);
   });
 }
 
@@ -211,40 +236,17 @@ NS_API ns_status ns_check(ns_session session, const int32_t* slots, int32_t coun
   return on_session(session, "ns_check", [&](Session& s) { s.check(slots, count, stream); });
 }
 
-namespace {
-
-// Writes a step's result into the caller's struct, whose struct_size was checked by result_size.
-std::uint32_t result_size(const ns_step_result* result, const char* call) {
-  if (!result) return 0;
-  const std::uint32_t size = result->struct_size;
-  if (size < sizeof(ns_step_result) || size > 4096)
-    throw Error(
-        NS_ERR_VERSION,
-        fmt::format("{}: result->struct_size is {}, not sizeof(ns_step_result) ({}) or more", call,
-                    size, sizeof(ns_step_result)));
-  return size;
-}
-
-void put_result(ns_step_result* result, std::uint32_t size, const ns_step_result& r) {
-  if (!result) return;
-  std::memset(static_cast<void*>(result), 0, size);
-  std::memcpy(static_cast<void*>(result), &r, sizeof(r));
-  result->struct_size = size;
-}
-
-}  // namespace
-
 NS_API ns_status ns_step_end(ns_session session, ns_step_result* result) {
   return on_session(session, "ns_step_end", [&](Session& s) {
-    const std::uint32_t size = result_size(result, "ns_step_end");
-    put_result(result, size, s.end_step());
+    const std::uint32_t size = result_size(result, "ns_step_end: result");
+    write_result(result, size, s.end_step());
   });
 }
 
 NS_API ns_status ns_step_replayed(ns_session session, void* stream, ns_step_result* result) {
   return on_session(session, "ns_step_replayed", [&](Session& s) {
-    const std::uint32_t size = result_size(result, "ns_step_replayed");
-    put_result(result, size, s.step_replayed(stream));
+    const std::uint32_t size = result_size(result, "ns_step_replayed: result");
+    write_result(result, size, s.step_replayed(stream));
   });
 }
 
@@ -259,6 +261,33 @@ NS_API ns_status ns_guard_word(ns_session session, uint64_t* address) {
   return on_session(session, "ns_guard_word", [&](Session& s) {
     if (!address) throw Error(NS_ERR_ARGUMENT, "ns_guard_word: address is NULL");
     *address = s.guard_word_address();
+  });
+}
+
+NS_API ns_status ns_writer_status(ns_session session, int32_t* pending) {
+  return on_session(session, "ns_writer_status", [&](Session& s) {
+    if (pending) *pending = 0;
+    const int waiting = s.writer_status();  // throws NS_ERR_IO for a failure not yet reported
+    if (pending) *pending = waiting;
+  });
+}
+
+NS_API ns_status ns_get_api(int32_t abi_version, const ns_api_1** table) {
+  static const ns_api_1 kApi1 = {
+      sizeof(ns_api_1),       NS_ABI_VERSION,  ns_version,       ns_last_error,
+      ns_status_string,       ns_session_open, ns_session_close, ns_slot_register,
+      ns_slot_set_address,    ns_slot_undefer, ns_fold_begin,    ns_fold_end,
+      ns_step_begin,          ns_check,        ns_step_end,      ns_step_replayed,
+      ns_guard_allows_update, ns_guard_word,   ns_writer_status};
+  return guarded("ns_get_api", [&] {
+    if (!table) throw Error(NS_ERR_ARGUMENT, "ns_get_api: table is NULL");
+    *table = nullptr;
+    if (abi_version != 1)
+      throw Error(NS_ERR_VERSION,
+                  fmt::format("ns_get_api({}): this library (nanscope {}.{}.{}) "
+                              "has ABI 1 only",
+                              abi_version, NS_VERSION_MAJOR, NS_VERSION_MINOR, NS_VERSION_PATCH));
+    *table = &kApi1;
   });
 }
 

@@ -9,7 +9,8 @@
 
 namespace nanscope::sdk {
 
-// Whether every page of [address, address + bytes) can be read (a registration's look).
+// Whether [address, address + bytes) lies in readable mappings of the process (a registration's
+// look: no page is touched, and its cost does not grow with the buffer).
 bool host_readable(std::uint64_t address, std::size_t bytes);
 // Copies [address, address + bytes) into `out` in one call; false (and `out` unspecified) when any
 // part of it cannot be read. What a check scans is this copy, never the trainer's memory itself.

@@ -34,6 +34,11 @@ std::string RunWriter::take_error() {
   return std::exchange(error_, {});
 }
 
+int RunWriter::pending() {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(queue_.size()) + (busy_ ? 1 : 0);
+}
+
 void RunWriter::run() {
   std::unique_lock lock(mutex_);
   for (;;) {

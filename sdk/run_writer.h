@@ -1,7 +1,7 @@
 // The library's writer thread: run files and dumps are written off the trainer's thread, in the
 // order they were handed over. A write that fails (a full disk, a directory gone) is kept as the
-// writer's error, which the session reports at its next call; nothing already written is lost
-// (every file is written atomically).
+// writer's error, which the session reports when asked (ns_writer_status) or at its close; nothing
+// already written is lost (every file is written atomically).
 #pragma once
 
 #include <condition_variable>
@@ -26,6 +26,8 @@ class RunWriter {
   void drain();
   // The first write's failure not yet taken ("" when none); taking it clears it.
   std::string take_error();
+  // The writes handed over and not yet done (the one being written included).
+  int pending();
 
  private:
   void run();

@@ -21,13 +21,16 @@ namespace nanscope::sdk {
 namespace fs = std::filesystem;
 
 void Session::begin_fold(int fold) {
-  raise_writer_error();
   if (stage_ == Stage::Registering) freeze_table();
   if (stage_ != Stage::BetweenFolds)
     throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): fold {} has not ended", fold, fold_));
   if (fold != static_cast<int>(folds_.size()))
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("ns_fold_begin({}): the next fold is {}", fold, folds_.size()));
+  if (folds_planned_ > 0 && fold >= folds_planned_)
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_fold_begin({}): the run plans {} folds (options.folds)", fold,
+                            folds_planned_));
   if (stream_capturing())
     throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): the step's stream is being captured "
                                           "(folds begin and end outside a capture)",
@@ -37,12 +40,13 @@ void Session::begin_fold(int fold) {
   bank_->begin_fold(fold);
   fold_ = fold;
   next_step_ = 0;
-  halted_ = false;
+  halt_ = NS_HALT_NONE;
+  halt_step_ = -1;
+  fold_dump_.clear();
   stage_ = Stage::InFold;
 }
 
 void Session::begin_step(int step, void* stream) {
-  raise_writer_error();
   if (stage_ != Stage::InFold)
     throw Error(NS_ERR_STATE,
                 stage_ == Stage::InStep
@@ -112,11 +116,11 @@ void Session::stage(int slot) {
   if (s.address == 0)
     throw Error(NS_ERR_SLOT,
                 fmt::format("ns_check: slot '{}' has no buffer yet (ns_slot_set_address)", s.name));
-  if (!host_copy(s.address, s.staging.size(), s.staging.data()))
+  if (!host_copy(s.address, s.staging_bytes, s.staging.get()))
     throw Error(NS_ERR_MEMORY,
                 fmt::format("ns_check: slot '{}': its {} bytes at {:#x} can no longer all be read "
                             "(freed, protected or moved? ns_slot_set_address)",
-                            s.name, s.staging.size(), s.address));
+                            s.name, s.staging_bytes, s.address));
 }
 
 void Session::check_one(int slot) {
@@ -126,7 +130,7 @@ void Session::check_one(int slot) {
     return;
   }
   SlotView v;
-  v.data = s.staging.data();
+  v.data = s.staging.get();
   v.count = static_cast<std::size_t>(s.count);
   v.is_f64 = s.dtype == NS_F64;
   v.shape = s.shape;
@@ -138,7 +142,7 @@ void Session::check_one(int slot) {
   if (s.role == NS_ROLE_LOSS) loss_ = v.at(0);
   if (bank_->record(slot, r)) {
     first_fire_in_step_ = true;
-    if (capture_) captured_.push_back(capture_host_buffer(slot, v, r));
+    if (capture_) captured_.push_back(capture_host_buffer(slot, v, r, /*keep_float64=*/true));
   }
   if (bank_->step_fired() && guard_) guard_word_ = 1;
 }
@@ -187,6 +191,9 @@ ns_step_result Session::end_step() {
     out.fired = out.first_fire = out.updated = -1;
     out.entry_slot = flags.entry_slot.value_or(-1);
     out.entry_step = flags.entry_step.value_or(-1);
+    out.halt = halt_;
+    out.halt_step = halt_step_;
+    out.replays = 0;
     return out;
   }
   if (dev_) {
@@ -226,7 +233,7 @@ ns_step_result Session::finish_step() {
   out.entry_slot = flags.entry_slot.value_or(-1);
   out.entry_step = flags.entry_step.value_or(-1);
   out.updated = updated_;
-  out.halt = NS_HALT_NONE;
+  out.replays = 1;
 
   const bool fold_first_fire =
       flags.entry_step && *flags.entry_step == step_ && first_fire_in_step_;
@@ -234,20 +241,29 @@ ns_step_result Session::finish_step() {
     RunEventRow e{fold_, step_, EventKind::FirstFire, *flags.entry_slot, {}, std::nullopt};
     if (capture_ && !captured_.empty()) {
       e.dump = "dumps/" + dump_file_name(*table_, fold_, step_, *flags.entry_slot);
+      fold_dump_ = e.dump;
       write_dump(fold_, step_, std::move(captured_));
     }
     events_.push_back(e);
   }
-  if (!halted_ && halt_on_nan_ && fired) {
-    out.halt = NS_HALT_NAN;
-    events_.push_back(
-        RunEventRow{fold_, step_, EventKind::HaltNan, out.entry_slot, {}, std::nullopt});
-  } else if (!halted_ && grad_collapse_below_ > 0 && std::isfinite(grad_norm_) &&
-             grad_norm_ < grad_collapse_below_) {
-    out.halt = NS_HALT_GRAD_COLLAPSE;
-    events_.push_back(RunEventRow{fold_, step_, EventKind::HaltGradCollapse, -1, {}, std::nullopt});
+  // A halt is latched for the rest of the fold: the step that halts records its event (naming the
+  // fold's dump, docs/files.md), and every later step of the fold reports it again, so a trainer
+  // that goes on is told at each step. Later steps are checked and recorded as any other.
+  if (halt_ == NS_HALT_NONE) {
+    if (halt_on_nan_ && fired) {
+      halt_ = NS_HALT_NAN;
+      events_.push_back(
+          RunEventRow{fold_, step_, EventKind::HaltNan, out.entry_slot, fold_dump_, std::nullopt});
+    } else if (grad_collapse_below_ > 0 && std::isfinite(grad_norm_) &&
+               grad_norm_ < grad_collapse_below_) {
+      halt_ = NS_HALT_GRAD_COLLAPSE;
+      events_.push_back(
+          RunEventRow{fold_, step_, EventKind::HaltGradCollapse, -1, fold_dump_, std::nullopt});
+    }
+    if (halt_ != NS_HALT_NONE) halt_step_ = step_;
   }
-  if (out.halt != NS_HALT_NONE) halted_ = true;
+  out.halt = halt_;
+  out.halt_step = halt_step_;
   captured_.clear();
   next_step_ = step_ + 1;
   stage_ = Stage::InFold;
@@ -271,7 +287,18 @@ void Session::end_fold(int fold) {
   bank_.reset();
   stage_ = Stage::BetweenFolds;
   write_run_file_now();
+}
+
+void Session::refuse_close_during_capture() {
+  if (stage_ != Stage::Closed && stream_capturing())
+    throw Error(NS_ERR_STATE,
+                "ns_session_close: a stream of the session is being captured (closing would wait "
+                "for it and break the capture); end the capture, then close");
+}
+
+int Session::writer_status() {
   raise_writer_error();
+  return writer_->pending();
 }
 
 void Session::close() {

@@ -44,8 +44,10 @@ struct RegisteredSlot {
   ns_slot_state state = NS_SLOT_CHECKED;
   ns_slot_role role = NS_ROLE_NONE;
   // What a check scans: the buffer copied through the kernel (host_memory.h), so that memory which
-  // cannot be read is refused, never touched. Allocated at registration.
-  std::vector<unsigned char> staging;
+  // cannot be read is refused, never touched. Allocated at registration, uninitialised (each check
+  // fills it whole), so registering costs no pass over it.
+  std::unique_ptr<unsigned char[]> staging;
+  std::size_t staging_bytes = 0;
 };
 
 class Session {
@@ -65,6 +67,10 @@ class Session {
   ns_step_result end_step();
   ns_step_result step_replayed(void* stream);
   void close();  // the last run file written and the writer drained
+  // NS_ERR_STATE while the trainer captures a stream of the session (closing would wait for it).
+  void refuse_close_during_capture();
+  // The writes not yet done; NS_ERR_IO for a failed write not yet reported.
+  int writer_status();
 
  private:
   enum class Stage { Registering, BetweenFolds, InFold, InStep, Closed };
@@ -92,6 +98,7 @@ class Session {
 
   std::string run_dir_, trainer_, config_text_;
   std::uint64_t seed_ = 0;
+  int folds_planned_ = 0;  // options.folds (0: not known)
   bool guard_ = false, health_ = false, capture_ = false, halt_on_nan_ = false;
   double grad_collapse_below_ = 0;
   Config guard_config_;  // the guard's rule reads it (guard_allows_update)
@@ -113,7 +120,11 @@ class Session {
   SlotSet checked_;
   double grad_norm_ = 0, loss_ = 0;  // the role slots' element 0 at their check (NaN unchecked)
   std::vector<CapturedSlot> captured_;
-  bool halted_ = false;
+  // The fold's halt, latched from the step that halted to the fold's end, and the fold's dump
+  // (its first firing step's; the halt's event names it).
+  ns_halt halt_ = NS_HALT_NONE;
+  int halt_step_ = -1;
+  std::string fold_dump_;
   // What the run file holds.
   std::vector<FoldFlags> folds_;
   std::vector<RunStepRow> steps_;  // the fold's steps not yet handed to the writer

@@ -1,5 +1,5 @@
 // The session's files: the run file's data, the first-fire dumps, both written by the library's
-// writer thread, and the writer's failures reported at the next call.
+// writer thread, and the writer's failures reported when asked (ns_writer_status) or at close.
 #include <filesystem>
 #include <iterator>
 #include <memory>
@@ -69,7 +69,7 @@ void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
   d.config_toml = config_text_;
   d.backend = dev_ ? "sdk-cuda" : "sdk-host";
   d.nanscope_version = kVersion;
-  d.run_file = "run.h5";
+  d.run_file = "../run.h5";  // as the dump's folder sees it (docs/files.md)
   d.seed = seed_;
   d.table = table_;
   d.flags = bank_->step_flags();
@@ -78,6 +78,7 @@ void Session::write_dump(int fold, int step, std::vector<CapturedSlot> slots) {
     s.index = c.slot;
     s.shape.assign(c.shape.begin(), c.shape.end());
     s.values = std::move(c.values);
+    s.values64 = std::move(c.values64);
     s.scan = c.scan;
     d.slots.push_back(std::move(s));
   }

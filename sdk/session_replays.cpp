@@ -99,11 +99,10 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
     out = finish_step();
     any.fired |= out.fired;
     any.first_fire |= out.first_fire;
-    if (any.halt == NS_HALT_NONE) any.halt = out.halt;
   }
   out.fired = any.fired;
   out.first_fire = any.first_fire;
-  out.halt = any.halt;
+  out.replays = static_cast<std::int32_t>(read.steps);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <sstream>
 
 #include "core/utc_time.h"
@@ -73,6 +74,28 @@ const char* dtype_name(ns_dtype t) {
 // Element counts a run file and a dump can hold and an address range cannot wrap.
 constexpr std::int64_t kMostElements = std::int64_t{1} << 40;
 
+// `overwrite`: the earlier run in the directory goes, its run file and the dumps nanscope names
+// (dumps/fold*.h5), so that no stale evidence sits beside the new run. Other files are kept.
+void remove_earlier_run(const std::string& run_dir) {
+  std::error_code ec;
+  const fs::path run = fs::path(run_dir) / "run.h5";
+  fs::remove(run, ec);
+  if (ec)
+    throw Error(NS_ERR_IO, fmt::format("ns_session_open: options.overwrite: cannot remove {} ({})",
+                                       run.string(), ec.message()));
+  for (fs::directory_iterator it(fs::path(run_dir) / "dumps", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("fold", 0) != 0 || it->path().extension() != ".h5") continue;
+    std::error_code removed;
+    fs::remove(it->path(), removed);
+    if (removed)
+      throw Error(NS_ERR_IO,
+                  fmt::format("ns_session_open: options.overwrite: cannot remove {} ({})",
+                              it->path().string(), removed.message()));
+  }
+}
+
 }  // namespace
 
 Session::Session(const ns_session_options& o) {
@@ -88,6 +111,7 @@ Session::Session(const ns_session_options& o) {
   if (const std::string why = trainer_name_problem(trainer_); !why.empty())
     throw Error(NS_ERR_ARGUMENT, "ns_session_open: options.trainer: " + why);
   seed_ = o.seed;
+  folds_planned_ = o.folds;
   guard_ = o.guard != 0;
   guard_config_.guard.enabled = guard_;
   health_ = o.health != 0;
@@ -104,6 +128,7 @@ Session::Session(const ns_session_options& o) {
     throw Error(NS_ERR_IO, fmt::format("ns_session_open: {} exists; set options.overwrite to "
                                        "replace it (its run is otherwise kept)",
                                        run.string()));
+  if (o.overwrite) remove_earlier_run(run_dir_);
   created_utc_ = utc_now(kUtcIso);
   writer_ = std::make_unique<RunWriter>();
 }
@@ -154,6 +179,9 @@ int Session::register_slot(const ns_slot_desc& d) {
     throw Error(NS_ERR_ARGUMENT, fmt::format("{}: ndim {} is not 0 to 8", who, d.ndim));
   s.shape.assign(d.shape, d.shape + d.ndim);
   if (d.ndim == 0) s.shape = {d.count};
+  if (s.state != NS_SLOT_ABSENT && (d.count <= 0 || d.count > kMostElements))
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("{}: count {} is not 1 to 2^40 elements", who, d.count));
   if (s.state != NS_SLOT_ABSENT) {
     std::int64_t product = 1;
     for (std::int64_t n : s.shape) product = n > 0 && product <= kMostElements ? product * n : -1;
@@ -161,9 +189,6 @@ int Session::register_slot(const ns_slot_desc& d) {
       throw Error(NS_ERR_ARGUMENT, fmt::format("{}: shape {} does not hold count {} elements", who,
                                                fmt::join(s.shape, "x"), d.count));
   }
-  if (s.state != NS_SLOT_ABSENT && (d.count <= 0 || d.count > kMostElements))
-    throw Error(NS_ERR_ARGUMENT,
-                fmt::format("{}: count {} is not 1 to 2^40 elements", who, d.count));
   if (s.state != NS_SLOT_ABSENT && (s.dtype == NS_BF16 || s.dtype == NS_F16))
     throw Error(NS_ERR_UNSUPPORTED,
                 fmt::format("{}: {} buffers are not checked by this version (float32 and "
@@ -196,20 +221,28 @@ int Session::register_slot(const ns_slot_desc& d) {
         throw Error(NS_ERR_ARGUMENT, fmt::format("{}: '{}' already has role {}", who,
                                                  slots_[static_cast<std::size_t>(other)].name,
                                                  static_cast<int>(s.role)));
-  if (s.state != NS_SLOT_ABSENT && s.memory == NS_HOST)
-    s.staging.resize(static_cast<std::size_t>(s.count) * element_bytes(s.dtype));
   const bool absent = s.state == NS_SLOT_ABSENT;
+  if (absent && d.address != 0)
+    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: an absent slot has no buffer (address 0)", who));
+  const std::size_t staging_bytes = static_cast<std::size_t>(s.count) * element_bytes(s.dtype);
   slots_.push_back(std::move(s));
   try {
+    // The buffer is proven readable (its range against the process's mappings) before its copy
+    // is allocated: a wrong count is refused at once, never after gigabytes are reserved.
     if (d.address != 0 && !absent)
       set_address(static_cast<int>(slots_.size()) - 1, d.address, "ns_slot_register");
+    RegisteredSlot& added = slots_.back();
+    if (!absent && added.memory == NS_HOST) {
+      added.staging.reset(new (std::nothrow) unsigned char[staging_bytes]);
+      if (!added.staging)
+        throw Error(
+            NS_ERR_OUT_OF_MEMORY,
+            fmt::format("{}: no memory for the {} bytes of its check's copy", who, staging_bytes));
+      added.staging_bytes = staging_bytes;
+    }
   } catch (...) {
     slots_.pop_back();
     throw;
-  }
-  if (absent && d.address != 0) {
-    slots_.pop_back();
-    throw Error(NS_ERR_ARGUMENT, fmt::format("{}: an absent slot has no buffer (address 0)", who));
   }
   const int id = static_cast<int>(slots_.size()) - 1;
   const RegisteredSlot& added = slots_.back();
@@ -282,12 +315,13 @@ void Session::freeze_table() {
                                            s.name));
   std::vector<TrainerSlot> table;
   for (const RegisteredSlot& s : slots_)
-    table.push_back(TrainerSlot{s.name,
-                                s.phase,
-                                fmt::format("[{}] {}{}", s.count, dtype_name(s.dtype),
-                                            s.state == NS_SLOT_ABSENT ? " (absent)" : ""),
-                                s.order,
-                                {}});
+    table.push_back(
+        TrainerSlot{s.name,
+                    s.phase,
+                    fmt::format("[{}] {}{}", fmt::join(s.shape, ", "), dtype_name(s.dtype),
+                                s.state == NS_SLOT_ABSENT ? " (absent)" : ""),
+                    s.order,
+                    {}});
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     std::stringstream list(slots_[i].consumers_text);
     std::string name;

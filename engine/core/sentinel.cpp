@@ -80,10 +80,11 @@ ScanResult scan_nonfinite(const T* data, std::size_t count) {
 }
 template ScanResult scan_nonfinite<float>(const float*, std::size_t);
 
-Census census(const float* data, std::size_t count, std::size_t keep_bad) {
+template <class T>
+Census census(const T* data, std::size_t count, std::size_t keep_bad) {
   Census c;
   for (std::size_t i = 0; i < count; ++i) {
-    const float v = data[i];
+    const T v = data[i];
     if (std::isfinite(v)) {
       const double x = v;
       c.finite_min = c.finite ? std::min(c.finite_min, x) : x;
@@ -99,6 +100,8 @@ Census census(const float* data, std::size_t count, std::size_t keep_bad) {
   }
   return c;
 }
+template Census census<float>(const float*, std::size_t, std::size_t);
+template Census census<double>(const double*, std::size_t, std::size_t);
 template ScanResult scan_nonfinite<double>(const double*, std::size_t);
 
 SentinelBank::SentinelBank(SlotTableRef table, SlotSetup setup)

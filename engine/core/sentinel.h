@@ -89,7 +89,9 @@ struct Census {
   std::vector<std::int64_t> first_bad;                    // up to `keep_bad` flat indices
   std::int64_t nonfinite() const { return nan + posinf + neginf; }
 };
-Census census(const float* data, std::size_t count, std::size_t keep_bad = 1);
+// Float32 buffers and, in their own type, float64 ones (an SDK trainer's dump keeps its type).
+template <class T>
+Census census(const T* data, std::size_t count, std::size_t keep_bad = 1);
 
 // Per slot in a fold.
 struct SlotRecord {

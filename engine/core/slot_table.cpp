@@ -149,7 +149,7 @@ std::vector<SlotInfo> with_policy(std::vector<SlotInfo> rows) {
 bool printable_name(const std::string& s, std::size_t longest) {
   if (s.empty() || s.size() > longest) return false;
   for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7f || c == ',') return false;
+    if (c < 0x20 || c >= 0x7f || c == ',') return false;  // printable ASCII: no encoding to guess
   return true;
 }
 
@@ -207,7 +207,8 @@ std::string slot_name_problem(const std::string& s) {
 std::string trainer_name_problem(const std::string& name) {
   return printable_name(name, 63) && name != "nanscope"
              ? ""
-             : "a trainer's name is 1-63 printable characters without ',' and not 'nanscope'";
+             : "a trainer's name is 1-63 printable ASCII characters without ',' and not "
+               "'nanscope'";
 }
 
 SlotTableRef SlotTable::of_trainer(const std::string& trainer,

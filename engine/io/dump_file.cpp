@@ -16,6 +16,12 @@
 namespace nanscope {
 namespace {
 
+// Whether a slot's dataset holds float64 values (an SDK trainer's float64 slot).
+bool stored_as_float64(hid_t ds) {
+  h5::Handle type(H5Dget_type(ds), H5Tclose);
+  return type.id() >= 0 && H5Tget_class(type) == H5T_FLOAT && H5Tget_size(type) == 8;
+}
+
 template <class T>
 void write_context_array(hid_t loc, const std::string& name, const std::vector<double>& v,
                          const std::vector<std::uint64_t>& shape, const std::string& where) {
@@ -76,11 +82,16 @@ void write_dump(const std::string& path, const DumpData& d) {
     h5::Handle slots = h5::create_group(f, "slots", path);
     for (const DumpSlot& s : d.slots) {
       const std::string& name = table.at(s.index).name;
-      h5::write_dataset(slots, name, s.values.data(), s.shape, path);
+      const bool f64 = !s.values64.empty();
+      if (f64)
+        h5::write_dataset(slots, name, s.values64.data(), s.shape, path);
+      else
+        h5::write_dataset(slots, name, s.values.data(), s.shape, path);
       h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
       const std::string where = path + ":/slots/" + name;
-      // Finite range over the finite values; NaN when there is none.
-      const Census c = census(s.values.data(), s.values.size());
+      // Finite range over the finite values, in the slot's type; NaN when there is none.
+      const Census c = f64 ? census(s.values64.data(), s.values64.size())
+                           : census(s.values.data(), s.values.size());
       const double none = std::numeric_limits<double>::quiet_NaN();
       const double lo = c.finite ? c.finite_min : none, hi = c.finite ? c.finite_max : none;
       h5::write_attr(ds, "index", static_cast<std::int64_t>(s.index), where);
@@ -170,8 +181,13 @@ DumpData read_dump(const std::string& path) {
     if (!h5::exists(slots, name)) continue;
     DumpSlot s;
     s.index = info.index;
-    s.values = h5::read_dataset<float>(slots, name, &s.shape, path + ":/slots");
     h5::Handle ds(H5Dopen2(slots, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (stored_as_float64(ds)) {  // an SDK trainer's float64 slot: kept, and rounded for viewers
+      s.values64 = h5::read_dataset<double>(slots, name, &s.shape, path + ":/slots");
+      s.values.assign(s.values64.begin(), s.values64.end());
+    } else {
+      s.values = h5::read_dataset<float>(slots, name, &s.shape, path + ":/slots");
+    }
     s.scan.kinds =
         static_cast<std::uint8_t>(h5::read_attr_int(ds, "flags", path + ":/slots/" + name));
     s.scan.first_bad_index = h5::read_attr_int(ds, "first_bad_index", path + ":/slots/" + name);

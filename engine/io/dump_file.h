@@ -18,6 +18,9 @@ struct DumpSlot {
   std::vector<std::uint64_t> shape;
   std::vector<float> values;  // float32, as the contract stores slot buffers
   ScanResult scan;            // flags, counts, first bad index
+  // An SDK trainer's float64 slot, in its type: written as a float64 dataset (then `values` is
+  // empty); read back, `values` also holds it rounded to float32 for the viewers.
+  std::vector<double> values64;
 };
 
 struct DumpData {

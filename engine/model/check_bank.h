@@ -27,6 +27,9 @@ struct CapturedSlot {
   std::vector<std::int64_t> shape;
   std::vector<float> values;  // float64 buffers of the CPU backend are stored as float32
   ScanResult scan;            // kinds, count and first bad index of the buffer
+  // A float64 buffer kept in its own type (an SDK trainer's: its dump is float64); `values` is
+  // empty then.
+  std::vector<double> values64;
 };
 
 // What a dump replays: the state before the step and the step's batch and draws.

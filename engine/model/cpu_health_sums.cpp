@@ -141,9 +141,31 @@ HealthSums cpu_health_sums(const float* x, std::size_t n) {
 }
 
 HealthSums cpu_health_sums(const double* x, std::size_t n) {
-  Lanes l;
-  add_groups_plain(x, n / kLanes, l);
-  return finish(x, n, l);
+  // The float path's eight lanes of sums (element i on lane i % 8, merged in lane order).
+  std::array<double, kLanes> sum{}, sumsq{};
+  double lo = INFINITY, hi = -INFINITY;
+  std::uint64_t finite = 0, zeros = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    if (!std::isfinite(v)) continue;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    sum[i % kLanes] += v;
+    sumsq[i % kLanes] += v * v;
+    ++finite;
+    zeros += v == 0.0;
+  }
+  HealthSums h;
+  h.lo = static_cast<float>(lo);
+  h.hi = static_cast<float>(hi);
+  for (std::size_t k = 0; k < kLanes; ++k) {
+    h.sum += sum[k];
+    h.sumsq += sumsq[k];
+  }
+  h.finite = finite;
+  h.nonfinite = n - finite;
+  h.zeros = zeros;
+  return h;
 }
 
 }  // namespace nanscope

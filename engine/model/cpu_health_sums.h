@@ -13,7 +13,9 @@
 namespace nanscope {
 
 HealthSums cpu_health_sums(const float* x, std::size_t n);
-// Float64 mode: each value rounded to float first, as HealthSums::add takes it.
+// A float64 buffer measured in float64: a value is non-finite only when it is so in float64, and
+// the sums take it unrounded (min and max are rounded once, into HealthSums' floats, so a
+// magnitude past float32's range reads as an infinity in the row, never as a non-finite count).
 HealthSums cpu_health_sums(const double* x, std::size_t n);
 
 }  // namespace nanscope

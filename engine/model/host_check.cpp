@@ -16,13 +16,19 @@ HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row
   return r;
 }
 
-CapturedSlot capture_host_buffer(int slot, const SlotView& v, const ScanResult& scan) {
+CapturedSlot capture_host_buffer(int slot, const SlotView& v, const ScanResult& scan,
+                                 bool keep_float64) {
   CapturedSlot c;
   c.slot = slot;
   c.shape = v.shape;
+  c.scan = scan;
+  if (keep_float64 && v.is_f64) {
+    const auto* x = static_cast<const double*>(v.data);
+    c.values64.assign(x, x + v.count);
+    return c;
+  }
   c.values.resize(v.count);
   for (std::size_t i = 0; i < v.count; ++i) c.values[i] = static_cast<float>(v.at(i));
-  c.scan = scan;
   return c;
 }
 

@@ -40,7 +40,7 @@ static float uniform(void) { /* xorshift64*: the same data on every machine */
 static ns_session session;
 static int failed(ns_status s, const char* what) {
   fprintf(stderr, "c_mlp: %s: %s (status %d)\n", what, ns_last_error(), (int)s);
-  if (session) ns_session_close(session);
+  if (session.id) ns_session_close(session);
   return 1;
 }
 #define CALL(expr)                                   \
@@ -122,9 +122,7 @@ static ns_memory slot_memory = NS_HOST;
 /* One slot: its name, phase, order, consumers and buffer. */
 static int add_slot(const char* name, const char* phase, int order, const char* consumers,
                     const float* buffer, int64_t count, ns_slot_role role, int32_t* id) {
-  ns_slot_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
+  ns_slot_desc d = NS_SLOT_DESC_INIT;
   d.name = name;
   d.phase = phase;
   d.order = order;
@@ -161,9 +159,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  ns_session_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
+  ns_session_options o = NS_SESSION_OPTIONS_INIT;
   o.run_dir = run_dir;
   o.trainer = "c_mlp";
   o.config_text = bug ? "bug = true\n" : "bug = false\n";
@@ -215,9 +211,7 @@ int main(int argc, char** argv) {
     CALL(ns_fold_begin(session, fold));
     int entry = -1, entry_step = -1;
     for (int step = 0; step < steps; ++step) {
-      ns_step_result r;
-      memset(&r, 0, sizeof r);
-      r.struct_size = sizeof r;
+      ns_step_result r = NS_STEP_RESULT_INIT;
 #ifdef MLP_DEVICE
       if (device) {
         const mlp_device_checks checks = {forward_slots, 6, backward_slots, 4, id[PARAMS]};

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A logistic-regression trainer in numpy that checks its buffers with nanscope's SDK.
 
-    train_numpy.py RUN_DIR [--bug] [--folds N] [--steps N] [--lib PATH]
+    PYTHONPATH=<source>/python train_numpy.py RUN_DIR [--bug] [--folds N] [--steps N] [--lib PATH]
 
 From step 15 of fold 2 on, feature 0 arrives in other units (x1000). With --bug the log-likelihood
 is computed as log(1 / (1 + exp(-z))): exp overflows to inf for a large negative z, 1/inf is 0 and
@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-import nanscope_sdk as ns
+import nanscope.sdk as ns
 
 FEATURES, BATCH = 6, 64
 

@@ -2,7 +2,7 @@
 """train_numpy.py's logistic regression in PyTorch on a CUDA device, its step captured as a CUDA
 graph, checked by nanscope's SDK on the device path.
 
-    train_torch.py RUN_DIR [--bug] [--eager] [--folds N] [--steps N] [--lib PATH]
+    PYTHONPATH=<source>/python train_torch.py RUN_DIR [--bug] [--eager] [--folds N] [--steps N] [--lib PATH]
 
 The same data and bug as train_numpy.py (feature 0 arrives x1000 from step 15 of fold 2; with
 --bug log(1 / (1 + exp(-z))) gives -inf first in log_p). Every buffer is a tensor allocated once
@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 import torch
 
-import nanscope_sdk as ns
+import nanscope.sdk as ns
 
 FEATURES, BATCH = 6, 64
 

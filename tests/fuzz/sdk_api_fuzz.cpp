@@ -6,7 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -56,24 +59,42 @@ std::uint64_t address(Input& in) {
   }
 }
 
+// ABI 1's first ns_step_result ended at `updated` (nanscope.h).
+constexpr std::uint32_t kAbi1StepResult = offsetof(ns_step_result, halt_step);
+
 std::int64_t count(Input& in) {
   static const std::int64_t counts[] = {0, -1, 1, 4, 16, 64, 1 << 20, std::int64_t{1} << 41};
   return counts[in.byte() % 8];
 }
 
-std::uint32_t struct_size(Input& in, std::uint32_t right) {
-  switch (in.byte() % 6) {
+// Sizes around the struct-size rule: ABI 1's first struct (`abi1`), one byte less, this header's,
+// a newer caller's (its tail is zero below), none at all and a made-up one.
+std::uint32_t struct_size(Input& in, std::uint32_t right, std::uint32_t abi1) {
+  switch (in.byte() % 8) {
     case 0:
       return 0;
     case 1:
-      return right - 4;
+      return abi1 - 1;
     case 2:
-      return right + 8;  // a newer caller's struct (its tail is zero below)
+      return right + 8;
     case 3:
       return 100000;
+    case 4:
+      return abi1;
     default:
       return right;
   }
+}
+
+// A result's bytes past what the call may write (the smaller of the caller's size and the
+// library's) hold the canary the caller left there.
+void expect_written_within(const unsigned char* bytes, std::size_t room, std::uint32_t size) {
+  const std::size_t limit = std::min<std::size_t>(size, sizeof(ns_step_result));
+  for (std::size_t i = limit; i < room; ++i)
+    if (bytes[i] != 0xab) {
+      std::fprintf(stderr, "a result was written at byte %zu past its size %u\n", i, size);
+      std::abort();
+    }
 }
 
 const char* name(Input& in) {
@@ -105,7 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string dir = run_dir();
   Input in{data, size};
   for (float& f : buffer) f = 1.0f;
-  ns_session current = 0, closed = 0;
+  ns_session current{}, closed{};
   int calls = 0;
   // Each struct with room for a newer caller's zero tail.
   struct {
@@ -121,12 +142,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::uint8_t tail[16];
   } result{};
   while (!in.done() && calls++ < 400) {
-    const ns_session handles[] = {current, 0, current + 1, 1, closed};
+    const ns_session handles[] = {current, ns_session{0}, ns_session{current.id + 1}, ns_session{1},
+                                  closed};
     const ns_session h = handles[in.byte() % 5];
-    switch (in.byte() % 14) {
+    switch (in.byte() % 17) {
       case 0: {
         std::memset(&opts, 0, sizeof opts);
-        opts.o.struct_size = struct_size(in, sizeof(ns_session_options));
+        opts.o.struct_size =
+            struct_size(in, sizeof(ns_session_options), sizeof(ns_session_options));
         opts.o.run_dir = in.byte() % 8 ? dir.c_str() : nullptr;
         opts.o.trainer = in.byte() % 8 ? "fuzz" : "nanscope";
         opts.o.guard = in.byte() % 2;
@@ -135,16 +158,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         opts.o.halt_on_nan = in.byte() % 2;
         opts.o.grad_collapse_below = (in.byte() % 3) ? 0.0 : -1.0;
         opts.o.overwrite = 1;
-        ns_session s = 0;
+        opts.o.reserved1 = in.byte() % 16 ? 0 : 1;
+        opts.o.folds = in.byte() % 4;
+        ns_session s{};
         if (ns_session_open(in.byte() % 16 ? &opts.o : nullptr, &s) == NS_OK) current = s;
         break;
       }
       case 1:
-        if (ns_session_close(h) == NS_OK && h == current) closed = current, current = 0;
+        if (ns_session_close(h) == NS_OK && h.id == current.id) closed = current, current = {};
         break;
       case 2: {
         std::memset(&desc, 0, sizeof desc);
-        desc.d.struct_size = struct_size(in, sizeof(ns_slot_desc));
+        desc.d.struct_size = struct_size(in, sizeof(ns_slot_desc), sizeof(ns_slot_desc));
+        desc.d.reserved2 = in.byte() % 16 ? 0 : 7;
         desc.d.name = name(in);
         desc.d.phase = in.byte() % 4 ? "forward" : nullptr;
         desc.d.order = static_cast<std::int8_t>(in.byte());
@@ -183,9 +209,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 9: {
-        std::memset(&result, 0, sizeof result);
-        result.r.struct_size = struct_size(in, sizeof(ns_step_result));
+        std::memset(&result, 0xab, sizeof result);
+        result.r.struct_size = struct_size(in, sizeof(ns_step_result), kAbi1StepResult);
         ns_step_end(h, in.byte() % 8 ? &result.r : nullptr);
+        expect_written_within(reinterpret_cast<const unsigned char*>(&result), sizeof result,
+                              result.r.struct_size);
         break;
       }
       case 10: {
@@ -200,11 +228,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 12: {
-        std::memset(&result, 0, sizeof result);
-        result.r.struct_size = struct_size(in, sizeof(ns_step_result));
+        std::memset(&result, 0xab, sizeof result);
+        result.r.struct_size = struct_size(in, sizeof(ns_step_result), kAbi1StepResult);
         ns_step_replayed(h, nullptr, in.byte() % 8 ? &result.r : nullptr);
+        expect_written_within(reinterpret_cast<const unsigned char*>(&result), sizeof result,
+                              result.r.struct_size);
         break;
       }
+      case 13: {
+        std::int32_t pending = -1;
+        ns_writer_status(h, in.byte() % 8 ? &pending : nullptr);
+        break;
+      }
+      case 14: {
+        const ns_api_1* api = nullptr;
+        const ns_status got = ns_get_api(in.byte() % 4 - 1, in.byte() % 8 ? &api : nullptr);
+        if (got == NS_OK && (!api || api->abi_version != 1 || !api->check)) std::abort();
+        break;
+      }
+      case 15:
+        if (!ns_status_string(static_cast<ns_status>(static_cast<std::int8_t>(in.byte()))))
+          std::abort();
+        break;
       default: {
         const float values[] = {std::numeric_limits<float>::quiet_NaN(),
                                 std::numeric_limits<float>::infinity(),
@@ -215,6 +260,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)ns_last_error();
   }
-  if (current) ns_session_close(current);
+  if (current.id) ns_session_close(current);
   return 0;
 }

@@ -22,6 +22,8 @@ lib_dir = os.path.join(build, "sdk")
 run_tool = os.path.join(build, "cli", "nanscope-run")
 workbench = os.path.join(build, "gui", "nanscope")
 work = tempfile.mkdtemp(prefix=f"nanscope_sdk_{which}_")
+# The Python example imports nanscope.sdk from the source tree's package, as docs/sdk.md says.
+os.environ["PYTHONPATH"] = os.path.join(source, "python")
 
 # What each bug implies: the fold and step the NaN or Inf enters, the slot it enters in, its
 # kind, and the slot registered absent.

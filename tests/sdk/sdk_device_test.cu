@@ -51,7 +51,7 @@ struct Toy {
   float *a = nullptr, *b = nullptr, *params = nullptr;
   int *counter = nullptr, *poison = nullptr, *poison_host = nullptr;
   cudaStream_t s = nullptr;
-  ns_session session = 0;
+  ns_session session{};
   std::int32_t ia = -1, ib = -1, ip = -1;
   std::uint32_t* guard = nullptr;
 
@@ -110,8 +110,8 @@ struct Toy {
     return ns_check(session, &ip, 1, s);
   }
   void close() {
-    if (session) EXPECT_EQ(ns_session_close(session), NS_OK) << ns_last_error();
-    session = 0;
+    if (session.id) EXPECT_EQ(ns_session_close(session), NS_OK) << ns_last_error();
+    session = ns_session{};
     cudaStreamSynchronize(s);
     cudaFree(a), cudaFree(b), cudaFree(params), cudaFree(counter), cudaFree(poison);
     cudaFreeHost(poison_host);
@@ -337,6 +337,8 @@ TEST(SdkDevice, DeviceMisuseIsRefusedWithAMessage) {
                  NS_ERR_STATE, "being captured");
   EXPECT_REFUSED(ns_step_replayed(t.session, t.s, &r), NS_ERR_STATE, "being captured");
   EXPECT_REFUSED(ns_fold_end(t.session, 1), NS_ERR_STATE, "not the fold in progress");
+  // Closing would wait for the stream: refused, and the session and the capture go on.
+  EXPECT_REFUSED(ns_session_close(t.session), NS_ERR_STATE, "being captured");
   CUDA_OK(cudaStreamEndCapture(t.s, &g));
   cudaGraphExec_t exec;
   CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
@@ -344,6 +346,7 @@ TEST(SdkDevice, DeviceMisuseIsRefusedWithAMessage) {
   NS_OK_(ns_step_replayed(t.session, t.s, &r));
   EXPECT_EQ(r.fired, 0);
   EXPECT_EQ(r.updated, 1);
+  EXPECT_EQ(r.replays, 1);
   EXPECT_REFUSED(ns_step_replayed(t.session, t.s, &r), NS_ERR_STATE, "no step ran");
   NS_OK_(ns_fold_end(t.session, 0));
   cudaGraphExecDestroy(exec);

@@ -60,7 +60,7 @@ void run_wide(const fs::path& dir, bool graphed, WideRun& out) {
   o.health = 1;
   o.capture = 1;
   o.overwrite = 1;
-  ns_session session = 0;
+  ns_session session{};
   NS_OK_(ns_session_open(&o, &session));
   std::vector<std::int32_t> ids(kWide);
   for (int k = 0; k < kWide; ++k) {

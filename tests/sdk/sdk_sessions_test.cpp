@@ -47,10 +47,10 @@ std::string train(const Trainer& t, const fs::path& dir) {
   o.health = 1;
   o.capture = 1;
   o.overwrite = 1;
-  ns_session s = 0;
+  ns_session s{};
   const auto fail = [&](const char* call) {
     std::string why = std::string(call) + ": " + ns_last_error();
-    if (s) ns_session_close(s);
+    if (s.id) ns_session_close(s);
     return why;
   };
   if (ns_session_open(&o, &s) != NS_OK) return fail("ns_session_open");
@@ -89,7 +89,7 @@ std::string train(const Trainer& t, const fs::path& dir) {
     if (ns_fold_end(s, fold) != NS_OK) return fail("ns_fold_end");
   }
   const ns_status closed = ns_session_close(s);
-  s = 0;
+  s = ns_session{};
   return closed == NS_OK ? "" : fail("ns_session_close");
 }
 

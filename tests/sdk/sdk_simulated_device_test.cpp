@@ -51,7 +51,7 @@ class SimulatedDevice : public ::testing::Test {
     NS_OK_(add("b", 1, nullptr, b_.data(), &ib_));
   }
   void TearDown() override {
-    if (s_) {
+    if (s_.id) {
       EXPECT_EQ(ns_session_close(s_), NS_OK) << ns_last_error();
     }
     fs::remove_all(dir_);
@@ -93,7 +93,7 @@ class SimulatedDevice : public ::testing::Test {
   ReplayFn replay_ = nullptr;
   fs::path dir_;
   std::string keep_;
-  ns_session s_ = 0;
+  ns_session s_{};
   std::vector<float> a_ = std::vector<float>(8, 1.0f), b_ = std::vector<float>(8, 2.0f);
   std::int32_t ia_ = -1, ib_ = -1;
   void* stream_ = reinterpret_cast<void*>(0x5157);
@@ -119,7 +119,7 @@ TEST_F(SimulatedDevice, ReplaysAccountedTogetherKeepTheirFireFirstFireAndHalt) {
   replay_(stream_);
   NS_OK_(ns_fold_end(s_, 0));
   NS_OK_(ns_session_close(s_));
-  s_ = 0;
+  s_ = ns_session{};
   const nanscope::RunFileData run = run_file();
   ASSERT_EQ(run.steps.size(), 6u);
   for (std::size_t i = 0; i < 6; ++i) {
@@ -173,8 +173,13 @@ TEST_F(SimulatedDevice, WhatACaptureWouldBreakIsRefusedAndTheSessionGoesOn) {
   EXPECT_REFUSED(ns_slot_set_address(s_, ia_, reinterpret_cast<std::uint64_t>(b_.data())),
                  NS_ERR_STATE, "being captured");
   EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "being captured");
+  // Closing would wait for the stream and break the trainer's capture: refused, the session open.
+  EXPECT_REFUSED(ns_session_close(s_), NS_ERR_STATE, "being captured");
+  NS_OK_(step_calls(1));  // the capture and the session both go on
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, -1) << "a step of the capture";
   capture_(stream_, 0);
-  ASSERT_NO_FATAL_FAILURE(capture(1));  // that capture held nothing: the step captured again
+  ASSERT_NO_FATAL_FAILURE(capture(1));  // that capture held a step of its own: captured again
   replay_(stream_);
   NS_OK_(ns_step_replayed(s_, stream_, &r));
   EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "no step ran");
@@ -185,7 +190,7 @@ TEST_F(SimulatedDevice, WhatACaptureWouldBreakIsRefusedAndTheSessionGoesOn) {
   EXPECT_REFUSED(ns_step_replayed(s_, stream_, &r), NS_ERR_STATE, "no step of this fold");
   NS_OK_(ns_fold_end(s_, 0));
   NS_OK_(ns_session_close(s_));
-  s_ = 0;
+  s_ = ns_session{};
   EXPECT_EQ(run_file().steps.size(), 2u) << "the eager step and the one accounted replay";
 }
 
@@ -218,7 +223,7 @@ TEST_F(SimulatedDevice, CloseAccountsTheReplaysLeftAndUndeferEndsTheGraphsAccoun
   replay_(stream_);
   replay_(stream_);
   NS_OK_(ns_session_close(s_));
-  s_ = 0;
+  s_ = ns_session{};
   const nanscope::RunFileData run = run_file();
   ASSERT_EQ(run.steps.size(), 3u) << "the first replay and the two left at close";
   EXPECT_EQ(run.steps[2].step, 2);
@@ -276,7 +281,7 @@ TEST_F(SimulatedDevice, AWideDeviceSessionAccountsEverySlotOfItsReplays) {
   }
   NS_OK_(ns_fold_end(s_, 0));
   NS_OK_(ns_session_close(s_));
-  s_ = 0;
+  s_ = ns_session{};
   const nanscope::RunFileData run = run_file();
   ASSERT_EQ(run.table->size(), 2 + kMore + 3);
   ASSERT_EQ(run.steps.size(), 4u);
@@ -330,7 +335,7 @@ TEST_F(SimulatedDevice, FirstFireCopiesPastTheBudgetAreLeftOutAndABadBudgetIsRef
   }
   NS_OK_(ns_fold_end(s_, 0));
   NS_OK_(ns_session_close(s_));
-  s_ = 0;
+  s_ = ns_session{};
   const fs::path kept = dir_ / "dumps" / "fold000_step00000001_c.h5";
   ASSERT_TRUE(fs::exists(kept)) << kept;
   const nanscope::DumpData dump = nanscope::read_dump(kept.string());

@@ -21,9 +21,9 @@ import h5py
 import numpy as np
 
 build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-sys.path.insert(0, os.path.join(source, "examples", "python"))
+sys.path.insert(0, os.path.join(source, "python"))
 sys.path.insert(0, os.path.join(source, "tests", "python"))
-import nanscope_sdk as ns  # noqa: E402
+import nanscope.sdk as ns  # noqa: E402
 from nanscope_tools import run, workbench_state  # noqa: E402
 
 SLOTS, ENTRY, LAST, FIRE_STEP = 4096, 2999, 4095, 150

@@ -8,10 +8,7 @@
 //! is NaN, first in the slot `probs`. Without --bug the maximum is subtracted. The IQN head of the
 //! trainer this one imitates is off: its slot is registered with no buffer (`None`), absent from
 //! the run. The guard skips the update of a step that fired. Exit status 0, or 1 on a refused call.
-mod ffi;
-mod sdk;
-
-use sdk::{Session, Slot};
+use nanscope::{ffi, Error, Session, Slot};
 
 const OBS: usize = 8;
 const ACTIONS: usize = 4;
@@ -29,7 +26,7 @@ fn address(v: &[f32]) -> Option<(u64, usize)> {
     Some((v.as_ptr() as u64, v.len()))
 }
 
-fn run(dir: &str, bug: bool, folds: i32, steps: i32) -> Result<(), sdk::Error> {
+fn run(dir: &str, bug: bool, folds: i32, steps: i32) -> Result<(), Error> {
     let mut obs = vec![0f32; BATCH * OBS];
     let mut logits = vec![0f32; BATCH * ACTIONS];
     let mut probs = vec![0f32; BATCH * ACTIONS];

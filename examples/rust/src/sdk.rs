@@ -2,12 +2,22 @@
 //! library's message.
 use crate::ffi;
 use std::ffi::{CStr, CString};
+use std::os::raw::c_void;
 use std::ptr;
 
+/// A refused call: its ns_status and the library's message naming the call, slot and value.
 #[derive(Debug)]
 pub struct Error {
-    pub status: i32,
+    pub status: ffi::ns_status,
     pub message: String,
+}
+
+impl Error {
+    /// The status's name and meaning (ns_status_string).
+    pub fn status_text(&self) -> String {
+        // SAFETY: ns_status_string returns a static NUL-terminated string for any value.
+        unsafe { CStr::from_ptr(ffi::ns_status_string(self.status)) }.to_string_lossy().into_owned()
+    }
 }
 
 impl std::fmt::Display for Error {
@@ -15,6 +25,11 @@ impl std::fmt::Display for Error {
         write!(f, "{} (status {})", self.message, self.status)
     }
 }
+
+impl std::error::Error for Error {}
+
+/// What a step's checks found (ns_step_result).
+pub type StepResult = ffi::ns_step_result;
 
 fn check(status: ffi::ns_status) -> Result<(), Error> {
     if status == ffi::NS_OK {
@@ -40,6 +55,8 @@ pub struct Slot<'a> {
     pub role: i32,
 }
 
+/// An open session. Not `Sync`: share it between threads behind a lock (the library serialises a
+/// session's calls, but the step's order is the trainer's).
 pub struct Session {
     handle: ffi::ns_session,
 }
@@ -48,7 +65,6 @@ impl Session {
     pub fn open(run_dir: &str, trainer: &str, config: &str, folds: i32) -> Result<Session, Error> {
         let (dir, name, cfg) = (text(run_dir), text(trainer), text(config));
         let o = ffi::ns_session_options {
-            struct_size: std::mem::size_of::<ffi::ns_session_options>() as u32,
             run_dir: dir.as_ptr(),
             trainer: name.as_ptr(),
             config_text: cfg.as_ptr(),
@@ -57,11 +73,10 @@ impl Session {
             guard: 1,
             health: 1,
             capture: 1,
-            halt_on_nan: 0,
-            grad_collapse_below: 0.0,
             overwrite: 1,
+            ..Default::default()
         };
-        let mut handle = 0;
+        let mut handle = ffi::ns_session::default();
         // SAFETY: `o` and its strings outlive the call; the library copies what it keeps.
         check(unsafe { ffi::ns_session_open(&o, &mut handle) })?;
         Ok(Session { handle })
@@ -71,7 +86,6 @@ impl Session {
         let (name, phase, consumers) = (text(s.name), text(s.phase), text(s.consumers));
         let (address, count) = s.buffer.unwrap_or((0, 0));
         let d = ffi::ns_slot_desc {
-            struct_size: std::mem::size_of::<ffi::ns_slot_desc>() as u32,
             name: name.as_ptr(),
             phase: phase.as_ptr(),
             order: s.order,
@@ -82,8 +96,7 @@ impl Session {
             address,
             state: if s.buffer.is_some() { ffi::NS_SLOT_CHECKED } else { ffi::NS_SLOT_ABSENT },
             role: s.role,
-            ndim: 0,
-            shape: [0; 8],
+            ..Default::default()
         };
         let mut id = -1;
         // SAFETY: as above.
@@ -97,6 +110,10 @@ impl Session {
     pub fn fold_end(&self, fold: i32) -> Result<(), Error> {
         check(unsafe { ffi::ns_fold_end(self.handle, fold) })
     }
+    /// Between steps: the slot's buffer moved (or a deferred slot's exists now).
+    pub fn set_address(&self, slot: i32, address: u64) -> Result<(), Error> {
+        check(unsafe { ffi::ns_slot_set_address(self.handle, slot, address) })
+    }
     pub fn step_begin(&self, step: i32) -> Result<(), Error> {
         check(unsafe { ffi::ns_step_begin(self.handle, step, ptr::null_mut()) })
     }
@@ -108,24 +125,31 @@ impl Session {
         check(unsafe { ffi::ns_guard_allows_update(self.handle, &mut allowed) })?;
         Ok(allowed != 0)
     }
-    pub fn step_end(&self) -> Result<ffi::ns_step_result, Error> {
-        let mut r = ffi::ns_step_result {
-            struct_size: std::mem::size_of::<ffi::ns_step_result>() as u32,
-            ..Default::default()
-        };
+    pub fn step_end(&self) -> Result<StepResult, Error> {
+        let mut r = StepResult::default();
         check(unsafe { ffi::ns_step_end(self.handle, &mut r) })?;
         Ok(r)
     }
+    /// The library's writer: the writes not yet done, or the write that failed since last asked.
+    pub fn writer_status(&self) -> Result<i32, Error> {
+        let mut pending = 0;
+        check(unsafe { ffi::ns_writer_status(self.handle, &mut pending) })?;
+        Ok(pending)
+    }
+    /// The device path's step begun on a CUDA stream (a cudaStream_t).
+    pub fn step_begin_on(&self, step: i32, stream: *mut c_void) -> Result<(), Error> {
+        check(unsafe { ffi::ns_step_begin(self.handle, step, stream) })
+    }
     /// Closes the session, the last run file written; its error if a write failed.
     pub fn close(mut self) -> Result<(), Error> {
-        let h = std::mem::replace(&mut self.handle, 0);
+        let h = std::mem::take(&mut self.handle);
         check(unsafe { ffi::ns_session_close(h) })
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.handle != 0 {
+        if self.handle.id != 0 {
             // SAFETY: the handle is ours; a failure here has no one left to report to.
             unsafe { ffi::ns_session_close(self.handle) };
         }

@@ -1,6 +1,6 @@
-"""nanscope's SDK from Python through ctypes (docs/sdk.md): no build step.
+"""nanscope's SDK from Python through ctypes (docs/sdk.md, ABI 1): no build step.
 
-    import nanscope_sdk as ns
+    import nanscope.sdk as ns
     with ns.Session("runs/mine", trainer="my_trainer", guard=True) as s:
         x = s.slot("x", order=0, consumers="h", array=x_np)        # a numpy float32/float64 array
         ...
@@ -26,13 +26,17 @@ of a captured step, Session.replayed() accounts for it:
         g.replay()
         r = s.replayed()
 
-Every failing call raises nanscope_sdk.Error with the library's message.
+Every failing call raises nanscope.sdk.Error with the library's status and message.
 """
 import ctypes
 import ctypes.util
 import os
 
 NS_OK = 0
+STATUS_NAMES = {0: "NS_OK", 1: "NS_ERR_ARGUMENT", 2: "NS_ERR_HANDLE", 3: "NS_ERR_STATE",
+                4: "NS_ERR_SLOT", 5: "NS_ERR_MEMORY", 6: "NS_ERR_IO", 7: "NS_ERR_UNSUPPORTED",
+                8: "NS_ERR_VERSION", 9: "NS_ERR_DEVICE", 10: "NS_ERR_OUT_OF_MEMORY",
+                11: "NS_ERR_INTERNAL"}
 NS_F32, NS_F64 = 0, 1
 NS_HOST, NS_DEVICE = 0, 1
 NS_SLOT_CHECKED, NS_SLOT_ABSENT, NS_SLOT_DEFERRED = 0, 1, 2
@@ -41,59 +45,84 @@ HALTS = {0: None, 1: "halt_nan", 2: "halt_grad_collapse"}
 
 
 class Error(RuntimeError):
-    """A call the library refused: `status` is its ns_status, the message its ns_last_error()."""
+    """A call the library refused: `status` is its ns_status (`status_name` its name), the message
+    its ns_last_error()."""
 
     def __init__(self, status, message):
-        super().__init__(f"{message} (status {status})")
         self.status = status
+        self.status_name = STATUS_NAMES.get(status, f"status {status}")
+        super().__init__(f"{message} ({self.status_name})")
+
+
+class _Session(ctypes.Structure):
+    """ns_session: a struct of one uint64, passed by value."""
+    _fields_ = [("id", ctypes.c_uint64)]
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("run_dir", ctypes.c_char_p),
-                ("trainer", ctypes.c_char_p), ("config_text", ctypes.c_char_p),
-                ("folds", ctypes.c_int32), ("seed", ctypes.c_uint64), ("guard", ctypes.c_int32),
-                ("health", ctypes.c_int32), ("capture", ctypes.c_int32),
-                ("halt_on_nan", ctypes.c_int32), ("grad_collapse_below", ctypes.c_double),
-                ("overwrite", ctypes.c_int32)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
+                ("run_dir", ctypes.c_char_p), ("trainer", ctypes.c_char_p),
+                ("config_text", ctypes.c_char_p), ("folds", ctypes.c_int32),
+                ("reserved1", ctypes.c_uint32), ("seed", ctypes.c_uint64),
+                ("guard", ctypes.c_int32), ("health", ctypes.c_int32),
+                ("capture", ctypes.c_int32), ("halt_on_nan", ctypes.c_int32),
+                ("grad_collapse_below", ctypes.c_double), ("overwrite", ctypes.c_int32),
+                ("reserved2", ctypes.c_uint32)]
 
 
 class _SlotDesc(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p),
-                ("phase", ctypes.c_char_p), ("order", ctypes.c_int32),
+    _fields_ = [("struct_size", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
+                ("name", ctypes.c_char_p), ("phase", ctypes.c_char_p),
+                ("order", ctypes.c_int32), ("reserved1", ctypes.c_uint32),
                 ("consumers", ctypes.c_char_p), ("count", ctypes.c_int64),
                 ("dtype", ctypes.c_int32), ("memory", ctypes.c_int32),
                 ("address", ctypes.c_uint64), ("state", ctypes.c_int32),
                 ("role", ctypes.c_int32), ("ndim", ctypes.c_int32),
-                ("shape", ctypes.c_int64 * 8)]
+                ("reserved2", ctypes.c_uint32), ("shape", ctypes.c_int64 * 8)]
 
 
 class StepResult(ctypes.Structure):
+    """ns_step_result; `halt` is latched for the rest of the fold from `halt_step` on."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("fired", ctypes.c_int32),
                 ("first_fire", ctypes.c_int32), ("entry_slot", ctypes.c_int32),
                 ("entry_step", ctypes.c_int32), ("halt", ctypes.c_int32),
-                ("updated", ctypes.c_int32)]
+                ("updated", ctypes.c_int32), ("halt_step", ctypes.c_int32),
+                ("replays", ctypes.c_int32)]
+
+    def __init__(self):
+        super().__init__()
+        self.struct_size = ctypes.sizeof(StepResult)
+
+
+def _library_path():
+    """libnanscope beside this package (a copy shipped with it), else the linker's search."""
+    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libnanscope.so.1")
+    if os.path.exists(beside):
+        return beside
+    return ctypes.util.find_library("nanscope") or "libnanscope.so.1"
 
 
 def load(path=None):
-    """The library: `path`, else $NANSCOPE_LIB, else libnanscope.so.1 from the linker's path."""
-    path = path or os.environ.get("NANSCOPE_LIB") or ctypes.util.find_library("nanscope") \
-        or "libnanscope.so.1"
+    """The library: `path`, else $NANSCOPE_LIB, else one beside this package, else
+    libnanscope.so.1 from the linker's path."""
+    path = path or os.environ.get("NANSCOPE_LIB") or _library_path()
     lib = ctypes.CDLL(path)
-    u64, i32, vp = ctypes.c_uint64, ctypes.c_int32, ctypes.c_void_p
+    u64, i32, vp, ses = ctypes.c_uint64, ctypes.c_int32, ctypes.c_void_p, _Session
     sig = {
-        "ns_session_open": [ctypes.POINTER(_Options), ctypes.POINTER(u64)],
-        "ns_session_close": [u64],
-        "ns_slot_register": [u64, ctypes.POINTER(_SlotDesc), ctypes.POINTER(i32)],
-        "ns_slot_set_address": [u64, i32, u64],
-        "ns_slot_undefer": [u64, i32],
-        "ns_fold_begin": [u64, i32],
-        "ns_fold_end": [u64, i32],
-        "ns_step_begin": [u64, i32, vp],
-        "ns_check": [u64, ctypes.POINTER(i32), i32, vp],
-        "ns_step_end": [u64, ctypes.POINTER(StepResult)],
-        "ns_guard_allows_update": [u64, ctypes.POINTER(i32)],
-        "ns_guard_word": [u64, ctypes.POINTER(u64)],
-        "ns_step_replayed": [u64, vp, ctypes.POINTER(StepResult)],
+        "ns_session_open": [ctypes.POINTER(_Options), ctypes.POINTER(ses)],
+        "ns_session_close": [ses],
+        "ns_slot_register": [ses, ctypes.POINTER(_SlotDesc), ctypes.POINTER(i32)],
+        "ns_slot_set_address": [ses, i32, u64],
+        "ns_slot_undefer": [ses, i32],
+        "ns_fold_begin": [ses, i32],
+        "ns_fold_end": [ses, i32],
+        "ns_step_begin": [ses, i32, vp],
+        "ns_check": [ses, ctypes.POINTER(i32), i32, vp],
+        "ns_step_end": [ses, ctypes.POINTER(StepResult)],
+        "ns_guard_allows_update": [ses, ctypes.POINTER(i32)],
+        "ns_guard_word": [ses, ctypes.POINTER(u64)],
+        "ns_step_replayed": [ses, vp, ctypes.POINTER(StepResult)],
+        "ns_writer_status": [ses, ctypes.POINTER(i32)],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -101,6 +130,8 @@ def load(path=None):
         fn.restype = ctypes.c_int
     lib.ns_last_error.restype = ctypes.c_char_p
     lib.ns_last_error.argtypes = []
+    lib.ns_status_string.restype = ctypes.c_char_p
+    lib.ns_status_string.argtypes = [ctypes.c_int]
     lib.ns_abi_version.restype = ctypes.c_int
     if lib.ns_abi_version() != 1:
         raise Error(8, f"{path}: ABI {lib.ns_abi_version()}, this module speaks ABI 1")
@@ -175,15 +206,17 @@ class Session:
                  health=True, capture=True, halt_on_nan=False, grad_collapse_below=0.0,
                  overwrite=False, lib=None):
         """`lib`: a library from load(path); load() by default."""
-        self.handle = 0
+        self.handle = _Session(0)
         self._lib = lib or load()
         self._arrays = {}  # keeps each registered array alive while it is checked
-        o = _Options(ctypes.sizeof(_Options), _text(str(run_dir)), _text(trainer),
-                     _text(config_text), folds, seed, guard, health, capture, halt_on_nan,
-                     grad_collapse_below, overwrite)
-        handle = ctypes.c_uint64(0)
+        o = _Options(struct_size=ctypes.sizeof(_Options), run_dir=_text(str(run_dir)),
+                     trainer=_text(trainer), config_text=_text(config_text), folds=folds,
+                     seed=seed, guard=guard, health=health, capture=capture,
+                     halt_on_nan=halt_on_nan, grad_collapse_below=grad_collapse_below,
+                     overwrite=overwrite)
+        handle = _Session(0)
         self._call("ns_session_open", ctypes.byref(o), ctypes.byref(handle))
-        self.handle = handle.value
+        self.handle = handle
 
     def _call(self, name, *args):
         status = getattr(self._lib, name)(*args)
@@ -201,9 +234,10 @@ class Session:
         if len(shape) > 8:
             raise ValueError(f"slot {name}: an array of {len(shape)} dimensions (8 at most)")
         state = NS_SLOT_ABSENT if absent else NS_SLOT_DEFERRED if deferred else NS_SLOT_CHECKED
-        d = _SlotDesc(ctypes.sizeof(_SlotDesc), _text(name), _text(phase), order,
-                      _text(consumers), count, dtype, memory, address, state, ROLES[role],
-                      len(shape), (ctypes.c_int64 * 8)(*shape))
+        d = _SlotDesc(struct_size=ctypes.sizeof(_SlotDesc), name=_text(name), phase=_text(phase),
+                      order=order, consumers=_text(consumers), count=count, dtype=dtype,
+                      memory=memory, address=address, state=state, role=ROLES[role],
+                      ndim=len(shape), shape=(ctypes.c_int64 * 8)(*shape))
         sid = ctypes.c_int32(-1)
         self._call("ns_slot_register", self.handle, ctypes.byref(d), ctypes.byref(sid))
         self._arrays[sid.value] = array
@@ -241,7 +275,6 @@ class Session:
         (the step has not run): replayed() gives each replay's."""
         def end():
             r = StepResult()
-            r.struct_size = ctypes.sizeof(StepResult)
             self._call("ns_step_end", self.handle, ctypes.byref(r))
             return r
         return _Scope(lambda: self._call("ns_step_begin", self.handle, step,
@@ -256,7 +289,6 @@ class Session:
     def replayed(self, stream="torch"):
         """After a replay of a graph holding one captured step: its result (ns_step_replayed)."""
         r = StepResult()
-        r.struct_size = ctypes.sizeof(StepResult)
         self._call("ns_step_replayed", self.handle, self._stream(stream), ctypes.byref(r))
         return r
 
@@ -277,9 +309,16 @@ class Session:
         import torch
         return torch.as_tensor(_DeviceWord(self.guard_word()), device="cuda")
 
+    def writer_status(self):
+        """The library's writer: the writes not yet done; raises Error (NS_ERR_IO, naming the
+        file) for a write that failed since it was last asked."""
+        pending = ctypes.c_int32(0)
+        self._call("ns_writer_status", self.handle, ctypes.byref(pending))
+        return pending.value
+
     def close(self):
-        if self.handle:
-            handle, self.handle = self.handle, 0
+        if self.handle.id:
+            handle, self.handle = self.handle, _Session(0)
             self._call("ns_session_close", handle)
 
     def __del__(self):  # a session dropped without close() is closed, so another can open

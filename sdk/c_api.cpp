@@ -111,7 +111,7 @@ NS_API const char* ns_last_error(void) {
   return last_error.c_str();
 }
 
-NS_API const char* ns_status_string(ns_status status) {
+NS_API const char* ns_status_string(int32_t status) {
   switch (status) {
     case NS_OK:
       return "NS_OK: the call did what it was asked";
@@ -137,7 +137,7 @@ NS_API const char* ns_status_string(ns_status status) {
       return "NS_ERR_OUT_OF_MEMORY: the library could not allocate what the call needs";
     case NS_ERR_INTERNAL:
       return "NS_ERR_INTERNAL: a defect of libnanscope (please report it)";
-    case NS_STATUS_FORCE_32BIT:
+    default:
       break;
   }
   return "not an ns_status";
@@ -160,24 +160,38 @@ NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* 
         std::filesystem::absolute(o.run_dir ? o.run_dir : "", ec).lexically_normal();
     if (!dir.has_filename()) dir = dir.parent_path();
     dir = std::filesystem::weakly_canonical(dir, ec);
-    std::lock_guard lock(registry_mutex);
-    // Each session's writer thread calls libhdf5: side by side only when it is built thread-safe.
-    hbool_t threadsafe = 0;
-    if (!registry().empty() && (H5is_library_threadsafe(&threadsafe) < 0 || !threadsafe))
-      throw Error(NS_ERR_UNSUPPORTED,
-                  "ns_session_open: this libhdf5 is not built thread-safe, so a process runs one "
-                  "session at a time (close the open one first)");
-    for (const auto& [other, entry] : registry())
-      if (!ec && o.run_dir && *o.run_dir && entry->run_dir == dir)
-        throw Error(NS_ERR_STATE,
-                    fmt::format("ns_session_open: session {:#x} is open on run_dir '{}'; each "
-                                "session writes a run directory of its own",
-                                other, dir.string()));
+    // The directory is reserved under the registry's lock (an entry without a session yet), and
+    // the session made outside it: opening one (its directory made, an earlier run removed) never
+    // holds up the calls of the others.
     auto e = std::make_shared<Entry>();
-    e->session = std::make_unique<Session>(o);
     e->run_dir = dir;
-    const std::uint64_t id = next_id++;
-    registry()[id] = std::move(e);
+    std::uint64_t id = 0;
+    {
+      std::lock_guard lock(registry_mutex);
+      // Each session's writer thread calls libhdf5: side by side only when it is built
+      // thread-safe.
+      hbool_t threadsafe = 0;
+      if (!registry().empty() && (H5is_library_threadsafe(&threadsafe) < 0 || !threadsafe))
+        throw Error(NS_ERR_UNSUPPORTED,
+                    "ns_session_open: this libhdf5 is not built thread-safe, so a process runs "
+                    "one session at a time (close the open one first)");
+      for (const auto& [other, entry] : registry())
+        if (!ec && o.run_dir && *o.run_dir && entry->run_dir == dir)
+          throw Error(NS_ERR_STATE,
+                      fmt::format("ns_session_open: session {:#x} is open on run_dir '{}'; each "
+                                  "session writes a run directory of its own",
+                                  other, dir.string()));
+      id = next_id++;
+      registry()[id] = e;
+    }
+    try {
+      std::lock_guard calls(e->calls);
+      e->session = std::make_unique<Session>(o);
+    } catch (...) {
+      std::lock_guard lock(registry_mutex);
+      registry().erase(id);
+      throw;
+    }
     *out = ns_session{id};
   });
 }
@@ -190,12 +204,20 @@ NS_API ns_status ns_session_close(ns_session session) {
     // Refused while the trainer captures the session's stream: closing waits for the stream, which
     // would invalidate the trainer's capture; the session stays open.
     e->session->refuse_close_during_capture();
-    {
+    // The entry stays registered (its run directory taken) until the last file is written, so a
+    // new session on the same directory cannot start while this one still writes there.
+    std::unique_ptr<Session> s = std::move(e->session);
+    const auto forget = [&] {
       std::lock_guard registry_lock(registry_mutex);
       registry().erase(session.id);
+    };
+    try {
+      s->close();
+    } catch (...) {
+      forget();  // the session is gone either way; its error (a write that failed) is the call's
+      throw;
     }
-    std::unique_ptr<Session> s = std::move(e->session);
-    s->close();  // its error (a write that failed) is the call's; the session is gone either way
+    forget();
   });
 }
 
@@ -266,8 +288,13 @@ NS_API ns_status ns_guard_word(ns_session session, uint64_t* address) {
 
 NS_API ns_status ns_writer_status(ns_session session, int32_t* pending) {
   return on_session(session, "ns_writer_status", [&](Session& s) {
-    if (pending) *pending = 0;
-    const int waiting = s.writer_status();  // throws NS_ERR_IO for a failure not yet reported
+    int waiting = 0;
+    try {
+      s.writer_status(&waiting);  // NS_ERR_IO for the failures not yet reported
+    } catch (...) {
+      if (pending) *pending = waiting;
+      throw;
+    }
     if (pending) *pending = waiting;
   });
 }

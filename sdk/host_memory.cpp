@@ -34,6 +34,17 @@ bool read_into(std::uint64_t address, std::size_t bytes, void* out) {
   return true;
 }
 
+// The range's pages read one byte each through the kernel: a system call a page, used only
+// where the process's mappings cannot be listed.
+bool readable_page_by_page(std::uint64_t address, std::size_t bytes) {
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t last = address + bytes - 1;
+  unsigned char byte = 0;
+  for (std::uint64_t a = address; a < last; a = (a / page + 1) * page)
+    if (!read_into(a, 1, &byte)) return false;
+  return read_into(last, 1, &byte);
+}
+
 }  // namespace
 
 bool host_readable(std::uint64_t address, std::size_t bytes) {
@@ -42,8 +53,8 @@ bool host_readable(std::uint64_t address, std::size_t bytes) {
   // small text whatever the buffer's size, where touching each page would cost a system call per
   // page and a wrong count would be walked page by page until its first hole.
   std::FILE* maps = std::fopen("/proc/self/maps", "re");
-  if (!maps) return false;
-  std::uint64_t covered = address;  // [address, covered) is readable so far
+  if (!maps) return readable_page_by_page(address, bytes);  // no /proc: touch each page instead
+  std::uint64_t covered = address;                          // [address, covered) is readable so far
   const std::uint64_t end = address + bytes;
   char line[512];
   while (covered < end && std::fgets(line, sizeof line, maps)) {

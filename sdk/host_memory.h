@@ -10,7 +10,8 @@
 namespace nanscope::sdk {
 
 // Whether [address, address + bytes) lies in readable mappings of the process (a registration's
-// look: no page is touched, and its cost does not grow with the buffer).
+// look: no page is touched, and its cost grows with the mappings before the buffer, not with the
+// buffer). A range that runs on into an adjacent readable mapping cannot be told from a buffer.
 bool host_readable(std::uint64_t address, std::size_t bytes);
 // Copies [address, address + bytes) into `out` in one call; false (and `out` unspecified) when any
 // part of it cannot be read. What a check scans is this copy, never the trainer's memory itself.

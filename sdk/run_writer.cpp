@@ -31,7 +31,11 @@ void RunWriter::drain() {
 
 std::string RunWriter::take_error() {
   std::lock_guard lock(mutex_);
-  return std::exchange(error_, {});
+  std::string all;
+  if (errors_.size() > 1) all = std::to_string(errors_.size()) + " writes failed: ";
+  for (std::size_t i = 0; i < errors_.size(); ++i) all += (i ? "; " : "") + errors_[i];
+  errors_.clear();
+  return all;
 }
 
 int RunWriter::pending() {
@@ -56,7 +60,7 @@ void RunWriter::run() {
     }
     lock.lock();
     busy_ = false;
-    if (!failed.empty() && error_.empty()) error_ = failed;
+    if (!failed.empty()) errors_.push_back(std::move(failed));
     if (queue_.empty()) idle_.notify_all();
   }
 }

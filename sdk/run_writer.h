@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace nanscope::sdk {
 
@@ -24,7 +25,8 @@ class RunWriter {
   void post(std::function<void()> write);
   // Waits until everything handed over so far has been written.
   void drain();
-  // The first write's failure not yet taken ("" when none); taking it clears it.
+  // Every write's failure not yet taken, one message naming each ("" when none); taking them
+  // clears them.
   std::string take_error();
   // The writes handed over and not yet done (the one being written included).
   int pending();
@@ -36,7 +38,7 @@ class RunWriter {
   std::condition_variable wake_, idle_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false, busy_ = false;
-  std::string error_;
+  std::vector<std::string> errors_;
   std::thread thread_;
 };
 

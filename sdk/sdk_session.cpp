@@ -21,9 +21,14 @@ namespace nanscope::sdk {
 namespace fs = std::filesystem;
 
 void Session::begin_fold(int fold) {
-  if (stage_ == Stage::Registering) freeze_table();
-  if (stage_ != Stage::BetweenFolds)
+  // The state first, then the number, and only then is the table fixed (a refused call changes
+  // nothing: registration stays open).
+  if (stage_ != Stage::BetweenFolds && stage_ != Stage::Registering)
     throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): fold {} has not ended", fold, fold_));
+  if (stream_capturing())
+    throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): the step's stream is being captured "
+                                          "(folds begin and end outside a capture)",
+                                          fold));
   if (fold != static_cast<int>(folds_.size()))
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("ns_fold_begin({}): the next fold is {}", fold, folds_.size()));
@@ -31,10 +36,7 @@ void Session::begin_fold(int fold) {
     throw Error(NS_ERR_ARGUMENT,
                 fmt::format("ns_fold_begin({}): the run plans {} folds (options.folds)", fold,
                             folds_planned_));
-  if (stream_capturing())
-    throw Error(NS_ERR_STATE, fmt::format("ns_fold_begin({}): the step's stream is being captured "
-                                          "(folds begin and end outside a capture)",
-                                          fold));
+  if (stage_ == Stage::Registering) freeze_table();
   if (dev_) on_device("ns_fold_begin", [&] { dev_->begin_fold(); });
   bank_.emplace(table_, setup_);
   bank_->begin_fold(fold);
@@ -271,16 +273,18 @@ ns_step_result Session::finish_step() {
 }
 
 void Session::end_fold(int fold) {
-  if (stage_ != Stage::InFold || fold != fold_)
-    throw Error(
-        NS_ERR_STATE,
-        stage_ == Stage::InStep
-            ? fmt::format("ns_fold_end({}): step {} has not ended", fold, step_)
-            : fmt::format("ns_fold_end({}): fold {} is not the fold in progress", fold, fold));
+  if (stage_ != Stage::InFold)
+    throw Error(NS_ERR_STATE,
+                stage_ == Stage::InStep
+                    ? fmt::format("ns_fold_end({}): step {} has not ended", fold, step_)
+                    : fmt::format("ns_fold_end({}): no fold is in progress", fold));
   if (stream_capturing())
     throw Error(NS_ERR_STATE, fmt::format("ns_fold_end({}): the step's stream is being captured "
                                           "(folds begin and end outside a capture)",
                                           fold));
+  if (fold != fold_)
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_fold_end({}): the fold in progress is {}", fold, fold_));
   // Replays not yet accounted are the fold's last steps (this also waits for them).
   if (dev_ && graph_ready_) account_device(stream_, graph_checked_, "ns_fold_end", true);
   folds_.push_back(bank_->readback());
@@ -296,9 +300,9 @@ void Session::refuse_close_during_capture() {
                 "for it and break the capture); end the capture, then close");
 }
 
-int Session::writer_status() {
+void Session::writer_status(int* pending) {
+  if (pending) *pending = writer_->pending();
   raise_writer_error();
-  return writer_->pending();
 }
 
 void Session::close() {

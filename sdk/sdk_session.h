@@ -69,8 +69,8 @@ class Session {
   void close();  // the last run file written and the writer drained
   // NS_ERR_STATE while the trainer captures a stream of the session (closing would wait for it).
   void refuse_close_during_capture();
-  // The writes not yet done; NS_ERR_IO for a failed write not yet reported.
-  int writer_status();
+  // The writes not yet done into *pending; NS_ERR_IO for the failed writes not yet reported.
+  void writer_status(int* pending);
 
  private:
   enum class Stage { Registering, BetweenFolds, InFold, InStep, Closed };

@@ -47,8 +47,10 @@ std::uint32_t checked_struct_size(std::uint32_t size, const char* what) {
                                             "1's struct (set it to sizeof, or use the _INIT "
                                             "initialiser)",
                                             what, size, kAbi1Size<T>));
-  if (size > kMostStructSize)
-    throw Error(NS_ERR_VERSION, fmt::format("{}.struct_size {} is not a size", what, size));
+  if (size > kMostStructSize || size % alignof(T) != 0)
+    throw Error(NS_ERR_VERSION, fmt::format("{}.struct_size {} is not a size (a whole number of "
+                                            "{}-byte units, at most {})",
+                                            what, size, alignof(T), kMostStructSize));
   return size;
 }
 

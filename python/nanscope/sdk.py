@@ -33,6 +33,7 @@ import ctypes.util
 import os
 
 NS_OK = 0
+NS_ERR_STATE = 3
 STATUS_NAMES = {0: "NS_OK", 1: "NS_ERR_ARGUMENT", 2: "NS_ERR_HANDLE", 3: "NS_ERR_STATE",
                 4: "NS_ERR_SLOT", 5: "NS_ERR_MEMORY", 6: "NS_ERR_IO", 7: "NS_ERR_UNSUPPORTED",
                 8: "NS_ERR_VERSION", 9: "NS_ERR_DEVICE", 10: "NS_ERR_OUT_OF_MEMORY",
@@ -209,6 +210,7 @@ class Session:
         self.handle = _Session(0)
         self._lib = lib or load()
         self._arrays = {}  # keeps each registered array alive while it is checked
+        self._layouts = {}  # each slot's element count and ns_dtype, as registered
         o = _Options(struct_size=ctypes.sizeof(_Options), run_dir=_text(str(run_dir)),
                      trainer=_text(trainer), config_text=_text(config_text), folds=folds,
                      seed=seed, guard=guard, health=health, capture=capture,
@@ -224,13 +226,29 @@ class Session:
             raise Error(status, self._lib.ns_last_error().decode(errors="replace"))
 
     def slot(self, name, order, array=None, phase="step", consumers=None, absent=False,
-             deferred=False, role=None):
+             deferred=False, role=None, shape=None, dtype="float32", device=False):
         """Registers a slot (before the first fold) and returns its id. `role`: None, "loss" or
-        "grad_norm" (its element 0 is the run's loss or gradient norm in the metrics)."""
+        "grad_norm" (its element 0 is the run's loss or gradient norm in the metrics). A deferred
+        slot whose buffer comes later (set_array) is given its `shape`, `dtype` ("float32" or
+        "float64") and `device` instead of an array. The binding's own checks of its arguments
+        raise TypeError or ValueError; the library's refusals raise Error."""
         if role not in ROLES:
             raise ValueError(f"slot {name}: role {role!r} is not one of {list(ROLES)}")
-        address, count, dtype, shape, memory = (0, 0, NS_F32, (), NS_HOST) if array is None \
-            else _address_and_type(array)
+        if array is not None:
+            address, count, dtype, shape, memory = _address_and_type(array)
+        elif deferred:
+            if shape is None:
+                raise ValueError(f"slot {name}: a deferred slot without an array needs its shape")
+            types = {"float32": NS_F32, "float64": NS_F64}
+            if dtype not in types:
+                raise TypeError(f"slot {name}: dtype {dtype!r} is not one of {list(types)}")
+            shape = tuple(int(n) for n in shape)
+            count = 1
+            for n in shape:
+                count *= n
+            address, dtype, memory = 0, types[dtype], NS_DEVICE if device else NS_HOST
+        else:
+            address, count, dtype, shape, memory = 0, 0, NS_F32, (), NS_HOST
         if len(shape) > 8:
             raise ValueError(f"slot {name}: an array of {len(shape)} dimensions (8 at most)")
         state = NS_SLOT_ABSENT if absent else NS_SLOT_DEFERRED if deferred else NS_SLOT_CHECKED
@@ -241,18 +259,18 @@ class Session:
         sid = ctypes.c_int32(-1)
         self._call("ns_slot_register", self.handle, ctypes.byref(d), ctypes.byref(sid))
         self._arrays[sid.value] = array
+        self._layouts[sid.value] = (count, dtype)
         return sid.value
 
     def set_array(self, slot, array):
-        """Between steps: the slot's buffer is now `array`: the same size and dtype as the array
-        it was registered with (a deferred slot registered without one: any)."""
+        """Between steps: the slot's buffer is now `array`, of the size and dtype the slot was
+        registered with."""
         address, count, dtype, _, _ = _address_and_type(array)
-        old = self._arrays.get(slot)
-        if old is not None:
-            old_count, old_dtype = _address_and_type(old)[1:3]
-            if (old_count, old_dtype) != (count, dtype):
-                raise ValueError(f"slot {slot}: a buffer of {count} {array.dtype} replaces one of "
-                                 f"{old_count} {old.dtype}")
+        if slot in self._layouts and self._layouts[slot] != (count, dtype):
+            names = {NS_F32: "float32", NS_F64: "float64"}
+            want_count, want_dtype = self._layouts[slot]
+            raise ValueError(f"slot {slot}: a buffer of {count} {names[dtype]} for a slot of "
+                             f"{want_count} {names[want_dtype]}")
         self._call("ns_slot_set_address", self.handle, slot, address)
         self._arrays[slot] = array
 
@@ -317,9 +335,14 @@ class Session:
         return pending.value
 
     def close(self):
+        """Closes the session. The session is gone whatever the library says, except while a
+        CUDA capture of its stream is under way (NS_ERR_STATE): then it stays open."""
         if self.handle.id:
-            handle, self.handle = self.handle, _Session(0)
-            self._call("ns_session_close", handle)
+            status = self._lib.ns_session_close(self.handle)
+            if status != NS_ERR_STATE:
+                self.handle = _Session(0)
+            if status != NS_OK:
+                raise Error(status, self._lib.ns_last_error().decode(errors="replace"))
 
     def __del__(self):  # a session dropped without close() is closed, so another can open
         try:

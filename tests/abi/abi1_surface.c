@@ -15,7 +15,7 @@ NS_API int ns_abi_version(void) {
 NS_API const char* ns_last_error(void) {
   return "";
 }
-NS_API const char* ns_status_string(ns_status status) {
+NS_API const char* ns_status_string(int32_t status) {
   UNUSED(status);
   return "";
 }

@@ -42,5 +42,13 @@ if [ -n "$unversioned" ] || [ "$count" -lt 19 ]; then
   echo "$unversioned" >&2
   exit 1
 fi
+# The Rust crate's version is the header's (the one source of the version numbers).
+version=$(sed -n 's/^#define NS_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+  "$source_dir/include/nanscope/nanscope.h" | paste -sd.)
+crate=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$source_dir/examples/rust/Cargo.toml")
+if [ "$crate" != "$version" ]; then
+  echo "abi_check: examples/rust/Cargo.toml says $crate, the header $version" >&2
+  exit 1
+fi
 echo "abi_check: ABI $abi holds: $count calls in NANSCOPE_$abi, soname $soname, abidiff clean" \
   "against ABI 1's first header but for the appended fields"

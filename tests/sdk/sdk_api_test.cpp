@@ -220,7 +220,7 @@ TEST_F(SdkApi, CallsOutOfOrderAreRefusedAndRegistrationEndsAtTheFirstFold) {
   ASSERT_EQ(ns_step_end(s_, &r), NS_OK);
   EXPECT_REFUSED(ns_step_end(s_, &r), NS_ERR_STATE, "no step has begun");
   EXPECT_REFUSED(ns_check(s_, &ia_, 1, nullptr), NS_ERR_STATE, "outside a step");
-  EXPECT_REFUSED(ns_fold_end(s_, 3), NS_ERR_STATE, "not the fold in progress");
+  EXPECT_REFUSED(ns_fold_end(s_, 3), NS_ERR_ARGUMENT, "the fold in progress is 0");
   int32_t allowed = 0;
   EXPECT_REFUSED(ns_guard_allows_update(s_, &allowed), NS_ERR_STATE, "outside a step");
   ASSERT_EQ(ns_fold_end(s_, 0), NS_OK);

@@ -336,7 +336,7 @@ TEST(SdkDevice, DeviceMisuseIsRefusedWithAMessage) {
   EXPECT_REFUSED(ns_slot_set_address(t.session, t.ia, reinterpret_cast<std::uint64_t>(small)),
                  NS_ERR_STATE, "being captured");
   EXPECT_REFUSED(ns_step_replayed(t.session, t.s, &r), NS_ERR_STATE, "being captured");
-  EXPECT_REFUSED(ns_fold_end(t.session, 1), NS_ERR_STATE, "not the fold in progress");
+  EXPECT_REFUSED(ns_fold_end(t.session, 1), NS_ERR_STATE, "being captured");
   // Closing would wait for the stream: refused, and the session and the capture go on.
   EXPECT_REFUSED(ns_session_close(t.session), NS_ERR_STATE, "being captured");
   CUDA_OK(cudaStreamEndCapture(t.s, &g));

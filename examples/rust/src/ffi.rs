@@ -160,7 +160,7 @@ extern "C" {
     pub fn ns_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int);
     pub fn ns_abi_version() -> c_int;
     pub fn ns_last_error() -> *const c_char;
-    pub fn ns_status_string(status: ns_status) -> *const c_char;
+    pub fn ns_status_string(status: i32) -> *const c_char;
     pub fn ns_session_open(o: *const ns_session_options, out: *mut ns_session) -> ns_status;
     pub fn ns_session_close(s: ns_session) -> ns_status;
     pub fn ns_slot_register(s: ns_session, d: *const ns_slot_desc, id: *mut i32) -> ns_status;

@@ -38,7 +38,7 @@ fn run(dir: &str, bug: bool, folds: i32, steps: i32) -> Result<(), Error> {
     let iqn_tau: Option<Vec<f32>> = None; // the IQN head is off in this run
 
     let config = format!("bug = {}\nlambda_iqn = 0\n", bug);
-    let s = Session::open(dir, "rust_trainer", &config, folds)?;
+    let mut s = Session::open(dir, "rust_trainer", &config, folds)?;
     let slot = |name, phase, order, consumers, buffer, role| Slot {
         name,
         phase,

@@ -140,10 +140,18 @@ impl Session {
     pub fn step_begin_on(&self, step: i32, stream: *mut c_void) -> Result<(), Error> {
         check(unsafe { ffi::ns_step_begin(self.handle, step, stream) })
     }
-    /// Closes the session, the last run file written; its error if a write failed.
-    pub fn close(mut self) -> Result<(), Error> {
-        let h = std::mem::take(&mut self.handle);
-        check(unsafe { ffi::ns_session_close(h) })
+    /// Closes the session, the last run file written; its error if a write failed. The session
+    /// is gone whatever the library says, except while a CUDA capture of its stream is under way
+    /// (NS_ERR_STATE): then it stays open, to be closed once the capture ends.
+    pub fn close(&mut self) -> Result<(), Error> {
+        if self.handle.id == 0 {
+            return Ok(());
+        }
+        let status = unsafe { ffi::ns_session_close(self.handle) };
+        if status != ffi::NS_ERR_STATE {
+            self.handle = ffi::ns_session::default();
+        }
+        check(status)
     }
 }
 

@@ -14,8 +14,11 @@
  * - Statuses. Every call returns an ns_status except the four that cannot fail (ns_version,
  *   ns_abi_version, ns_last_error, ns_status_string). A call that returns a status first clears
  *   ns_last_error() on its thread, and a refused call changes nothing (ns_session_close excepted:
- *   it frees the session whatever it returns, but during a capture). When several problems apply,
- * the first in this order is reported: NS_ERR_HANDLE, NS_ERR_STATE, NS_ERR_ARGUMENT, then the rest.
+ *   it frees the session whatever it returns, but during a capture). When several problems
+ *   apply, they are judged in this order: the handle (NS_ERR_HANDLE); a NULL output pointer or
+ *   struct, and a struct's size (NS_ERR_ARGUMENT, NS_ERR_VERSION); the state (NS_ERR_STATE); then
+ *   the other arguments.
+ * - Struct sizes: a struct_size is a whole number of the struct's alignment, at most 4096.
  * - Ownership. The library copies every string and struct it is given before the call returns;
  *   the caller may free or reuse them at once. Strings it returns (ns_last_error,
  *   ns_status_string) are its own: never free them.
@@ -211,9 +214,9 @@ NS_API int ns_abi_version(void);
  * that succeeded (each such call clears it first). The library's string: valid until the thread's
  * next call into the library. */
 NS_API const char* ns_last_error(void);
-/* A status's name and meaning ("NS_ERR_SLOT: ..."), a static string; never NULL (a value that is
- * no ns_status gets "not an ns_status"). */
-NS_API const char* ns_status_string(ns_status status);
+/* A status's name and meaning ("NS_ERR_SLOT: ..."), a static string; never NULL. It takes any
+ * int32_t (a value that is no ns_status gets "not an ns_status"). */
+NS_API const char* ns_status_string(int32_t status);
 
 /* Any time. Opens a session (its handle into *out; *out is {0} on failure). */
 NS_API ns_status ns_session_open(const ns_session_options* options, ns_session* out);
@@ -285,7 +288,7 @@ typedef struct ns_api_1 {
   int32_t abi_version; /* 1 */
   void (*version)(int* major, int* minor, int* patch);
   const char* (*last_error)(void);
-  const char* (*status_string)(ns_status status);
+  const char* (*status_string)(int32_t status);
   ns_status (*session_open)(const ns_session_options* options, ns_session* out);
   ns_status (*session_close)(ns_session session);
   ns_status (*slot_register)(ns_session session, const ns_slot_desc* desc, int32_t* id);

@@ -12,6 +12,7 @@
 
 #include "core/version.h"
 #include "device_path.h"
+#include "dtypes.h"
 #include "host_memory.h"
 #include "io/dump_file.h"
 #include "model/host_check.h"
@@ -85,44 +86,73 @@ void Session::begin_step(int step, void* stream) {
   stage_ = Stage::InStep;
 }
 
-void Session::check(const std::int32_t* slots, int count, void* stream) {
-  if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_check: outside a step");
+void Session::check(const std::int32_t* slots, int count, void* stream, const std::uint64_t* at) {
+  const char* call = at ? "ns_check_at" : "ns_check";
+  if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, fmt::format("{}: outside a step", call));
   if (count < 0 || count > kMostChecksPerCall)
     throw Error(NS_ERR_ARGUMENT,
-                fmt::format("ns_check: count {} is not 0 to {}", count, kMostChecksPerCall));
-  if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, "ns_check: slots is NULL");
+                fmt::format("{}: count {} is not 0 to {}", call, count, kMostChecksPerCall));
+  if (count > 0 && !slots) throw Error(NS_ERR_ARGUMENT, fmt::format("{}: slots is NULL", call));
   // Every id and every buffer first, so that a bad one checks nothing.
-  for (int i = 0; i < count; ++i) slot_at(slots[i], "ns_check");
+  for (int i = 0; i < count; ++i) slot_at(slots[i], call);
+  const auto address_of = [&](int i) {
+    return at ? at[i] : slots_[static_cast<std::size_t>(slots[i])].address;
+  };
+  if (at) {
+    // This step's buffers: each aligned for its slot's type, and one buffer a slot in a call (a
+    // slot's copy is staged once before the list is checked).
+    std::unordered_map<int, std::uint64_t> seen;
+    for (int i = 0; i < count; ++i) {
+      const RegisteredSlot& s = slots_[static_cast<std::size_t>(slots[i])];
+      if (!setup_.checked(slots[i])) continue;
+      if (at[i] == 0 || at[i] % element_bytes(s.dtype) != 0)
+        throw Error(NS_ERR_MEMORY, fmt::format("ns_check_at: slot '{}': address {:#x} is not a "
+                                               "buffer of its {} elements",
+                                               s.name, at[i], dtype_name(s.dtype)));
+      const auto [it, fresh] = seen.emplace(slots[i], at[i]);
+      if (!fresh && it->second != at[i])
+        throw Error(NS_ERR_ARGUMENT,
+                    fmt::format("ns_check_at: slot '{}' is listed twice with two buffers", s.name));
+    }
+  }
   if (dev_) {
     if (stream != stream_)
       throw Error(NS_ERR_ARGUMENT,
-                  fmt::format("ns_check: stream {} is not the step's stream {} (ns_step_begin's)",
+                  fmt::format("{}: stream {} is not the step's stream {} (ns_step_begin's)", call,
                               stream, stream_));
     std::vector<SdkDeviceItem> items;
     for (int i = 0; i < count; ++i) {
       const RegisteredSlot& s = slots_[static_cast<std::size_t>(slots[i])];
       if (!setup_.checked(slots[i])) continue;
-      items.push_back({slots[i], s.address, static_cast<std::uint64_t>(s.count)});
+      if (at) {  // a buffer the device reads directly: proven device memory first
+        const std::uint64_t bytes = static_cast<std::uint64_t>(s.count) * element_bytes(s.dtype);
+        const std::string why =
+            on_device(call, [&] { return dev_->pointer_problem(at[i], bytes); });
+        if (!why.empty())
+          throw Error(NS_ERR_MEMORY, fmt::format("{}: slot '{}': {} bytes at {:#x}: {}", call,
+                                                 s.name, bytes, at[i], why));
+      }
+      items.push_back({slots[i], address_of(i), static_cast<std::uint64_t>(s.count)});
     }
-    on_device("ns_check", [&] { dev_->check(items, stream); });
+    on_device(call, [&] { dev_->check(items, stream); });
     for (const SdkDeviceItem& it : items) checked_.set(it.slot);
     return;
   }
-  for (int i = 0; i < count; ++i) stage(slots[i]);
+  for (int i = 0; i < count; ++i) stage(slots[i], address_of(i), call);
   for (int i = 0; i < count; ++i) check_one(slots[i]);
 }
 
-void Session::stage(int slot) {
+void Session::stage(int slot, std::uint64_t address, const char* call) {
   RegisteredSlot& s = slots_[static_cast<std::size_t>(slot)];
   if (!setup_.checked(slot)) return;
-  if (s.address == 0)
+  if (address == 0)
     throw Error(NS_ERR_SLOT,
-                fmt::format("ns_check: slot '{}' has no buffer yet (ns_slot_set_address)", s.name));
-  if (!host_copy(s.address, s.staging_bytes, s.staging.get()))
+                fmt::format("{}: slot '{}' has no buffer yet (ns_slot_set_address)", call, s.name));
+  if (!host_copy(address, s.staging_bytes, s.staging.get()))
     throw Error(NS_ERR_MEMORY,
-                fmt::format("ns_check: slot '{}': its {} bytes at {:#x} can no longer all be read "
+                fmt::format("{}: slot '{}': its {} bytes at {:#x} can no longer all be read "
                             "(freed, protected or moved? ns_slot_set_address)",
-                            s.name, s.staging_bytes, s.address));
+                            call, s.name, s.staging_bytes, address));
 }
 
 void Session::check_one(int slot) {

@@ -61,7 +61,9 @@ class Session {
   void begin_fold(int fold);
   void end_fold(int fold);
   void begin_step(int step, void* stream);
-  void check(const std::int32_t* slots, int count, void* stream);
+  // ns_check (`at` null: each slot's registered buffer) and ns_check_at (`at[i]`: the buffer of
+  // slots[i] at this step, the slot's registered address unchanged).
+  void check(const std::int32_t* slots, int count, void* stream, const std::uint64_t* at = nullptr);
   bool allows_update();
   std::uint64_t guard_word_address() const;
   ns_step_result end_step();
@@ -76,7 +78,8 @@ class Session {
   enum class Stage { Registering, BetweenFolds, InFold, InStep, Closed };
   void freeze_table();
   const RegisteredSlot& slot_at(int slot, const char* call) const;
-  void stage(int slot);      // the buffer copied for its check (Error when it cannot be read)
+  // The buffer at `address` copied for the slot's check (Error when it cannot be read).
+  void stage(int slot, std::uint64_t address, const char* call);
   void check_one(int slot);  // the staged copy checked
   // The step's end shared by both paths: the step row, the result, first-fire events, dumps and
   // halts from the bank's record of the step.

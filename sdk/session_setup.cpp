@@ -14,6 +14,7 @@
 
 #include "core/utc_time.h"
 #include "device_path.h"
+#include "dtypes.h"
 #include "host_memory.h"
 #include "sdk_session.h"
 
@@ -25,19 +26,6 @@ namespace {
 
 std::string text_or_empty(const char* s) {
   return s ? std::string(s) : std::string();
-}
-
-std::size_t element_bytes(ns_dtype t) {
-  switch (t) {
-    case NS_F32:
-      return 4;
-    case NS_F64:
-      return 8;
-    case NS_BF16:
-    case NS_F16:
-      return 2;
-  }
-  return 0;
 }
 
 // The first-fire copies' budget of a session of device buffers: kSdkCaptureBudgetBytes, or
@@ -55,20 +43,6 @@ std::uint64_t capture_budget_bytes() {
                             "MiB from 0 to {}",
                             v, kMost));
   return mb << 20;
-}
-
-const char* dtype_name(ns_dtype t) {
-  switch (t) {
-    case NS_F32:
-      return "float32";
-    case NS_F64:
-      return "float64";
-    case NS_BF16:
-      return "bfloat16";
-    case NS_F16:
-      return "float16";
-  }
-  return "?";
 }
 
 // Element counts a run file and a dump can hold and an address range cannot wrap.

@@ -252,6 +252,13 @@ NS_API ns_status ns_step_begin(ns_session session, int32_t step, void* stream);
  * (an id may repeat). All or nothing: an id that is not registered, or a buffer that cannot be
  * read, refuses the call and checks no slot of the list. */
 NS_API ns_status ns_check(ns_session session, const int32_t* slots, int32_t count, void* stream);
+/* In a step. As ns_check, but slots[i] is checked in the buffer at addresses[i] (this step's,
+ * of the slot's count, type and memory), and its registered address stays as it was: for an
+ * eager framework whose tensors move every step (PyTorch), without registering them again. Each
+ * address is checked as a registration's is (device ones against the device's allocations); a slot
+ * listed twice must be given one buffer. (Appended to ABI 1 after its first header.) */
+NS_API ns_status ns_check_at(ns_session session, const int32_t* slots, const uint64_t* addresses,
+                             int32_t count, void* stream);
 /* In a step. After the step: what its checks found (result may be NULL). On the device path it
  * waits for the step's stream; a step being captured into a graph only ends its capture (see
  * ns_step_result). */
@@ -304,6 +311,9 @@ typedef struct ns_api_1 {
   ns_status (*guard_allows_update)(ns_session session, int32_t* allowed);
   ns_status (*guard_word)(ns_session session, uint64_t* address);
   ns_status (*writer_status)(ns_session session, int32_t* pending);
+  /* Appended after ABI 1's first header (struct_size says whether a library has them): */
+  ns_status (*check_at)(ns_session session, const int32_t* slots, const uint64_t* addresses,
+                        int32_t count, void* stream);
 } ns_api_1;
 
 /* Any time: *table is the library's table of ABI `abi_version` (static: never free it), or NULL

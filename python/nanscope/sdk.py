@@ -124,6 +124,7 @@ def load(path=None):
         "ns_guard_word": [ses, ctypes.POINTER(u64)],
         "ns_step_replayed": [ses, vp, ctypes.POINTER(StepResult)],
         "ns_writer_status": [ses, ctypes.POINTER(i32)],
+        "ns_check_at": [ses, ctypes.POINTER(i32), ctypes.POINTER(u64), i32, vp],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -303,6 +304,21 @@ class Session:
         must be the step's)."""
         ids = (ctypes.c_int32 * len(slots))(*slots)
         self._call("ns_check", self.handle, ids, len(slots), self._stream(stream))
+
+    def check_at(self, slots, arrays, stream=None):
+        """Checks these slots now in these arrays (this step's tensors: each of its slot's size,
+        dtype and memory), leaving the slots' registered buffers as they were (ns_check_at)."""
+        if len(slots) != len(arrays):
+            raise ValueError(f"{len(slots)} slots and {len(arrays)} arrays")
+        ids = (ctypes.c_int32 * len(slots))(*slots)
+        addresses = (ctypes.c_uint64 * len(arrays))()
+        for i, (slot, array) in enumerate(zip(slots, arrays)):
+            address, count, dtype, _, _ = _address_and_type(array)
+            if slot in self._layouts and self._layouts[slot] != (count, dtype):
+                raise ValueError(f"slot {slot}: an array of {count} elements of type {dtype} for a "
+                                 f"slot of {self._layouts[slot][0]} of type {self._layouts[slot][1]}")
+            addresses[i] = address
+        self._call("ns_check_at", self.handle, ids, addresses, len(slots), self._stream(stream))
 
     def replayed(self, stream="torch"):
         """After a replay of a graph holding one captured step: its result (ns_step_replayed)."""

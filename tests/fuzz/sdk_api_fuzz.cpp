@@ -147,7 +147,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ns_session handles[] = {current, ns_session{0}, ns_session{current.id + 1}, ns_session{1},
                                   closed};
     const ns_session h = handles[in.byte() % 5];
-    switch (in.byte() % 17) {
+    switch (in.byte() % 18) {
       case 0: {
         std::memset(&opts, 0, sizeof opts);
         opts.o.struct_size =
@@ -246,6 +246,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const ns_api_1* api = nullptr;
         const ns_status got = ns_get_api(in.byte() % 4 - 1, in.byte() % 8 ? &api : nullptr);
         if (got == NS_OK && (!api || api->abi_version != 1 || !api->check)) std::abort();
+        break;
+      }
+      case 16: {
+        std::int32_t ids[4];
+        std::uint64_t at[4];
+        for (auto& i : ids) i = static_cast<std::int8_t>(in.byte()) % 8;
+        for (auto& a : at) a = address(in);
+        ns_check_at(h, in.byte() % 8 ? ids : nullptr, in.byte() % 8 ? at : nullptr,
+                    in.byte() % 6 - 1, nullptr);
         break;
       }
       case 15:

@@ -476,3 +476,64 @@ TEST_F(SdkAbi, Float64SlotsAreMeasuredAndDumpedInFloat64) {
 }
 
 }  // namespace
+
+namespace {
+
+// ns_check_at: an eager framework's buffers, which move every step, checked where they are this
+// step without moving the slot: the slot's registered buffer stays, a bad address checks nothing.
+TEST_F(SdkAbi, CheckAtChecksThisStepsBufferAndLeavesTheSlotWhereItWas) {
+  open(options());
+  NS_OK_(ns_fold_begin(s_, 0));
+  std::vector<float> moved(16, 3.0f), poisoned(16, 1.0f);
+  poisoned[9] = std::numeric_limits<float>::quiet_NaN();
+  const std::uint64_t clean_at[] = {reinterpret_cast<std::uint64_t>(moved.data())};
+  ns_step_result r = NS_STEP_RESULT_INIT;
+  NS_OK_(ns_step_begin(s_, 0, nullptr));
+  NS_OK_(ns_check_at(s_, &ia_, clean_at, 1, nullptr));
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 0);
+  // Refusals check nothing: a misaligned buffer, an unreadable one in the list, a slot given two.
+  NS_OK_(ns_step_begin(s_, 1, nullptr));
+  const std::int32_t both[] = {ib_, ia_};
+  const std::uint64_t misaligned[] = {reinterpret_cast<std::uint64_t>(poisoned.data()),
+                                      reinterpret_cast<std::uint64_t>(moved.data()) + 2};
+  EXPECT_REFUSED(ns_check_at(s_, both, misaligned, 2, nullptr), NS_ERR_MEMORY, "slot 'a': address");
+  const long page = sysconf(_SC_PAGESIZE);
+  void* hole =
+      mmap(nullptr, static_cast<std::size_t>(page), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(hole, MAP_FAILED);
+  const std::uint64_t unreadable[] = {reinterpret_cast<std::uint64_t>(poisoned.data()),
+                                      reinterpret_cast<std::uint64_t>(hole)};
+  EXPECT_REFUSED(ns_check_at(s_, both, unreadable, 2, nullptr), NS_ERR_MEMORY, "slot 'a'");
+  const std::int32_t twice[] = {ia_, ia_};
+  const std::uint64_t two[] = {reinterpret_cast<std::uint64_t>(moved.data()),
+                               reinterpret_cast<std::uint64_t>(poisoned.data())};
+  EXPECT_REFUSED(ns_check_at(s_, twice, two, 2, nullptr), NS_ERR_ARGUMENT, "listed twice");
+  EXPECT_REFUSED(ns_check_at(s_, both, nullptr, 2, nullptr), NS_ERR_ARGUMENT, "addresses is NULL");
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 0) << "the refused lists checked nothing (b's poisoned buffer among them)";
+  munmap(hole, static_cast<std::size_t>(page));
+  // This step's poisoned buffer fires, named as its slot; the slot's own buffer is untouched.
+  NS_OK_(ns_step_begin(s_, 2, nullptr));
+  const std::uint64_t poisoned_at[] = {reinterpret_cast<std::uint64_t>(poisoned.data())};
+  NS_OK_(ns_check_at(s_, &ib_, poisoned_at, 1, nullptr));
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_EQ(r.entry_slot, ib_);
+  EXPECT_EQ(r.entry_step, 2);
+  NS_OK_(ns_step_begin(s_, 3, nullptr));
+  NS_OK_(ns_check(s_, &ib_, 1, nullptr));  // b's registered buffer, still clean
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 0);
+  NS_OK_(ns_fold_end(s_, 0));
+  close();
+  // The first-fire dump holds the buffer the check saw (this step's), in its registered shape.
+  const nanscope::DumpData d =
+      nanscope::read_dump((dir_ / "dumps" / "fold000_step00000002_b.h5").string());
+  ASSERT_EQ(d.slots.size(), 1u);
+  EXPECT_TRUE(std::isnan(d.slots[0].values[9]));
+  EXPECT_EQ(d.slots[0].values[0], 1.0f);
+  EXPECT_EQ(d.slots[0].shape, (std::vector<std::uint64_t>{4, 4}));
+}
+
+}  // namespace

@@ -175,4 +175,6 @@ extern "C" {
     pub fn ns_guard_allows_update(s: ns_session, allowed: *mut i32) -> ns_status;
     pub fn ns_guard_word(s: ns_session, address: *mut u64) -> ns_status;
     pub fn ns_writer_status(s: ns_session, pending: *mut i32) -> ns_status;
+    pub fn ns_check_at(s: ns_session, slots: *const i32, addresses: *const u64, n: i32,
+                       stream: *mut c_void) -> ns_status;
 }

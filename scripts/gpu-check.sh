@@ -19,8 +19,9 @@
 #   (not in the default), the scaling table (bench/step_scaling.py: batch 64-4096 x hidden
 #   128-2048 against cuBLAS SGEMM and the twin).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
-# PARTS: a comma-separated choice of tests, propagation, sanitizers, sdk, bench, scaling (default the
-# first five). The SDK's binaries (sdk_device_tests, bench_sdk_device_check) find the CUDA plugin as
+# PARTS: a comma-separated choice of tests, propagation, sanitizers, sdk, torch, bench, scaling
+# (default the first six). torch: nanscope.torch on examples/python/train_transformer.py on the
+# device (tests/torch/transformer_test.py --device cuda). The SDK's binaries (sdk_device_tests, bench_sdk_device_check) find the CUDA plugin as
 # a trainer does, or through NANSCOPE_CUDA_PLUGIN. On the H200: tests and bench about a minute each, the sanitizers under one more, scaling one.
 # Exits non-zero when any part fails (a test, the propagation check, a sanitizer error or hazard, a
 # bench that did not run or failed) and ends with one line: "gpu-check: PASS ..." or
@@ -28,7 +29,7 @@
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 out=$2
-parts=${3:-tests,propagation,sanitizers,sdk,bench}
+parts=${3:-tests,propagation,sanitizers,sdk,torch,bench}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$out"
@@ -75,6 +76,15 @@ fi
 if want sdk; then
 step sdk_device_tests 300 "$bin/sdk_device_tests"
 grep -E "^\[  (PASSED|FAILED)" "$out/sdk_device_tests.txt"
+fi
+if want torch; then  # nanscope.torch on the transformer example on the device (PyTorch needed)
+if python3 -c "import torch, h5py" 2>/dev/null; then
+  step torch_transformer 600 python3 "$src/tests/torch/transformer_test.py" --device cuda \
+    --lib "$bin/lib/libnanscope.so.1" --run-tool "$bin/nanscope-run" "$src"
+  tail -1 "$out/torch_transformer.txt"
+else
+  failed+=("torch_transformer (no torch or h5py in python3)")
+fi
 fi
 if want scaling; then
 step scaling 600 python3 "$src/bench/step_scaling.py" "$bin" "$out/scaling"

@@ -73,6 +73,7 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
           s.shape,
           on_device(call,
                     [&] { return dev_->captured(slot, static_cast<std::uint64_t>(s.count)); }),
+          {},
           {}};
       if (c.values.empty()) continue;  // the copies' arena had no room left for it
       c.scan = scan_nonfinite(c.values.data(), c.values.size());

@@ -199,9 +199,14 @@ std::uint64_t builtin_slot_table_fingerprint() {
 }
 
 std::string slot_name_problem(const std::string& s) {
-  bool ok = !s.empty() && s.size() <= 31 && s.front() != '.' && s.front() != '-';
-  for (unsigned char c : s) ok = ok && (std::isalnum(c) || c == '_' || c == '.' || c == '-');
-  return ok ? "" : "a name is 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'";
+  bool ok = !s.empty() && s.size() <= 127 &&
+            std::string_view(".-:#").find(s.front()) == std::string_view::npos;
+  for (unsigned char c : s)
+    ok = ok && (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == ':' || c == '#');
+  ok = ok && s.find("..") == std::string::npos;
+  return ok ? ""
+            : "a name is 1-127 letters, digits, '_', '.', '-', ':' or '#', not starting with '.', "
+              "'-', ':' or '#' and without '..'";
 }
 
 std::string trainer_name_problem(const std::string& name) {

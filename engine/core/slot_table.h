@@ -174,8 +174,10 @@ const SlotInfo& builtin_slot(int index);
 // (backend_choice/cuda_plugin_api.h), so a plugin built with another table is refused.
 std::uint64_t builtin_slot_table_fingerprint();
 
-// What is wrong with a trainer's slot name ("" when nothing): it is also part of its dumps' file
-// names, so 1-31 letters, digits, '_', '.' or '-', not starting with '.' or '-'.
+// What is wrong with a trainer's slot name ("" when nothing): 1-127 letters, digits, '_', '.',
+// '-', ':' or '#', not starting with '.', '-', ':' or '#' and without "..": a framework's module
+// path reads as itself (`grad:blocks.3.mlp.fc1.weight`), and the name is part of its dumps' file
+// names (dump_file_name writes ':' and '#' as '_').
 std::string slot_name_problem(const std::string& name);
 // What is wrong with a trainer's name ("" when nothing): 1-63 printable characters, no ',', not
 // "nanscope".

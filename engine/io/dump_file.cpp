@@ -43,8 +43,10 @@ void write_array(hid_t loc, const NamedArray& a, bool f64, const std::string& wh
 }  // namespace
 
 std::string dump_file_name(const SlotTable& table, int fold, int step, int entry_slot) {
-  return fmt::format("fold{:03}_step{:08}_{}.h5", fold, step,
-                     table.contains(entry_slot) ? table[entry_slot].name : "none");
+  std::string name = table.contains(entry_slot) ? table[entry_slot].name : "none";
+  for (char& c : name)
+    if (c == ':' || c == '#') c = '_';  // a module path's separators, plain in a file's name
+  return fmt::format("fold{:03}_step{:08}_{}.h5", fold, step, name);
 }
 
 void write_dump(const std::string& path, const DumpData& d) {

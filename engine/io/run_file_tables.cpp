@@ -66,7 +66,7 @@ h5::Handle watch_row_type() {
 }
 
 bool is_dump_name(const std::string& d) {
-  static const std::regex name(R"(dumps/fold\d{3,}_step\d{8,}_[A-Za-z0-9_.]+\.h5)");
+  static const std::regex name(R"(dumps/fold\d{3,}_step\d{8,}_[A-Za-z0-9_.\-]+\.h5)");
   return std::regex_match(d, name) && d.find("..") == std::string::npos;
 }
 

@@ -15,7 +15,7 @@
 
 namespace nanscope::run_tables {
 
-constexpr std::size_t kNameLen = 32, kPhaseLen = 32, kBufferLen = 128, kKindLen = 32,
+constexpr std::size_t kNameLen = 128, kPhaseLen = 32, kBufferLen = 128, kKindLen = 32,
                       kDumpLen = 256;
 
 struct SlotRow {

@@ -186,8 +186,11 @@ DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
   // step (deferred, disabled) has none, as in a first fire's dump, and replay's verdict reads the
   // same. The entry of the dump: the lowest-rank checked slot non-finite at this step.
   for (const MaterializedSlot& s : m.slots) {
-    DumpSlot out{s.index, std::vector<std::uint64_t>(s.shape.begin(), s.shape.end()), s.values,
-                 scan_nonfinite(s.values.data(), s.values.size())};
+    DumpSlot out{s.index,
+                 std::vector<std::uint64_t>(s.shape.begin(), s.shape.end()),
+                 s.values,
+                 scan_nonfinite(s.values.data(), s.values.size()),
+                 {}};
     if (!checked.test(s.index)) out.scan.kinds = 0;
     if (out.scan.kinds &&
         (d.entry_slot < 0 || builtin_slot(s.index).rank < builtin_slot(d.entry_slot).rank))

@@ -65,8 +65,11 @@ std::string Session::record_dump(StepOutcome& o, int entry_slot) {
   d.context_f64 =
       config_.model.precision == Precision::Float64 && backend_->kind() == BackendKind::Cpu;
   for (CapturedSlot& c : o.captured)
-    d.slots.push_back(DumpSlot{c.slot, std::vector<std::uint64_t>(c.shape.begin(), c.shape.end()),
-                               std::move(c.values), c.scan});
+    d.slots.push_back(DumpSlot{c.slot,
+                               std::vector<std::uint64_t>(c.shape.begin(), c.shape.end()),
+                               std::move(c.values),
+                               c.scan,
+                               {}});
   d.state = std::move(o.context->state);
   d.batch = std::move(o.context->batch);
   // The batch as sampled: a transient injection into it is not part of the step's context. The

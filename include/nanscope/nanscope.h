@@ -149,7 +149,8 @@ typedef struct ns_session_options {
 typedef struct ns_slot_desc {
   uint32_t struct_size;  /* sizeof(ns_slot_desc) */
   uint32_t reserved0;    /* 0 */
-  const char* name;      /* 1-31 letters, digits, '_', '.', '-', not starting with '.' or '-';
+  const char* name;      /* 1-127 letters, digits, '_', '.', '-', ':', '#', not starting with
+                            '.', '-', ':' or '#', without "..": a module path reads as itself;
                             unique in the session (it is part of its dump's file name) */
   const char* phase;     /* where the check runs, for people: "forward", "backward", ...; at most
                             31 bytes (NULL or "": "step") */

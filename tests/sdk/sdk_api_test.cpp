@@ -153,7 +153,7 @@ TEST_F(SdkApi, BadSlotDescriptionsAreRefusedNamingTheSlot) {
   EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "'a' is already registered");
   EXPECT_EQ(id, -1);
   d = desc("../escape", 3, a_.data(), 16);
-  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "1-31 letters");
+  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "1-127 letters");
   d = desc("c", 3, a_.data(), 0);
   EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "count 0");
   d = desc("c", 3, a_.data(), -5);

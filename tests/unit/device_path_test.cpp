@@ -129,7 +129,7 @@ class EmulatedDeviceBackend final : public test::DelegatingBackend, public Check
     now_.first_exec[i] = exec;
     if (!capture_) return;
     const auto* p = static_cast<const float*>(v.data);
-    now_.captured.push_back(CapturedSlot{slot, v.shape, std::vector<float>(p, p + v.count), r});
+    now_.captured.push_back(CapturedSlot{slot, v.shape, std::vector<float>(p, p + v.count), r, {}});
     if (!now_.context) now_.context = StepContext{before_, {}};
   }
 

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""A small GPT-style model in torch.nn, trained on synthetic tokens, every module watched by
+nanscope (docs/torch.md). Runs on Debian's PyTorch 1.13, on the CPU or a CUDA device.
+
+    PYTHONPATH=<source>/python train_transformer.py RUN_DIR [--bug-softmax] [--bug-layernorm]
+        [--folds N] [--steps N] [--device cpu|cuda] [--unwatched] [--skip STEPS]
+        [--params FILE] [--lib PATH]
+
+Two real mechanisms behind two switches:
+- --bug-softmax: the attention softmax is written by hand, exp(s) / sum(exp(s)), over scores not
+  scaled by 1/sqrt(d) and without subtracting the row's maximum. From step 6 of fold 1 the
+  embeddings arrive 40x larger (an upstream scale change): the scores pass 88, exp overflows to
+  inf and inf/inf is NaN, first in `blocks.0.attn.probs`. Without the switch the softmax is the
+  stable one over scaled scores: large but finite.
+- --bug-layernorm: the embedding's LayerNorm has no epsilon. From step 4 of fold 0 the batches
+  hold padded sequences; the padding token's embedding row is zero (padding_idx), a constant row,
+  whose variance is 0: 0/sqrt(0) is NaN, first in `embed_norm`. Without it, epsilon 1e-5 keeps it
+  0.
+
+The guard skips the optimizer's update in a step where anything fired. The script prints each
+fold's entry point and the skipped steps (`skipped fold F: S S ...`). --unwatched runs the same
+training without nanscope, skipping the updates of the steps --skip lists (`F:S,F:S`), so that a
+guarded run can be compared with it; --params saves the final parameters (torch.save).
+"""
+import argparse
+import math
+
+import torch
+from torch import nn
+
+VOCAB, DIM, HEADS, LAYERS, SEQ, BATCH = 48, 32, 2, 2, 12, 8
+PAD = 0
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm with its epsilon given (0 is the bug)."""
+
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+class Scores(nn.Module):
+    """q k^T, scaled by 1/sqrt(d) unless the bug leaves it unscaled."""
+
+    def __init__(self, head_dim, scaled):
+        super().__init__()
+        self.scale = 1.0 / math.sqrt(head_dim) if scaled else 1.0
+
+    def forward(self, q, k):
+        return q @ k.transpose(-1, -2) * self.scale
+
+
+class Softmax(nn.Module):
+    """The attention's softmax: the stable one, or exp(s) / sum(exp(s)) (the bug)."""
+
+    def __init__(self, naive):
+        super().__init__()
+        self.naive = naive
+
+    def forward(self, s):
+        if self.naive:
+            e = torch.exp(s)
+            return e / e.sum(-1, keepdim=True)
+        return torch.softmax(s, dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, bug_softmax):
+        super().__init__()
+        self.qkv = nn.Linear(DIM, 3 * DIM)
+        self.scores = Scores(DIM // HEADS, scaled=not bug_softmax)
+        self.probs = Softmax(naive=bug_softmax)
+        self.out = nn.Linear(DIM, DIM)
+        self.register_buffer("causal", torch.tril(torch.ones(SEQ, SEQ, dtype=torch.bool)))
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, HEADS, DIM // HEADS).permute(2, 0, 3, 1, 4)
+        s = self.scores(q, k).masked_fill(~self.causal[:t, :t], -1e4)
+        return self.out((self.probs(s) @ v).transpose(1, 2).reshape(b, t, DIM))
+
+
+class Block(nn.Module):
+    """A post-LN block (x = LN(x + attn(x)); x = LN(x + mlp(x))): attention reads its input as
+    it comes."""
+
+    def __init__(self, bug_softmax):
+        super().__init__()
+        self.attn = Attention(bug_softmax)
+        self.ln1 = LayerNorm(DIM, 1e-5)
+        self.mlp = nn.Sequential(nn.Linear(DIM, 4 * DIM), nn.GELU(), nn.Linear(4 * DIM, DIM))
+        self.ln2 = LayerNorm(DIM, 1e-5)
+
+    def forward(self, x):
+        x = self.ln1(x + self.attn(x))
+        return self.ln2(x + self.mlp(x))
+
+
+class Gpt(nn.Module):
+    def __init__(self, bug_softmax, bug_layernorm):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, DIM, padding_idx=PAD)
+        self.embed_norm = LayerNorm(DIM, 0.0 if bug_layernorm else 1e-5)
+        self.pos = nn.Parameter(torch.randn(SEQ, DIM) * 0.02)
+        self.blocks = nn.ModuleList(Block(bug_softmax) for _ in range(LAYERS))
+        self.head = nn.Linear(DIM, VOCAB)
+
+    def forward(self, ids, input_scale=1.0):
+        x = self.embed_norm(self.tok(ids)) * input_scale + self.pos[: ids.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def batch(fold, step, padded):
+    """Synthetic tokens (a noisy counting sequence: the next token is the previous plus one), the
+    same for a (fold, step) in every run; padded sequences end in PAD tokens."""
+    g = torch.Generator().manual_seed(1000 * fold + step)
+    start = torch.randint(1, VOCAB, (BATCH, 1), generator=g)
+    ids = (start + torch.arange(SEQ + 1)) % (VOCAB - 1) + 1
+    noise = torch.rand(ids.shape, generator=g) < 0.1
+    ids = torch.where(noise, torch.randint(1, VOCAB, ids.shape, generator=g), ids)
+    if padded:
+        ids[:, SEQ // 2:] = PAD
+    return ids[:, :-1], ids[:, 1:]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("run_dir")
+    p.add_argument("--bug-softmax", action="store_true")
+    p.add_argument("--bug-layernorm", action="store_true")
+    p.add_argument("--folds", type=int, default=2)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--unwatched", action="store_true")
+    p.add_argument("--skip", default="")
+    p.add_argument("--params")
+    p.add_argument("--lib")
+    a = p.parse_args()
+    torch.manual_seed(7)
+    torch.set_num_threads(1)  # the same sums in every run of a seed
+    if a.device.startswith("cuda"):  # the same on the device (CUBLAS_WORKSPACE_CONFIG=:4096:8)
+        torch.use_deterministic_algorithms(True)
+    model = Gpt(a.bug_softmax, a.bug_layernorm).to(a.device)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    skip = {tuple(int(v) for v in fs.split(":")) for fs in a.skip.split(",") if fs}
+
+    def train_step(fold, step):
+        padded = a.bug_layernorm and fold == 0 and step >= 4
+        scale = 40.0 if (fold == 1 and step >= 6) else 1.0
+        x, y = (t.to(a.device) for t in batch(fold, step, padded))
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x, scale).reshape(-1, VOCAB), y.reshape(-1))
+        loss.backward()
+        return loss
+
+    if a.unwatched:
+        for fold in range(a.folds):
+            for step in range(a.steps):
+                train_step(fold, step)
+                if (fold, step) not in skip:
+                    opt.step()
+    else:
+        import nanscope.sdk
+        import nanscope.torch
+        lib = nanscope.sdk.load(a.lib) if a.lib else None
+        with nanscope.torch.watch(model, opt, run_dir=a.run_dir, trainer="train_transformer",
+                                  folds=a.folds, seed=7, lib=lib) as w:
+            for fold in range(a.folds):
+                skipped = []
+                with w.fold(fold):
+                    for step in range(a.steps):
+                        with w.step():
+                            loss = train_step(fold, step)
+                            opt.step()  # skipped by the guard in a step where anything fired
+                        if not w.result.updated:
+                            skipped.append(step)
+                r = w.result
+                names = w.slot_names()
+                entry = f"entry {names[r.entry_slot]} at step {r.entry_step}" \
+                    if r.entry_slot >= 0 else "clean"
+                print(f"fold {fold}: loss {loss.item():.4f}, {entry}")
+                print(f"skipped fold {fold}: " + " ".join(str(s) for s in skipped))
+    if a.params:
+        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, a.params)
+
+
+if __name__ == "__main__":
+    main()

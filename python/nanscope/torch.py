@@ -1,0 +1,345 @@
+"""nanscope for PyTorch: every module of a model watched, named by its path (docs/torch.md).
+
+    import nanscope.torch
+    with nanscope.torch.watch(model, optimizer, run_dir="runs/gpt") as w:
+        for fold in range(folds):
+            with w.fold(fold):
+                for step in range(steps):
+                    with w.step():
+                        loss = loss_fn(model(x), y); loss.backward(); optimizer.step()
+
+What is watched, in the step's execution order (the slot's order, so the entry point is the first
+tensor to go non-finite in the step):
+- each module's floating-point outputs, named by the module's path (`blocks.3.attn.out`; the
+  model itself is `model`; a module called twice in a step: `path#1`; several outputs: `path.0`);
+- the loss: the tensor `.backward()` is called on, `loss`;
+- the gradient of each module output as the backward produces it (`grad:blocks.3.attn.out`) and
+  of each parameter (`grad:blocks.3.mlp.fc1.weight`);
+- after the optimizer's update: Adam's moments (`adam.exp_avg:<param>`, `adam.exp_avg_sq:<param>`)
+  and the parameters (`param:<param>`).
+`include=` and `exclude=` take globs of these names (fnmatch).
+
+The first step of the run finds the tensors (their names, shapes and order): it keeps a copy of
+each as its hook saw it, registers the slots, begins the fold and checks the copies, before the
+optimizer's update; every later step checks each tensor where it is when its hook runs
+(ns_check_at: eager tensors move every step). Shapes are the run's: a tensor whose shape changes
+is refused, naming it.
+
+The guard: optimizer.step() is skipped in a step where anything fired (with guard=True, the
+default), as GradScaler skips a step with an infinite gradient.
+
+This version watches eager steps, on the CPU (the host path) or a CUDA device (each check a kernel
+on torch's current stream); a step under torch.cuda.graph capture and a torch.compile'd model are
+refused with what to do instead.
+"""
+import fnmatch
+
+import torch
+
+from . import sdk
+
+_FLOATS = (torch.float32, torch.float64)
+
+
+class Refused(RuntimeError):
+    """A tensor the watch cannot check as the run registered it (its shape or type changed)."""
+
+
+class _Slot:
+    __slots__ = ("name", "id", "shape", "dtype", "device")
+
+    def __init__(self, name, shape, dtype, device):
+        self.name, self.id, self.shape, self.dtype, self.device = name, -1, shape, dtype, device
+
+
+class Watch:
+    """The watch of one model (and its optimizer): see the module's docstring."""
+
+    def __init__(self, model, optimizer=None, run_dir="runs/torch", trainer="torch", guard=True,
+                 health=True, capture=True, halt_on_nan=False, include=None, exclude=None,
+                 overwrite=True, folds=0, seed=0, config_text=None, lib=None):
+        if hasattr(model, "_orig_mod"):
+            raise Refused("nanscope.torch: a torch.compile'd model: its hooks would not run as its "
+                          "modules do. Watch the model itself (watch(model._orig_mod, ...)), which "
+                          "runs eagerly, to find the NaN")
+        self.model, self.optimizer = model, optimizer
+        self._include = list(include) if include else None
+        self._exclude = list(exclude or [])
+        self._session = sdk.Session(run_dir, trainer=trainer, config_text=config_text, folds=folds,
+                                    seed=seed, guard=guard, health=health, capture=capture,
+                                    halt_on_nan=halt_on_nan, overwrite=overwrite, lib=lib)
+        self._slots = {}     # name -> _Slot, in registration (execution) order
+        self._found = []     # the first step's (name, copy) in execution order
+        self._found_names = set()
+        self._registered = False
+        self._fold = None
+        self._fold_begun = False
+        self._step = -1
+        self._next_step = 0
+        self._in_step = False
+        self._calls = {}     # a module's calls in this step (module id -> count)
+        self._device = None
+        self.result = None   # the last step's nanscope.sdk.StepResult
+        self._handles = []
+        self._param_names = {p: n for n, p in model.named_parameters()}
+        for path, module in model.named_modules():
+            self._handles.append(module.register_forward_hook(self._forward_hook(path or "model")))
+        for name, p in model.named_parameters():
+            if p.requires_grad:
+                self._handles.append(p.register_hook(self._tensor_hook("grad:" + name)))
+        self._backward = torch.Tensor.backward
+        watch = self
+
+        def backward(tensor, *args, **kwargs):
+            watch._seen("loss", tensor)
+            return watch._backward(tensor, *args, **kwargs)
+        torch.Tensor.backward = backward
+        self._optimizer_step = None
+        if optimizer is not None:
+            self._optimizer_step = optimizer.step
+
+            def step(*args, **kwargs):
+                return watch._guarded_update(args, kwargs)
+            optimizer.step = step
+
+    # The user's folds and steps.
+    def fold(self, fold):
+        return sdk._Scope(lambda: self._begin_fold(fold), lambda: self._end_fold(fold))
+
+    def step(self):
+        """The next step of the fold; its result (`.result`, a StepResult) after it ends."""
+        return sdk._Scope(self._begin_step, self._end_step)
+
+    def close(self):
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        if torch.Tensor.backward is not self._backward:
+            torch.Tensor.backward = self._backward
+        if self._optimizer_step is not None:
+            self.optimizer.step = self._optimizer_step
+            self._optimizer_step = None
+        self._session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.close()
+        return False
+
+    @property
+    def session(self):
+        """The nanscope.sdk.Session underneath (its guard word, its writer)."""
+        return self._session
+
+    def slot_names(self):
+        """The watched tensors' names, in slot order."""
+        return list(self._slots)
+
+    # Folds and steps.
+    def _begin_fold(self, fold):
+        self._fold, self._next_step = fold, 0
+        if self._registered:
+            self._session._call("ns_fold_begin", self._session.handle, fold)
+            self._fold_begun = True
+
+    def _end_fold(self, fold):
+        if self._fold_begun:
+            self._session._call("ns_fold_end", self._session.handle, fold)
+        self._fold_begun = False
+
+    def _stream(self):
+        return "torch" if self._device is not None and self._device.type == "cuda" else None
+
+    def _begin_step(self):
+        if self._fold is None:
+            raise RuntimeError("nanscope.torch: a step outside a fold (with w.fold(i): ...)")
+        if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+            raise Refused("nanscope.torch: a step under torch.cuda.graph capture: this version "
+                          "watches eager steps (run the step eagerly to find the NaN; the SDK's "
+                          "graphed path is nanscope.sdk's, docs/sdk.md)")
+        self._step = self._next_step
+        self._calls = {}
+        self._in_step = True
+        if self._registered:
+            self._session._call("ns_step_begin", self._session.handle, self._step,
+                                self._session._stream(self._stream()))
+
+    def _end_step(self):
+        self._in_step = False
+        if not self._registered:
+            self._register_and_check_found()
+            self._after_update()
+        r = sdk.StepResult()
+        self._session._call("ns_step_end", self._session.handle, sdk.ctypes.byref(r))
+        self.result = r
+        self._next_step = self._step + 1
+        self._undefer_moments()
+        return r
+
+    # What the hooks see.
+    def _wanted(self, name):
+        if self._include is not None and not any(fnmatch.fnmatchcase(name, g)
+                                                 for g in self._include):
+            return False
+        return not any(fnmatch.fnmatchcase(name, g) for g in self._exclude)
+
+    def _forward_hook(self, path):
+        def hook(module, inputs, output):
+            if not self._in_step:
+                return
+            calls = self._calls.get(id(module), 0)
+            self._calls[id(module)] = calls + 1
+            name = path if calls == 0 else f"{path}#{calls}"
+            tensors = output if isinstance(output, (tuple, list)) else [output]
+            several = len(tensors) > 1
+            for i, t in enumerate(tensors):
+                if not isinstance(t, torch.Tensor) or t.dtype not in _FLOATS:
+                    continue
+                out = f"{name}.{i}" if several else name
+                self._seen(out, t)
+                if t.requires_grad and self._wanted("grad:" + out):
+                    t.register_hook(self._tensor_hook("grad:" + out))
+        return hook
+
+    def _tensor_hook(self, name):
+        def hook(grad):
+            if self._in_step:
+                self._seen(name, grad)
+        return hook
+
+    def _seen(self, name, tensor):
+        """A tensor as the step has it now: checked, or (the first step) copied to be."""
+        if not self._in_step or tensor.dtype not in _FLOATS or not self._wanted(name):
+            return
+        if self._device is None:
+            self._device = tensor.device
+        if not self._registered:
+            if name not in self._found_names:
+                self._found_names.add(name)
+                self._found.append((name, tensor.detach().clone().contiguous()))
+            return
+        slot = self._slots.get(name)
+        if slot is None:
+            return  # a tensor the first step did not have (a branch not taken then)
+        self._check([slot], [tensor])
+
+    def _check(self, slots, tensors):
+        arrays = []
+        for slot, t in zip(slots, tensors):
+            if tuple(t.shape) != slot.shape or t.dtype != slot.dtype:
+                raise Refused(f"nanscope.torch: '{slot.name}' is {tuple(t.shape)} {t.dtype} at "
+                              f"step {self._step}, registered as {slot.shape} {slot.dtype} (a "
+                              f"watched tensor keeps its shape: exclude it, or keep shapes fixed)")
+            arrays.append(t.detach().contiguous())
+        self._session.check_at([s.id for s in slots], arrays, stream=self._stream())
+
+    # The optimizer's update, guarded.
+    def _guarded_update(self, args, kwargs):
+        if self._in_step and not self._registered:
+            self._register_and_check_found()
+        allowed = True
+        if self._in_step and self._registered:
+            allowed = self._session.allows_update()
+        out = self._optimizer_step(*args, **kwargs) if allowed else None
+        if self._in_step:
+            self._after_update()
+        return out
+
+    def _after_update(self):
+        """The optimizer's moments and the parameters, as the update left them."""
+        if not self._registered or self.optimizer is None:
+            return
+        slots, tensors = [], []
+        for p, name in self._param_names.items():
+            state = self.optimizer.state.get(p, {})
+            for key in ("exp_avg", "exp_avg_sq"):
+                slot = self._slots.get(f"adam.{key}:{name}")
+                if slot is not None and key in state and slot.id in self._live_moments:
+                    slots.append(slot)
+                    tensors.append(state[key])
+            slot = self._slots.get("param:" + name)
+            if slot is not None:
+                slots.append(slot)
+                tensors.append(p)
+        if slots:
+            self._check(slots, tensors)
+
+    # The first step: the slots registered in the order their tensors came.
+    def _register_and_check_found(self):
+        s = self._session
+        names = [n for n, _ in self._found]
+        params = [(n, p) for p, n in self._param_names.items()]
+        after = []
+        if self.optimizer is not None:
+            if isinstance(self.optimizer, (torch.optim.Adam, torch.optim.AdamW)):
+                for name, p in params:
+                    for key in ("exp_avg", "exp_avg_sq"):
+                        after.append((f"adam.{key}:{name}", p))
+            for name, p in params:
+                after.append(("param:" + name, p))
+        self._live_moments = set()
+        order = 0
+        for name, t in self._found:
+            slot = _Slot(name, tuple(t.shape), t.dtype, t.device)
+            slot.id = s.slot(name, order, t, phase=_phase(name), role="loss" if name == "loss"
+                             else None)
+            self._slots[name] = slot
+            order += 1
+        for name, p in after:
+            if not self._wanted(name) or p.dtype not in _FLOATS:
+                continue
+            slot = _Slot(name, tuple(p.shape), p.dtype, p.device)
+            if name.startswith("adam."):  # no moment before the first update: given after it
+                slot.id = s.slot(name, order, None, phase="optimizer", deferred=True,
+                                 shape=slot.shape, dtype=str(p.dtype).replace("torch.", ""),
+                                 device=p.is_cuda)
+            else:
+                slot.id = s.slot(name, order, p.detach(), phase="optimizer")
+            self._slots[name] = slot
+            order += 1
+        self._registered = True
+        s._call("ns_fold_begin", s.handle, self._fold)
+        self._fold_begun = True
+        s._call("ns_step_begin", s.handle, self._step, s._stream(self._stream()))
+        found = [self._slots[n] for n in names]
+        self._check(found, [t for _, t in self._found])
+        # The copies were this step's only: later steps check the tensors where they are.
+        for slot in found:
+            s._arrays[slot.id] = None
+        self._found = []
+
+    def _undefer_moments(self):
+        """Adam's moments exist once the first update ran: their slots are checked from then."""
+        if self.optimizer is None or not hasattr(self, "_live_moments"):
+            return
+        for p, name in self._param_names.items():
+            state = self.optimizer.state.get(p, {})
+            for key in ("exp_avg", "exp_avg_sq"):
+                slot = self._slots.get(f"adam.{key}:{name}")
+                if slot is None or slot.id in self._live_moments or key not in state:
+                    continue
+                self._session.set_array(slot.id, state[key].detach())
+                self._session.undefer(slot.id)
+                self._live_moments.add(slot.id)
+
+
+def _phase(name):
+    if name == "loss":
+        return "loss"
+    if name.startswith("grad:"):
+        return "backward"
+    if name.startswith(("adam.", "param:")):
+        return "optimizer"
+    return "forward"
+
+
+def watch(model, optimizer=None, run_dir="runs/torch", **options):
+    """Watches every module of `model` (and `optimizer`'s update): a Watch, also a context
+    manager. Options: trainer, guard, health, capture, halt_on_nan, include, exclude, overwrite,
+    folds, seed, config_text, lib (a library from nanscope.sdk.load)."""
+    return Watch(model, optimizer, run_dir=run_dir, **options)
+
+
+__all__ = ["watch", "Watch", "Refused"]

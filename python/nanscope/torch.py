@@ -33,10 +33,23 @@ on torch's current stream); a step under torch.cuda.graph capture and a torch.co
 refused with what to do instead.
 """
 import fnmatch
+import re
+import types
 
 import torch
 
 from . import sdk
+
+# torch.Tensor.backward as torch has it, and the watches open: one patch serves them all, made
+# when the first opens and undone when the last closes, whatever their order.
+_original_backward = None
+_open_watches = []
+
+
+def _patched_backward(tensor, *args, **kwargs):
+    for w in list(_open_watches):
+        w._seen("loss", tensor)
+    return _original_backward(tensor, *args, **kwargs)
 
 _FLOATS = (torch.float32, torch.float64)
 
@@ -79,28 +92,38 @@ class Watch:
         self._in_step = False
         self._calls = {}     # a module's calls in this step (module id -> count)
         self._device = None
+        self._broken = None
         self.result = None   # the last step's nanscope.sdk.StepResult
         self._handles = []
         self._param_names = {p: n for n, p in model.named_parameters()}
+        paths = {path for path, _ in model.named_modules()}
+        root = "model"
+        while root in paths:  # a submodule named `model` keeps its name; the model's own differs
+            root += "_root"
         for path, module in model.named_modules():
-            self._handles.append(module.register_forward_hook(self._forward_hook(path or "model")))
+            self._handles.append(module.register_forward_hook(self._forward_hook(path or root)))
         for name, p in model.named_parameters():
             if p.requires_grad:
                 self._handles.append(p.register_hook(self._tensor_hook("grad:" + name)))
-        self._backward = torch.Tensor.backward
-        watch = self
-
-        def backward(tensor, *args, **kwargs):
-            watch._seen("loss", tensor)
-            return watch._backward(tensor, *args, **kwargs)
-        torch.Tensor.backward = backward
+        global _original_backward
+        if not _open_watches:
+            _original_backward = torch.Tensor.backward
+            torch.Tensor.backward = _patched_backward
+        _open_watches.append(self)
         self._optimizer_step = None
         if optimizer is not None:
+            # The update guarded, as a bound method of the optimizer (learning-rate schedulers
+            # wrap optimizer.step by its __self__ and __func__).
             self._optimizer_step = optimizer.step
+            self._own_step = "step" in optimizer.__dict__
+            watch = self
 
-            def step(*args, **kwargs):
+            def step(opt, *args, **kwargs):
                 return watch._guarded_update(args, kwargs)
-            optimizer.step = step
+            if getattr(self._optimizer_step, "_with_counter", False):
+                step._with_counter = True  # a scheduler made before the watch counts in it
+            optimizer.step = types.MethodType(step, optimizer)
+            self._in_optimizer = {p for g in optimizer.param_groups for p in g["params"]}
 
     # The user's folds and steps.
     def fold(self, fold):
@@ -108,16 +131,29 @@ class Watch:
 
     def step(self):
         """The next step of the fold; its result (`.result`, a StepResult) after it ends."""
-        return sdk._Scope(self._begin_step, self._end_step)
+        return _StepScope(self)
+
+    def allows_update(self):
+        """For an update of your own (optimizer=None): may this step update? (False where
+        anything fired, with guard on.)"""
+        if self._in_step and not self._registered:
+            self._register_and_check_found()
+        return self._session.allows_update()
 
     def close(self):
+        global _original_backward
         for h in self._handles:
             h.remove()
         self._handles = []
-        if torch.Tensor.backward is not self._backward:
-            torch.Tensor.backward = self._backward
+        if self in _open_watches:
+            _open_watches.remove(self)
+            if not _open_watches:
+                torch.Tensor.backward = _original_backward
         if self._optimizer_step is not None:
-            self.optimizer.step = self._optimizer_step
+            if self._own_step:
+                self.optimizer.step = self._optimizer_step
+            else:
+                del self.optimizer.step  # the class's own again
             self._optimizer_step = None
         self._session.close()
 
@@ -139,12 +175,16 @@ class Watch:
 
     # Folds and steps.
     def _begin_fold(self, fold):
+        if self._broken:
+            raise Refused(f"nanscope.torch: the watch could not make its slot table ({self._broken}); "
+                          "open a new watch")
         self._fold, self._next_step = fold, 0
         if self._registered:
             self._session._call("ns_fold_begin", self._session.handle, fold)
             self._fold_begun = True
 
     def _end_fold(self, fold):
+        self._fold = None
         if self._fold_begun:
             self._session._call("ns_fold_end", self._session.handle, fold)
         self._fold_begun = False
@@ -155,6 +195,9 @@ class Watch:
     def _begin_step(self):
         if self._fold is None:
             raise RuntimeError("nanscope.torch: a step outside a fold (with w.fold(i): ...)")
+        if self._broken:
+            raise Refused(f"nanscope.torch: the watch could not make its slot table ({self._broken}); "
+                          "open a new watch")
         if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
             raise Refused("nanscope.torch: a step under torch.cuda.graph capture: this version "
                           "watches eager steps (run the step eagerly to find the NaN; the SDK's "
@@ -166,9 +209,16 @@ class Watch:
             self._session._call("ns_step_begin", self._session.handle, self._step,
                                 self._session._stream(self._stream()))
 
-    def _end_step(self):
+    def _end_step(self, failed=False):
         self._in_step = False
+        if failed and self._broken:
+            return None  # the table's own failure is the step's error
         if not self._registered:
+            if failed:
+                # The first step did not finish: what it found is not the run's table. The next
+                # step finds it again, under the same number.
+                self._found, self._found_names = [], set()
+                return None
             self._register_and_check_found()
             self._after_update()
         r = sdk.StepResult()
@@ -192,12 +242,17 @@ class Watch:
             calls = self._calls.get(id(module), 0)
             self._calls[id(module)] = calls + 1
             name = path if calls == 0 else f"{path}#{calls}"
-            tensors = output if isinstance(output, (tuple, list)) else [output]
-            several = len(tensors) > 1
-            for i, t in enumerate(tensors):
+            if isinstance(output, dict):  # a model output of named fields (ModelOutput)
+                named = [(re.sub(r"[^A-Za-z0-9_]", "_", str(k)), t) for k, t in output.items()]
+            elif isinstance(output, (tuple, list)):
+                named = [(str(i), t) for i, t in enumerate(output)]
+            else:
+                named = [(None, output)]
+            several = len(named) > 1 or named[0][0] is not None
+            for key, t in named:
                 if not isinstance(t, torch.Tensor) or t.dtype not in _FLOATS:
                     continue
-                out = f"{name}.{i}" if several else name
+                out = f"{name}.{key}" if several else name
                 self._seen(out, t)
                 if t.requires_grad and self._wanted("grad:" + out):
                     t.register_hook(self._tensor_hook("grad:" + out))
@@ -268,6 +323,15 @@ class Watch:
 
     # The first step: the slots registered in the order their tensors came.
     def _register_and_check_found(self):
+        try:
+            self._make_table()
+        except Exception as e:
+            # The session's table is fixed at its first fold: a table that failed half-way cannot
+            # be made again in this session.
+            self._broken = f"{type(e).__name__}: {e}"
+            raise
+
+    def _make_table(self):
         s = self._session
         names = [n for n, _ in self._found]
         params = [(n, p) for p, n in self._param_names.items()]
@@ -275,6 +339,8 @@ class Watch:
         if self.optimizer is not None:
             if isinstance(self.optimizer, (torch.optim.Adam, torch.optim.AdamW)):
                 for name, p in params:
+                    if p not in self._in_optimizer:
+                        continue  # a frozen parameter has no moments
                     for key in ("exp_avg", "exp_avg_sq"):
                         after.append((f"adam.{key}:{name}", p))
             for name, p in params:
@@ -323,6 +389,21 @@ class Watch:
                 self._session.set_array(slot.id, state[key].detach())
                 self._session.undefer(slot.id)
                 self._live_moments.add(slot.id)
+
+
+class _StepScope:
+    """A step: its end knows whether the body raised (the first step's table then is not made)."""
+
+    def __init__(self, watch):
+        self.watch = watch
+
+    def __enter__(self):
+        self.watch._begin_step()
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.watch._end_step(failed=kind is not None)
+        return False
 
 
 def _phase(name):

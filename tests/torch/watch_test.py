@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""nanscope.torch used as strangers use it, each case a defect a user found, on the CPU:
+- an exception in the first step leaves no half-made table: the next step finds it again and the
+  guard works;
+- a learning-rate scheduler made after the watch;
+- a submodule named `model` keeps its name, the model's own output is `model_root`;
+- a manual update (optimizer=None) is guarded from the first step (w.allows_update());
+- a table that cannot be made (everything excluded) is refused with its reason, then clearly;
+- a step after its fold ended is refused as a step outside a fold;
+- dict outputs (a ModelOutput) are watched by key;
+- two watches closed in either order leave torch.Tensor.backward and optimizer.step as they were.
+
+    watch_test.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+from torch import nn
+
+build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.join(source, "python"))
+import nanscope.sdk  # noqa: E402
+import nanscope.torch as nt  # noqa: E402
+
+lib = nanscope.sdk.load(os.path.join(build, "sdk", "libnanscope.so"))
+work = tempfile.mkdtemp(prefix="nanscope_watch_")
+original_backward = torch.Tensor.backward
+torch.manual_seed(0)
+x = torch.randn(16, 4)
+
+
+def run_dir(name):
+    return os.path.join(work, name)
+
+
+def expect(cond, why):
+    if not cond:
+        sys.exit(f"watch_test: {why}")
+
+
+try:
+    # The first step raises: no table; the next steps find it, and the guard skips step 2's update.
+    m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt = torch.optim.Adam(m.parameters())
+    with nt.watch(m, opt, run_dir=run_dir("raise"), lib=lib) as w:
+        with w.fold(0):
+            try:
+                with w.step():
+                    m(x)
+                    raise RuntimeError("out of memory (a user's)")
+            except RuntimeError:
+                pass
+            for s in range(3):
+                before = [p.detach().clone() for p in m.parameters()]
+                with w.step():
+                    loss = m(x).pow(2).mean()
+                    if s == 2:
+                        loss = loss * float("nan")
+                    loss.backward()
+                    opt.step()
+                r = w.result
+            expect(r.fired == 1 and r.updated == 0 and r.entry_step == 2, f"step 2: {r.fired} "
+                   f"{r.updated} {r.entry_step}")
+            expect(w.slot_names()[r.entry_slot] == "loss", "the entry is not the loss")
+            expect(all(torch.equal(a, b) for a, b in zip(before, m.parameters())),
+                   "the guard let step 2's update through")
+            expect("grad:0.weight" in w.slot_names(), "no gradient slots after the failed step")
+
+    # A scheduler made after the watch.
+    m = nn.Linear(4, 1)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with nt.watch(m, opt, run_dir=run_dir("sched"), lib=lib) as w:
+        sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+        with w.fold(0):
+            for _ in range(2):
+                with w.step():
+                    m(x).sum().backward()
+                    opt.step()
+                    sched.step()
+    expect(abs(opt.param_groups[0]["lr"] - 0.025) < 1e-12, f"lr {opt.param_groups[0]['lr']}")
+    expect("step" not in opt.__dict__, "optimizer.step stays overridden after close")
+
+    # A submodule named `model`.
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Sequential(nn.Linear(4, 1))
+
+        def forward(self, x):
+            return self.model(x).squeeze(-1)
+    m = Outer()
+    opt = torch.optim.Adam(m.parameters())
+    with nt.watch(m, opt, run_dir=run_dir("named"), lib=lib) as w:
+        with w.fold(0):
+            for _ in range(2):
+                with w.step():
+                    m(x).sum().backward()
+                    opt.step()
+        expect({"model", "model_root", "model.0"} <= set(w.slot_names()), w.slot_names()[:6])
+
+    # A manual update, guarded from the first step.
+    m = nn.Linear(4, 1)
+    with nt.watch(m, None, run_dir=run_dir("manual"), lib=lib) as w:
+        with w.fold(0):
+            with w.step():
+                (m(x).sum() * float("nan")).backward()
+                expect(not w.allows_update(), "a manual update allowed in a step that fired")
+
+    # Everything excluded: refused with its reason, then clearly.
+    m = nn.Linear(4, 1)
+    opt = torch.optim.Adam(m.parameters())
+    w = nt.watch(m, opt, run_dir=run_dir("none"), lib=lib, exclude=["*"])
+    try:
+        with w.fold(0):
+            with w.step():
+                m(x).sum().backward()
+                opt.step()
+        expect(False, "a watch of no tensor was taken")
+    except nanscope.sdk.Error as e:
+        expect("no slot is registered" in str(e), str(e))
+    try:
+        with w.fold(0):
+            pass
+        expect(False, "a broken watch began a fold")
+    except nt.Refused as e:
+        expect("could not make its slot table" in str(e), str(e))
+    w.close()
+
+    # A step after its fold.
+    m = nn.Linear(4, 1)
+    opt = torch.optim.Adam(m.parameters())
+    with nt.watch(m, opt, run_dir=run_dir("after"), lib=lib) as w:
+        with w.fold(0):
+            with w.step():
+                m(x).sum().backward()
+                opt.step()
+        try:
+            with w.step():
+                pass
+            expect(False, "a step outside a fold was taken")
+        except RuntimeError as e:
+            expect("outside a fold" in str(e), str(e))
+
+    # Dict outputs.
+    class D(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(4, 2)
+
+        def forward(self, x):
+            y = self.l(x)
+            return {"logits": y, "aux": y.sum(-1)}
+    m = D()
+    opt = torch.optim.Adam(m.parameters())
+    with nt.watch(m, opt, run_dir=run_dir("dict"), lib=lib) as w:
+        with w.fold(0):
+            with w.step():
+                m(x)["logits"].sum().backward()
+                opt.step()
+        expect({"model.logits", "model.aux"} <= set(w.slot_names()), w.slot_names())
+
+    # Two watches, closed in the order they were opened.
+    m1, m2 = nn.Linear(4, 1), nn.Linear(4, 1)
+    w1 = nt.watch(m1, None, run_dir=run_dir("w1"), lib=lib)
+    w2 = nt.watch(m2, None, run_dir=run_dir("w2"), lib=lib)
+    w1.close()
+    expect(torch.Tensor.backward is not original_backward, "w2's patch went with w1")
+    w2.close()
+    expect(torch.Tensor.backward is original_backward, "torch.Tensor.backward stays patched")
+    print("watch_test: a failed first step, a scheduler, a submodule named model, a manual update, "
+          "a table of nothing, a step after its fold, dict outputs and two watches all behave")
+finally:
+    shutil.rmtree(work, ignore_errors=True)

@@ -59,10 +59,12 @@ class Refused(RuntimeError):
 
 
 class _Slot:
-    __slots__ = ("name", "id", "shape", "dtype", "device")
+    __slots__ = ("name", "id", "shape", "torch_shape", "dtype", "device", "id_array")
 
     def __init__(self, name, shape, dtype, device):
         self.name, self.id, self.shape, self.dtype, self.device = name, -1, shape, dtype, device
+        self.torch_shape = torch.Size(shape)
+        self.id_array = None  # a one-id ctypes array, made once the id is known
 
 
 class Watch:
@@ -206,8 +208,10 @@ class Watch:
         self._calls = {}
         self._in_step = True
         if self._registered:
+            # The step's stream (torch's current one on the device), which its checks all take.
+            self._stream_arg = self._session._stream(self._stream())
             self._session._call("ns_step_begin", self._session.handle, self._step,
-                                self._session._stream(self._stream()))
+                                self._stream_arg)
 
     def _end_step(self, failed=False):
         self._in_step = False
@@ -281,14 +285,25 @@ class Watch:
         self._check([slot], [tensor])
 
     def _check(self, slots, tensors):
-        arrays = []
-        for slot, t in zip(slots, tensors):
-            if tuple(t.shape) != slot.shape or t.dtype != slot.dtype:
+        """ns_check_at on these tensors, straight through ctypes: a hook's check is on the step's
+        path, so it builds no Python list or array it can reuse (each slot keeps its own id)."""
+        n = len(slots)
+        ids = (sdk.ctypes.c_int32 * n)() if n > 1 else slots[0].id_array
+        addresses = (sdk.ctypes.c_uint64 * n)() if n > 1 else self._one_address
+        keep = []  # the contiguous copies of tensors that were not, alive until the call returns
+        for i, (slot, t) in enumerate(zip(slots, tensors)):
+            if t.shape != slot.torch_shape or t.dtype != slot.dtype:
                 raise Refused(f"nanscope.torch: '{slot.name}' is {tuple(t.shape)} {t.dtype} at "
                               f"step {self._step}, registered as {slot.shape} {slot.dtype} (a "
                               f"watched tensor keeps its shape: exclude it, or keep shapes fixed)")
-            arrays.append(t.detach().contiguous())
-        self._session.check_at([s.id for s in slots], arrays, stream=self._stream())
+            if not t.is_contiguous():
+                t = t.contiguous()
+                keep.append(t)
+            if n > 1:
+                ids[i] = slot.id
+            addresses[i] = t.data_ptr()
+        s = self._session
+        s._call("ns_check_at", s.handle, ids, addresses, n, self._stream_arg)
 
     # The optimizer's update, guarded.
     def _guarded_update(self, args, kwargs):
@@ -365,10 +380,14 @@ class Watch:
                 slot.id = s.slot(name, order, p.detach(), phase="optimizer")
             self._slots[name] = slot
             order += 1
+        for slot in self._slots.values():
+            slot.id_array = (sdk.ctypes.c_int32 * 1)(slot.id)
+        self._one_address = (sdk.ctypes.c_uint64 * 1)()
         self._registered = True
         s._call("ns_fold_begin", s.handle, self._fold)
         self._fold_begun = True
-        s._call("ns_step_begin", s.handle, self._step, s._stream(self._stream()))
+        self._stream_arg = s._stream(self._stream())
+        s._call("ns_step_begin", s.handle, self._step, self._stream_arg)
         found = [self._slots[n] for n in names]
         self._check(found, [t for _, t in self._found])
         # The copies were this step's only: later steps check the tensors where they are.

@@ -91,8 +91,8 @@ cc -std=c99 -O2 sdk_src/mlp.c -o c_mlp_pc $(pkg-config --cflags --libs nanscope)
 ./c_mlp_pc sdk_run_pc >sdk_pc.out 2>&1 || fail "the pkg-config build exits $?: $(cat sdk_pc.out)"
 grep -q "^fold 1: .*clean" sdk_pc.out || fail "the C example without its bug fired: $(cat sdk_pc.out)"
 # nanscope.sdk for the system's Python 3, finding the installed libnanscope by itself.
-(cd / && env -u PYTHONPATH /usr/bin/python3 -c "import nanscope.sdk as ns; ns.load()") ||
-  fail "python3 cannot import nanscope.sdk from the package, or it finds no libnanscope"
+(cd / && env -u PYTHONPATH /usr/bin/python3 -c "import nanscope.sdk as ns; ns.load(); import nanscope.torch") ||
+  fail "python3 cannot import nanscope.sdk and nanscope.torch from the package, or finds no libnanscope"
 (cd "$examples/python" && /usr/bin/python3 train_numpy.py "$WORK/sdk_py" --bug) >sdk_py.out 2>&1 ||
   fail "the Python example on the installed library exits $?: $(cat sdk_py.out)"
 grep -q "^fold 2: .*entry slot 3 at step 15" sdk_py.out || fail "the Python example's bug was not found: $(cat sdk_py.out)"

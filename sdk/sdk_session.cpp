@@ -135,7 +135,11 @@ void Session::check(const std::int32_t* slots, int count, void* stream, const st
       items.push_back({slots[i], address_of(i), static_cast<std::uint64_t>(s.count)});
     }
     on_device(call, [&] { dev_->check(items, stream); });
-    for (const SdkDeviceItem& it : items) checked_.set(it.slot);
+    for (const SdkDeviceItem& it : items) {
+      checked_.set(it.slot);
+      RegisteredSlot& s = slots_[static_cast<std::size_t>(it.slot)];
+      s.checked_at = at ? it.address : 0;
+    }
     return;
   }
   for (int i = 0; i < count; ++i) stage(slots[i], address_of(i), call);

@@ -41,6 +41,9 @@ struct RegisteredSlot {
   ns_dtype dtype = NS_F32;
   ns_memory memory = NS_HOST;
   std::uint64_t address = 0;
+  // Where the slot was last checked when that was not `address` (ns_check_at; 0: `address`): the
+  // device path reads a role slot's element 0 from there after the step.
+  std::uint64_t checked_at = 0;
   ns_slot_state state = NS_SLOT_CHECKED;
   ns_slot_role role = NS_ROLE_NONE;
   // What a check scans: the buffer copied through the kernel (host_memory.h), so that memory which

@@ -90,7 +90,8 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
       for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
         const RegisteredSlot& s = slots_[slot];
         if (s.role == NS_ROLE_NONE || !checked.test(static_cast<int>(slot))) continue;
-        const double v = on_device(call, [&] { return dev_->copy_out(stream, s.address, 1); })[0];
+        const std::uint64_t where = s.checked_at ? s.checked_at : s.address;
+        const double v = on_device(call, [&] { return dev_->copy_out(stream, where, 1); })[0];
         (s.role == NS_ROLE_LOSS ? loss_ : grad_norm_) = v;
       }
     }

@@ -48,7 +48,7 @@ _open_watches = []
 
 def _patched_backward(tensor, *args, **kwargs):
     for w in list(_open_watches):
-        w._seen("loss", tensor)
+        w._seen_loss(tensor)
     return _original_backward(tensor, *args, **kwargs)
 
 _FLOATS = (torch.float32, torch.float64)
@@ -97,6 +97,19 @@ class Watch:
         self._broken = None
         self.result = None   # the last step's nanscope.sdk.StepResult
         self._handles = []
+        self._step_handles = []  # this step's gradient hooks on module outputs, removed at its end
+        self._optimizer_step = None
+        self._closed = False
+        try:
+            self._install(model, optimizer)
+        except BaseException:
+            self.close()  # nothing of a watch that failed to open stays installed
+            raise
+
+    def _install(self, model, optimizer):
+        if optimizer is not None and getattr(optimizer, "_nanscope_watch", None) is not None:
+            raise Refused("nanscope.torch: this optimizer is already watched (one watch an "
+                          "optimizer: close the other first)")
         self._param_names = {p: n for n, p in model.named_parameters()}
         paths = {path for path, _ in model.named_modules()}
         root = "model"
@@ -112,20 +125,23 @@ class Watch:
             _original_backward = torch.Tensor.backward
             torch.Tensor.backward = _patched_backward
         _open_watches.append(self)
-        self._optimizer_step = None
         if optimizer is not None:
             # The update guarded, as a bound method of the optimizer (learning-rate schedulers
             # wrap optimizer.step by its __self__ and __func__).
             self._optimizer_step = optimizer.step
             self._own_step = "step" in optimizer.__dict__
-            watch = self
+            watch, original = self, optimizer.step
 
             def step(opt, *args, **kwargs):
+                if watch._closed:  # wrapped by another (a scheduler made later): pass through
+                    return original(*args, **kwargs)
                 return watch._guarded_update(args, kwargs)
             if getattr(self._optimizer_step, "_with_counter", False):
                 step._with_counter = True  # a scheduler made before the watch counts in it
-            optimizer.step = types.MethodType(step, optimizer)
             self._in_optimizer = {p for g in optimizer.param_groups for p in g["params"]}
+            self._step_function = step
+            optimizer.step = types.MethodType(step, optimizer)
+            optimizer._nanscope_watch = self
 
     # The user's folds and steps.
     def fold(self, fold):
@@ -143,21 +159,28 @@ class Watch:
         return self._session.allows_update()
 
     def close(self):
-        global _original_backward
-        for h in self._handles:
-            h.remove()
-        self._handles = []
-        if self in _open_watches:
-            _open_watches.remove(self)
-            if not _open_watches:
-                torch.Tensor.backward = _original_backward
-        if self._optimizer_step is not None:
-            if self._own_step:
-                self.optimizer.step = self._optimizer_step
-            else:
-                del self.optimizer.step  # the class's own again
-            self._optimizer_step = None
-        self._session.close()
+        self._closed = True
+        try:
+            for h in self._handles + self._step_handles:
+                h.remove()
+            self._handles, self._step_handles = [], []
+            if self in _open_watches:
+                _open_watches.remove(self)
+                if not _open_watches:
+                    torch.Tensor.backward = _original_backward
+            if self._optimizer_step is not None:
+                # Ours is put back only where it is still on top; wrapped by another since, it
+                # stays under the wrapper and passes every call through.
+                if getattr(self.optimizer.__dict__.get("step"), "__func__", None) is \
+                        self._step_function:
+                    if self._own_step:
+                        self.optimizer.step = self._optimizer_step
+                    else:
+                        del self.optimizer.step  # the class's own again
+                self.optimizer._nanscope_watch = None
+                self._optimizer_step = None
+        finally:
+            self._session.close()
 
     def __enter__(self):
         return self
@@ -180,10 +203,10 @@ class Watch:
         if self._broken:
             raise Refused(f"nanscope.torch: the watch could not make its slot table ({self._broken}); "
                           "open a new watch")
-        self._fold, self._next_step = fold, 0
         if self._registered:
             self._session._call("ns_fold_begin", self._session.handle, fold)
             self._fold_begun = True
+        self._fold, self._next_step = fold, 0
 
     def _end_fold(self, fold):
         self._fold = None
@@ -204,17 +227,20 @@ class Watch:
             raise Refused("nanscope.torch: a step under torch.cuda.graph capture: this version "
                           "watches eager steps (run the step eagerly to find the NaN; the SDK's "
                           "graphed path is nanscope.sdk's, docs/sdk.md)")
-        self._step = self._next_step
         self._calls = {}
-        self._in_step = True
         if self._registered:
-            # The step's stream (torch's current one on the device), which its checks all take.
+            # The step's stream (torch's current one on the device): its checks all take it.
             self._stream_arg = self._session._stream(self._stream())
-            self._session._call("ns_step_begin", self._session.handle, self._step,
+            self._session._call("ns_step_begin", self._session.handle, self._next_step,
                                 self._stream_arg)
+        self._step = self._next_step
+        self._in_step = True
 
     def _end_step(self, failed=False):
         self._in_step = False
+        for h in self._step_handles:
+            h.remove()
+        self._step_handles = []
         if failed and self._broken:
             return None  # the table's own failure is the step's error
         if not self._registered:
@@ -259,7 +285,7 @@ class Watch:
                 out = f"{name}.{key}" if several else name
                 self._seen(out, t)
                 if t.requires_grad and self._wanted("grad:" + out):
-                    t.register_hook(self._tensor_hook("grad:" + out))
+                    self._step_handles.append(t.register_hook(self._tensor_hook("grad:" + out)))
         return hook
 
     def _tensor_hook(self, name):
@@ -268,9 +294,16 @@ class Watch:
                 self._seen(name, grad)
         return hook
 
+    def _seen_loss(self, tensor):
+        """The step's loss: the first tensor of the step whose .backward() is called."""
+        if self._in_step and "loss" not in self._calls:
+            self._calls["loss"] = 1
+            self._seen("loss", tensor)
+
     def _seen(self, name, tensor):
         """A tensor as the step has it now: checked, or (the first step) copied to be."""
-        if not self._in_step or tensor.dtype not in _FLOATS or not self._wanted(name):
+        if (not self._in_step or tensor.dtype not in _FLOATS or tensor.numel() == 0
+                or not self._wanted(name)):
             return
         if self._device is None:
             self._device = tensor.device
@@ -288,8 +321,10 @@ class Watch:
         """ns_check_at on these tensors, straight through ctypes: a hook's check is on the step's
         path, so it builds no Python list or array it can reuse (each slot keeps its own id)."""
         n = len(slots)
+        if n == 0:
+            return
         ids = (sdk.ctypes.c_int32 * n)() if n > 1 else slots[0].id_array
-        addresses = (sdk.ctypes.c_uint64 * n)() if n > 1 else self._one_address
+        addresses = (sdk.ctypes.c_uint64 * n)()  # a call's own (hooks may run on two threads)
         keep = []  # the contiguous copies of tensors that were not, alive until the call returns
         for i, (slot, t) in enumerate(zip(slots, tensors)):
             if t.shape != slot.torch_shape or t.dtype != slot.dtype:
@@ -303,7 +338,10 @@ class Watch:
                 ids[i] = slot.id
             addresses[i] = t.data_ptr()
         s = self._session
-        s._call("ns_check_at", s.handle, ids, addresses, n, self._stream_arg)
+        # On the device, torch's current stream, which the library holds to the step's: a check
+        # made on another stream is refused, never queued where the tensor is not yet written.
+        stream = self._stream_arg if self._stream() is None else s._stream("torch")
+        s._call("ns_check_at", s.handle, ids, addresses, n, stream)
 
     # The optimizer's update, guarded.
     def _guarded_update(self, args, kwargs):
@@ -369,7 +407,7 @@ class Watch:
             self._slots[name] = slot
             order += 1
         for name, p in after:
-            if not self._wanted(name) or p.dtype not in _FLOATS:
+            if not self._wanted(name) or p.dtype not in _FLOATS or p.numel() == 0:
                 continue
             slot = _Slot(name, tuple(p.shape), p.dtype, p.device)
             if name.startswith("adam."):  # no moment before the first update: given after it
@@ -382,7 +420,6 @@ class Watch:
             order += 1
         for slot in self._slots.values():
             slot.id_array = (sdk.ctypes.c_int32 * 1)(slot.id)
-        self._one_address = (sdk.ctypes.c_uint64 * 1)()
         self._registered = True
         s._call("ns_fold_begin", s.handle, self._fold)
         self._fold_begun = True

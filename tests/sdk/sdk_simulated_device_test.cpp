@@ -132,6 +132,37 @@ TEST_F(SimulatedDevice, ReplaysAccountedTogetherKeepTheirFireFirstFireAndHalt) {
   EXPECT_TRUE(fs::exists(dir_ / "dumps" / "fold000_step00000001_a.h5"));
 }
 
+TEST_F(SimulatedDevice, ARoleSlotCheckedAtAnotherBufferGivesThatBuffersValue) {
+  // An eager framework's loss lives somewhere else each step (ns_check_at): the run's loss is read
+  // where the step checked it, never from the buffer the slot was registered with.
+  std::vector<float> registered(1, 111.0f);
+  std::int32_t il = -1;
+  ns_slot_desc d = NS_SLOT_DESC_INIT;
+  d.name = "loss";
+  d.order = 2;
+  d.count = 1;
+  d.memory = NS_DEVICE;
+  d.role = NS_ROLE_LOSS;
+  d.address = reinterpret_cast<std::uint64_t>(registered.data());
+  NS_OK_(ns_slot_register(s_, &d, &il));
+  NS_OK_(ns_fold_begin(s_, 0));
+  std::vector<std::vector<float>> losses = {{2.5f}, {3.5f}, {4.5f}};
+  for (int step = 0; step < 3; ++step) {
+    NS_OK_(ns_step_begin(s_, step, stream_));
+    const std::uint64_t at[] = {reinterpret_cast<std::uint64_t>(losses[step].data())};
+    NS_OK_(ns_check_at(s_, &il, at, 1, stream_));
+    ns_step_result r = blank_result();
+    NS_OK_(ns_step_end(s_, &r));
+  }
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));
+  s_ = ns_session{};
+  const nanscope::RunFileData run = run_file();
+  ASSERT_EQ(run.steps.size(), 3u);
+  for (int step = 0; step < 3; ++step)
+    EXPECT_EQ(run.steps[step].losses.total, losses[step][0]) << "step " << step;
+}
+
 TEST_F(SimulatedDevice, AnUpdateAskedForInAnEagerStepDoesNotStickToLaterReplays) {
   NS_OK_(ns_fold_begin(s_, 0));
   ASSERT_NO_FATAL_FAILURE(capture(0));

@@ -81,7 +81,10 @@ try:
                     opt.step()
                     sched.step()
     expect(abs(opt.param_groups[0]["lr"] - 0.025) < 1e-12, f"lr {opt.param_groups[0]['lr']}")
-    expect("step" not in opt.__dict__, "optimizer.step stays overridden after close")
+    before = m.weight.detach().clone()
+    m(x).sum().backward()
+    opt.step()  # the scheduler's wrapper around the closed watch's: passed through
+    expect(not torch.equal(before, m.weight), "after close the optimizer no longer updates")
 
     # A submodule named `model`.
     class Outer(nn.Module):
@@ -161,6 +164,75 @@ try:
                 m(x)["logits"].sum().backward()
                 opt.step()
         expect({"model.logits", "model.aux"} <= set(w.slot_names()), w.slot_names())
+
+    # Only parameters watched: the first step finds no hook tensor and still makes its table.
+    m = nn.Linear(4, 1)
+    opt = torch.optim.Adam(m.parameters())
+    with nt.watch(m, opt, run_dir=run_dir("params"), lib=lib, include=["param:*"]) as w:
+        with w.fold(0):
+            for _ in range(2):
+                with w.step():
+                    m(x).sum().backward()
+                    opt.step()
+        expect(w.slot_names() == ["param:weight", "param:bias"], w.slot_names())
+
+    # A watch that fails to open leaves nothing installed; an optimizer takes one watch.
+    m = nn.Linear(4, 1)
+    opt = torch.optim.Adam(m.parameters())
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1)
+    try:
+        nt.watch(m, sched, run_dir=run_dir("bad"), lib=lib)  # a scheduler is no optimizer
+        expect(False, "a scheduler was taken as an optimizer")
+    except AttributeError:
+        pass
+    expect(torch.Tensor.backward is original_backward, "a failed watch left backward patched")
+    expect(not m._forward_hooks, "a failed watch left its hooks")
+    step_before = opt.__dict__.get("step")  # the scheduler's counting wrapper
+    w1 = nt.watch(m, opt, run_dir=run_dir("bad"), lib=lib)  # its run_dir is free again
+    try:
+        nt.watch(m, opt, run_dir=run_dir("second"), lib=lib)
+        expect(False, "a second watch of one optimizer was taken")
+    except nt.Refused as e:
+        expect("already watched" in str(e), str(e))
+    w1.close()
+    expect(opt.__dict__.get("step") is step_before, "optimizer.step is not what it was")
+
+    # A persistent output's gradient hooks do not pile up; a second backward is not the loss; a
+    # module whose output has no element is left out; a fold refused leaves the watch usable.
+    class Keep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+            self.empty = nn.Linear(4, 0)
+
+        def forward(self, x):
+            self.empty(x)
+            return self.w
+    m = Keep()
+    opt = torch.optim.Adam(m.parameters())
+    with nt.watch(m, opt, run_dir=run_dir("keep"), lib=lib, folds=1) as w:
+        with w.fold(0):
+            for _ in range(5):
+                with w.step():
+                    out = m(x)
+                    out.sum().backward()
+                    (out.detach()[:2].requires_grad_() * 2).sum().backward()  # another shape
+                    opt.step()
+        expect(len(m.w._backward_hooks or {}) <= 1, f"{len(m.w._backward_hooks)} hooks piled up")
+        expect("empty" not in w.slot_names(), "a zero-element output was registered")
+        try:
+            with w.fold(1):
+                pass
+            expect(False, "a fold past options.folds was taken")
+        except nanscope.sdk.Error:
+            pass
+        try:
+            with w.step():
+                pass
+            expect(False, "a step outside a fold was taken")
+        except RuntimeError as e:
+            expect("outside a fold" in str(e), str(e))
+    expect(not m.w._backward_hooks, "hooks left after close")
 
     # Two watches, closed in the order they were opened.
     m1, m2 = nn.Linear(4, 1), nn.Linear(4, 1)

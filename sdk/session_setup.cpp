@@ -274,6 +274,8 @@ void Session::undefer(int slot) {
                                          s.name));
   s.state = NS_SLOT_CHECKED;
   graph_ready_ = false;  // a captured step's check list does not hold it: capture the step again
+  // Before the first fold the table is not made yet: it takes the slot's state when it is.
+  if (stage_ == Stage::Registering) return;
   setup_.state[static_cast<std::size_t>(slot)] = SlotState::Clean;
   setup_.reason[static_cast<std::size_t>(slot)].clear();
   if (bank_) bank_->set_checked(slot, true);

@@ -537,3 +537,27 @@ TEST_F(SdkAbi, CheckAtChecksThisStepsBufferAndLeavesTheSlotWhereItWas) {
 }
 
 }  // namespace
+
+namespace {
+
+// A deferred slot undeferred before the first fold (the fuzzer's find: the call wrote into the
+// fold's setup before it existed) is checked from the first step.
+TEST_F(SdkAbi, ASlotUndeferredBeforeTheFirstFoldIsCheckedFromItsFirstStep) {
+  open(options());
+  std::vector<float> late(8, std::numeric_limits<float>::infinity());
+  ns_slot_desc d = desc("late", 2, nullptr, 8);
+  d.state = NS_SLOT_DEFERRED;
+  std::int32_t il = -1;
+  NS_OK_(ns_slot_register(s_, &d, &il));
+  NS_OK_(ns_slot_set_address(s_, il, reinterpret_cast<std::uint64_t>(late.data())));
+  NS_OK_(ns_slot_undefer(s_, il));
+  NS_OK_(ns_fold_begin(s_, 0));
+  ns_step_result r = NS_STEP_RESULT_INIT;
+  NS_OK_(ns_step_begin(s_, 0, nullptr));
+  NS_OK_(ns_check(s_, &il, 1, nullptr));
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_EQ(r.entry_slot, il);
+}
+
+}  // namespace

@@ -21,9 +21,11 @@
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [PARTS]   (run from the source tree; PyTorch is optional)
 # PARTS: a comma-separated choice of tests, propagation, sanitizers, sdk, torch, bench, scaling
 # (default the first six). torch: nanscope.torch on examples/python/train_transformer.py on the
-# device (tests/torch/transformer_test.py --device cuda) and, where transformers is installed, its
-# cost on GPT-2 against the unwatched step, detect_anomaly and DebugUnderflowOverflow, with an
-# injected NaN named (bench/torch_watch_cost.py). The SDK's binaries (sdk_device_tests, bench_sdk_device_check) find the CUDA plugin as
+# device, eager and under torch.cuda.graph with the graphed run files equal to the eager ones
+# (tests/torch/transformer_test.py --device cuda), the graphed example under memcheck and, where
+# transformers is installed, its cost on GPT-2 against the unwatched step (eager and graphed),
+# detect_anomaly and DebugUnderflowOverflow, with an injected NaN named and its run file kept in
+# OUT_DIR/gpt2_run for the workbench (bench/torch_watch_cost.py). The SDK's binaries (sdk_device_tests, bench_sdk_device_check) find the CUDA plugin as
 # a trainer does, or through NANSCOPE_CUDA_PLUGIN. On the H200: tests and bench about a minute each, the sanitizers under one more, scaling one.
 # Exits non-zero when any part fails (a test, the propagation check, a sanitizer error or hazard, a
 # bench that did not run or failed) and ends with one line: "gpu-check: PASS ..." or
@@ -86,10 +88,16 @@ if python3 -c "import torch, h5py" 2>/dev/null; then
   tail -1 "$out/torch_transformer.txt"
   if python3 -c "import transformers" 2>/dev/null; then  # GPT-2: the cost and the named entry
     step torch_watch_cost 600 env PYTHONPATH="$src/python" python3 "$src/bench/torch_watch_cost.py" \
-      --lib "$bin/lib/libnanscope.so.1"
+      --lib "$bin/lib/libnanscope.so.1" --keep "$out/gpt2_run"
     grep -E "^(plain|nanscope|detect_anomaly|debug_underflow_overflow|torch_watch_cost):" \
       "$out/torch_watch_cost.txt"
   fi
+  # The graphed example under memcheck: the watch's checks inside torch's graph, replayed.
+  step torch_graph_memcheck 300 env PYTHONPATH="$src/python" CUBLAS_WORKSPACE_CONFIG=:4096:8 \
+    compute-sanitizer --error-exitcode 1 --tool memcheck python3 \
+    "$src/examples/python/train_transformer.py" "$out/graph_memcheck_run" --device cuda --graph \
+    --bug-layernorm --folds 1 --steps 6 --lib "$bin/lib/libnanscope.so.1"
+  grep -hE "ERROR SUMMARY|^fold" "$out/torch_graph_memcheck.txt"
 else
   failed+=("torch_transformer (no torch or h5py in python3)")
 fi

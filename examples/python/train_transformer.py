@@ -4,7 +4,7 @@ nanscope (docs/torch.md). Runs on Debian's PyTorch 1.13, on the CPU or a CUDA de
 
     PYTHONPATH=<source>/python train_transformer.py RUN_DIR [--bug-softmax] [--bug-layernorm]
         [--folds N] [--steps N] [--device cpu|cuda] [--unwatched] [--skip STEPS]
-        [--params FILE] [--lib PATH]
+        [--params FILE] [--lib PATH] [--graph]
 
 Two real mechanisms behind two switches:
 - --bug-softmax: the attention softmax is written by hand, exp(s) / sum(exp(s)), over scores not
@@ -17,12 +17,17 @@ Two real mechanisms behind two switches:
   whose variance is 0: 0/sqrt(0) is NaN, first in `embed_norm`. Without it, epsilon 1e-5 keeps it
   0.
 
+--graph (on a CUDA device): the first three steps run eagerly (the watch's table, torch's warm-up),
+the fourth is captured with torch.cuda.graph, and every later step of every fold is a replay of
+it, fed through static input tensors; the run file is the eager run's, bit for bit.
+
 The guard skips the optimizer's update in a step where anything fired. The script prints each
 fold's entry point and the skipped steps (`skipped fold F: S S ...`). --unwatched runs the same
 training without nanscope, skipping the updates of the steps --skip lists (`F:S,F:S`), so that a
 guarded run can be compared with it; --params saves the final parameters (torch.save).
 """
 import argparse
+import contextlib
 import math
 
 import torch
@@ -113,7 +118,7 @@ class Gpt(nn.Module):
         self.blocks = nn.ModuleList(Block(bug_softmax) for _ in range(LAYERS))
         self.head = nn.Linear(DIM, VOCAB)
 
-    def forward(self, ids, input_scale=1.0):
+    def forward(self, ids, input_scale):
         x = self.embed_norm(self.tok(ids)) * input_scale + self.pos[: ids.shape[1]]
         for block in self.blocks:
             x = block(x)
@@ -145,44 +150,78 @@ def main():
     p.add_argument("--skip", default="")
     p.add_argument("--params")
     p.add_argument("--lib")
+    p.add_argument("--graph", action="store_true")
     a = p.parse_args()
+    if a.graph and (a.unwatched or not a.device.startswith("cuda")):
+        p.error("--graph: a watched run on a CUDA device")
     torch.manual_seed(7)
     torch.set_num_threads(1)  # the same sums in every run of a seed
     if a.device.startswith("cuda"):  # the same on the device (CUBLAS_WORKSPACE_CONFIG=:4096:8)
         torch.use_deterministic_algorithms(True)
     model = Gpt(a.bug_softmax, a.bug_layernorm).to(a.device)
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    # On the device the update keeps its step count there (capturable), as a graph needs; eager and
+    # graphed runs then do the same arithmetic.
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3,
+                           capturable=a.device.startswith("cuda"))
     loss_fn = nn.CrossEntropyLoss()
     skip = {tuple(int(v) for v in fs.split(":")) for fs in a.skip.split(",") if fs}
+    # The step's inputs live in tensors of their own, refilled each step: a graph replays reads
+    # of these addresses.
+    x_in = torch.zeros((BATCH, SEQ), dtype=torch.long, device=a.device)
+    y_in = torch.zeros((BATCH, SEQ), dtype=torch.long, device=a.device)
+    scale_in = torch.ones((), device=a.device)
 
-    def train_step(fold, step):
+    def load(fold, step):
         padded = a.bug_layernorm and fold == 0 and step >= 4
-        scale = 40.0 if (fold == 1 and step >= 6) else 1.0
-        x, y = (t.to(a.device) for t in batch(fold, step, padded))
+        x, y = batch(fold, step, padded)
+        x_in.copy_(x)
+        y_in.copy_(y)
+        scale_in.fill_(40.0 if (fold == 1 and step >= 6) else 1.0)
+
+    def train_step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x, scale).reshape(-1, VOCAB), y.reshape(-1))
+        loss = loss_fn(model(x_in, scale_in).reshape(-1, VOCAB), y_in.reshape(-1))
         loss.backward()
         return loss
 
     if a.unwatched:
         for fold in range(a.folds):
             for step in range(a.steps):
-                train_step(fold, step)
+                load(fold, step)
+                train_step()
                 if (fold, step) not in skip:
                     opt.step()
     else:
         import nanscope.sdk
         import nanscope.torch
         lib = nanscope.sdk.load(a.lib) if a.lib else None
+        graph = None
+        # torch's advice for a graph: its warm-up steps on a side stream.
+        warmup = torch.cuda.Stream() if a.graph else None
+        if warmup is not None:
+            warmup.wait_stream(torch.cuda.current_stream())
         with nanscope.torch.watch(model, opt, run_dir=a.run_dir, trainer="train_transformer",
                                   folds=a.folds, seed=7, lib=lib) as w:
             for fold in range(a.folds):
                 skipped = []
                 with w.fold(fold):
                     for step in range(a.steps):
-                        with w.step():
-                            loss = train_step(fold, step)
-                            opt.step()  # skipped by the guard in a step where anything fired
+                        if a.graph and graph is None and step == 3:
+                            torch.cuda.current_stream().wait_stream(warmup)
+                            graph = torch.cuda.CUDAGraph()
+                            with torch.cuda.graph(graph), w.step():
+                                loss = train_step()
+                                opt.step()  # put back inside the graph where anything fired
+                        if graph is not None:
+                            load(fold, step)
+                            graph.replay()
+                            w.replayed()
+                        else:
+                            with torch.cuda.stream(warmup) if warmup else contextlib.nullcontext():
+                                load(fold, step)
+                                with w.step():
+                                    loss = train_step()
+                                    opt.step()  # skipped by the guard where anything fired
                         if not w.result.updated:
                             skipped.append(step)
                 r = w.result

@@ -28,9 +28,28 @@ is refused, naming it.
 The guard: optimizer.step() is skipped in a step where anything fired (with guard=True, the
 default), as GradScaler skips a step with an infinite gradient.
 
-This version watches eager steps, on the CPU (the host path) or a CUDA device (each check a kernel
-on torch's current stream); a step under torch.cuda.graph capture and a torch.compile'd model are
-refused with what to do instead.
+Eager steps run on the CPU (the host path) or a CUDA device (each check a kernel on torch's
+current stream). A step captured by torch.cuda.graph holds its checks as kernels of the graph, at
+the addresses the graph's memory pool gives its tensors; each replay is a step of the fold, which
+`w.replayed()` accounts after `graph.replay()`:
+
+    with w.fold(0):
+        for step in range(3):                      # eager: the table, and torch's warm-up
+            with w.step():
+                train_step()
+        graph = torch.cuda.CUDAGraph()
+        optimizer.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph), w.step():    # captured: the step begins inside the capture
+            train_step()
+        for step in range(3, steps):
+            load_batch_into_static_inputs(step)
+            graph.replay()
+            w.replayed()                           # this replay's result: w.result
+
+In a captured step the guard cannot skip optimizer.step() from Python: the update runs, and the
+parameters and the optimizer's state tensors are put back as they were where the device guard word
+says a check fired (torch.where), inside the graph. A torch.compile'd model is refused with what to
+do instead.
 """
 import fnmatch
 import re
@@ -80,6 +99,7 @@ class Watch:
         self.model, self.optimizer = model, optimizer
         self._include = list(include) if include else None
         self._exclude = list(exclude or [])
+        self._guard_on = guard
         self._session = sdk.Session(run_dir, trainer=trainer, config_text=config_text, folds=folds,
                                     seed=seed, guard=guard, health=health, capture=capture,
                                     halt_on_nan=halt_on_nan, overwrite=overwrite, lib=lib)
@@ -92,6 +112,8 @@ class Watch:
         self._step = -1
         self._next_step = 0
         self._in_step = False
+        self._step_captured = False  # the step in progress is being captured into a CUDA graph
+        self._guard_word = None      # the device guard word as a tensor (the graphed update reads it)
         self._calls = {}     # a module's calls in this step (module id -> count)
         self._device = None
         self._broken = None
@@ -223,10 +245,12 @@ class Watch:
         if self._broken:
             raise Refused(f"nanscope.torch: the watch could not make its slot table ({self._broken}); "
                           "open a new watch")
-        if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
-            raise Refused("nanscope.torch: a step under torch.cuda.graph capture: this version "
-                          "watches eager steps (run the step eagerly to find the NaN; the SDK's "
-                          "graphed path is nanscope.sdk's, docs/sdk.md)")
+        captured = _capturing()
+        if captured and not self._registered:
+            raise Refused("nanscope.torch: the first step of a watch is captured by "
+                          "torch.cuda.graph: run it eagerly (it finds the tensors and registers "
+                          "them, which a capture cannot do; torch.cuda.graph wants warm-up steps "
+                          "before the capture anyway), then capture a later one")
         self._calls = {}
         if self._registered:
             # The step's stream (torch's current one on the device): its checks all take it.
@@ -234,10 +258,12 @@ class Watch:
             self._session._call("ns_step_begin", self._session.handle, self._next_step,
                                 self._stream_arg)
         self._step = self._next_step
+        self._step_captured = captured
         self._in_step = True
 
     def _end_step(self, failed=False):
         self._in_step = False
+        captured, self._step_captured = self._step_captured, False
         for h in self._step_handles:
             h.remove()
         self._step_handles = []
@@ -254,7 +280,24 @@ class Watch:
         r = sdk.StepResult()
         self._session._call("ns_step_end", self._session.handle, sdk.ctypes.byref(r))
         self.result = r
+        if captured:
+            return r  # not run yet: each replay is a step (replayed())
         self._next_step = self._step + 1
+        self._undefer_moments()
+        return r
+
+    def replayed(self):
+        """After `graph.replay()` of a graph that holds one captured step: accounts the replays
+        since the last call as the fold's next steps (ns_step_replayed, on torch's current
+        stream); their result, also in `.result`."""
+        if self._in_step:
+            raise RuntimeError("nanscope.torch: replayed() inside a step (call it after the "
+                               "step's `with` block, after graph.replay())")
+        if self._fold is None:
+            raise RuntimeError("nanscope.torch: replayed() outside a fold (with w.fold(i): ...)")
+        r = self._session.replayed("torch")
+        self.result = r
+        self._next_step += r.replays
         self._undefer_moments()
         return r
 
@@ -341,18 +384,48 @@ class Watch:
         # On the device, torch's current stream, which the library holds to the step's: a check
         # made on another stream is refused, never queued where the tensor is not yet written.
         stream = self._stream_arg if self._stream() is None else s._stream("torch")
-        s._call("ns_check_at", s.handle, ids, addresses, n, stream)
+        try:
+            s._call("ns_check_at", s.handle, ids, addresses, n, stream)
+        except sdk.Error as e:
+            if not self._step_captured and _capturing():  # the capture's stream is not the step's
+                raise Refused("nanscope.torch: a step begun outside torch.cuda.graph's capture "
+                              "checks inside it: begin the step inside the capture (`with "
+                              "torch.cuda.graph(g), w.step():`)") from e
+            raise
 
     # The optimizer's update, guarded.
     def _guarded_update(self, args, kwargs):
         if self._in_step and not self._registered:
             self._register_and_check_found()
+        if self._step_captured:
+            out = self._graphed_update(args, kwargs)
+            self._after_update()
+            return out
         allowed = True
         if self._in_step and self._registered:
             allowed = self._session.allows_update()
         out = self._optimizer_step(*args, **kwargs) if allowed else None
         if self._in_step:
             self._after_update()
+        return out
+
+    def _graphed_update(self, args, kwargs):
+        """The update inside a captured step: it runs, and what it changed is put back where the
+        device guard word (set by this replay's checks before it) says a check fired."""
+        if not self._guard_on:
+            return self._optimizer_step(*args, **kwargs)
+        kept = []
+        for group in self.optimizer.param_groups:
+            for p in group["params"]:
+                kept.append(p)
+                kept.extend(v for v in self.optimizer.state.get(p, {}).values()
+                            if isinstance(v, torch.Tensor))
+        with torch.no_grad():
+            before = [t.detach().clone() for t in kept]
+            out = self._optimizer_step(*args, **kwargs)
+            fired = self._guard_word.ne(0).reshape(())  # 0-dim: broadcasts to any tensor
+            for t, old in zip(kept, before):
+                t.copy_(torch.where(fired, old, t))
         return out
 
     def _after_update(self):
@@ -424,6 +497,8 @@ class Watch:
         s._call("ns_fold_begin", s.handle, self._fold)
         self._fold_begun = True
         self._stream_arg = s._stream(self._stream())
+        if self._stream() is not None and self._guard_on:
+            self._guard_word = s.guard_tensor()  # made outside any capture, for graphed updates
         s._call("ns_step_begin", s.handle, self._step, self._stream_arg)
         found = [self._slots[n] for n in names]
         self._check(found, [t for _, t in self._found])
@@ -434,7 +509,7 @@ class Watch:
 
     def _undefer_moments(self):
         """Adam's moments exist once the first update ran: their slots are checked from then."""
-        if self.optimizer is None or not hasattr(self, "_live_moments"):
+        if self.optimizer is None or not hasattr(self, "_live_moments") or _capturing():
             return
         for p, name in self._param_names.items():
             state = self.optimizer.state.get(p, {})
@@ -460,6 +535,11 @@ class _StepScope:
     def __exit__(self, kind, value, tb):
         self.watch._end_step(failed=kind is not None)
         return False
+
+
+def _capturing():
+    """Whether torch's current stream is being captured into a CUDA graph."""
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
 def _phase(name):

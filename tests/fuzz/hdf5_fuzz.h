@@ -12,11 +12,14 @@
 
 #include <sanitizer/allocator_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -48,6 +51,25 @@ __attribute__((noinline, disable_tail_calls)) inline void recycle_chunks_freed_i
   __sanitizer_purge_allocator();
 }
 
+// The child's stderr into `report` until it closes (true) or `limit` has passed (false).
+inline bool read_until_closed(int fd, std::string& report, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  char buf[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) std::abort();
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno != EINTR) std::abort();
+    if (n == 0) return true;
+    if (n > 0) report.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 template <class Read>
 int read_contained(Read&& read) {
   int err[2];
@@ -76,17 +98,24 @@ int read_contained(Read&& read) {
     _exit(0);
   }
   close(err[1]);
+  // The child's alarm covers its read, not what comes before or after it (a fork of a process
+  // with threads can deadlock, a report's symbolisation can stall), and libFuzzer's own alarm
+  // interrupts the parent's calls (its handler is installed without SA_RESTART): a child still
+  // there after this long is killed, so no wait here is ever without an end.
   std::string report;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;)
-    report.append(buf, static_cast<std::size_t>(n));
+  const bool finished = read_until_closed(err[0], report, std::chrono::seconds(20));
   close(err[0]);
+  if (!finished) kill(pid, SIGKILL);
   int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status))
-    return 0;  // libhdf5 crashed or looped on it: the product refuses it (78)
-  if (WEXITSTATUS(status) != 0) {
-    if (report_is_libhdf5s(report)) return 0;  // a sanitizer caught libhdf5 itself: refused as well
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) std::abort();
+  const bool clean = finished && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!clean) {
+    // Killed by a signal (its alarm, a crash, or this deadline before it said anything): libhdf5
+    // crashed or looped on it, and the product refuses it (78). A sanitizer's report, whole or
+    // cut off by the deadline, is refused as well when it blames libhdf5.
+    if (finished ? WIFSIGNALED(status) : report.empty()) return 0;
+    if (report_is_libhdf5s(report)) return 0;
     std::fputs(report.c_str(), stderr);
     std::abort();  // a sanitizer report in nanscope's code
   }

@@ -13,7 +13,9 @@ the CPU, the host path), the package from the source tree:
     transformer_test.py --device cuda --lib LIBNANSCOPE --run-tool NANSCOPE_RUN SOURCE_DIR
 
 The second form is the device check (scripts/gpu-check.sh, part torch): the same on a CUDA device,
-deterministic algorithms on, so the guard's comparison holds there too.
+deterministic algorithms on, so the guard's comparison holds there too; and each bug again with
+the step captured by torch.cuda.graph (--graph), whose run file and dumps must equal the eager
+run's bit for bit (tests/sdk/device_runs_agree.py).
 """
 import argparse
 import os
@@ -92,22 +94,36 @@ try:
     if order != sorted(order):
         fail(f"the slots are not in the step's execution order: {order}")
 
-    # Each bug, named where it enters.
+    # Each bug, named where it enters (and on the device, the same again with the step graphed).
+    graphed = args.device.startswith("cuda")
     for flag, fold, step, slot in [("--bug-softmax", 1, 6, "blocks.0.attn.probs"),
                                    ("--bug-layernorm", 0, 4, "embed_norm")]:
-        run_dir, out = train(flag.strip("-"), flag)
-        line = f"fold {fold}: .*entry {re.escape(slot)} at step {step}$"
-        if not re.search(line, out, re.M):
-            fail(f"{flag}: the script does not name {slot} at step {step}:\n{out}")
-        fires = first_fires(run_dir)
-        names = slot_names(run_dir)
-        if len(fires) != 1 or fires[0][:2] != (fold, step) or names[fires[0][2]] != slot:
-            fail(f"{flag}: the run file's first fire is {fires}, not {slot} at {fold}/{step}")
-        dump = os.path.join(run_dir, fires[0][3])
-        with h5py.File(dump, "r") as d:
-            values = d["slots"][slot][:]
-            if not np.isnan(values).any():
-                fail(f"{flag}: the dump's {slot} holds no NaN")
+        runs = [(flag.strip("-"), ())] + ([(flag.strip("-") + "_graphed", ("--graph",))]
+                                          if graphed else [])
+        for name, extra in runs:
+            run_dir, out = train(name, flag, *extra)
+            line = f"fold {fold}: .*entry {re.escape(slot)} at step {step}$"
+            if not re.search(line, out, re.M):
+                fail(f"{name}: the script does not name {slot} at step {step}:\n{out}")
+            fires = first_fires(run_dir)
+            names = slot_names(run_dir)
+            if len(fires) != 1 or fires[0][:2] != (fold, step) or names[fires[0][2]] != slot:
+                fail(f"{name}: the run file's first fire is {fires}, not {slot} at {fold}/{step}")
+            dump = os.path.join(run_dir, fires[0][3])
+            with h5py.File(dump, "r") as d:
+                values = d["slots"][slot][:]
+                if not np.isnan(values).any():
+                    fail(f"{name}: the dump's {slot} holds no NaN")
+        if graphed:
+            agree = subprocess.run([sys.executable,
+                                    os.path.join(source, "tests", "sdk", "device_runs_agree.py"),
+                                    os.path.join(work, runs[0][0]), os.path.join(work, runs[1][0]),
+                                    "--entry", f"{fold}:{step}:{slot}"],
+                                   capture_output=True, text=True)
+            print(agree.stdout, end="")
+            if agree.returncode != 0:
+                fail(f"{flag}: the graphed run differs from the eager one:\n{agree.stdout}"
+                     f"{agree.stderr}")
 
     # The guard: the parameters of the guarded run equal an unwatched run's that skips the updates
     # of the same steps.
@@ -128,7 +144,7 @@ try:
         fail(f"the guarded parameters differ from the unwatched run's ({differ}) or are not finite")
     print(f"transformer_test ({args.device}): {len(names)} slots by module path; --bug-softmax named "
           f"blocks.0.attn.probs at fold 1 step 6 and --bug-layernorm embed_norm at fold 0 step 4, "
-          f"with their dumps; the clean run quiet; the guard skipped {len(skip)} updates and the "
+          f"with their dumps{' (graphed too, equal to eager)' if graphed else ''}; the clean run quiet; the guard skipped {len(skip)} updates and the "
           f"parameters equal the unwatched run's that skips them")
 finally:
     shutil.rmtree(work, ignore_errors=True)

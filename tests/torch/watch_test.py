@@ -8,10 +8,14 @@
 - a table that cannot be made (everything excluded) is refused with its reason, then clearly;
 - a step after its fold ended is refused as a step outside a fold;
 - dict outputs (a ModelOutput) are watched by key;
-- two watches closed in either order leave torch.Tensor.backward and optimizer.step as they were.
+- two watches closed in either order leave torch.Tensor.backward and optimizer.step as they were;
+- the update of a step captured by torch.cuda.graph (on the device, inside the graph; here its
+  arithmetic on the CPU): with the guard word set, the parameters and Adam's state come back bit
+  for bit; with it clear, the update is the optimizer's own.
 
     watch_test.py BUILD_DIR SOURCE_DIR
 """
+import copy
 import os
 import shutil
 import sys
@@ -242,7 +246,41 @@ try:
     expect(torch.Tensor.backward is not original_backward, "w2's patch went with w1")
     w2.close()
     expect(torch.Tensor.backward is original_backward, "torch.Tensor.backward stays patched")
+
+    # A captured step's update: the guard word decides, inside what would be the graph.
+    m = nn.Linear(4, 3)
+    opt = torch.optim.Adam(m.parameters(), lr=0.1)
+    with nt.watch(m, opt, run_dir=run_dir("graphed_update"), lib=lib) as w:
+        with w.fold(0):
+            with w.step():  # eager: the table, and Adam's state
+                m(x).pow(2).sum().backward()
+                opt.step()
+        ref = copy.deepcopy(m)
+        ref_opt = torch.optim.Adam(ref.parameters(), lr=0.1)
+        ref_opt.load_state_dict(copy.deepcopy(opt.state_dict()))
+
+        def tensors(model, optimizer):
+            return [t.detach().clone() for p in model.parameters()
+                    for t in [p, *optimizer.state[p].values()] if isinstance(t, torch.Tensor)]
+        for fired in (1, 0):
+            for model in (m, ref):
+                model.zero_grad(set_to_none=True)
+                model(x).pow(2).sum().backward()
+            before = tensors(m, opt)
+            w._guard_word = torch.tensor([fired], dtype=torch.int32)
+            w._graphed_update((), {})
+            if fired:
+                expect(all(torch.equal(a, b) for a, b in zip(before, tensors(m, opt))),
+                       "a captured step's update was not put back where the guard word is set")
+            else:
+                ref_opt.step()
+                expect(all(torch.equal(a, b) for a, b in zip(tensors(ref, ref_opt),
+                                                             tensors(m, opt))),
+                       "a captured step's update differs from the optimizer's own")
+                expect(not all(torch.equal(a, b) for a, b in zip(before, tensors(m, opt))),
+                       "a captured step's update changed nothing with the guard word clear")
     print("watch_test: a failed first step, a scheduler, a submodule named model, a manual update, "
-          "a table of nothing, a step after its fold, dict outputs and two watches all behave")
+          "a table of nothing, a step after its fold, dict outputs, two watches and a captured step's "
+          "guarded update all behave")
 finally:
     shutil.rmtree(work, ignore_errors=True)

@@ -10,9 +10,9 @@
 // the same read in the fuzzer's own process, under its coverage.
 #pragma once
 
+#include <poll.h>
 #include <sanitizer/allocator_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -70,8 +70,9 @@ inline bool read_until_closed(int fd, std::string& report, std::chrono::millisec
   }
 }
 
+// `limit`: how long the child may live (the harnesses' default; a test of the limit sets less).
 template <class Read>
-int read_contained(Read&& read) {
+int read_contained(Read&& read, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
   int err[2];
   if (pipe(err) != 0) std::abort();
   const pid_t pid = fork();
@@ -103,7 +104,7 @@ int read_contained(Read&& read) {
   // interrupts the parent's calls (its handler is installed without SA_RESTART): a child still
   // there after this long is killed, so no wait here is ever without an end.
   std::string report;
-  const bool finished = read_until_closed(err[0], report, std::chrono::seconds(20));
+  const bool finished = read_until_closed(err[0], report, limit);
   close(err[0]);
   if (!finished) kill(pid, SIGKILL);
   int status = 0;

@@ -182,9 +182,17 @@ DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
   d.checkpoint_step = m.checkpoint_step;
   const SlotSet checked = m.records.empty() ? SlotSet() : m.records.back().checked;
   d.flags = m.records.empty() ? StepFlags(kBuiltinSlotCount) : m.records.back().flags;
+  // The entry of the dump is the step's, whichever slots it holds: the lowest-rank slot whose
+  // check fired at this step (a dump of one downstream slot still names where the NaN entered).
+  for (std::size_t i = 0; i < d.flags.size(); ++i) {
+    const int slot = static_cast<int>(i);
+    if (d.flags[i] && checked.test(slot) &&
+        (d.entry_slot < 0 || builtin_slot(slot).rank < builtin_slot(d.entry_slot).rank))
+      d.entry_slot = slot;
+  }
   // Each slot's counts are its buffer's; its flags are the check's, so a slot not checked at this
   // step (deferred, disabled) has none, as in a first fire's dump, and replay's verdict reads the
-  // same. The entry of the dump: the lowest-rank checked slot non-finite at this step.
+  // same.
   for (const MaterializedSlot& s : m.slots) {
     DumpSlot out{s.index,
                  std::vector<std::uint64_t>(s.shape.begin(), s.shape.end()),
@@ -192,9 +200,6 @@ DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
                  scan_nonfinite(s.values.data(), s.values.size()),
                  {}};
     if (!checked.test(s.index)) out.scan.kinds = 0;
-    if (out.scan.kinds &&
-        (d.entry_slot < 0 || builtin_slot(s.index).rank < builtin_slot(d.entry_slot).rank))
-      d.entry_slot = s.index;
     d.slots.push_back(std::move(out));
   }
   d.state = m.context.state;

@@ -117,6 +117,18 @@ TEST(TimeTravel, MaterializeWritesAReplayableDumpOfAnyStep) {
   EXPECT_EQ(e["slots"][0]["kinds"][0], "nan");
   EXPECT_EQ(e["agreement"]["dump_bit_equal"], true);
   EXPECT_EQ(e["agreement"]["dump_slots"], 1);
+  // A dump of a slot downstream of the entry still names the step's entry (h_s2), as the whole
+  // step's dump does.
+  r = cli::run_stdout("materialize " + out + "/run.h5 --fold 1 --step 5 --slot bn_z --out " +
+                      (dir / "f1s5_bn_z.h5").string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto downstream = nlohmann::json::parse(r.out);
+  EXPECT_EQ(downstream["slots"][0]["kinds"][0], "nan");
+  EXPECT_EQ(downstream["entry_slot"], kHS2);
+  r = cli::run_stdout("materialize " + out + "/run.h5 --fold 1 --step 5 --out " +
+                      (dir / "f1s5_all.h5").string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["entry_slot"], kHS2);
   // compare --slot: the slot's buffers at two steps, element by element, recomputed.
   r = cli::run_stdout("compare " + out + "/run.h5 --fold 0 --steps 1 7 --slot h_s2 --json");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -158,13 +158,17 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
     UI_selectFold(column);
     UI_selectSlot(slot);
   });
+  // A cell clicked is a cell of its fold: a live run going on into the next fold leaves it selected
+  // (the grids and the inspector stay on it) rather than moving it to the same step of another.
   connect(step_plot_, &GridPlot::cellClicked, this, [this](int slot, int column) {
+    sel_->setFoldChosen(true);
     sel_->setStep(column);
     UI_selectSlot(slot);
   });
   connectNavigation();
   connect(sel_, &ViewSelection::changed, this, &MainWindow::markSelection);
   connect(magnitude_plot_, &MagnitudePlot::cellClicked, this, [this](int slot, int column) {
+    sel_->setFoldChosen(true);
     sel_->setStep(column);
     UI_selectSlot(slot);
   });

@@ -461,10 +461,8 @@ void MainWindow::UI_zoomToFit() {
 }
 
 void MainWindow::UI_selectCell(int slot, int fold, int step) {
-  if (fold != sel_->fold()) {
-    sel_->setFoldChosen(true);
-    UI_selectFold(fold);
-  }
+  sel_->setFoldChosen(true);  // a cell of this fold, which updates then leave where it is
+  if (fold != sel_->fold()) UI_selectFold(fold);
   sel_->setStep(step);
   UI_selectSlot(slot);
 }

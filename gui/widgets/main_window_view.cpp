@@ -75,8 +75,14 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
     if (!u->head.offline) inspectSelection();
     if (u->head.offline) sel_->setFold(view_->entry ? view_->entry->fold : last_fold);
   }
-  if (!u->head.offline && !sel_->foldChosen()) sel_->setFold(std::min(view_->fold, last_fold));
+  // Live, the views follow the run's fold until the user picks a fold or a cell. A selection that
+  // follows has no step of its own (its step would be another cell in the next fold): the
+  // inspector shows the slot's newest buffer.
+  const int live_fold = std::min(view_->fold, last_fold);
+  const bool follow = !u->head.offline && !sel_->foldChosen() && sel_->fold() != live_fold;
+  if (follow) sel_->switchFold(live_fold);
   refreshViews(u->reset);
+  if (follow && sel_->slot() >= 0 && !u->reset) inspectSelection();
   if (!u->head.offline && !u->reset) announceTrips(events_before);
   if (u->reset && u->head.offline && pending_view_) {
     const QJsonObject v = *pending_view_;

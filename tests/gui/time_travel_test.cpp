@@ -101,6 +101,36 @@ class TimeTravelTest : public QObject, public GuiFixture {
     QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 1, 17, kAdamMoments)));
   }
 
+  // Live, a cell clicked in the step grid keeps its fold while the run goes on into the next one:
+  // the selection, the step grid and the inspector all stay on the clicked cell (the inspector
+  // never shows one fold's buffer beside another fold's selected cell).
+  void aClickedCellStaysSelectedWhenTheRunCrossesIntoTheNextFold() {
+    const QStringList extra = {"history.checkpoint_every=8", "halt.on_fire=never"};
+    MainWindow w(settings("healthy", extra));
+    w.show();
+    waitReady(w);
+    w.UI_run(EngineController::UntilFoldEnd);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->global_step == 20 && !w.running(), 30000);
+    w.stepPlot()->replot();
+    QTest::mouseClick(w.stepPlot(), Qt::LeftButton, Qt::NoModifier,
+                      cell_pixel(w.stepPlot(), 9, kHS2));
+    QTRY_COMPARE(w.selectedStep(), 9);
+    QVERIFY(recomputed(w, 0, 9, kHS2));
+    w.UI_run(EngineController::UntilEnd);  // on through fold 1
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->finished && !w.running(), 30000);
+    QTest::qWait(300);
+    const QJsonObject sel = w.viewState()["selection"].toObject();
+    QCOMPARE(sel["fold"].toInt(), 0);
+    QCOMPARE(sel["step"].toInt(), 9);
+    QCOMPARE(w.stepGrid()->fold(), 0);
+    const QJsonObject i = inspector(w);
+    QCOMPARE(i["fold"].toInt(), 0);
+    QCOMPARE(i["step"].toInt(), 9);
+    QCOMPARE(i["slot"].toInt(), int(kHS2));
+    const Config c = config_of(kSmall + extra);
+    QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, 9, kHS2)));
+  }
+
   // Step compare, element by element: the selected slot's buffers at steps A and B, recomputed,
   // against the same comparison of a fresh run's buffers.
   void stepCompareComparesAnyTwoStepsBuffers() {

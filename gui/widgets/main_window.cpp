@@ -231,6 +231,7 @@ void MainWindow::buildDocks() {
     return d;
   };
   slot_view_ = new QTableView;
+  slot_view_->setObjectName("slotTable");
   auto* proxy = slot_proxy_ = new QSortFilterProxyModel(this);
   proxy->setSourceModel(slot_table_);
   slot_view_->setModel(proxy);

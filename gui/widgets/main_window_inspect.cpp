@@ -50,14 +50,20 @@ void MainWindow::UI_selectSlot(int slot) {
 }
 
 void MainWindow::markSelection() {
-  if (sel_->slot() < 0) return;
-  // The table's row through the name filter (a filtered-out slot has no row to select).
+  // The table's row through the name filter (a filtered-out slot, or none selected, has no row).
+  // Selected through its selection model: QTableView::selectRow would read a modifier held for a
+  // shortcut (Ctrl+E) as "toggle this row" and leave another row highlighted.
   const QModelIndex row =
-      slot_proxy_->mapFromSource(slot_table_->index(row_of_slot(sel_->slot()), 0));
-  if (row.isValid())
-    slot_view_->selectRow(row.row());
-  else
-    slot_view_->clearSelection();
+      sel_->slot() < 0
+          ? QModelIndex()
+          : slot_proxy_->mapFromSource(slot_table_->index(row_of_slot(sel_->slot()), 0));
+  if (row.isValid()) {
+    slot_view_->selectionModel()->setCurrentIndex(
+        row, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    slot_view_->scrollTo(row);
+  } else {
+    slot_view_->selectionModel()->clearSelection();
+  }
   fold_plot_->setSelection(sel_->slot(), sel_->fold());
   step_plot_->setSelection(sel_->slot(), sel_->step());
   magnitude_plot_->setSelection(sel_->slot(), sel_->step());

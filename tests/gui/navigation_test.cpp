@@ -154,6 +154,49 @@ class NavigationTest : public QObject, public GuiFixture {
     QCOMPARE(w.selectedSlot(), SlotGridModel::slotOfRow(row_of_slot(kAuxPredNb) + 1));
   }
 
+  // The Slots table highlights the selected slot whatever moved it: Ctrl+E (Ctrl held, which the
+  // table would otherwise read as "toggle this row") and F8 leave one row, the selection's.
+  void theSlotsTableHighlightsTheSelectedSlotAfterCtrlE() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
+    auto* table = w.findChild<QTableView*>("slotTable");
+    QVERIFY(table);
+    const auto highlighted = [&] {
+      std::vector<int> slots;
+      for (const QModelIndex& i : table->selectionModel()->selectedRows())
+        slots.push_back(i.data(Qt::UserRole).toInt());
+      return slots;
+    };
+    w.UI_selectCell(kHS2, 0, 2);
+    QCOMPARE(highlighted(), std::vector<int>{int(kHS2)});
+    w.activateWindow();
+    QTest::keyClick(&w, Qt::Key_E, Qt::ControlModifier);
+    QCOMPARE(w.selectedSlot(), int(kBnDConcat));
+    QCOMPARE(highlighted(), std::vector<int>{int(kBnDConcat)});
+    QTest::keyClick(&w, Qt::Key_E, Qt::ControlModifier);  // again: still that one row
+    QCOMPARE(highlighted(), std::vector<int>{int(kBnDConcat)});
+    QTest::keyClick(&w, Qt::Key_F8);
+    QCOMPARE(highlighted(), std::vector<int>{int(kAuxPredNb)});
+  }
+
+  // Another run file opened: nothing of the old selection stays drawn (the table's highlight, the
+  // grids' frames), as the selection and the inspector are cleared.
+  void anotherFileLeavesNoOldSelectionDrawn() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
+    w.UI_selectCell(kHS2, 1, 4);
+    QCOMPARE(w.stepPlot()->selection(), std::make_pair(int(kHS2), 4));
+    const QString other = makeThreeFoldRun("other");
+    w.UI_openRunFile(other);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot() && w.snapshot()->source == other, 10000);
+    QCOMPARE(w.selectedSlot(), -1);
+    QCOMPARE(w.stepPlot()->selection().first, -1);
+    QCOMPARE(w.foldPlot()->selection().first, -1);
+    QVERIFY(w.findChild<QTableView*>("slotTable")->selectionModel()->selectedRows().isEmpty());
+  }
+
   void theStepGridAndTheMetricsZoomTogether() {
     MainWindow w(settings("healthy"), three_fold_run_);
     w.resize(1500, 950);

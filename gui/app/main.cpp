@@ -17,6 +17,7 @@
 #include "core/version.h"
 #include "io/file_guard.h"
 #include "widgets/main_window.h"
+#include "widgets/window_placement.h"
 
 using namespace nanscope::gui;
 
@@ -77,8 +78,11 @@ Options parse(int argc, char** argv) {
       "before the screenshot and the state JSON: select the cell FOLD:STEP:SLOT (slot by name or "
       "index) as a click would; the inspector shows its buffer or says why there is none",
       "cell");
+  QCommandLineOption shot_size("screenshot-size",
+                               "the window's size for the screenshot (default 1500x950)", "WxH",
+                               "1500x950");
   for (auto* o : {&scenario, &set, &config, &folds, &steps, &seed, &inject, &backend, &out, &shot,
-                  &after, &state, &view, &simulate, &select})
+                  &after, &state, &view, &simulate, &select, &shot_size})
     p.addOption(*o);
   Options o;
   if (!p.parse(QCoreApplication::arguments())) {  // said by main(), in a dialog where one shows
@@ -120,6 +124,20 @@ Options parse(int argc, char** argv) {
     std::exit(2);
   }
   o.simulate = p.value(simulate);
+  {
+    const QStringList wh = p.value(shot_size).split('x');
+    bool w_ok = false, h_ok = false;
+    const int width = wh.size() == 2 ? wh[0].toInt(&w_ok) : 0;
+    const int height = wh.size() == 2 ? wh[1].toInt(&h_ok) : 0;
+    if (!w_ok || !h_ok || width < 320 || height < 240 || width > 8192 || height > 8192) {
+      std::fprintf(stderr,
+                   "nanscope: --screenshot-size %s: expected WIDTHxHEIGHT in pixels (320x240 to "
+                   "8192x8192)\n",
+                   qPrintable(p.value(shot_size)));
+      std::exit(2);
+    }
+    o.size = QSize(width, height);
+  }
   if (p.isSet(select)) {
     const QStringList f = p.value(select).split(':');
     bool fold_ok = false, step_ok = false;
@@ -169,7 +187,10 @@ int main(int argc, char** argv) {
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
                        screenshot_settings.emplace().path());
   MainWindow w(o.settings, o.open_file);
-  w.resize(1500, 950);
+  // The size the user left (restored by the window), or the default; a screenshot's is the
+  // default. Either within the screen the window opens on.
+  if (scripted || !QSettings().contains("window/geometry")) w.resize(o.size);
+  if (!scripted) keep_within_screen(w);
   w.show();
   if (scripted)
     screenshot_when_ready(w, o);

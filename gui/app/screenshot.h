@@ -3,6 +3,7 @@
 // done by a timer once the window has something to show, then the PNG and the state file, and exit.
 #pragma once
 
+#include <QSize>
 #include <QString>
 #include <optional>
 
@@ -18,6 +19,7 @@ struct ScreenshotOptions {
                    // another trainer brings its own)
   };
   std::optional<Cell> select;  // --screenshot-select FOLD:STEP:SLOT
+  QSize size{1500, 950};       // --screenshot-size WxH (also the first window's size)
 };
 
 // What is wrong with a --screenshot-view list ("" when every item is known and well formed).

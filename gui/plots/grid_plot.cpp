@@ -1,8 +1,11 @@
 #include "plots/grid_plot.h"
 
+#include "plots/row_axis.h"
+
 #include "plots/cell_outlines.h"
 #include "plots/step_zoom.h"
 
+#include <QFontMetrics>
 #include <QKeyEvent>
 #include <QToolTip>
 #include <algorithm>
@@ -157,6 +160,7 @@ GridPlot::GridPlot(SlotGridModel* model, QWidget* parent) : QCustomPlot(parent),
   empty_->setColor(QColor(60, 60, 60));
   empty_->setBrush(QColor(255, 255, 255, 220));
   empty_->setPadding(QMargins(6, 4, 6, 4));
+  share_row_axis_margins(*axisRect(), *xAxis);
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
   connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
@@ -243,14 +247,21 @@ void GridPlot::clampRange() {
 // The rows' labels and range: the slots of the shown table, in dataflow order (a run file of
 // another trainer brings its own).
 void GridPlot::labelRows() {
-  if (labelled_table_ == shown_table_generation()) return;
-  labelled_table_ = shown_table_generation();
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  // A wide table labels every k-th row: at most kMostRowLabels labels, which the axis can fit
-  // without writing them over one another (the slot table and the tooltips name every row).
+  // A wide table, or a short plot, labels every k-th row: as many labels as the rows' height
+  // holds without writing them over one another, and at most kMostRowLabels (the slot table and
+  // the tooltips name every row).
   constexpr int kMostRowLabels = 48;
-  const int rows = shown_slot_count();
-  const int every = (rows + kMostRowLabels - 1) / kMostRowLabels;
+  const int rows = std::max(1, static_cast<int>(shown_slot_count()));
+  const QMargins m = axisRect()->margins();
+  const double row_pixels =
+      std::max(1, height() - m.top() - m.bottom()) / static_cast<double>(rows);
+  const double label_pixels = QFontMetrics(yAxis->tickLabelFont()).height() + 1;
+  const int every = std::max((rows + kMostRowLabels - 1) / kMostRowLabels,
+                             static_cast<int>(std::ceil(label_pixels / row_pixels)));
+  if (labelled_table_ == shown_table_generation() && labelled_every_ == every) return;
+  labelled_table_ = shown_table_generation();
+  labelled_every_ = every;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < rows; r += every) ticker->addTick(r, slot_label(SlotGridModel::slotOfRow(r)));
   yAxis->setTicker(ticker);
   yAxis->setRange(-0.5, shown_slot_count() - 0.5);
@@ -474,6 +485,7 @@ void GridPlot::keyPressEvent(QKeyEvent* e) {
 
 void GridPlot::resizeEvent(QResizeEvent* e) {
   QCustomPlot::resizeEvent(e);
+  labelRows();   // the labels that fit the rows' new height
   rebuildMap();  // the pooling follows the pixels
 }
 

@@ -99,6 +99,7 @@ class GridPlot : public QCustomPlot {
   int map_first_ = 0;  // the first column the map holds
   void labelRows();
   std::uint64_t labelled_table_ = ~std::uint64_t{0};  // shown_table_generation() of the labels
+  int labelled_every_ = 0;                            // and the rows between two labels
   std::vector<int> pooled_;  // the map's codes, cell-major (a row per slot of the shown table)
   bool dragging_ = false;
   int drag_x_ = 0;

@@ -1,5 +1,7 @@
 #include "plots/magnitude_plot.h"
 
+#include "plots/row_axis.h"
+
 #include <QToolTip>
 #include <cmath>
 
@@ -50,10 +52,9 @@ MagnitudePlot::MagnitudePlot(QWidget* parent) : QCustomPlot(parent) {
   // The bar is the finite scale alone: the map's non-finite band above it is not a number, and the
   // key under the grids names its colour. So the two are not linked (a linked scale shares the
   // map's gradient and range).
-  // The scale's bar spans the grid's rows exactly.
-  auto* margins = new QCPMarginGroup(this);
-  axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-  scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  // The scale's bar spans the grid's rows exactly, which sit where the other grids' rows do.
+  share_row_axis_margins(*axisRect(), *xAxis);
+  share_row_axis_margins(*scale_, *xAxis);
   yAxis->setRangeReversed(true);
   yAxis->setRange(-0.5, shown_slot_count() - 0.5);
   yAxis->setTickLabels(false);

@@ -83,11 +83,14 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
       Qt::QueuedConnection);
   engine_thread_.start();
 
-  // The two grids side by side share their rows: slots in dataflow order.
+  // The two grids side by side share their rows: slots in dataflow order. Side by side in one
+  // splitter they are always one height, and their plot areas keep the same margins
+  // (plots/row_axis.h), so a row is at one height in both; the minimum height is the splitter's.
   auto* split = new QSplitter;
+  split->setMinimumHeight(240);
   fold_plot_ = new GridPlot(fold_grid_);
   fold_plot_->xAxis->setLabel("slot x fold");
-  fold_plot_->setMinimumSize(330, 480);
+  fold_plot_->setMinimumWidth(280);
   step_plot_ = new GridPlot(step_grid_);
   step_plot_->setRowLabelsVisible(false);
   step_plot_->xAxis->setLabel("slot x step (fold 0)");
@@ -197,6 +200,8 @@ MainWindow::MainWindow(EngineSettings settings, const QString& open_file, QWidge
   QSettings qs;
   restoreGeometry(qs.value("window/geometry").toByteArray());
   restoreState(qs.value("window/state").toByteArray());
+  // The saved layout keeps the Sweep dock's place; the dock itself shows only with a sweep.
+  findChild<QDockWidget*>("sweepDock")->hide();
   refreshViews(true);
   if (open_file.isEmpty())
     UI_configure(settings_.scenario);
@@ -239,7 +244,7 @@ void MainWindow::buildDocks() {
   slot_view_->verticalHeader()->setVisible(false);
   slot_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   slot_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  slot_view_->setMinimumWidth(460);
+  slot_view_->setMinimumWidth(400);
   slot_view_->hideColumn(SlotTableModel::Phase);
   connect(slot_view_, &QTableView::clicked, this, [this, proxy](const QModelIndex& i) {
     UI_selectSlot(proxy->mapToSource(i).data(Qt::UserRole).toInt());
@@ -247,12 +252,12 @@ void MainWindow::buildDocks() {
   dock("slotsDock", "Slots", buildSlotsPanel(proxy), Qt::LeftDockWidgetArea);
 
   inspector_ = new InspectorWidget;
-  inspector_->setMinimumWidth(340);
+  inspector_->setMinimumWidth(300);
   dock("inspectorDock", "Buffer inspector", inspector_, Qt::RightDockWidgetArea);
   connect(inspector_, &InspectorWidget::stepChosen, this, &MainWindow::UI_selectCell);
 
   metrics_ = new MetricsPlot;
-  metrics_->setMinimumSize(640, 180);
+  metrics_->setMinimumSize(560, 180);
   metrics_->setView(view_.get());
   auto* metrics_dock =
       dock("metricsDock", "Metrics", buildMetricsPanel(), Qt::BottomDockWidgetArea);

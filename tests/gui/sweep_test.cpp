@@ -60,6 +60,24 @@ class SweepViewTest : public QObject, public GuiFixture {
     QVERIFY(!sweep_.isEmpty());
   }
 
+  // A sweep shown in one window is not an empty Sweep dock in the next: the saved layout keeps the
+  // dock's place, and the dock shows only with a sweep.
+  void aLaterWindowHasNoEmptySweepDock() {
+    QSettings().clear();
+    {
+      MainWindow w(settings("healthy"), sweep_);
+      w.show();
+      QTRY_VERIFY_WITH_TIMEOUT(!sweepState(w).isEmpty(), 10000);
+      QVERIFY(w.findChild<QDockWidget*>("sweepDock")->isVisible());
+      w.close();  // saves the layout, as quitting does
+    }
+    MainWindow later(settings("healthy"));
+    later.show();
+    waitReady(later);
+    QVERIFY(!later.findChild<QDockWidget*>("sweepDock")->isVisible());
+    QSettings().clear();
+  }
+
   void theViewAgreesWithEachTasksSummary() {
     MainWindow w(settings("healthy"), sweep_);
     w.show();

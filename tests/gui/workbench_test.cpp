@@ -5,6 +5,8 @@
 // and assert what it shows.
 #include "gui/gui_fixture.h"
 #include "gui/gui_test_registry.h"
+#include "plots/magnitude_plot.h"
+#include "widgets/window_placement.h"
 
 using namespace nanscope;
 using namespace nanscope::gui;
@@ -14,6 +16,75 @@ class WorkbenchTest : public QObject, public GuiFixture {
   Q_OBJECT
 
  private Q_SLOTS:
+  // At 1280x800 and 1600x1000 each row of the fold grid, the step grid and the magnitude view is
+  // at the same height on screen (a slot read across the grids is one slot), and no grid is
+  // clipped: its last row is inside the window.
+  void theGridsRowsLineUpAtEverySize() {
+    MainWindow w(settings("healthy"), three_fold_run_);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
+    const int last = static_cast<int>(shown_slot_count()) - 1;
+    const auto row_y = [&](QCustomPlot* plot, int row) {
+      plot->replot();
+      return plot->mapTo(&w, QPoint(0, static_cast<int>(plot->yAxis->coordToPixel(row)))).y();
+    };
+    for (const QSize size : {QSize(1280, 800), QSize(1600, 1000), QSize(1000, 640)}) {
+      w.resize(size);
+      if (size.width() >= 1280) QCOMPARE(w.size(), size);  // a 1280x800 screen holds the window
+      for (bool magnitude : {false, true}) {
+        w.UI_showMagnitude(magnitude);
+        QApplication::processEvents();
+        QCustomPlot* beside = magnitude ? static_cast<QCustomPlot*>(w.magnitudePlot())
+                                        : static_cast<QCustomPlot*>(w.stepPlot());
+        for (int row : {0, last / 2, last}) {
+          const int fold_y = row_y(w.foldPlot(), row), beside_y = row_y(beside, row);
+          QVERIFY2(std::abs(fold_y - beside_y) <= 1,
+                   qPrintable(QString("%1x%2: row %3 at %4 in the fold grid, %5 in the %6")
+                                  .arg(size.width())
+                                  .arg(size.height())
+                                  .arg(row)
+                                  .arg(fold_y)
+                                  .arg(beside_y)
+                                  .arg(magnitude ? "magnitude view" : "step grid")));
+        }
+      }
+      w.UI_showMagnitude(false);
+      // The fold grid's row labels never overprint: consecutive labels a line apart at least.
+      const auto labels =
+          qSharedPointerCast<QCPAxisTickerText>(w.foldPlot()->yAxis->ticker())->ticks().keys();
+      QVERIFY(labels.size() >= 2);
+      const double line = QFontMetrics(w.foldPlot()->yAxis->tickLabelFont()).height();
+      for (int i = 1; i < labels.size(); ++i)
+        QVERIFY2(std::abs(w.foldPlot()->yAxis->coordToPixel(labels[i]) -
+                          w.foldPlot()->yAxis->coordToPixel(labels[i - 1])) >= line,
+                 qPrintable(QString("%1x%2: labels of rows %3 and %4 overprint")
+                                .arg(size.width())
+                                .arg(size.height())
+                                .arg(labels[i - 1])
+                                .arg(labels[i])));
+      const QWidget* area = w.foldPlot()->parentWidget();
+      QVERIFY2(row_y(w.foldPlot(), last) < area->mapTo(&w, QPoint(0, area->height())).y(),
+               qPrintable(QString("%1x%2: the fold grid's last row is cut off")
+                              .arg(size.width())
+                              .arg(size.height())));
+    }
+  }
+
+  // A window larger than its screen (a size saved on a bigger one) opens within it: shrunk to the
+  // available area, never below its minimum size, and moved inside.
+  void theWindowOpensWithinItsScreen() {
+    MainWindow w(settings("healthy"));
+    w.resize(5000, 4000);
+    w.move(3000, 2000);
+    keep_within_screen(w);
+    const QRect area = w.screen()->availableGeometry();
+    QVERIFY(w.width() <= std::max(area.width(), w.minimumSize().width()));
+    QVERIFY(w.height() <= std::max(area.height(), w.minimumSize().height()));
+    QVERIFY(w.width() < 5000 && w.height() < 4000);
+    QVERIFY2(area.contains(w.geometry().topLeft()),
+             qPrintable(QString("%1,%2 outside the screen").arg(w.x()).arg(w.y())));
+  }
+
   void initTestCase() { setUpCase(); }
 
   void steppingAdvancesTheStepAndTheGrid() {

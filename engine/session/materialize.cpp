@@ -60,7 +60,7 @@ Materializer::~Materializer() = default;
 
 std::optional<MaterializedStep> Materializer::materialize(
     const Checkpoint& from, const MaterializeRequest& request, const std::function<bool()>& cancel,
-    const std::function<void(int, int)>& progress) {
+    const std::function<void(int, int)>& progress, const std::function<void(Checkpoint&&)>& keep) {
   const auto t0 = std::chrono::steady_clock::now();
   if (request.fold != from.fold || request.step < from.step)
     throw UsageError(
@@ -81,6 +81,13 @@ std::optional<MaterializedStep> Materializer::materialize(
   auto tick = [&](const StepRecord&) {
     ++done;
     if (progress) progress(done, total);
+    // The state now is the one before step from.step + done.
+    const int next = from.step + done;
+    if (keep && next >= request.step - kNeighbourStates && next < config_.run.steps_per_fold) {
+      Checkpoint c{from.fold, next, from.global_step + done, {}};
+      backend.read_state(c.state);
+      keep(std::move(c));
+    }
   };
   if (before > 0 && session_->run_piece(RunUntil{RunUntil::Kind::Steps, before, -1}, cancel,
                                         tick) == StopReason::Cancelled)

@@ -57,10 +57,16 @@ class Materializer {
   // the step. `cancel` is asked between steps (nullopt when it said so); `progress` hears
   // (steps done, steps in all). Throws UsageError for a step before the checkpoint or outside the
   // run, DataError for a checkpoint that does not fit the run's model.
+  // `keep`, when given, receives the states the recomputation passes through near the request,
+  // as checkpoints: the state before each of the kNeighbourStates steps before it, before the
+  // request itself and after it (a neighbouring cell is then one step away, not a re-run from
+  // the run's checkpoint).
+  static constexpr int kNeighbourStates = 16;
   std::optional<MaterializedStep> materialize(const Checkpoint& from,
                                               const MaterializeRequest& request,
                                               const std::function<bool()>& cancel = {},
-                                              const std::function<void(int, int)>& progress = {});
+                                              const std::function<void(int, int)>& progress = {},
+                                              const std::function<void(Checkpoint&&)>& keep = {});
 
  private:
   Config config_;

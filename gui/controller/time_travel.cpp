@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <QDateTime>
 #include <QFileInfo>
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
 
 #include "core/config_io.h"
 #include "core/errors.h"
@@ -29,6 +32,41 @@ void TimeTravel::reset() {
   materializer_key_.clear();
   file_.clear();
   file_data_ = RunFileData{};
+  near_.clear();
+  near_key_.clear();
+}
+
+void TimeTravel::keepNear(Checkpoint&& c, int fold, int step) {
+  for (Checkpoint& k : near_)
+    if (k.fold == c.fold && k.step == c.step) {
+      k = std::move(c);
+      return;
+    }
+  near_.push_back(std::move(c));
+  const auto bytes = [](const Checkpoint& k) {
+    const StateSnapshot& s = k.state;
+    return (s.params.size() + s.target.size() + s.adam_m.size() + s.adam_v.size()) * sizeof(double);
+  };
+  std::size_t total = 0;
+  for (const Checkpoint& k : near_) total += bytes(k);
+  // The farthest from the cell asked for last goes first (another fold is farther than any step).
+  const auto distance = [&](const Checkpoint& k) {
+    return k.fold != fold ? std::numeric_limits<int>::max() : std::abs(k.step - step);
+  };
+  while (total > kNearBytes && near_.size() > 1) {
+    const auto far =
+        std::max_element(near_.begin(), near_.end(),
+                         [&](const auto& a, const auto& b) { return distance(a) < distance(b); });
+    total -= bytes(*far);
+    near_.erase(far);
+  }
+}
+
+const Checkpoint* TimeTravel::nearest(int fold, int step, const Checkpoint& from) const {
+  const Checkpoint* best = nullptr;
+  for (const Checkpoint& k : near_)
+    if (k.fold == fold && k.step <= step && k.step > (best ? best->step : from.step)) best = &k;
+  return best;
 }
 
 Materializer& TimeTravel::materializer(const Config& config, const std::string& backend, bool graph,
@@ -111,10 +149,20 @@ BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
   if (const QString* why = std::get_if<QString>(&start)) return none_because(r, *why);
   const Start& s = std::get<Start>(start);
   Materializer& m = materializer(s.config, s.run_backend, s.graph, make_backend);
+  // The kept states are this run's and this model's only: the live run, or the file as it is now.
+  const std::string key =
+      materializer_key_ + "|" + (r.run_file.isEmpty() ? std::string("live") : file_.toStdString());
+  if (key != near_key_) {
+    near_.clear();
+    near_key_ = key;
+  }
+  const Checkpoint* near = nearest(r.fold, r.step, s.from);
+  const Checkpoint from = near ? *near : s.from;
   const int generation = r.generation;
   const auto got = m.materialize(
-      s.from, MaterializeRequest{r.fold, r.step, {r.slot}},
-      [this, generation] { return newest_.load() != generation; }, progress);
+      from, MaterializeRequest{r.fold, r.step, {r.slot}},
+      [this, generation] { return newest_.load() != generation; }, progress,
+      [&](Checkpoint&& c) { keepNear(std::move(c), r.fold, r.step); });
   if (!got) return none_because(r, "superseded");
   const bool other = got->backend != s.run_backend;
   if (got->slots.empty()) {
@@ -125,7 +173,7 @@ BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
   const MaterializedSlot& slot = got->slots.front();
   const QString origin =
       QString(
-          "fold %1, step %2: recomputed from the checkpoint at step %3 (%4 step%5 re-run, "
+          "fold %1, step %2: recomputed from the %8 at step %3 (%4 step%5 re-run, "
           "this one included; %6 ms)%7")
           .arg(r.fold)
           .arg(r.step)
@@ -137,7 +185,8 @@ BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
                                "differ)")
                            .arg(QString::fromStdString(got->backend),
                                 QString::fromStdString(s.run_backend))
-                     : QString());
+                     : QString())
+          .arg(near ? "state kept by an earlier recomputation" : "checkpoint");
   BufferStats out =
       compute_stats(r.slot, slot.shape, slot.values.data(), slot.values.size(), origin);
   out.source = BufferStats::Source::Recomputed;

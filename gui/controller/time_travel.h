@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "io/run_file.h"
 #include "models/snapshot.h"
@@ -39,7 +40,7 @@ class TimeTravel {
   // compared (session/step_compare.h); "ok" false with "text" saying why not.
   QVariantMap compare(int slot, int fold, int step_a, int step_b, const QString& run_file,
                       Session* live, const BackendFactory& make_backend);
-  // Drops the recomputing session (a new live run, another backend).
+  // Drops the recomputing session and the states it kept (a new live run, another backend).
   void reset();
 
  private:
@@ -53,6 +54,15 @@ class TimeTravel {
                                          Session* live);
   Materializer& materializer(const Config& config, const std::string& backend, bool graph,
                              const BackendFactory& make_backend);
+  // The states recomputations passed through near their cells (Materializer's `keep`), for the
+  // run and model they were computed for (near_key_): a neighbouring cell (Shift+F10, F10) starts
+  // from the nearest one, one step away. At most kNearBytes of them (a state of the default
+  // model is a few MB), the farthest from the newest request dropped first.
+  static constexpr std::size_t kNearBytes = std::size_t{256} << 20;
+  void keepNear(Checkpoint&& c, int fold, int step);
+  const Checkpoint* nearest(int fold, int step, const Checkpoint& from) const;
+  std::vector<Checkpoint> near_;
+  std::string near_key_;
   std::atomic<int> newest_{0};
   std::unique_ptr<Materializer> materializer_;
   std::string materializer_key_;

@@ -83,12 +83,22 @@ class TimeTravelTest : public QObject, public GuiFixture {
     QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, 11, kHS2)));
     QCOMPARE(i["finite"].toInt(), static_cast<int>(w.inspector()->stats()->values.size()));
 
-    // Shift+F10: the step before, its own buffer.
+    // Shift+F10: the step before, its own buffer, one step from the state the recomputation of
+    // step 11 passed through (not a re-run from the checkpoint); and again.
     w.activateWindow();
-    QTest::keyClick(&w, Qt::Key_F10, Qt::ShiftModifier);
-    QTRY_COMPARE(w.selectedStep(), 10);
+    for (int step : {10, 9}) {
+      QTest::keyClick(&w, Qt::Key_F10, Qt::ShiftModifier);
+      QTRY_COMPARE(w.selectedStep(), step);
+      QVERIFY(recomputed(w, 0, step, kHS2));
+      QCOMPARE(inspector(w)["steps_run"].toInt(), 1);
+      QCOMPARE(inspector(w)["checkpoint_step"].toInt(), step);
+      QVERIFY(inspector(w)["header"].toString().contains("state kept by an earlier recomputation"));
+      QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, step, kHS2)));
+    }
+    // The cell after it again: the state after step 9 was kept too.
+    w.UI_selectCell(kHS2, 0, 10);
     QVERIFY(recomputed(w, 0, 10, kHS2));
-    QCOMPARE(inspector(w)["steps_run"].toInt(), 3);
+    QCOMPARE(inspector(w)["steps_run"].toInt(), 1);
     QVERIFY(same_bits(w.inspector()->stats()->values, fresh_buffer(c, 0, 10, kHS2)));
 
     // The go-to-step box reaches any step of any fold; another slot of the same cell too.

@@ -88,9 +88,9 @@ int compare_command(const CompareOptions& o) {
     if (s < 0 || s >= n || !rows[static_cast<std::size_t>(s)])
       throw UsageError(fmt::format("{}: fold {} has no step {} (it ran steps 0 to {})", o.run_file,
                                    o.fold, s, n - 1));
-  const StepComparison c =
-      compare_steps(o.fold, steps.first, rows[static_cast<std::size_t>(steps.first)]->health,
-                    steps.second, rows[static_cast<std::size_t>(steps.second)]->health);
+  const StepComparison c = compare_steps(
+      *run.table, o.fold, steps.first, rows[static_cast<std::size_t>(steps.first)]->health,
+      steps.second, rows[static_cast<std::size_t>(steps.second)]->health);
   if (c.rows.empty())
     throw DataError(fmt::format(
         "{}: no slot health at fold {}, steps {} and {} (a file of schema_version 1, a run "

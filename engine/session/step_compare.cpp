@@ -32,8 +32,8 @@ std::optional<DefaultCompareSteps> default_compare_steps(const std::vector<bool>
       {0, n - 1}, "the fold's first / last step: nothing fired or warned", false};
 }
 
-StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int step_b,
-                             const SlotHealthRows& b) {
+StepComparison compare_steps(const SlotTable& table, int fold, int step_a, const SlotHealthRows& a,
+                             int step_b, const SlotHealthRows& b) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   StepComparison c{fold, step_a, step_b, {}};
@@ -53,10 +53,13 @@ StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int 
         ch.went_nonfinite || ch.growth >= kJumpFactor || (std::isnan(mb) && !std::isnan(ma));
     c.rows.push_back(ch);
   }
-  // What broke first: the slots that went non-finite, then the other slots that jumped, then the
-  // rest; within each, by growth, the undefined ones last; ties in slot order.
-  std::stable_sort(c.rows.begin(), c.rows.end(), [](const SlotChange& p, const SlotChange& q) {
+  // What broke first: the slots that went non-finite, in dataflow order (a NaN's growth says
+  // nothing; its path does), then the other slots that jumped, then the rest; within those, by
+  // growth, the undefined ones last; ties in slot order.
+  const auto rank = [&](int slot) { return table.contains(slot) ? table[slot].rank : slot; };
+  std::stable_sort(c.rows.begin(), c.rows.end(), [&](const SlotChange& p, const SlotChange& q) {
     if (p.went_nonfinite != q.went_nonfinite) return p.went_nonfinite;
+    if (p.went_nonfinite) return rank(p.slot) < rank(q.slot);
     if (p.jumped != q.jumped) return p.jumped;
     if (std::isnan(p.growth) != std::isnan(q.growth)) return std::isnan(q.growth);
     return p.growth > q.growth;

@@ -13,6 +13,8 @@
 
 namespace nanscope {
 
+class SlotTable;
+
 struct SlotChange {
   int slot = -1;
   HealthRow a, b;  // the slot's health at the two steps
@@ -27,9 +29,10 @@ inline constexpr double kJumpFactor = 10.0;
 
 struct StepComparison {
   int fold = 0, step_a = 0, step_b = 0;
-  // The slots measured at both steps: those whose non-finite values are new at b first, then
-  // the other jumps, then the rest; within each the largest growth first and the undefined
-  // growths (nothing finite at one of the steps) last; ties in slot order.
+  // The slots measured at both steps: those whose non-finite values are new at b first, in
+  // dataflow order (the way the NaN went: the step's entry first), then the other jumps, then the
+  // rest, each by the largest growth first and the undefined growths (nothing finite at one of
+  // the steps) last; ties in slot order.
   std::vector<SlotChange> rows;
 };
 
@@ -48,8 +51,9 @@ struct DefaultCompareSteps {
 std::optional<DefaultCompareSteps> default_compare_steps(const std::vector<bool>& fired,
                                                          std::optional<int> first_watch);
 
-StepComparison compare_steps(int fold, int step_a, const SlotHealthRows& a, int step_b,
-                             const SlotHealthRows& b);
+// `table`: the run's slots, for their dataflow ranks (a slot past it ranks by its index).
+StepComparison compare_steps(const SlotTable& table, int fold, int step_a, const SlotHealthRows& a,
+                             int step_b, const SlotHealthRows& b);
 
 // The table as `nanscope-run compare` prints it (one line per slot, jumps marked).
 std::string comparison_text(const SlotTable& table, const StepComparison& c);

@@ -1,5 +1,6 @@
 #include "models/step_compare_model.h"
 
+#include "models/shown_table.h"
 #include "models/slot_label.h"
 #include "style/cell_palette.h"
 
@@ -41,7 +42,7 @@ std::optional<StepComparison> compare_in_view(const Snapshot& view, int fold, in
   const SlotHealthRows* a = health_of(view, fold, step_a);
   const SlotHealthRows* b = health_of(view, fold, step_b);
   if (!a || !b) return std::nullopt;
-  return compare_steps(fold, step_a, *a, step_b, *b);
+  return compare_steps(shown_table(), fold, step_a, *a, step_b, *b);
 }
 
 QString growth_text(const SlotChange& r) {

@@ -22,16 +22,18 @@ std::optional<StepComparison> compare_in_view(const Snapshot& view, int fold, in
 class StepCompareModel : public QAbstractTableModel {
   Q_OBJECT
  public:
+  // What makes a row stand out is beside its name: its non-finite counts at both steps, then its
+  // growth; the rest after.
   enum Column {
     Slot,
+    NonfiniteA,
+    NonfiniteB,
+    Growth,
     AbsMaxA,
     AbsMaxB,
-    Growth,
     MeanA,
     MeanB,
     MeanChange,
-    NonfiniteA,
-    NonfiniteB,
     kColumnCount
   };
   static constexpr int SlotRole = Qt::UserRole + 1;

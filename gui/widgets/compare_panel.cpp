@@ -49,6 +49,8 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   table_->setObjectName("compareTable");
   table_->setModel(model_);
   table_->verticalHeader()->setVisible(false);
+  // Rows one line of text high: the dock shows a dozen of them, not two or three.
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   lay->addWidget(table_, 1);
@@ -71,7 +73,7 @@ void ComparePanel::showBuffers(const QString& text) {
 }
 
 void ComparePanel::show(std::optional<StepComparison> c, int steps, const QString& how,
-                        const QString& why) {
+                        const QString& why, bool marks_jumps) {
   showing_ = true;
   a_->setRange(0, std::max(0, steps - 1));
   b_->setRange(0, std::max(0, steps - 1));
@@ -82,6 +84,14 @@ void ComparePanel::show(std::optional<StepComparison> c, int steps, const QStrin
   showing_ = false;
   if (!c) {
     headline_->setText("step compare: " + why);
+  } else if (!marks_jumps) {
+    headline_->setText(QString("fold %1: step %2 vs step %3 (%4): the growths over the fold, no "
+                               "jumps marked%5")
+                           .arg(c->fold)
+                           .arg(c->step_a)
+                           .arg(c->step_b)
+                           .arg(how)
+                           .arg(c->rows.empty() ? "; no slot health at these steps" : ""));
   } else {
     int jumped = 0;
     for (const SlotChange& r : c->rows) jumped += r.jumped;

@@ -24,7 +24,9 @@ class ComparePanel : public QWidget {
   QString headline() const { return headline_->text(); }
   // Shows a comparison (nullopt: none possible, `why` says so); `steps` is the fold's step count
   // (the spin boxes' range), `how` says how the two steps were chosen.
-  void show(std::optional<StepComparison> c, int steps, const QString& how, const QString& why);
+  // `marks_jumps`: false for a summary of an uneventful fold (no row is marked jumped).
+  void show(std::optional<StepComparison> c, int steps, const QString& how, const QString& why,
+            bool marks_jumps = true);
   // The element-wise line: the selected slot's buffers at the two steps (time travel).
   void showBuffers(const QString& text);
   QString buffersText() const { return buffers_->text(); }

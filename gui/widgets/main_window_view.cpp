@@ -215,6 +215,10 @@ void MainWindow::updateCompare() {
   if (pair) c = compare_in_view(*view_, sel_->fold(), pair->first, pair->second);
   if (pair && !c) why = QString("fold %1 has no step %2").arg(sel_->fold()).arg(pair->second);
   if (!c) compare_how_.clear();
+  // The first and last steps of an uneventful fold are a summary: growths over a whole fold are no
+  // jumps, and neither the table nor the grid marks them.
+  if (c && !mark)
+    for (SlotChange& r : c->rows) r.jumped = false;
   std::vector<std::pair<int, int>> marks;
   if (c && mark)
     for (const SlotChange& r : c->rows)
@@ -227,7 +231,7 @@ void MainWindow::updateCompare() {
     buffer_compare_.clear();
     compare_->showBuffers({});
   }
-  compare_->show(std::move(c), steps, compare_how_, why);
+  compare_->show(std::move(c), steps, compare_how_, why, mark);
   step_plot_->setMarks(marks);
   magnitude_plot_->setMarks(marks);
 }

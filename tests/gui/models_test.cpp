@@ -138,6 +138,13 @@ class ModelsTest : public QObject {
       }
     }
     QVERIFY(h_s2_row >= 0 && h_s2_row <= last_new_nonfinite);
+    // Those in dataflow order: the fold's entry point first. Their counts beside their names.
+    QVERIFY(view.fold_entry(0));
+    QCOMPARE(model.index(0, 0).data(StepCompareModel::SlotRole).toInt(), view.fold_entry(0)->slot);
+    QVERIFY(
+        model.headerData(1, Qt::Horizontal, Qt::DisplayRole).toString().startsWith("non-finite"));
+    QVERIFY(
+        model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString().startsWith("non-finite"));
     QVERIFY(model.index(h_s2_row, 0).data(StepCompareModel::JumpedRole).toBool());
     const std::vector<int> jumped = model.jumpedSlots();
     QVERIFY(std::find(jumped.begin(), jumped.end(), kHS2) != jumped.end());

@@ -67,26 +67,27 @@ TEST(StepCompare, RowsAreSortedByGrowthWithJumpsMarked) {
   a[5] = row(-1, 1, 0, 0);  // the same |max|, but NaNs appeared: jumped
   b[5] = row(-1, 1, 0, 2);
   b[6] = row(-1, 1, 0, 0);  // measured at b only: not in the table
-  const StepComparison c = compare_steps(3, 10, a, 11, b);
+  const StepComparison c = compare_steps(*SlotTable::builtin(), 3, 10, a, 11, b);
   EXPECT_EQ(c.fold, 3);
   EXPECT_EQ(c.step_a, 10);
   EXPECT_EQ(c.step_b, 11);
   ASSERT_EQ(c.rows.size(), 5u);
   std::vector<int> order;
   for (const SlotChange& r : c.rows) order.push_back(r.slot);
-  // What broke first: the slots whose non-finite values are new (5, then 4 whose growth is
-  // undefined), the other jumps by growth (3 from 0, 1 x20), then the rest (2).
-  EXPECT_EQ(order, (std::vector<int>{5, 4, 3, 1, 2}));
+  // What broke first: the slots whose non-finite values are new, in dataflow order (4
+  // value_logits before 5 adv_logits, whatever their growths), the other jumps by growth (3 from
+  // 0, 1 x20), then the rest (2).
+  EXPECT_EQ(order, (std::vector<int>{4, 5, 3, 1, 2}));
   EXPECT_TRUE(std::isinf(c.rows[2].growth));
   EXPECT_DOUBLE_EQ(c.rows[3].growth, 20.0);
   EXPECT_NEAR(c.rows[3].mean_change, 0.4, 1e-6);
   EXPECT_DOUBLE_EQ(c.rows[4].growth, 3.0);
   EXPECT_FALSE(c.rows[4].jumped);
   EXPECT_TRUE(c.rows[2].jumped && c.rows[3].jumped);
-  EXPECT_TRUE(c.rows[0].went_nonfinite && c.rows[0].jumped);
-  EXPECT_DOUBLE_EQ(c.rows[0].growth, 1.0);
-  EXPECT_TRUE(std::isnan(c.rows[1].growth));
   EXPECT_TRUE(c.rows[1].went_nonfinite && c.rows[1].jumped);
+  EXPECT_DOUBLE_EQ(c.rows[1].growth, 1.0);
+  EXPECT_TRUE(std::isnan(c.rows[0].growth));
+  EXPECT_TRUE(c.rows[0].went_nonfinite && c.rows[0].jumped);
   const std::string text = comparison_text(*SlotTable::builtin(), c);
   EXPECT_NE(text.find("fold 3: step 10 vs step 11"), std::string::npos) << text;
   EXPECT_NE(text.find("*  1 h_s1"), std::string::npos) << text;
@@ -106,7 +107,8 @@ TEST(StepCompare, OnLrExplosionWhatWentNonFiniteThenTheTrunkThatGrewHeadTheTable
   const auto pair = pair_of(fired, std::nullopt);
   ASSERT_TRUE(pair.has_value());
   ASSERT_EQ(*pair, std::make_pair(0, 1));
-  const StepComparison cmp = compare_steps(0, 0, h[0].health, 1, h[1].health);
+  const StepComparison cmp =
+      compare_steps(*SlotTable::builtin(), 0, 0, h[0].health, 1, h[1].health);
   ASSERT_GE(cmp.rows.size(), 30u);
   std::size_t grown = 0;  // the first row that did not go non-finite
   while (grown < cmp.rows.size() && cmp.rows[grown].went_nonfinite) ++grown;
@@ -130,7 +132,7 @@ TEST(StepCompare, JumpedStartsAtTenfoldGrowthAndTheTableSaysSo) {
   b[1] = row(0, 9.99f, 0.5f, 0);
   a[2] = row(0, 1, 0.5f, 0);
   b[2] = row(0, 10.0f, 0.5f, 0);
-  const StepComparison c = compare_steps(0, 4, a, 5, b);
+  const StepComparison c = compare_steps(*SlotTable::builtin(), 0, 4, a, 5, b);
   ASSERT_EQ(c.rows.size(), 2u);
   EXPECT_EQ(c.rows[0].slot, 2);
   EXPECT_DOUBLE_EQ(c.rows[0].growth, 10.0);

@@ -90,9 +90,15 @@ QVariant SweepModel::data(const QModelIndex& index, int role) const {
   }
   if (role == SortRole) {
     switch (c) {
-      case FirstFire:  // the earliest fire first; tasks without one after, by state
-        return t.entry ? static_cast<qlonglong>(t.entry->fold) * 1'000'000'000 + t.entry->step
-                       : std::numeric_limits<qlonglong>::max();
+      case FirstFire: {  // the earliest fire first; tasks without one after, the worst first
+        if (t.entry) return static_cast<qlonglong>(t.entry->fold) * 1'000'000'000 + t.entry->step;
+        const int after = t.state == TaskState::Failed       ? 0
+                          : t.outcome == TaskOutcome::Warned ? 1
+                          : t.state == TaskState::Running    ? 2
+                          : t.state == TaskState::Pending    ? 3
+                                                             : 4;  // clean
+        return std::numeric_limits<qlonglong>::max() - 4 + after;
+      }
       case Seed:
         return static_cast<qulonglong>(t.task.seed);
       default:

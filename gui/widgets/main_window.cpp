@@ -312,6 +312,7 @@ void MainWindow::buildDocks() {
     pending_sweep_fold_ = fold;
     UI_openFile(file);
   });
+  connect(sweep_, &SweepPanel::nothingToOpen, this, &MainWindow::showMessage);
   auto* sweep_dock = dock("sweepDock", "Sweep", sweep_, Qt::BottomDockWidgetArea);
   sweep_dock->hide();
   sweep_timer_ = new QTimer(this);

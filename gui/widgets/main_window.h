@@ -33,6 +33,9 @@ class QSortFilterProxyModel;
 
 namespace nanscope::gui {
 
+// A run file as the window's title names it (main_window_view.cpp).
+QString run_file_title(const QString& path);
+
 class GridPlot;
 class MagnitudePlot;
 class ComparePanel;

@@ -2,6 +2,7 @@
 // window's picture, the views refresh from it, and viewState says what they show.
 #include <QAction>
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -149,7 +150,7 @@ void MainWindow::refreshViews(bool reset) {
       !have_view_ ? QString("nanscope")
       : offline_
           ? QString("%1 (offline, %2) - nanscope")
-                .arg(QFileInfo(s.source).fileName(),
+                .arg(run_file_title(s.source),
                      s.trainer.isEmpty() ? "scenario " + s.scenario : "trainer " + s.trainer)
           : QString("%1 (live%2) - nanscope")
                 .arg(s.scenario,
@@ -291,6 +292,17 @@ QString MainWindow::stepGridLabel() const {
 
 QString MainWindow::statusText() const {
   return position_text(*view_, statusMode());
+}
+
+// A run file as the title names it: its folder and name, or a sweep task's name (every task's
+// file is tasks/NAME/run/run.h5, which the file name alone cannot tell apart).
+QString run_file_title(const QString& path) {
+  const QFileInfo file(path);
+  QDir dir = file.dir();
+  const QString folder = dir.dirName();
+  if (folder == "run" && dir.cdUp() && dir.cdUp() && dir.dirName() == "tasks")
+    return QString("sweep task %1").arg(QFileInfo(file.dir().absolutePath()).dir().dirName());
+  return folder + "/" + file.fileName();
 }
 
 void MainWindow::showMessage(const QString& text) {

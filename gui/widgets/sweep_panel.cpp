@@ -1,5 +1,7 @@
 #include "widgets/sweep_panel.h"
 
+#include <QFileInfo>
+
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QPushButton>
@@ -71,7 +73,15 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   connect(sort, &QPushButton::clicked, this, &SweepPanel::sortByFirstFire);
   connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
     const int fold = i.column() - SweepModel::FoldColumns;
-    Q_EMIT runOpened(i.data(SweepModel::RunFileRole).toString(), std::max(fold, 0));
+    const QString file = i.data(SweepModel::RunFileRole).toString();
+    if (!QFileInfo::exists(file)) {
+      const QString task = i.siblingAtColumn(SweepModel::Task).data().toString();
+      const QString state = i.siblingAtColumn(SweepModel::State).data().toString();
+      Q_EMIT nothingToOpen(
+          QString("task %1 (%2) has no run file yet: nothing to open (%3)").arg(task, state, file));
+      return;
+    }
+    Q_EMIT runOpened(file, std::max(fold, 0));
   });
 }
 

@@ -27,6 +27,8 @@ class SweepPanel : public QWidget {
 
  Q_SIGNALS:
   void runOpened(const QString& run_file, int fold);
+  // Why a double-clicked task opens nothing (it has not started, or left no run file).
+  void nothingToOpen(const QString& why);
 
  private:
   SweepModel* model_;

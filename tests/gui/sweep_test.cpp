@@ -2,9 +2,11 @@
 // opens as a task x fold table that agrees with each task's own --json summary on every task and
 // fold; sorting by first fire, the variant filter, a double-click opening that run at its fold,
 // and the refresh while a task runs.
+#include <QDir>
 #include <QDockWidget>
 #include <QJsonArray>
 #include <QPushButton>
+#include <QSortFilterProxyModel>
 #include <QtTest>
 #include <fstream>
 
@@ -138,6 +140,48 @@ class SweepViewTest : public QObject, public GuiFixture {
     QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot() && w.snapshot()->source.contains(task),
                              10000);
     QTRY_COMPARE(w.selectedFold(), 1);
+    QVERIFY2(w.windowTitle().startsWith("sweep task " + task + " (offline"),
+             qPrintable(w.windowTitle()));
+
+    // A task without a run file (not started) says so instead of opening nothing silently.
+    const QString run = sweep_ + "/tasks/" + task + "/run";
+    QVERIFY(QDir().rename(run, run + ".away"));
+    Q_EMIT table->doubleClicked(table->model()->index(row, SweepModel::FoldColumns));
+    const QString said = w.statusBar()->currentMessage();
+    QVERIFY(QDir().rename(run + ".away", run));
+    QVERIFY2(said.contains("task " + task) && said.contains("no run file yet"), qPrintable(said));
+  }
+
+  // Sorted by first fire: fired tasks by their first fire, then failed, warned, running, pending,
+  // and the clean ones last.
+  void sortingByFirstFirePutsTroubleFirst() {
+    auto status = std::make_shared<SweepStatus>();
+    status->folds = 1;
+    const auto task = [](const char* name, TaskState state, TaskOutcome outcome,
+                         std::optional<RunEntry> entry) {
+      TaskStatus t;
+      t.task.name = name;
+      t.state = state;
+      t.outcome = outcome;
+      t.entry = entry;
+      t.folds.resize(1);
+      return t;
+    };
+    status->tasks = {task("clean", TaskState::Done, TaskOutcome::Clean, std::nullopt),
+                     task("warned", TaskState::Done, TaskOutcome::Warned, std::nullopt),
+                     task("late", TaskState::Done, TaskOutcome::Fired, RunEntry{2, 0, 9}),
+                     task("pending", TaskState::Pending, TaskOutcome::None, std::nullopt),
+                     task("early", TaskState::Done, TaskOutcome::Fired, RunEntry{2, 0, 3})};
+    SweepModel model;
+    model.setStatus(status);
+    QSortFilterProxyModel sorted;
+    sorted.setSourceModel(&model);
+    sorted.setSortRole(SweepModel::SortRole);
+    sorted.sort(SweepModel::FirstFire);
+    QStringList order;
+    for (int r = 0; r < sorted.rowCount(); ++r)
+      order << sorted.index(r, SweepModel::Task).data().toString();
+    QCOMPARE(order, (QStringList{"early", "late", "warned", "pending", "clean"}));
   }
 
   // A running task (its process alive, no status yet) shows as running, and the view follows it

@@ -75,7 +75,9 @@ QString EventsModel::detail(const SnapshotEvent& e) const {
 
 QVariant EventsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole || o != Qt::Horizontal) return {};
-  static const char* names[] = {"fold", "step", "event", "entry point", "detail", "dump"};
+  // "slot": a first fire's is the slot that fired (the fold's entry point is the first of them),
+  // a watch trip's the slot it watches.
+  static const char* names[] = {"fold", "step", "event", "slot", "detail", "dump"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

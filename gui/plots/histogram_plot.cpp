@@ -30,7 +30,8 @@ void HistogramPlot::setStats(const BufferStats& s) {
   bars_->setWidth(s.histogram.empty() ? 1 : (s.histogram_edges[1] - s.histogram_edges[0]));
   bars_->setData(x, y);
   const bool none = s.histogram.empty();
-  empty_->setText(s.source == BufferStats::Source::None          ? "no buffer of this cell"
+  empty_->setText(s.slot < 0                                     ? "no slot selected"
+                  : s.source == BufferStats::Source::None        ? "no buffer of this cell"
                   : s.source == BufferStats::Source::Recomputing ? "recomputing..."
                   : !s.computed                                  ? "not computed yet"
                                                                  : "no finite values");

@@ -8,7 +8,8 @@
 namespace nanscope::gui {
 
 namespace {
-constexpr int kGradNorm = kGradNormTerm;
+// The gradient norm's series (a unity build also sees the slot kGradNorm: another name).
+constexpr int kGradNormSeries = kGradNormTerm;
 // Okabe-Ito colours for the loss terms (told apart with red-green colour vision deficiency), greys
 // and dashes for the norms.
 const std::array<QColor, 8> kColours = {
@@ -78,7 +79,8 @@ QString MetricsPlot::seriesName(int i) {
     const auto label = kLossTerms[static_cast<std::size_t>(i)].label;
     return QString::fromUtf8(label.data(), static_cast<qsizetype>(label.size()));
   }
-  return QString("grad norm %1").arg(kParamGroups[static_cast<std::size_t>(i - kGradNorm - 1)]);
+  return QString("grad norm %1")
+      .arg(kParamGroups[static_cast<std::size_t>(i - kGradNormSeries - 1)]);
 }
 
 double MetricsPlot::valueOf(const StepRow& r, int i) {
@@ -89,16 +91,17 @@ double MetricsPlot::valueOf(const StepRow& r, int i) {
 
 MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
   for (int i = 0; i < kSeriesCount; ++i) {
-    QCPGraph* g = i < kGradNorm ? addGraph() : addGraph(xAxis, yAxis2);
-    g->setName(seriesName(i) + (i >= kGradNorm ? " (right)" : ""));
-    QPen pen(i <= kGradNorm ? kColours[static_cast<std::size_t>(i)]
-                            : QColor::fromHsv((i - kGradNorm - 1) * 360 / kGroupCount, 120, 150));
-    pen.setWidthF(i < kGradNorm ? 1.5 : 1.0);
-    if (i > kGradNorm) pen.setStyle(Qt::DashLine);
+    QCPGraph* g = i < kGradNormSeries ? addGraph() : addGraph(xAxis, yAxis2);
+    g->setName(seriesName(i) + (i >= kGradNormSeries ? " (right)" : ""));
+    QPen pen(i <= kGradNormSeries
+                 ? kColours[static_cast<std::size_t>(i)]
+                 : QColor::fromHsv((i - kGradNormSeries - 1) * 360 / kGroupCount, 120, 150));
+    pen.setWidthF(i < kGradNormSeries ? 1.5 : 1.0);
+    if (i > kGradNormSeries) pen.setStyle(Qt::DashLine);
     g->setPen(pen);
     graphs_[static_cast<std::size_t>(i)] = g;
     visible_[static_cast<std::size_t>(i)] =
-        i == 0 || i == 1 || i == kGradNorm;  // as before: total, c51, norm
+        i == 0 || i == 1 || i == kGradNormSeries;  // as before: total, c51, norm
     g->setVisible(visible_[static_cast<std::size_t>(i)]);
     if (!visible_[static_cast<std::size_t>(i)]) g->removeFromLegend();
   }
@@ -314,6 +317,12 @@ void MetricsPlot::refresh(bool reset) {
   for (int k = 0; k < kSeriesCount; ++k) {
     QCPGraph* graph = graphs_[static_cast<std::size_t>(k)];
     if (!visible_[static_cast<std::size_t>(k)]) continue;
+    // The legend names what is drawn: a series the run has no value of (an SDK trainer's c51
+    // loss) stays out of it until one comes.
+    if (extent_[static_cast<std::size_t>(k)].any || steps.empty())
+      graph->addToLegend();
+    else
+      graph->removeFromLegend();
     const DecimatedSeries& series = series_[static_cast<std::size_t>(k)];
     series.points(keys, values);
     graph->setData(keys, values, true);
@@ -324,7 +333,7 @@ void MetricsPlot::refresh(bool reset) {
     const bool dense = series.bucket_width() > 1;
     graph->setAntialiased(!dense);
     QPen pen = graph->pen();
-    pen.setWidthF(dense || k >= kGradNorm ? 1.0 : 1.5);
+    pen.setWidthF(dense || k >= kGradNormSeries ? 1.0 : 1.5);
     graph->setPen(pen);
   }
   // First fires: a line at the step (events name fold and step; the fold's steps are contiguous).
@@ -352,8 +361,8 @@ void MetricsPlot::refresh(bool reset) {
 void MetricsPlot::rescaleValues() {
   const bool log = logScale();
   for (auto [axis, first, last] :
-       {std::tuple{yAxis, 0, kGradNorm - 1}, std::tuple{yAxis2, kGradNorm, kSeriesCount - 1},
-        std::tuple{health_axis_, 0, -1}}) {
+       {std::tuple{yAxis, 0, kGradNormSeries - 1},
+        std::tuple{yAxis2, kGradNormSeries, kSeriesCount - 1}, std::tuple{health_axis_, 0, -1}}) {
     bool any = false;
     double lo = 0, hi = 0;
     for (int k = first; k <= last; ++k) {

@@ -1,5 +1,9 @@
 #include "widgets/inspector_widget.h"
 
+#include "core/config.h"
+#include "core/slot_table.h"
+#include "models/shown_table.h"
+
 #include "models/npy_file.h"
 #include "models/slot_label.h"
 
@@ -49,6 +53,7 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QWidget(parent) {
   page_ = new QSpinBox;
   page_->setPrefix("page ");
   values_ = new QTableWidget(0, 2);
+  values_->setObjectName("inspectorValues");
   values_->setHorizontalHeaderLabels({"flat index", "value"});
   values_->verticalHeader()->setVisible(false);
   values_->horizontalHeader()->setStretchLastSection(true);
@@ -131,9 +136,16 @@ void InspectorWidget::showPage(int page) {
   const std::size_t begin = static_cast<std::size_t>(page) * kPageSize;
   const std::size_t end = std::min(v.size(), begin + kPageSize);
   values_->setRowCount(static_cast<int>(end > begin ? end - begin : 0));
+  // The built-in trainer's gradient norms: the global one, then one per parameter group.
+  const bool grad_norms = shown_table().is_builtin() && stats_->slot == kGradNorm &&
+                          (stats_->slot_name.isEmpty() || stats_->slot_name == "grad_norm");
   for (std::size_t i = begin; i < end; ++i) {
     const int row = static_cast<int>(i - begin);
-    values_->setItem(row, 0, new QTableWidgetItem(QString::number(i)));
+    QString index = QString::number(i);
+    if (grad_norms && i == 0) index += " (global)";
+    if (grad_norms && i >= 1 && i <= kParamGroups.size())
+      index += QString(" (%1)").arg(kParamGroups[i - 1]);
+    values_->setItem(row, 0, new QTableWidgetItem(index));
     auto* item = new QTableWidgetItem(QString::number(v[i], 'g', 8));
     if (!std::isfinite(v[i])) item->setForeground(QColor(211, 47, 47));
     values_->setItem(row, 1, item);

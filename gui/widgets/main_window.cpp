@@ -481,6 +481,10 @@ void MainWindow::onRunFileLoaded(UpdatePtr u) {
   inspect_want_ = InspectWanted{};
   ctrl_->requestInspect(-1);
   inspector_->clear();
+  // The name filter and the go-to box were about the other file's slots and steps (a view file
+  // sets its own filter as the file is shown).
+  slot_filter_->clear();
+  go_to_->clear();
   UI_applyUpdate(std::move(u));
   addRecent(view_->source);
   if (pending_sweep_fold_ >= 0 &&

@@ -285,12 +285,15 @@ void MainWindow::showShortcuts() {
     table->setItem(r, 2, new QTableWidgetItem(what));
   }
   table->horizontalHeader()->setStretchLastSection(true);
+  table->setWordWrap(true);  // a long description on two lines rather than cut with "..."
+  table->setTextElideMode(Qt::ElideNone);
   table->resizeColumnsToContents();
   table->verticalHeader()->setVisible(false);
   auto* lay = new QVBoxLayout(d);
   lay->addWidget(table);
-  d->resize(720, 520);
+  d->resize(900, 560);
   d->show();
+  table->resizeRowsToContents();  // once the last column has its width
 }
 
 void MainWindow::showAbout() {

@@ -208,6 +208,11 @@ void MainWindow::centreStep(int step) {
 
 void MainWindow::buildHealthSeriesMenu(QMenu* menu) {
   QMenu* add = menu->addMenu("Add the selected slot's health");
+  // The menu names the slot it adds (or says that none is selected).
+  connect(sel_, &ViewSelection::changed, add, [this, add] {
+    add->setTitle(sel_->slot() < 0 ? QString("Add the selected slot's health (select a slot first)")
+                                   : QString("Add the health of %1").arg(slot_label(sel_->slot())));
+  });
   for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m) {
     const auto measure = static_cast<HealthMeasure>(m);
     add->addAction(measure_name(measure), this, [this, measure] {

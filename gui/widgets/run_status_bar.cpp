@@ -20,6 +20,23 @@ namespace {
 QString plural(qint64 n, const char* one) {
   return QString("%1 %2%3").arg(n).arg(one).arg(n == 1 ? "" : "s");
 }
+
+// The watch trips of a run that did not fire: "; 2 watch trips (the first at fold 1, step 82)".
+QString watch_trips_text(const Snapshot& s) {
+  const SnapshotEvent* first = nullptr;
+  qint64 trips = 0;
+  for (const SnapshotEvent& e : s.events) {
+    if (e.kind != EventKind::Watch) continue;
+    ++trips;
+    if (!first || std::make_pair(e.fold, e.step) < std::make_pair(first->fold, first->step))
+      first = &e;
+  }
+  if (!first) return {};
+  return QString("; %1 (the first at fold %2, step %3)")
+      .arg(plural(trips, "watch trip"))
+      .arg(first->fold)
+      .arg(first->step);
+}
 }  // namespace
 
 QString position_text(const Snapshot& s, const StatusMode& m) {
@@ -37,7 +54,7 @@ QString position_text(const Snapshot& s, const StatusMode& m) {
           ? QString("%1: finished, %2 x %3; %4")
                 .arg(s.scenario, plural(s.folds_total, "fold"), plural(s.steps_per_fold, "step"),
                      s.entry ? "fired (entry slot " + slot_label(s.entry->slot) + ")"
-                             : QString("nothing fired"))
+                             : QString("nothing fired") + watch_trips_text(s))
           : QString("%1: fold %2 (of %3), step %4 (of %5), next phase %6")
                 .arg(s.scenario)
                 .arg(s.fold)

@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QMenu>
 #include <QTableView>
+#include <QTableWidget>
 
 #include "gui/gui_fixture.h"
 #include "gui/gui_test_registry.h"
@@ -46,6 +47,23 @@ class InspectorTest : public QObject, GuiFixture {
 
  private Q_SLOTS:
   void initTestCase() { setUpCase(); }
+
+  // grad_norm's elements are named by what they are the norm of: the global one, then each
+  // parameter group's.
+  void gradNormsAreLabelledByGroup() {
+    InspectorWidget inspector;
+    std::vector<float> norms(1 + kGroupCount, 0.5f);
+    BufferStats s = compute_stats(kGradNorm, {static_cast<std::int64_t>(norms.size())},
+                                  norms.data(), norms.size(), "test");
+    s.computed = true;
+    s.exists = true;
+    inspector.setStats(std::make_shared<const BufferStats>(std::move(s)));
+    auto* values = inspector.findChild<QTableWidget*>("inspectorValues");
+    QVERIFY(values);
+    QCOMPARE(values->item(0, 0)->text(), QString("0 (global)"));
+    QCOMPARE(values->item(1, 0)->text(), QString("1 (encoder)"));
+    QCOMPARE(values->item(kGroupCount, 0)->text(), QString("%1 (aux)").arg(kGroupCount));
+  }
 
   void everyCellOfARunFileShowsItsOwnBufferOrSaysItHasNone() {
     MainWindow w(settings("healthy"), three_fold_run_);

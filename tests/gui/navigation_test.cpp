@@ -188,6 +188,8 @@ class NavigationTest : public QObject, public GuiFixture {
     QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
     w.UI_selectCell(kHS2, 1, 4);
     QCOMPARE(w.stepPlot()->selection(), std::make_pair(int(kHS2), 4));
+    w.findChild<QLineEdit*>("slotFilter")->setText("h_");
+    w.findChild<QLineEdit*>("goToStep")->setText("1:4");
     const QString other = makeThreeFoldRun("other");
     w.UI_openRunFile(other);
     QTRY_VERIFY_WITH_TIMEOUT(w.snapshot() && w.snapshot()->source == other, 10000);
@@ -195,6 +197,10 @@ class NavigationTest : public QObject, public GuiFixture {
     QCOMPARE(w.stepPlot()->selection().first, -1);
     QCOMPARE(w.foldPlot()->selection().first, -1);
     QVERIFY(w.findChild<QTableView*>("slotTable")->selectionModel()->selectedRows().isEmpty());
+    // Nor the name filter's or the go-to box's text, which were about the other file.
+    QVERIFY(w.findChild<QLineEdit*>("slotFilter")->text().isEmpty());
+    QVERIFY(w.findChild<QLineEdit*>("goToStep")->text().isEmpty());
+    QCOMPARE(w.viewState()["slot_table_rows"].toInt(), static_cast<int>(shown_slot_count()));
   }
 
   void theStepGridAndTheMetricsZoomTogether() {

@@ -119,6 +119,13 @@ class ShortcutsTest : public QObject, GuiFixture {
     QTRY_COMPARE(w.slotTable()->rowCount(), 11);
     QTRY_COMPARE(w.stepGrid()->rowCount(), 11);
     QTRY_COMPARE(w.foldGrid()->rowCount(), 11);
+    // Its metrics legend names what it has: its loss, not nanscope's c51 term.
+    QStringList legend;
+    for (int i = 0; i < w.metrics()->legend->itemCount(); ++i)
+      if (auto* item = qobject_cast<QCPPlottableLegendItem*>(w.metrics()->legend->item(i)))
+        legend << item->plottable()->name();
+    QVERIFY2(!legend.contains("c51") && legend.contains("total loss"),
+             qPrintable(legend.join(", ")));
     w.UI_openFile(three_fold_run_);
     waitOffline(w, three_fold_run_);
     QTRY_COMPARE(w.slotTable()->rowCount(), nanscope::kBuiltinSlotCount);

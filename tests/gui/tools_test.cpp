@@ -15,6 +15,7 @@
 #include "gui/gui_fixture.h"
 #include "gui/gui_test_registry.h"
 #include "models/health_series.h"
+#include "models/slot_label.h"
 #include "plots/grid_plot.h"
 #include "plots/histogram_plot.h"
 #include "plots/metrics_plot.h"
@@ -336,6 +337,18 @@ class ToolsTest : public QObject, public GuiFixture {
     QTRY_VERIFY2(w.statusBar()->currentMessage().startsWith("watch trip at fold 0, step 0: "),
                  qPrintable(w.statusBar()->currentMessage()));
     QVERIFY(w.statusBar()->currentMessage().contains("grad_explode"));
+    // The run's end says it fired nothing, and that the watch tripped.
+    w.UI_run(EngineController::UntilEnd);
+    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->finished && !w.running(), 60000);
+    QVERIFY2(w.statusText().contains("nothing fired; ") &&
+                 w.statusText().contains("(the first at fold 0, step 0)"),
+             qPrintable(w.statusText()));
+    // The health menu names the slot it adds.
+    w.UI_selectCell(kHS2, 0, 3);
+    bool named = false;
+    for (QMenu* m : w.findChildren<QMenu*>())
+      named |= m->title() == "Add the health of " + slot_label(kHS2);
+    QVERIFY(named);
   }
 
   // A live window closed (or restarted) before its first step leaves no runs/gui-* folder; one

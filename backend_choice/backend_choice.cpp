@@ -9,10 +9,10 @@
 
 namespace nanscope {
 
-std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config& config, bool say) {
-  if (choice == "cpu") return make_cpu_backend(config);
+std::unique_ptr<Backend> choose_backend(BackendChoice choice, const Config& config, bool say) {
+  if (choice == BackendChoice::Cpu) return make_cpu_backend(config);
   const CudaPlugin& plugin = cuda_plugin();
-  if (choice == "cuda") {
+  if (choice == BackendChoice::Cuda) {
     if (!plugin.api) throw DeviceError("--backend cuda: " + plugin.why);
     return plugin.api->make_backend(config);
   }

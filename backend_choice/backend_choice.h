@@ -13,7 +13,7 @@
 namespace nanscope {
 
 // `say`: print the choice made for `auto` on stderr, in one line with its reason.
-std::unique_ptr<Backend> choose_backend(const std::string& choice, const Config& config, bool say);
+std::unique_ptr<Backend> choose_backend(BackendChoice choice, const Config& config, bool say);
 
 // What the CUDA backend would run on, or why there is none, in one sentence: "CUDA plugin
 // /usr/lib/nanscope/libnanscope-cuda.so: CUDA runtime 13.0, NVIDIA H200", or "no CUDA plugin

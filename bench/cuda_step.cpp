@@ -73,8 +73,11 @@ std::unique_ptr<Session> warm_session(const Variant& v, const std::vector<int>& 
     o.out_dir = (std::filesystem::temp_directory_path() / "nanscope_bench_cuda_step").string();
     std::filesystem::remove_all(o.out_dir);
   }
-  auto s = std::make_unique<Session>(
-      c, build == Build::Plugin ? choose_backend("cuda", c, false) : cuda::make_cuda_backend(c), o);
+  auto s = std::make_unique<Session>(c,
+                                     build == Build::Plugin
+                                         ? choose_backend(BackendChoice::Cuda, c, false)
+                                         : cuda::make_cuda_backend(c),
+                                     o);
   RunUntil warm;
   warm.kind = RunUntil::Kind::Steps;
   warm.steps = 20;

@@ -8,6 +8,8 @@
 // Usage: bench_time_travel cpu|cuda [BLOCKS] [SAMPLES]
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -43,10 +45,16 @@ Config step_config(int checkpoint_every, int steps_per_fold) {
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "cpu";
   const bool cuda = which == "cuda";
+  if (which != "cpu" && !cuda) {
+    std::fprintf(stderr, "bench_time_travel: %s: expected cpu or cuda\n", which.c_str());
+    return 2;
+  }
   const int blocks = argc > 2 ? std::atoi(argv[2]) : (cuda ? 21 : 3);
   const int samples = argc > 3 ? std::atoi(argv[3]) : (cuda ? 21 : 5);
   const int block_steps = 100;  // one checkpoint in each block
-  auto make = [&](const Config& c) { return choose_backend(which, c, false); };
+  auto make = [&](const Config& c) {
+    return choose_backend(cuda ? BackendChoice::Cuda : BackendChoice::Cpu, c, false);
+  };
   SessionOptions graphed;
   graphed.graph = cuda;
 

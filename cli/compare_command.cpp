@@ -44,7 +44,7 @@ ElementwiseChange buffers_of(const CompareOptions& o, const RunFileData& run, in
   const Config config = run_file_config(run, o.run_file);
   Materializer m(
       config, [&](const Config& c) { return choose_backend(o.backend, c, !o.json); },
-      o.backend != "cpu");
+      o.backend != BackendChoice::Cpu);
   std::vector<float> buffer[2];
   for (int k = 0; k < 2; ++k) {
     const int step = k == 0 ? a : b;

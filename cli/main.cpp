@@ -11,6 +11,19 @@
 #include "listings.h"
 #include "run_command.h"
 
+namespace {
+// --backend auto|cuda|cpu, read into its enum (one home for the four commands that take it).
+void add_backend_option(CLI::App* app, nanscope::BackendChoice& into, const std::string& help) {
+  app->add_option_function<std::string>(
+         "--backend",
+         [&into](const std::string& v) {
+           into = *nanscope::parse_enum<nanscope::BackendChoice>(v);
+         },
+         help)
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace nanscope;
   // A file-size limit (ulimit -f) makes a write fail with EFBIG, reported as exit 74 with nothing
@@ -27,8 +40,7 @@ int main(int argc, char** argv) {
     // 66 (missing input) and the file's name, as every input file.
     a->add_option("--config", run.config_file, "TOML config file");
     a->add_option("--scenario", run.scenario, "scenario preset (see --list-scenarios)");
-    a->add_option("--backend", run.backend, "auto|cuda|cpu")
-        ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+    add_backend_option(a, run.backend, "auto|cuda|cpu");
     a->add_option("--folds", run.folds, "number of folds (run.folds)");
     a->add_option("--steps-per-fold", run.steps_per_fold, "steps per fold (run.steps_per_fold)");
     a->add_option("--seed", run.seed, "seed (run.seed)");
@@ -68,8 +80,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("replay", "re-run a dumped step: reproducible or transient?");
   replay_cmd->add_option("dump", replay.dump, "dump file (dumps/fold..._step..._<slot>.h5)")
       ->required();
-  replay_cmd->add_option("--backend", replay.backend, "auto|cuda|cpu")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  add_backend_option(replay_cmd, replay.backend, "auto|cuda|cpu");
   replay_cmd->add_flag(
       "--with-injections", replay.with_injections,
       "make the dumped step's recorded slot injections again (replays the dumped step "
@@ -89,8 +100,7 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--slot", compare.slot,
                           "also this slot's buffers at the two steps, element by element, "
                           "recomputed from the file's checkpoints (index or name)");
-  compare_cmd->add_option("--backend", compare.backend, "auto|cuda|cpu: recomputes with --slot")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  add_backend_option(compare_cmd, compare.backend, "auto|cuda|cpu: recomputes with --slot");
   compare_cmd->add_flag("--json", compare.json, "print the table as JSON on stdout");
   cli::MaterializeOptions materialize;
   CLI::App* materialize_cmd = app.add_subcommand(
@@ -101,8 +111,7 @@ int main(int argc, char** argv) {
   materialize_cmd->add_option("--step", materialize.step, "the step within the fold")->required();
   materialize_cmd->add_option("--slot", materialize.slots,
                               "only this slot (index or name; repeatable; default every slot)");
-  materialize_cmd->add_option("--backend", materialize.backend, "auto|cuda|cpu")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  add_backend_option(materialize_cmd, materialize.backend, "auto|cuda|cpu");
   materialize_cmd
       ->add_option_function<std::string>(
           "--graph",

@@ -61,7 +61,7 @@ void check_out(const MaterializeOptions& o) {
 
 int materialize_command(const MaterializeOptions& o) {
   check_out(o);
-  if (o.graph == OnOff::On && o.backend == "cpu")
+  if (o.graph == OnOff::On && o.backend == BackendChoice::Cpu)
     throw UsageError(
         "--graph on: graph capture of the step needs the CUDA backend (--backend cpu steps "
         "phase by phase)");
@@ -73,7 +73,7 @@ int materialize_command(const MaterializeOptions& o) {
   const Config config = run_file_config(run, o.run_file);
   const bool say = !o.json;
   BackendFactory make = [&](const Config& c) { return choose_backend(o.backend, c, say); };
-  const bool graph = o.graph ? *o.graph == OnOff::On : o.backend != "cpu";
+  const bool graph = o.graph ? *o.graph == OnOff::On : o.backend != BackendChoice::Cpu;
   Materializer materializer(config, make, graph);
   const std::optional<MaterializedStep> m =
       materializer.materialize(from, MaterializeRequest{o.fold, o.step, slots});

@@ -24,7 +24,7 @@ namespace nanscope::cli {
 struct RunOptions {
   std::string config_file;
   std::string scenario;
-  std::string backend = "auto";
+  BackendChoice backend = BackendChoice::Auto;
   // As typed: checked by the config like --set run.folds=..., so that an empty value or one that
   // overflows is refused naming the key, never saturated or dropped.
   std::optional<std::string> folds, steps_per_fold, seed;
@@ -48,7 +48,7 @@ int run_command(const RunOptions& options);
 
 struct ReplayOptions {
   std::string dump;
-  std::string backend = "auto";
+  BackendChoice backend = BackendChoice::Auto;
   bool with_injections = false;  // make the dumped step's recorded slot injections again
   bool json = false;
 };
@@ -59,7 +59,7 @@ struct CompareOptions {
   int fold = 0;
   std::vector<int> steps;  // empty: the fold's last clean step and first bad one
   std::string slot;        // also this slot's buffers, element by element (time travel)
-  std::string backend = "auto";
+  BackendChoice backend = BackendChoice::Auto;
   bool json = false;
 };
 int compare_command(const CompareOptions& options);
@@ -68,7 +68,7 @@ struct MaterializeOptions {
   std::string run_file;
   int fold = 0, step = 0;
   std::vector<std::string> slots;  // empty: every slot of the step
-  std::string backend = "auto";
+  BackendChoice backend = BackendChoice::Auto;
   std::optional<OnOff> graph;  // unset: on unless --backend cpu
   std::string out;
   bool force = false;  // replace an existing --out

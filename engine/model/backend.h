@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend_names.h"
 #include "core/config.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"

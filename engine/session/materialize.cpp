@@ -101,6 +101,7 @@ std::optional<MaterializedStep> Materializer::materialize(
   m.checkpoint_step = from.step;
   m.steps_run = total;
   m.backend = backend.name();
+  m.backend_kind = backend.kind();
   m.graph = session_->graph();
   backend.read_state(m.context.state);
   // The requested step runs phase by phase (the step graph's bits, promised and tested), so that
@@ -184,7 +185,8 @@ DumpData materialized_dump(const MaterializedStep& m, const Config& run_config,
   d.nanscope_version = kVersion;
   d.run_file = run_file;
   d.seed = run_config.run.seed;
-  d.context_f64 = run_config.model.precision == Precision::Float64 && m.backend == "cpu";
+  d.context_f64 =
+      run_config.model.precision == Precision::Float64 && m.backend_kind == BackendKind::Cpu;
   d.origin = "materialized";
   d.checkpoint_step = m.checkpoint_step;
   const SlotSet checked = m.records.empty() ? SlotSet() : m.records.back().checked;

@@ -37,7 +37,8 @@ struct MaterializedStep {
   int steps_run = 0;        // steps recomputed, the requested one included
   double ms = 0;            // wall time of the recomputation
   std::string backend;      // the backend that recomputed it
-  bool graph = false;       // whole steps as the step graph
+  BackendKind backend_kind = BackendKind::Cpu;
+  bool graph = false;  // whole steps as the step graph
   std::vector<MaterializedSlot> slots;
   std::vector<StepRecord> records;  // every recomputed step, in order (the requested one last)
   StepContext context;              // the state before the step and its batch as sampled

@@ -126,9 +126,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& origin) {
     s.seeds.push_back(seed);
   }
   s.scenario = text_of(sw->get("scenario"), origin, "sweep.scenario", "healthy");
-  s.backend = text_of(sw->get("backend"), origin, "sweep.backend", "auto");
-  if (s.backend != "auto" && s.backend != "cpu" && s.backend != "cuda")
-    bad(origin, "sweep.backend", "auto, cpu or cuda");
+  const auto backend =
+      parse_enum<BackendChoice>(text_of(sw->get("backend"), origin, "sweep.backend", "auto"));
+  if (!backend) bad(origin, "sweep.backend", "auto, cpu or cuda");
+  s.backend = *backend;
   s.sets = strings_of(sw->get("set"), origin, "sweep.set");
   for (const std::string& kv : s.sets)
     if (kv.rfind("run.seed", 0) == 0) bad(origin, "sweep.set", "run.seed comes from sweep.seeds");
@@ -224,7 +225,7 @@ std::string sweep_spec_toml(const SweepSpec& s) {
   root.insert("sweep", toml::table{{"name", s.name},
                                    {"seeds", seeds},
                                    {"scenario", s.scenario},
-                                   {"backend", s.backend},
+                                   {"backend", std::string(name_of(s.backend))},
                                    {"set", strings(s.sets)}});
   toml::array variants;
   for (const SweepVariant& v : s.variants) {

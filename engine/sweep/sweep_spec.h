@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/backend_names.h"
+
 namespace nanscope {
 
 struct SweepVariant {
@@ -29,7 +31,7 @@ struct SweepSpec {
   std::string name;
   std::vector<std::uint64_t> seeds;
   std::string scenario = "healthy";
-  std::string backend = "auto";
+  BackendChoice backend = BackendChoice::Auto;
   std::vector<std::string> sets;  // for every variant: KEY=VALUE (run.folds=6, ...)
   std::vector<SweepVariant> variants;
   SlurmOptions slurm;

@@ -99,16 +99,17 @@ Options parse(int argc, char** argv) {
     for (const QString& spec : p.values(inject)) quoted << "\"" + spec + "\"";
     o.settings.sets << "inject.faults=[" + quoted.join(", ") + "]";
   }
-  const QString chosen = p.value(backend);
-  if (chosen == "cpu") {
-    o.settings.cpu_only = true;
-  } else if (chosen == "cuda") {
-    o.settings.make_backend = [](const nanscope::Config& c) {
-      return nanscope::choose_backend("cuda", c, false);
-    };
-  } else if (chosen != "auto") {
-    o.usage_error = QString("--backend %1: expected auto, cuda or cpu").arg(chosen);
+  const auto chosen = nanscope::parse_enum<nanscope::BackendChoice>(p.value(backend).toStdString());
+  if (!chosen) {
+    o.usage_error = QString("--backend %1: expected auto, cuda or cpu").arg(p.value(backend));
     return o;
+  }
+  if (*chosen == nanscope::BackendChoice::Cpu) {
+    o.settings.cpu_only = true;
+  } else if (*chosen == nanscope::BackendChoice::Cuda) {
+    o.settings.make_backend = [](const nanscope::Config& c) {
+      return nanscope::choose_backend(nanscope::BackendChoice::Cuda, c, false);
+    };
   }
   o.settings.scenario = p.value(scenario);
   o.settings.sets << p.values(set);

@@ -126,7 +126,7 @@ void EngineController::guarded(F&& f) {
 std::unique_ptr<Backend> EngineController::makeBackend(const Config& config) const {
   if (device_failed_ || settings_.cpu_only) return make_cpu_backend(config);
   if (settings_.make_backend) return settings_.make_backend(config);
-  return choose_backend("auto", config, false);
+  return choose_backend(BackendChoice::Auto, config, false);
 }
 
 bool EngineController::rebuild() {

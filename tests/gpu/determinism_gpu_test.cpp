@@ -31,7 +31,7 @@ struct StepPicture {
 };
 
 std::vector<StepPicture> steps_of(const Config& c, bool graph, int steps, bool via_plugin = false) {
-  auto b = via_plugin ? choose_backend("cuda", c, false) : cuda::make_cuda_backend(c);
+  auto b = via_plugin ? choose_backend(BackendChoice::Cuda, c, false) : cuda::make_cuda_backend(c);
   b->set_step_graph(graph);
   const auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
   const auto folds = plan_folds(c.data.bars, c.run.folds, c.data.n_step);
@@ -109,7 +109,8 @@ TEST(CudaDeterminism, TheGraphsSideLanesGiveTheOneStreamStepBitForBit) {
 
 TEST(CudaPlugin, ThePluginsBackendStepsAsTheLinkedOneBitForBit) {
   const Config c = small_sync();
-  auto plugin = choose_backend("cuda", c, false);  // throws, with the reason, without the plugin
+  auto plugin =
+      choose_backend(BackendChoice::Cuda, c, false);  // throws, with the reason, without the plugin
   EXPECT_EQ(plugin->kind(), BackendKind::Cuda);
   for (bool graph : {true, false})
     expect_identical(steps_of(c, graph, 4, true), steps_of(c, graph, 4));

@@ -41,7 +41,13 @@ int main(int argc, char** argv) {
         builder.set(argv[i]);
     }
     const Config c = builder.build();
-    auto backend = choose_backend(choice, c, false);
+    const auto chosen = parse_enum<BackendChoice>(choice);
+    if (!chosen) {
+      std::fprintf(stderr, "twin_fixture: backend %s: expected auto, cpu or cuda\n",
+                   choice.c_str());
+      return 2;
+    }
+    auto backend = choose_backend(*chosen, c, false);
     const auto bars = generate_synthetic_bars(c.data, c.run.seed, c.data.bars);
     backend->load_fold(
         build_transitions(bars, plan_folds(c.data.bars, c.run.folds, c.data.n_step)[0], c));

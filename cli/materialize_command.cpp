@@ -85,7 +85,7 @@ int materialize_command(const MaterializeOptions& o) {
                         std::filesystem::absolute(o.run_file).string());
   write_dump(o.out, dump);
 
-  const bool same_backend = m->backend == run.backend;
+  const bool same_backend = parse_enum<BackendKind>(run.backend) == m->backend_kind;
   fmt::print(stderr,
              "fold {} step {}: recomputed from the checkpoint at step {} ({} step{}, {:.1f} ms) on "
              "the {} backend{}\n",

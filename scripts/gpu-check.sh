@@ -89,7 +89,7 @@ if python3 -c "import torch, h5py" 2>/dev/null; then
   if python3 -c "import transformers" 2>/dev/null; then  # GPT-2: the cost and the named entry
     step torch_watch_cost 600 env PYTHONPATH="$src/python" python3 "$src/bench/torch_watch_cost.py" \
       --lib "$bin/lib/libnanscope.so.1" --keep "$out/gpt2_run"
-    grep -E "^(plain|nanscope|detect_anomaly|debug_underflow_overflow|torch_watch_cost):" \
+    grep -E "^(plain|nanscope|plain_graphed|nanscope_graphed|detect_anomaly|debug_underflow_overflow|torch_watch_cost):" \
       "$out/torch_watch_cost.txt"
   fi
   # The graphed example under memcheck: the watch's checks inside torch's graph, replayed.

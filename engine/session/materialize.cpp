@@ -81,17 +81,30 @@ std::optional<MaterializedStep> Materializer::materialize(
   auto tick = [&](const StepRecord&) {
     ++done;
     if (progress) progress(done, total);
-    // The state now is the one before step from.step + done.
-    const int next = from.step + done;
-    if (keep && next >= request.step - kNeighbourStates && next < config_.run.steps_per_fold) {
-      Checkpoint c{from.fold, next, from.global_step + done, {}};
-      backend.read_state(c.state);
-      keep(std::move(c));
-    }
   };
-  if (before > 0 && session_->run_piece(RunUntil{RunUntil::Kind::Steps, before, -1}, cancel,
-                                        tick) == StopReason::Cancelled)
+  // The state before step from.step + steps_done, as a checkpoint for `keep`. Read between pieces,
+  // never from the step callback: a bank that reports its outcomes at the piece's end (the CUDA
+  // backend's without halts) calls it after the whole piece has run.
+  auto keep_state = [&](int steps_done) {
+    const int next = from.step + steps_done;
+    if (!keep || next >= config_.run.steps_per_fold) return;
+    Checkpoint c{from.fold, next, from.global_step + steps_done, {}};
+    backend.read_state(c.state);
+    keep(std::move(c));
+  };
+  // Far from the request, one piece; the last kNeighbourStates steps before it one at a time, so
+  // that the state before each is kept.
+  const int near = keep ? std::min(before, kNeighbourStates) : 0;
+  if (before - near > 0 && session_->run_piece(RunUntil{RunUntil::Kind::Steps, before - near, -1},
+                                               cancel, tick) == StopReason::Cancelled)
     return std::nullopt;
+  for (int k = before - near; k < before; ++k) {
+    if (k > 0) keep_state(k);
+    if (session_->run_piece(RunUntil{RunUntil::Kind::Steps, 1, -1}, cancel, tick) ==
+        StopReason::Cancelled)
+      return std::nullopt;
+  }
+  if (before > 0) keep_state(before);
   if (cancel && cancel()) return std::nullopt;
 
   MaterializedStep m;
@@ -134,6 +147,7 @@ std::optional<MaterializedStep> Materializer::materialize(
   }
   session_->set_check_hook({});
   session_->set_graph(graph);
+  keep_state(total);  // the state after the requested step: the next cell is one step away
   m.context.batch = backend.batch_context();
   undo_batch_injections(backend.dims(), session_->injected_this_step(), m.context.batch);
   for (int s : wanted) {

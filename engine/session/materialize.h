@@ -61,7 +61,7 @@ class Materializer {
   // `keep`, when given, receives the states the recomputation passes through near the request,
   // as checkpoints: the state before each of the kNeighbourStates steps before it, before the
   // request itself and after it (a neighbouring cell is then one step away, not a re-run from
-  // the run's checkpoint).
+  // the run's checkpoint). Those last steps then run one piece each.
   static constexpr int kNeighbourStates = 16;
   std::optional<MaterializedStep> materialize(const Checkpoint& from,
                                               const MaterializeRequest& request,

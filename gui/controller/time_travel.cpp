@@ -164,7 +164,7 @@ BufferStats TimeTravel::travel(const TravelRequest& r, Session* live,
       [this, generation] { return newest_.load() != generation; }, progress,
       [&](Checkpoint&& c) { keepNear(std::move(c), r.fold, r.step); });
   if (!got) return none_because(r, "superseded");
-  const bool other = got->backend != s.run_backend;
+  const bool other = parse_enum<BackendKind>(s.run_backend) != got->backend_kind;
   if (got->slots.empty()) {
     BufferStats none = none_because(r, "");
     none.exists = false;

@@ -63,6 +63,8 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
     if (!u->reset && (u->epoch != epoch_ || u->seq <= last_seq_)) return;  // stale: of an older run
   }
   const std::size_t events_before = view_->events.size();
+  // A new live run (Stop, a new configuration): a cell clicked in the old one is not its cell.
+  const bool new_live_run = u->reset && !u->head.offline && u->epoch != epoch_;
   if (!apply_update(*view_, *u)) {  // the window lost track: ask for the whole picture
     post([](EngineController* c) { c->RT_resync(); });
     return;
@@ -71,6 +73,10 @@ void MainWindow::UI_applyUpdate(UpdatePtr u) {
   epoch_ = u->epoch;
   have_view_ = true;
   const int last_fold = std::max(0, static_cast<int>(view_->folds.size()) - 1);
+  if (new_live_run) {
+    sel_->setFoldChosen(false);
+    sel_->setStep(-1);
+  }
   if (u->reset) {
     // Never another run's buffer: a new live run asks again for the selected cell (or nothing).
     if (!u->head.offline) inspectSelection();

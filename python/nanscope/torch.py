@@ -298,7 +298,8 @@ class Watch:
         r = self._session.replayed("torch")
         self.result = r
         self._next_step += r.replays
-        self._undefer_moments()
+        # No moment is undeferred while a graph replays: the graph checks the slots it captured,
+        # and a change of the table's states would end its accounting (docs/torch.md).
         return r
 
     # What the hooks see.
@@ -420,9 +421,17 @@ class Watch:
                 kept.append(p)
                 kept.extend(v for v in self.optimizer.state.get(p, {}).values()
                             if isinstance(v, torch.Tensor))
+        had_state = {p for p in self.optimizer.state if self.optimizer.state[p]}
         with torch.no_grad():
             before = [t.detach().clone() for t in kept]
             out = self._optimizer_step(*args, **kwargs)
+            made = [p for p in self.optimizer.state
+                    if self.optimizer.state[p] and p not in had_state]
+            if made:
+                # State made inside the graph could not be put back where a check fired.
+                raise Refused(f"nanscope.torch: the optimizer made its state for {len(made)} "
+                              f"parameter(s) inside the captured step: run an eager step that "
+                              f"updates them before capturing (torch.cuda.graph's warm-up)")
             fired = self._guard_word.ne(0).reshape(())  # 0-dim: broadcasts to any tensor
             for t, old in zip(kept, before):
                 t.copy_(torch.where(fired, old, t))

@@ -100,8 +100,10 @@ try:
                                    ("--bug-layernorm", 0, 4, "embed_norm")]:
         runs = [(flag.strip("-"), ())] + ([(flag.strip("-") + "_graphed", ("--graph",))]
                                           if graphed else [])
+        skipped = {}
         for name, extra in runs:
-            run_dir, out = train(name, flag, *extra)
+            run_dir, out = train(name, flag, *extra, "--params", os.path.join(work, name + ".pt"))
+            skipped[name] = re.findall(r"^skipped fold \d+: .*$", out, re.M)
             line = f"fold {fold}: .*entry {re.escape(slot)} at step {step}$"
             if not re.search(line, out, re.M):
                 fail(f"{name}: the script does not name {slot} at step {step}:\n{out}")
@@ -124,6 +126,14 @@ try:
             if agree.returncode != 0:
                 fail(f"{flag}: the graphed run differs from the eager one:\n{agree.stdout}"
                      f"{agree.stderr}")
+            # The guard inside the graph: the same updates skipped, the same parameters at the end.
+            if skipped[runs[0][0]] != skipped[runs[1][0]]:
+                fail(f"{flag}: skipped updates {skipped[runs[1][0]]} graphed, "
+                     f"{skipped[runs[0][0]]} eager")
+            e, g = (torch.load(os.path.join(work, n + ".pt")) for n, _ in runs)
+            differ = [k for k in e if not torch.equal(e[k], g[k])]
+            if differ:
+                fail(f"{flag}: the graphed run's parameters differ from the eager one's: {differ}")
 
     # The guard: the parameters of the guarded run equal an unwatched run's that skips the updates
     # of the same steps.

@@ -22,6 +22,13 @@ TEST(CudaTimeTravel, AnyStepRecomputedBitForBitUngraphed) {
   expect_time_travel_bit_exact(device, false, "cuda_ungraphed");
 }
 
+// The states kept near a recomputed cell (the device's bank reports its outcomes at a piece's
+// end, so they are read between one-step pieces): each recomputes its step as the checkpoint does.
+TEST(CudaTimeTravel, TheStatesKeptNearACellRecomputeItsNeighboursBitForBit) {
+  expect_kept_states_exact(device, true, "cuda_graph");
+  expect_kept_states_exact(device, false, "cuda_ungraphed");
+}
+
 // The ring lives in device memory: a checkpoint costs no copy to the host while the run goes on.
 TEST(CudaTimeTravel, CheckpointsStayOnTheDevice) {
   Config c = time_travel_config();

@@ -147,4 +147,51 @@ inline void expect_time_travel_bit_exact(const BackendFactory& make, bool graph,
   std::filesystem::remove_all(dir);
 }
 
+// The states a recomputation keeps near its cell (Materializer's `keep`): each is the run's state
+// before its step, so a cell recomputed from one equals, bit for bit, the same cell recomputed from
+// the run's checkpoint. Fold 1 around the entry (step 6, from the checkpoint at 4) and the fold's
+// last step (from 8).
+inline void expect_kept_states_exact(const BackendFactory& make, bool graph,
+                                     const std::string& name) {
+  const Config c = time_travel_config();
+  const auto dir = temp_dir("kept_states_" + name);
+  SessionOptions o;
+  o.out_dir = dir.string();
+  o.graph = graph;
+  Session run(c, make(c), o);
+  run.run();
+  const std::string path = run.run_file_path();
+  const RunFileData file = read_run_file(path);
+  Materializer m(c, make, graph);
+  for (int step : {7, 10}) {
+    const Checkpoint from = file_checkpoint_for(file, path, 1, step);
+    std::vector<Checkpoint> kept;
+    const auto got = m.materialize(from, MaterializeRequest{1, step, {kHS2}}, {}, {},
+                                   [&](Checkpoint&& k) { kept.push_back(std::move(k)); });
+    ASSERT_TRUE(got);
+    // The states before from.step + 1 ... step, and after the step where the fold has one.
+    std::vector<int> steps;
+    for (const Checkpoint& k : kept) steps.push_back(k.step);
+    std::vector<int> want_steps;
+    for (int s = from.step + 1; s <= std::min(step + 1, c.run.steps_per_fold - 1); ++s)
+      want_steps.push_back(s);
+    EXPECT_EQ(steps, want_steps) << name << ": recomputing step " << step;
+    for (const Checkpoint& k : kept) {
+      SCOPED_TRACE(::testing::Message() << name << ": the state kept before step " << k.step);
+      EXPECT_EQ(k.fold, 1);
+      EXPECT_EQ(k.global_step, from.global_step + (k.step - from.step));
+      const auto near = m.materialize(k, MaterializeRequest{1, k.step, {kHS2, kParams}});
+      const auto far = m.materialize(from, MaterializeRequest{1, k.step, {kHS2, kParams}});
+      ASSERT_TRUE(near && far);
+      EXPECT_EQ(near->steps_run, 1);
+      ASSERT_EQ(near->slots.size(), far->slots.size());
+      for (std::size_t i = 0; i < near->slots.size(); ++i)
+        EXPECT_TRUE(same_bits(near->slots[i].values, far->slots[i].values))
+            << "slot " << near->slots[i].index;
+      EXPECT_EQ(near->context.state.params, far->context.state.params);
+      EXPECT_EQ(near->context.state.adam_t, far->context.state.adam_t);
+    }
+  }
+}
+
 }  // namespace nanscope::test

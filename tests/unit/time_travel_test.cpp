@@ -23,6 +23,10 @@ TEST(TimeTravel, AnyStepRecomputedBitForBitOnTheCpu) {
   expect_time_travel_bit_exact(cpu, false, "cpu");
 }
 
+TEST(TimeTravel, TheStatesKeptNearACellRecomputeItsNeighboursBitForBit) {
+  expect_kept_states_exact(cpu, false, "cpu");
+}
+
 TEST(TimeTravel, TheRingKeepsTheNewestWithinItsBudget) {
   Config c = time_travel_config();
   const std::size_t bytes = make_cpu_backend(c)->checkpoint_bytes();

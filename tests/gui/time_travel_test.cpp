@@ -55,6 +55,14 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Shows the live window and runs its first fold (20 steps) to its end.
+bool ranTheFirstFold(MainWindow& w) {
+  w.show();
+  if (!QTest::qWaitFor([&] { return w.snapshot() && w.hasLiveSession(); }, 10000)) return false;
+  w.UI_run(EngineController::UntilFoldEnd);
+  return QTest::qWaitFor([&] { return w.snapshot()->global_step == 20 && !w.running(); }, 30000);
+}
+
 }  // namespace
 
 class TimeTravelTest : public QObject, public GuiFixture {
@@ -117,10 +125,7 @@ class TimeTravelTest : public QObject, public GuiFixture {
   void aClickedCellStaysSelectedWhenTheRunCrossesIntoTheNextFold() {
     const QStringList extra = {"history.checkpoint_every=8", "halt.on_fire=never"};
     MainWindow w(settings("healthy", extra));
-    w.show();
-    waitReady(w);
-    w.UI_run(EngineController::UntilFoldEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->global_step == 20 && !w.running(), 30000);
+    QVERIFY(ranTheFirstFold(w));
     w.stepPlot()->replot();
     QTest::mouseClick(w.stepPlot(), Qt::LeftButton, Qt::NoModifier,
                       cell_pixel(w.stepPlot(), 9, kHS2));
@@ -146,10 +151,7 @@ class TimeTravelTest : public QObject, public GuiFixture {
   void stepCompareComparesAnyTwoStepsBuffers() {
     const QStringList extra = {"history.checkpoint_every=8", "halt.on_fire=never"};
     MainWindow w(settings("healthy", extra));
-    w.show();
-    waitReady(w);
-    w.UI_run(EngineController::UntilFoldEnd);
-    QTRY_VERIFY_WITH_TIMEOUT(w.snapshot()->global_step == 20 && !w.running(), 30000);
+    QVERIFY(ranTheFirstFold(w));
     w.UI_selectCell(kBnZ, 0, 3);
     w.UI_compareSteps(3, 17);
     w.findChild<QPushButton*>("compareBuffers")->click();

@@ -72,17 +72,25 @@ inline std::vector<float> floats(const SlotView& v) {
   return out;
 }
 
+// The whole run of `c`, recording into `dir` (its run file holds the checkpoints).
+inline std::unique_ptr<Session> recorded_run(const Config& c, const BackendFactory& make,
+                                             bool graph, const std::string& dir) {
+  SessionOptions o;
+  o.out_dir = dir;
+  o.graph = graph;
+  auto run = std::make_unique<Session>(c, make(c), o);
+  run->run();
+  return run;
+}
+
 // The run (recording, with its checkpoints in the run file), then each triple: recomputed from
 // the run file's checkpoint and from the live ring, against a fresh run halted after that step.
 inline void expect_time_travel_bit_exact(const BackendFactory& make, bool graph,
                                          const std::string& name) {
   const Config c = time_travel_config();
   const auto dir = temp_dir("time_travel_" + name);
-  SessionOptions o;
-  o.out_dir = dir.string();
-  o.graph = graph;
-  Session run(c, make(c), o);
-  run.run();
+  const std::unique_ptr<Session> recorded = recorded_run(c, make, graph, dir.string());
+  Session& run = *recorded;
   ASSERT_TRUE(run.entry());
   const int entry_fold = run.entry()->fold, entry_step = run.entry()->step;
   EXPECT_EQ(entry_fold, 1);
@@ -155,12 +163,7 @@ inline void expect_kept_states_exact(const BackendFactory& make, bool graph,
                                      const std::string& name) {
   const Config c = time_travel_config();
   const auto dir = temp_dir("kept_states_" + name);
-  SessionOptions o;
-  o.out_dir = dir.string();
-  o.graph = graph;
-  Session run(c, make(c), o);
-  run.run();
-  const std::string path = run.run_file_path();
+  const std::string path = recorded_run(c, make, graph, dir.string())->run_file_path();
   const RunFileData file = read_run_file(path);
   Materializer m(c, make, graph);
   for (int step : {7, 10}) {

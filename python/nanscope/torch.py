@@ -239,6 +239,11 @@ class Watch:
     def _stream(self):
         return "torch" if self._device is not None and self._device.type == "cuda" else None
 
+    def _keep_step_stream(self):
+        """The step's stream: torch's current one when the step begins (on the device)."""
+        self._stream_arg = self._session._stream(self._stream())
+        self._step_stream = torch.cuda.current_stream() if self._stream() is not None else None
+
     def _begin_step(self):
         if self._fold is None:
             raise RuntimeError("nanscope.torch: a step outside a fold (with w.fold(i): ...)")
@@ -254,7 +259,7 @@ class Watch:
         self._calls = {}
         if self._registered:
             # The step's stream (torch's current one on the device): its checks all take it.
-            self._stream_arg = self._session._stream(self._stream())
+            self._keep_step_stream()
             self._session._call("ns_step_begin", self._session.handle, self._next_step,
                                 self._stream_arg)
         self._step = self._next_step
@@ -382,17 +387,32 @@ class Watch:
                 ids[i] = slot.id
             addresses[i] = t.data_ptr()
         s = self._session
-        # On the device, torch's current stream, which the library holds to the step's: a check
-        # made on another stream is refused, never queued where the tensor is not yet written.
-        stream = self._stream_arg if self._stream() is None else s._stream("torch")
+        if self._stream() is None:
+            s._call("ns_check_at", s.handle, ids, addresses, n, self._stream_arg)
+            return
+        # The library takes a step's checks on the step's stream only. Autograd may run a hook on
+        # another: a leaf's gradient hook runs on the stream its AccumulateGrad node was made on,
+        # which for a graph is the warm-up's side stream, not the capture's. Such a check is
+        # ordered after the tensor is written and before that stream goes on (inside a capture
+        # these waits are the graph's edges).
+        current = torch.cuda.current_stream()
+        elsewhere = current.cuda_stream != self._step_stream.cuda_stream
+        if elsewhere:
+            self._refuse_an_eager_step_checked_in_a_capture()
+            self._step_stream.wait_stream(current)
         try:
-            s._call("ns_check_at", s.handle, ids, addresses, n, stream)
+            s._call("ns_check_at", s.handle, ids, addresses, n, self._stream_arg)
         except sdk.Error as e:
-            if not self._step_captured and _capturing():  # the capture's stream is not the step's
-                raise Refused("nanscope.torch: a step begun outside torch.cuda.graph's capture "
-                              "checks inside it: begin the step inside the capture (`with "
-                              "torch.cuda.graph(g), w.step():`)") from e
+            self._refuse_an_eager_step_checked_in_a_capture(e)
             raise
+        if elsewhere:
+            current.wait_stream(self._step_stream)
+
+    def _refuse_an_eager_step_checked_in_a_capture(self, cause=None):
+        if not self._step_captured and _capturing():
+            raise Refused("nanscope.torch: a step begun outside torch.cuda.graph's capture "
+                          "checks inside it: begin the step inside the capture (`with "
+                          "torch.cuda.graph(g), w.step():`)") from cause
 
     # The optimizer's update, guarded.
     def _guarded_update(self, args, kwargs):
@@ -505,7 +525,7 @@ class Watch:
         self._registered = True
         s._call("ns_fold_begin", s.handle, self._fold)
         self._fold_begun = True
-        self._stream_arg = s._stream(self._stream())
+        self._keep_step_stream()
         if self._stream() is not None and self._guard_on:
             self._guard_word = s.guard_tensor()  # made outside any capture, for graphed updates
         s._call("ns_step_begin", s.handle, self._step, self._stream_arg)

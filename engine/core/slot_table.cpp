@@ -42,107 +42,67 @@ constexpr const char* kEnd = "end of backward (fire once)";
 constexpr std::uint8_t R(int roles) {
   return static_cast<std::uint8_t>(roles);
 }
-// The builtin table's dataflow order: the order in which a step finalises each slot's buffer
-// (SlotInfo::rank is a slot's place in it).
-constexpr Slot kDataflowOrder[] = {
-    kBatch,
-    kIqnTau,
-    kHS1,
-    kHS2,
-    kBnZ,
-    kValueLogits,
-    kAdvLogits,
-    kLogProbs,
-    kTargetLogProbs,
-    kProjTarget,
-    kC51Loss,
-    kQExpected,
-    kCqlLse,
-    kIqnCosFeatures,
-    kIqnPhi,
-    kIqnQuantiles,
-    kIqnTargetQuantiles,
-    kIqnLoss,
-    kAuxPredNb,
-    kAuxLoss,
-    kEnsembleLogits,
-    kTotalLoss,
-    kCqlDValueLogits,
-    kDValueLogits,
-    kDAdvLogits,
-    kEnsembleDLogits,
-    kBnDConcat,
-    kBwDHS2Main,
-    kAuxDHS2Nb,
-    kBwDHS2Aux,
-    kDBranchLogits,
-    kIqnDHS2,
-    kIqnTrunkM,
-    kBwDHS2Iqn,
-    kGradNorm,
-    kAdamMoments,
-    kParams,
-};
-static_assert(std::size(kDataflowOrder) == kBuiltinSlotCount);
-
+using W = SlotStorage;
+// The builtin table, its rows in dataflow order: the order in which a step finalises each slot's
+// buffer (a slot's SlotInfo::rank is its row's place here).
 // clang-format off
 const std::vector<SlotInfo>& builtin_rows() {
   static const std::vector<SlotInfo> rows = {
   {0,  "batch", P::Sample, P::Sample, "after the gather and the draws", "sample: gather of s, s', R, done, next-bar target", "[s B*F; s' B*F; R B; done B; next_bar B*2]", false, S({1, 7, 8, 15, 16, 18, 20, 21, 24, 25, 28, 30})},
-  {1,  "h_s1", P::Forward, P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", false, S({2, 21}), false, kRoleReluOutput},
-  {2,  "h_s2", P::Forward, P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", false, S({3, 14, 17, 21}), false, kRoleReluOutput},
-  {3,  "bn_z", P::Forward, P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", false, S({4, 5, 19, 21})},
-  {4,  "value_logits", P::Forward, P::Forward, "after the value head", "z Wv + bv", "[B,atoms]", false, S({6}), false, kRoleLseInput},
-  {5,  "adv_logits", P::Forward, P::Forward, "after the advantage heads", "z Wa + ba", "[B,A_total,atoms]", false, S({6}), false, kRoleLseInput},
-  {6,  "log_probs", P::Forward, P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", false, S({9, 10, 24, 25, 29}), false, R(kRoleC51Rows | kRoleLogProbs)},
-  {7,  "target_log_probs", P::Forward, P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", false, S({8, 20, 24, 25}), false, R(kRoleC51Rows | kRoleLogProbs)},
-  {8,  "proj_target", P::Forward, P::Forward, "after the C51 projection", "C51 projection of the target distribution", "[B,D,atoms]", false, S({9, 20, 24, 25, 31}), false, kRoleC51Rows},
-  {9,  "c51_loss", P::Forward, P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", false, S({20})},
-  {10, "q_expected", P::Forward, P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", false, S({11, 20, 24, 25, 29}), false, kRoleLseInput},
-  {11, "cql_lse", P::Forward, P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", false, S({20, 25, 29})},
   {12, "iqn_tau", P::Forward, P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", true, S({16, 28, 36})},
+  {1,  "h_s1", P::Forward, P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", false, S({2, 21}), W::Own, false, kRoleReluOutput},
+  {2,  "h_s2", P::Forward, P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", false, S({3, 14, 17, 21}), W::Own, false, kRoleReluOutput},
+  {3,  "bn_z", P::Forward, P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", false, S({4, 5, 19, 21})},
+  {4,  "value_logits", P::Forward, P::Forward, "after the value head", "z Wv + bv", "[B,atoms]", false, S({6}), W::Own, false, kRoleLseInput},
+  {5,  "adv_logits", P::Forward, P::Forward, "after the advantage heads", "z Wa + ba", "[B,A_total,atoms]", false, S({6}), W::Own, false, kRoleLseInput},
+  {6,  "log_probs", P::Forward, P::Forward, "after the dueling aggregation", "log_softmax(v + a - mean a)", "[B,A_total,atoms]", false, S({9, 10, 24, 25, 29}), W::Own, false, R(kRoleC51Rows | kRoleLogProbs)},
+  {7,  "target_log_probs", P::Forward, P::Forward, "after the target pass on s'", "target network on s'", "[B,A_total,atoms]", false, S({8, 20, 24, 25}), W::Own, false, R(kRoleC51Rows | kRoleLogProbs)},
+  {8,  "proj_target", P::Forward, P::Forward, "after the C51 projection", "C51 projection of the target distribution", "[B,D,atoms]", false, S({9, 20, 24, 25, 31}), W::Own, false, kRoleC51Rows},
+  {9,  "c51_loss", P::Forward, P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", false, S({20})},
+  {10, "q_expected", P::Forward, P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", false, S({11, 20, 24, 25, 29}), W::Own, false, kRoleLseInput},
+  {11, "cql_lse", P::Forward, P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", false, S({20, 25, 29})},
+  {36, "iqn_cos_features", P::Forward, P::Forward, "after the cosine features", "cos(pi i tau), i < n_cos", "[B,N,n_cos]", true, S({13, 21}), W::Work},
   {13, "iqn_phi", P::Forward, P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", true, S({14, 21, 27})},
-  {14, "iqn_quantiles", P::Forward, P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", true, S({16, 28}), false, kRoleQuantiles},
+  {14, "iqn_quantiles", P::Forward, P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", true, S({16, 28}), W::Own, false, kRoleQuantiles},
   {15, "iqn_target_quantiles", P::Forward, P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", true, S({16, 28})},
   {16, "iqn_loss", P::Forward, P::Forward, "after the quantile Huber loss", "per-sample quantile Huber loss", "[B]", true, S({20})},
   {17, "aux_pred_nb", P::Forward, P::Forward, "after the aux head", "relu(h_s2 Wx1 + bx1) Wx2 + bx2", "[B,2]", false, S({18, 21, 30})},
   {18, "aux_loss", P::Forward, P::Forward, "after the aux loss", "per-sample next-bar squared error", "[B]", false, S({20})},
   {19, "ensemble_logits", P::Forward, P::Forward, "after the ensemble heads", "z Wve_e + bve_e", "[E,B,atoms]", false, S({20, 31})},
   {20, "total_loss", P::Forward, P::Forward, "end of forward", "weighted sum of the loss terms", "[1]", false, S({})},
-  {21, "grad_norm", P::Optimizer, P::Optimizer, "after the norms", "global and per-group gradient norms", "[1 + groups]", false, S({22, 23})},
-  {22, "adam_moments", P::Optimizer, P::Optimizer, "after the Adam update", "Adam m and v, all parameters", "[2, P]", false, S({})},
-  {23, "params", P::Optimizer, P::Optimizer, "after the Adam update", "all parameters after the update", "[P]", false, S({})},
+  {29, "cql_d_value_logits", P::ChecksPostBackward, P::BackwardMain, kEnd, "CQL gradient w.r.t. the value logits", "[B,atoms]", false, S({24})},
   {24, "d_value_logits", P::ChecksPostBackward, P::BackwardMain, kEnd, "c51_grad + CQL value gradient", "[B,atoms]", false, S({21, 32})},
   {25, "d_adv_logits", P::ChecksPostBackward, P::BackwardMain, kEnd, "c51_grad + CQL advantage gradient", "[B,A_total,atoms]", false, S({21, 32})},
-  {26, "iqn_trunk_m", P::ChecksPostBackward, P::BackwardIqn, kEnd, "apply_iqn_trunk_gradient GEMM output", "[B,H]", true, S({35})},
-  {27, "iqn_d_h_s2", P::ChecksPostBackward, P::BackwardIqn, kEnd, "IQN backward dh_s2", "[B,H]", true, S({26})},
-  {28, "d_branch_logits", P::ChecksPostBackward, P::BackwardIqn, kEnd, "IQN backward, gradient w.r.t. quantiles", "[B,N,A_total]", true, S({21, 27})},
-  {29, "cql_d_value_logits", P::ChecksPostBackward, P::BackwardMain, kEnd, "CQL gradient w.r.t. the value logits", "[B,atoms]", false, S({24})},
-  {30, "aux_dh_s2_nb", P::ChecksPostBackward, P::BackwardAux, kEnd, "aux next-bar backward dh_s2", "[B,H]", false, S({34})},
-  {31, "ensemble_d_logits", P::ChecksPostBackward, P::BackwardMain, kEnd, "ensemble backward", "[E,B,atoms]", false, S({21, 32}), true},
+  {31, "ensemble_d_logits", P::ChecksPostBackward, P::BackwardMain, kEnd, "ensemble backward", "[E,B,atoms]", false, S({21, 32}), W::Own, true},
   {32, "bn_d_concat", P::ChecksPostBackward, P::BackwardMain, kEnd, "bottleneck linear backward dy (branch concat)", "[B,Z]", false, S({21, 33})},
-  {33, "bw_d_h_s2.main", P::BackwardMain, P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", false, S({34})},
-  {34, "bw_d_h_s2.aux", P::BackwardAux, P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", false, S({26})},
-  {35, "bw_d_h_s2.iqn", P::BackwardIqn, P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", true, S({21})},
-  {36, "iqn_cos_features", P::Forward, P::Forward, "after the cosine features", "cos(pi i tau), i < n_cos", "[B,N,n_cos]", true, S({13, 21})},
+  {33, "bw_d_h_s2.main", P::BackwardMain, P::BackwardMain, "end of main backward, before the aux SAXPY", "bottleneck backward", "bw_d_h_s2 [B,H]", false, S({34}), W::BackwardTrunk},
+  {30, "aux_dh_s2_nb", P::ChecksPostBackward, P::BackwardAux, kEnd, "aux next-bar backward dh_s2", "[B,H]", false, S({34})},
+  {34, "bw_d_h_s2.aux", P::BackwardAux, P::BackwardAux, "after the aux SAXPY", "bw_d_h_s2 += lambda_aux * aux_dh_s2_nb", "bw_d_h_s2 [B,H]", false, S({26}), W::BackwardTrunk},
+  {28, "d_branch_logits", P::ChecksPostBackward, P::BackwardIqn, kEnd, "IQN backward, gradient w.r.t. quantiles", "[B,N,A_total]", true, S({21, 27})},
+  {27, "iqn_d_h_s2", P::ChecksPostBackward, P::BackwardIqn, kEnd, "IQN backward dh_s2", "[B,H]", true, S({26})},
+  {26, "iqn_trunk_m", P::ChecksPostBackward, P::BackwardIqn, kEnd, "apply_iqn_trunk_gradient GEMM output", "[B,H]", true, S({35})},
+  {35, "bw_d_h_s2.iqn", P::BackwardIqn, P::BackwardIqn, "after the IQN device-to-device overwrite", "bw_d_h_s2 = iqn_trunk_m", "bw_d_h_s2 [B,H]", true, S({21}), W::BackwardTrunk},
+  {21, "grad_norm", P::Optimizer, P::Optimizer, "after the norms", "global and per-group gradient norms", "[1 + groups]", false, S({22, 23})},
+  {22, "adam_moments", P::Optimizer, P::Optimizer, "after the Adam update", "Adam m and v, all parameters", "[2, P]", false, S({}), W::AdamMoments},
+  {23, "params", P::Optimizer, P::Optimizer, "after the Adam update", "all parameters after the update", "[P]", false, S({}), W::Params},
   };
   return rows;
 }
 // clang-format on
 
-// Each slot's rank (its place in kDataflowOrder, which must name every slot once) and the slots
-// whose buffer is a view of storage the step keeps anyway (SlotInfo::storage).
-std::vector<SlotInfo> with_policy(std::vector<SlotInfo> rows) {
+// The table by index, each slot's rank its row's place in builtin_rows (which must name every
+// slot once).
+std::vector<SlotInfo> ranked_by_place(const std::vector<SlotInfo>& in_dataflow_order) {
+  std::vector<SlotInfo> rows(in_dataflow_order.size());
   std::vector<bool> ranked(rows.size(), false);
-  for (std::size_t place = 0; place < std::size(kDataflowOrder); ++place) {
-    const auto slot = static_cast<std::size_t>(kDataflowOrder[place]);
-    if (ranked[slot]) throw InternalError("kDataflowOrder names a slot twice");
+  for (std::size_t place = 0; place < in_dataflow_order.size(); ++place) {
+    const auto slot = static_cast<std::size_t>(in_dataflow_order[place].index);
+    if (slot >= rows.size() || ranked[slot])
+      throw InternalError("builtin_rows names a slot twice or one outside the table");
     ranked[slot] = true;
+    rows[slot] = in_dataflow_order[place];
     rows[slot].rank = static_cast<int>(place);
   }
-  rows[kAdamMoments].storage = SlotStorage::AdamMoments;
-  rows[kParams].storage = SlotStorage::Params;
-  for (int s : {kBwDHS2Main, kBwDHS2Aux, kBwDHS2Iqn}) rows[s].storage = SlotStorage::BackwardTrunk;
   return rows;
 }
 
@@ -163,7 +123,7 @@ std::string_view slot_phase(const SlotInfo& s) {
 const SlotTableRef& SlotTable::builtin() {
   static const SlotTableRef table = [] {
     auto t = std::shared_ptr<SlotTable>(new SlotTable);
-    t->slots_ = with_policy(builtin_rows());
+    t->slots_ = ranked_by_place(builtin_rows());
     return SlotTableRef(std::move(t));
   }();
   return table;

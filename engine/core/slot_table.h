@@ -91,6 +91,7 @@ enum class SlotStorage : std::uint8_t {
   AdamMoments,    // Adam's m and v, every parameter
   Params,         // the parameters
   BackwardTrunk,  // bw_d_h_s2, the trunk gradient each backward stage adds into
+  Work,           // a work buffer of the step's own (each backend's slot-to-buffer table names it)
 };
 
 struct SlotInfo {
@@ -107,12 +108,12 @@ struct SlotInfo {
   // not slots), ascending: where a non-finite value in this buffer travels next, within the same
   // step (docs/trainer.md's dataflow; docs/slots.md lists them).
   std::vector<int> consumers;
+  SlotStorage storage = SlotStorage::Own;
   // Checked only once the user asks (sentinel.undefer): the slot starts in the deferred state.
   bool starts_deferred = false;
   std::uint8_t roles = 0;       // SlotRole bits
   std::string phase_text = {};  // a trainer's own phase name (phase_name(phase) when empty)
-  SlotStorage storage = SlotStorage::Own;
-  int rank = 0;  // dataflow rank (0 = finalised first; the builtin table's kDataflowOrder)
+  int rank = 0;  // dataflow rank (0 = finalised first; the builtin table's row order)
 };
 
 // The phase a slot's check runs in, as files and views name it.

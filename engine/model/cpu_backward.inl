@@ -217,8 +217,7 @@ void CpuModel<T>::backward_iqn() {
   const T liqn = static_cast<T>(config.loss.lambda_iqn);
   param(grads, kIqnOutW).noalias() = liqn * (iqn_psi.transpose() * dq);
   bias_grad(kIqnOutB, dq, liqn);
-  param(grads, kIqnPhiW).noalias() =
-      liqn * (slot_mat(kIqnCosFeatures, d.B * d.N, d.C).transpose() * iqn_dphi_pre);
+  param(grads, kIqnPhiW).noalias() = liqn * (iqn_cos.transpose() * iqn_dphi_pre);
   bias_grad(kIqnPhiB, iqn_dphi_pre, liqn);
 
   // apply_iqn_trunk_gradient: iqn_trunk_m = bw_d_h_s2 + lambda_iqn * iqn_d_h_s2, then copied back

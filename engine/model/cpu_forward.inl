@@ -329,11 +329,10 @@ void CpuModel<T>::stage_iqn_online() {
   check(kIqnTau);
   auto q = slot_mat(kIqnQuantiles, d.B * d.N, d.A);
   auto phi = slot_mat(kIqnPhi, d.B * d.N, d.H);
-  auto cos = slot_mat(kIqnCosFeatures, d.B * d.N, d.C);
-  iqn_cos_features(slots[kIqnTau].data(), d.B * d.N, cos);
+  iqn_cos_features(slots[kIqnTau].data(), d.B * d.N, iqn_cos);
   produced(kIqnCosFeatures);
   check(kIqnCosFeatures);
-  iqn_phi_layer(params, cos, iqn_phi_pre, phi);
+  iqn_phi_layer(params, iqn_cos, iqn_phi_pre, phi);
   produced(kIqnPhi);
   check(kIqnPhi);
   iqn_quantile_layer(params, slot_mat(kHS2, d.B, d.H), phi, d.N, iqn_psi, q);

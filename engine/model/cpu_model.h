@@ -74,6 +74,9 @@ class CpuModel {
   CMatMap<T> param(const std::vector<T>& flat, ParamId id) const;
   CRowMap<T> bias(const std::vector<T>& flat, ParamId id) const;
   MatMap<T> slot_mat(int index, int rows, int cols);
+  // The work buffer that is a slot's (SlotStorage::Work); throws InternalError for one it does
+  // not name.
+  Mat<T>& work_slot_buffer(int index);
   // Fields of the batch slot.
   MatMap<T> batch_s();
   MatMap<T> batch_s_next();
@@ -90,7 +93,7 @@ class CpuModel {
   std::vector<T> params, target, grads, adam;
   std::int64_t adam_t = 0;
 
-  // One buffer per slot (empty when absent). Slots 22 and 23 are views of adam and params.
+  // One buffer per slot of its own (empty when absent); the others are views (slot_view).
   std::array<std::vector<T>, kBuiltinSlotCount> slots;
   std::array<std::vector<std::int64_t>, kBuiltinSlotCount> shapes;
 
@@ -114,7 +117,7 @@ class CpuModel {
   Mat<T> n_pre1, n_h1, n_pre2, n_h2, n_z, n_v, n_adv, n_logp;
   Mat<T> t_pre1, t_h1, t_pre2, t_h2, t_z, t_v, t_adv;
   // IQN.
-  Mat<T> iqn_phi_pre, iqn_psi;                                     // [B*N, H], [B*N, H]
+  Mat<T> iqn_cos, iqn_phi_pre, iqn_psi;                            // [B*N, C], [B*N, H], [B*N, H]
   Mat<T> iqn_t_cos, iqn_t_phi_pre, iqn_t_phi, iqn_t_psi;           // target on s'
   Mat<T> iqn_g_cos, iqn_g_phi_pre, iqn_g_phi, iqn_g_psi, iqn_g_q;  // online greedy on s'
   Mat<T> iqn_dpsi, iqn_dphi_pre;                                   // backward work, [B*N, H]

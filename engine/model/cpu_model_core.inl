@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/errors.h"
 #include "data/philox.h"
 #include "model/batch_context.h"
@@ -46,6 +48,7 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
   if (d.iqn) {
     tau_target.resize(B, d.Np);
     tau_greedy.resize(B, d.K);
+    iqn_cos.resize(B * d.N, d.C);
     iqn_phi_pre.resize(B * d.N, H);
     iqn_psi.resize(B * d.N, H);
     iqn_dpsi.resize(B * d.N, H);
@@ -61,7 +64,23 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
     iqn_g_q.resize(B * d.K, A);
     iqn_targets.resize(B, d.D * d.Np);
   }
+  for (int s = 0; s < kBuiltinSlotCount; ++s)  // a work buffer named for each such slot, sized
+    if (builtin_slot(s).storage == SlotStorage::Work &&
+        static_cast<std::size_t>(work_slot_buffer(s).size()) != element_count(shapes[s]))
+      throw InternalError(fmt::format("slot {}'s work buffer is not its shape", s));
   reset_parameters();
+}
+
+// This backend's slot-to-buffer table for the slots that are work buffers of the step (the CUDA
+// backend's is CudaBackend::build_slot_buffers).
+template <class T>
+Mat<T>& CpuModel<T>::work_slot_buffer(int index) {
+  static const std::vector<std::pair<int, Mat<T> CpuModel::*>> table = {
+      {kIqnCosFeatures, &CpuModel::iqn_cos},
+  };
+  for (const auto& [slot, buffer] : table)
+    if (slot == index) return this->*buffer;
+  throw InternalError(fmt::format("slot {} is a work buffer the CPU backend does not name", index));
 }
 
 template <class T>
@@ -83,6 +102,13 @@ SlotView CpuModel<T>::slot_view(int index) {
       v.data = bw_d_h_s2.data();
       v.count = static_cast<std::size_t>(bw_d_h_s2.size());
       return v;
+    case SlotStorage::Work: {
+      Mat<T>& work = work_slot_buffer(index);
+      if (shapes[index].empty() || work.size() == 0) return SlotView{};
+      v.data = work.data();
+      v.count = static_cast<std::size_t>(work.size());
+      return v;
+    }
     case SlotStorage::Own:
       if (slots[index].empty()) return SlotView{};
       v.data = slots[index].data();
@@ -112,7 +138,9 @@ CRowMap<T> CpuModel<T>::bias(const std::vector<T>& flat, ParamId id) const {
 
 template <class T>
 MatMap<T> CpuModel<T>::slot_mat(int index, int rows, int cols) {
-  return MatMap<T>(slots[index].data(), rows, cols);
+  T* data = builtin_slot(index).storage == SlotStorage::Work ? work_slot_buffer(index).data()
+                                                             : slots[index].data();
+  return MatMap<T>(data, rows, cols);
 }
 
 template <class T>

@@ -28,13 +28,13 @@ MemoryEstimate estimate_memory(const Config& c) {
   const ParamLayout layout(d);
   const double P = static_cast<double>(layout.total());
   const double B = d.B, H = d.H;
-  double slots = 0;
+  double slots = 0;  // the slots' own buffers (a view is counted with what it views)
   for (int s = 0; s < kBuiltinSlotCount; ++s)
     if (builtin_slot(s).storage == SlotStorage::Own)
       slots += static_cast<double>(element_count(slot_shape(d, s, layout.total())));
-  // The online pass's cosine features are slot 36's buffer (counted with the slots above).
   const double iqn =
-      d.iqn ? (4.0 * B * d.N + 3.0 * B * d.Np + 3.0 * B * d.K) * H + B * (d.Np + d.K) * d.C : 0;
+      d.iqn ? (4.0 * B * d.N + 3.0 * B * d.Np + 3.0 * B * d.K) * H + B * (d.N + d.Np + d.K) * d.C
+            : 0;
   const double trunk =
       24.0 * B * H + 8.0 * B * d.A * d.NA;  // online and target passes on s', heads, gradients
   const double bars = static_cast<double>(c.data.bars);

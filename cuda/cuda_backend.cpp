@@ -321,6 +321,7 @@ void CudaBackend::build_slot_buffers() {
       {kBwDHS2Main, of(bw_.bw)},  // 33, 34, 35: bw_d_h_s2 (33 and 34 are checked on copies)
       {kBwDHS2Aux, of(bw_.bw)},
       {kBwDHS2Iqn, of(bw_.bw)},
+      {kIqnCosFeatures, of(iqn_.cos)},
   };
   static_assert(sizeof(table) / sizeof(table[0]) == kBuiltinSlotCount);
   std::uint64_t named = 0;

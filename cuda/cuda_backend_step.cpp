@@ -241,6 +241,7 @@ void CudaBackend::forward() {
     lanes_.wait(kIqnLane, start);
     Blas& iqn = lanes_.blas(kIqnLane);
     iqn_cos_features(d_, sampler_.tau(), d_.B * d_.N, iqn_.cos, iqn.stream());
+    site(kIqnCosFeatures);
     iqn_phi_layer(iqn, d_, L_, state_.params.get(), d_.B * d_.N, iqn_.cos, iqn_.phi_pre, iqn_.phi,
                   checks_.producer_sink(kIqnPhi));
     site(kIqnPhi);

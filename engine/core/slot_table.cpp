@@ -49,7 +49,7 @@ using W = SlotStorage;
 const std::vector<SlotInfo>& builtin_rows() {
   static const std::vector<SlotInfo> rows = {
   {0,  "batch", P::Sample, P::Sample, "after the gather and the draws", "sample: gather of s, s', R, done, next-bar target", "[s B*F; s' B*F; R B; done B; next_bar B*2]", false, S({1, 7, 8, 15, 16, 18, 20, 21, 24, 25, 28, 30})},
-  {12, "iqn_tau", P::Forward, P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", true, S({13, 16, 21, 28})},
+  {12, "iqn_tau", P::Forward, P::Forward, "start of the IQN head", "sample: tau ~ U(0,1)", "[B,N]", true, S({16, 28, 36})},
   {1,  "h_s1", P::Forward, P::Forward, "after encoder layer 1", "relu(x W1 + b1)", "[B,H]", false, S({2, 21}), W::Own, false, kRoleReluOutput},
   {2,  "h_s2", P::Forward, P::Forward, "after encoder layer 2", "relu(h_s1 W2 + b2)", "[B,H]", false, S({3, 14, 17, 21}), W::Own, false, kRoleReluOutput},
   {3,  "bn_z", P::Forward, P::Forward, "after the bottleneck", "h_s2 Wbn + bbn", "[B,Z]", false, S({4, 5, 19, 21})},
@@ -61,6 +61,7 @@ const std::vector<SlotInfo>& builtin_rows() {
   {9,  "c51_loss", P::Forward, P::Forward, "after the C51 loss", "per-sample C51 cross-entropy", "[B]", false, S({20})},
   {10, "q_expected", P::Forward, P::Forward, "after the expected Q", "sum_i zeta_i p_i", "[B,A_total]", false, S({11, 20, 24, 25, 29}), W::Own, false, kRoleLseInput},
   {11, "cql_lse", P::Forward, P::Forward, "after the CQL logsumexp", "logsumexp_a Q per branch", "[B,D]", false, S({20, 25, 29})},
+  {36, "iqn_cos_features", P::Forward, P::Forward, "after the cosine features", "cos(pi i tau), i < n_cos", "[B,N,n_cos]", true, S({13, 21}), W::Work},
   {13, "iqn_phi", P::Forward, P::Forward, "after the cosine embedding", "relu(cos(pi i tau) Wphi + bphi)", "[B,N,H]", true, S({14, 21, 27})},
   {14, "iqn_quantiles", P::Forward, P::Forward, "after the quantile layer", "(h_s2 * phi) Wq + bq", "[B,N,A_total]", true, S({16, 28}), W::Own, false, kRoleQuantiles},
   {15, "iqn_target_quantiles", P::Forward, P::Forward, "after the target IQN on s'", "target IQN on s' with tau'", "[B,N',A_total]", true, S({16, 28})},

@@ -70,6 +70,7 @@ enum Slot : int {
   kBwDHS2Main,
   kBwDHS2Aux,
   kBwDHS2Iqn,
+  kIqnCosFeatures,
   kBuiltinSlotEnd  // one past the last: nanscope's own trainer's slot count
 };
 inline constexpr int kBuiltinSlotCount = kBuiltinSlotEnd;

@@ -330,6 +330,8 @@ void CpuModel<T>::stage_iqn_online() {
   auto q = slot_mat(kIqnQuantiles, d.B * d.N, d.A);
   auto phi = slot_mat(kIqnPhi, d.B * d.N, d.H);
   iqn_cos_features(slots[kIqnTau].data(), d.B * d.N, iqn_cos);
+  produced(kIqnCosFeatures);
+  check(kIqnCosFeatures);
   iqn_phi_layer(params, iqn_cos, iqn_phi_pre, phi);
   produced(kIqnPhi);
   check(kIqnPhi);

@@ -75,7 +75,9 @@ CpuModel<T>::CpuModel(const Config& c) : config(c), d(Dims::from(c)), layout(d) 
 // backend's is CudaBackend::build_slot_buffers).
 template <class T>
 Mat<T>& CpuModel<T>::work_slot_buffer(int index) {
-  static const std::vector<std::pair<int, Mat<T> CpuModel::*>> table = {};
+  static const std::vector<std::pair<int, Mat<T> CpuModel::*>> table = {
+      {kIqnCosFeatures, &CpuModel::iqn_cos},
+  };
   for (const auto& [slot, buffer] : table)
     if (slot == index) return this->*buffer;
   throw InternalError(fmt::format("slot {} is a work buffer the CPU backend does not name", index));

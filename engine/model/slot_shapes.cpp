@@ -40,6 +40,8 @@ std::vector<std::int64_t> slot_shape(const Dims& d, int slot, std::size_t param_
       return {B, d.D};
     case kIqnTau:
       return {B, d.N};
+    case kIqnCosFeatures:
+      return {B, d.N, d.C};
     case kIqnPhi:
       return {B, d.N, H};
     case kIqnQuantiles:

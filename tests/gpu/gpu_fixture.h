@@ -119,8 +119,9 @@ struct GpuFixture {
     return fw;
   }
 
-  bool expect_close(int slot, const std::vector<float>& gpu, double tol = 1e-5) const {
-    return expect_close(slot, gpu, cpu.slots[slot].data(), tol);
+  // Against the CPU backend's buffer of the slot, wherever it lives (its own, or a view).
+  bool expect_close(int slot, const std::vector<float>& gpu, double tol = 1e-5) {
+    return expect_close(slot, gpu, static_cast<const float*>(cpu.slot_view(slot).data), tol);
   }
   static bool expect_close(int slot, const std::vector<float>& gpu, const float* ref,
                            double tol = 1e-5) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 
+#include "model/backend.h"
 #include "nanscope/nanscope.h"
 
 namespace nanscope::sdk {
@@ -18,6 +19,20 @@ inline std::size_t element_bytes(ns_dtype t) {
       return 2;
   }
   return 0;
+}
+
+inline ElementType element_type(ns_dtype t) {
+  switch (t) {
+    case NS_F32:
+      return ElementType::Float32;
+    case NS_F64:
+      return ElementType::Float64;
+    case NS_BF16:
+      return ElementType::BFloat16;
+    case NS_F16:
+      return ElementType::Float16;
+  }
+  return ElementType::Float32;
 }
 
 inline const char* dtype_name(ns_dtype t) {

@@ -168,7 +168,7 @@ void Session::check_one(int slot) {
   SlotView v;
   v.data = s.staging.get();
   v.count = static_cast<std::size_t>(s.count);
-  v.is_f64 = s.dtype == NS_F64;
+  v.type = element_type(s.dtype);
   v.shape = s.shape;
   HealthRow unused;
   HealthRow& row = health_ ? health_rows_[static_cast<std::size_t>(slot)] : unused;

@@ -163,11 +163,6 @@ int Session::register_slot(const ns_slot_desc& d) {
       throw Error(NS_ERR_ARGUMENT, fmt::format("{}: shape {} does not hold count {} elements", who,
                                                fmt::join(s.shape, "x"), d.count));
   }
-  if (s.state != NS_SLOT_ABSENT && (s.dtype == NS_BF16 || s.dtype == NS_F16))
-    throw Error(NS_ERR_UNSUPPORTED,
-                fmt::format("{}: {} buffers are not checked by this version (float32 and "
-                            "float64 are)",
-                            who, dtype_name(s.dtype)));
   if (s.state != NS_SLOT_ABSENT) {
     if (first_present_ >= 0 &&
         slots_[static_cast<std::size_t>(first_present_)].memory != s.memory) {

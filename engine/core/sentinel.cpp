@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/half_float.h"
+
 namespace nanscope {
 
 std::vector<std::string> kind_names(std::uint8_t kinds) {
@@ -67,33 +69,75 @@ SlotSetup slot_setup(const Config& c) {
   return s;
 }
 
+namespace {
+// A value's kind in its own type: float and double by the standard tests, the 16-bit types by
+// their bits (half_float.h), so no value is converted to be classified.
+template <class T>
+bool is_finite(T x) {
+  return std::isfinite(x);
+}
+template <class T>
+std::uint8_t nonfinite_kind(T x) {
+  return std::isnan(x) ? kKindNaN : (x > 0 ? kKindPosInf : kKindNegInf);
+}
+template <class T>
+double widened(T x) {
+  return x;
+}
+// The 16-bit types, by their bits (non-templates: chosen over the templates above).
+template <class H>
+std::uint8_t half_kind(H x) {
+  return half_nan(x) ? kKindNaN : ((x.bits & 0x8000) ? kKindNegInf : kKindPosInf);
+}
+bool is_finite(BFloat16 x) {
+  return !half_nonfinite(x);
+}
+bool is_finite(Float16 x) {
+  return !half_nonfinite(x);
+}
+std::uint8_t nonfinite_kind(BFloat16 x) {
+  return half_kind(x);
+}
+std::uint8_t nonfinite_kind(Float16 x) {
+  return half_kind(x);
+}
+double widened(BFloat16 x) {
+  return static_cast<float>(x);
+}
+double widened(Float16 x) {
+  return static_cast<float>(x);
+}
+}  // namespace
+
 template <class T>
 ScanResult scan_nonfinite(const T* data, std::size_t count) {
   ScanResult r;
   for (std::size_t i = 0; i < count; ++i) {
     const T x = data[i];
-    if (std::isfinite(x)) continue;
-    r.kinds |= std::isnan(x) ? kKindNaN : (x > 0 ? kKindPosInf : kKindNegInf);
+    if (is_finite(x)) continue;
+    r.kinds |= nonfinite_kind(x);
     if (r.count++ == 0) r.first_bad_index = static_cast<std::int64_t>(i);
   }
   return r;
 }
 template ScanResult scan_nonfinite<float>(const float*, std::size_t);
+template ScanResult scan_nonfinite<BFloat16>(const BFloat16*, std::size_t);
+template ScanResult scan_nonfinite<Float16>(const Float16*, std::size_t);
 
 template <class T>
 Census census(const T* data, std::size_t count, std::size_t keep_bad) {
   Census c;
   for (std::size_t i = 0; i < count; ++i) {
     const T v = data[i];
-    if (std::isfinite(v)) {
-      const double x = v;
+    if (is_finite(v)) {
+      const double x = widened(v);
       c.finite_min = c.finite ? std::min(c.finite_min, x) : x;
       c.finite_max = c.finite ? std::max(c.finite_max, x) : x;
       c.finite_sum += x;
       ++c.finite;
       continue;
     }
-    const std::uint8_t k = std::isnan(v) ? kKindNaN : (v > 0 ? kKindPosInf : kKindNegInf);
+    const std::uint8_t k = nonfinite_kind(v);
     c.kinds |= k;
     (k == kKindNaN ? c.nan : (k == kKindPosInf ? c.posinf : c.neginf)) += 1;
     if (c.first_bad.size() < keep_bad) c.first_bad.push_back(static_cast<std::int64_t>(i));
@@ -102,6 +146,8 @@ Census census(const T* data, std::size_t count, std::size_t keep_bad) {
 }
 template Census census<float>(const float*, std::size_t, std::size_t);
 template Census census<double>(const double*, std::size_t, std::size_t);
+template Census census<BFloat16>(const BFloat16*, std::size_t, std::size_t);
+template Census census<Float16>(const Float16*, std::size_t, std::size_t);
 template ScanResult scan_nonfinite<double>(const double*, std::size_t);
 
 SentinelBank::SentinelBank(SlotTableRef table, SlotSetup setup)

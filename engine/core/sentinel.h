@@ -76,6 +76,7 @@ struct ScanResult {
   std::int64_t count = 0;  // non-finite elements
   std::int64_t first_bad_index = -1;
 };
+// Float32, float64, bfloat16 and float16 buffers, each in its own type.
 template <class T>
 ScanResult scan_nonfinite(const T* data, std::size_t count);
 
@@ -89,7 +90,8 @@ struct Census {
   std::vector<std::int64_t> first_bad;                    // up to `keep_bad` flat indices
   std::int64_t nonfinite() const { return nan + posinf + neginf; }
 };
-// Float32 buffers and, in their own type, float64 ones (an SDK trainer's dump keeps its type).
+// Float32 buffers and, in their own type, float64, bfloat16 and float16 ones (an SDK trainer's
+// dump keeps a float64 buffer's type).
 template <class T>
 Census census(const T* data, std::size_t count, std::size_t keep_bad = 1);
 

@@ -14,6 +14,7 @@
 
 #include "core/backend_names.h"
 #include "core/config.h"
+#include "core/half_float.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"
 #include "core/step_losses.h"
@@ -27,21 +28,46 @@ class CheckBank;
 
 // A read-only window on a slot's buffer. `count` is the buffer's own element count, including any
 // zero padding. Empty (data == nullptr) when the slot does not exist this run.
+// The element type of a buffer the host path checks: the backends' float32 (float64 in the CPU
+// backend's float64 mode) and, from an SDK trainer, bfloat16 and float16 too.
+enum class ElementType : std::uint8_t { Float32, Float64, BFloat16, Float16 };
+
 struct SlotView {
   const void* data = nullptr;
   std::size_t count = 0;
-  bool is_f64 = false;  // float64 mode of the CPU backend; otherwise float32
+  ElementType type = ElementType::Float32;
   std::vector<std::int64_t> shape;
   bool exists() const { return data != nullptr; }
+  bool is_f64() const { return type == ElementType::Float64; }
+  // Element i, widened exactly.
   double at(std::size_t i) const {
-    return is_f64 ? static_cast<const double*>(data)[i] : static_cast<const float*>(data)[i];
+    switch (type) {
+      case ElementType::Float32:
+        return static_cast<const float*>(data)[i];
+      case ElementType::Float64:
+        return static_cast<const double*>(data)[i];
+      case ElementType::BFloat16:
+        return static_cast<float>(static_cast<const BFloat16*>(data)[i]);
+      case ElementType::Float16:
+        return static_cast<float>(static_cast<const Float16*>(data)[i]);
+    }
+    return 0;
   }
 };
 
 // The checks' scan of a slot's buffer, in its storage type.
 inline ScanResult scan_view(const SlotView& v) {
-  return v.is_f64 ? scan_nonfinite(static_cast<const double*>(v.data), v.count)
-                  : scan_nonfinite(static_cast<const float*>(v.data), v.count);
+  switch (v.type) {
+    case ElementType::Float32:
+      return scan_nonfinite(static_cast<const float*>(v.data), v.count);
+    case ElementType::Float64:
+      return scan_nonfinite(static_cast<const double*>(v.data), v.count);
+    case ElementType::BFloat16:
+      return scan_nonfinite(static_cast<const BFloat16*>(v.data), v.count);
+    case ElementType::Float16:
+      return scan_nonfinite(static_cast<const Float16*>(v.data), v.count);
+  }
+  return {};
 }
 
 struct StepKey {

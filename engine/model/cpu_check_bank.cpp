@@ -73,16 +73,16 @@ void CpuCheckBank::measure_learner(int slot, const SlotView& v) {
   if (w.c51_mass > 0 && (builtin_slot(slot).roles & kRoleC51Rows) && !v.shape.empty()) {
     const int atoms = static_cast<int>(v.shape.back());
     row[kHealthMassError] =
-        v.is_f64 ? largest_mass_error(static_cast<const double*>(v.data), v.count, atoms,
-                                      (builtin_slot(slot).roles & kRoleLogProbs) != 0)
-                 : largest_mass_error(static_cast<const float*>(v.data), v.count, atoms,
-                                      (builtin_slot(slot).roles & kRoleLogProbs) != 0);
+        v.is_f64() ? largest_mass_error(static_cast<const double*>(v.data), v.count, atoms,
+                                        (builtin_slot(slot).roles & kRoleLogProbs) != 0)
+                   : largest_mass_error(static_cast<const float*>(v.data), v.count, atoms,
+                                        (builtin_slot(slot).roles & kRoleLogProbs) != 0);
   }
   if (w.quantile_crossing > 0 && (builtin_slot(slot).roles & kRoleQuantiles) &&
       v.shape.size() == 3) {
     const SlotView tau = backend_.slot(kIqnTau);
     const auto B = v.shape[0], N = v.shape[1], A = v.shape[2];
-    row[kHealthCrossing] = v.is_f64
+    row[kHealthCrossing] = v.is_f64()
                                ? crossing_fraction(static_cast<const double*>(v.data),
                                                    static_cast<const double*>(tau.data), B, N, A)
                                : crossing_fraction(static_cast<const float*>(v.data),

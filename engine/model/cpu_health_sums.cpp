@@ -140,6 +140,18 @@ HealthSums cpu_health_sums(const float* x, std::size_t n) {
   return finish(x, n, l);
 }
 
+HealthSums cpu_health_sums(const BFloat16* x, std::size_t n) {
+  Lanes l;
+  add_groups_plain(x, n / kLanes, l);
+  return finish(x, n, l);
+}
+
+HealthSums cpu_health_sums(const Float16* x, std::size_t n) {
+  Lanes l;
+  add_groups_plain(x, n / kLanes, l);
+  return finish(x, n, l);
+}
+
 HealthSums cpu_health_sums(const double* x, std::size_t n) {
   // The float path's eight lanes of sums (element i on lane i % 8, merged in lane order).
   std::array<double, kLanes> sum{}, sumsq{};

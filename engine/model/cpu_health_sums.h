@@ -8,6 +8,7 @@
 
 #include <cstddef>
 
+#include "core/half_float.h"
 #include "core/slot_health.h"
 
 namespace nanscope {
@@ -17,5 +18,9 @@ HealthSums cpu_health_sums(const float* x, std::size_t n);
 // the sums take it unrounded (min and max are rounded once, into HealthSums' floats, so a
 // magnitude past float32's range reads as an infinity in the row, never as a non-finite count).
 HealthSums cpu_health_sums(const double* x, std::size_t n);
+// 16-bit buffers, each value widened to float in a register (exactly): the sums a float32 buffer
+// of the same values gives, bit for bit, in the plain form of its lanes.
+HealthSums cpu_health_sums(const BFloat16* x, std::size_t n);
+HealthSums cpu_health_sums(const Float16* x, std::size_t n);
 
 }  // namespace nanscope

@@ -86,7 +86,7 @@ Mat<T>& CpuModel<T>::work_slot_buffer(int index) {
 template <class T>
 SlotView CpuModel<T>::slot_view(int index) {
   SlotView v;
-  v.is_f64 = std::is_same_v<T, double>;
+  v.type = std::is_same_v<T, double> ? ElementType::Float64 : ElementType::Float32;
   v.shape = shapes[index];
   switch (builtin_slot(index).storage) {
     case SlotStorage::AdamMoments:

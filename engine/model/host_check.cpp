@@ -4,15 +4,30 @@
 
 namespace nanscope {
 
+namespace {
+HealthSums health_sums(const SlotView& v) {
+  switch (v.type) {
+    case ElementType::Float32:
+      return cpu_health_sums(static_cast<const float*>(v.data), v.count);
+    case ElementType::Float64:
+      return cpu_health_sums(static_cast<const double*>(v.data), v.count);
+    case ElementType::BFloat16:
+      return cpu_health_sums(static_cast<const BFloat16*>(v.data), v.count);
+    case ElementType::Float16:
+      return cpu_health_sums(static_cast<const Float16*>(v.data), v.count);
+  }
+  return {};
+}
+}  // namespace
+
 HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row) {
   HostCheckResult r;
   if (health) {
-    const HealthSums h = v.is_f64 ? cpu_health_sums(static_cast<const double*>(v.data), v.count)
-                                  : cpu_health_sums(static_cast<const float*>(v.data), v.count);
+    const HealthSums h = health_sums(v);
     h.write(row.data());
     r.nonfinite = h.nonfinite;
   }
-  if (!(health && !v.is_f64 && r.nonfinite == 0)) r.scan = scan_view(v);
+  if (!(health && !v.is_f64() && r.nonfinite == 0)) r.scan = scan_view(v);
   return r;
 }
 
@@ -22,7 +37,7 @@ CapturedSlot capture_host_buffer(int slot, const SlotView& v, const ScanResult& 
   c.slot = slot;
   c.shape = v.shape;
   c.scan = scan;
-  if (keep_float64 && v.is_f64) {
+  if (keep_float64 && v.is_f64()) {
     const auto* x = static_cast<const double*>(v.data);
     c.values64.assign(x, x + v.count);
     return c;

@@ -38,7 +38,7 @@ STATUS_NAMES = {0: "NS_OK", 1: "NS_ERR_ARGUMENT", 2: "NS_ERR_HANDLE", 3: "NS_ERR
                 4: "NS_ERR_SLOT", 5: "NS_ERR_MEMORY", 6: "NS_ERR_IO", 7: "NS_ERR_UNSUPPORTED",
                 8: "NS_ERR_VERSION", 9: "NS_ERR_DEVICE", 10: "NS_ERR_OUT_OF_MEMORY",
                 11: "NS_ERR_INTERNAL"}
-NS_F32, NS_F64 = 0, 1
+NS_F32, NS_F64, NS_BF16, NS_F16 = 0, 1, 2, 3
 NS_HOST, NS_DEVICE = 0, 1
 NS_SLOT_CHECKED, NS_SLOT_ABSENT, NS_SLOT_DEFERRED = 0, 1, 2
 ROLES = {None: 0, "loss": 1, "grad_norm": 2}
@@ -155,9 +155,11 @@ def _address_and_type(array):
         import torch
         if not array.is_contiguous():
             raise ValueError("a slot's tensor must be contiguous (.contiguous())")
-        dtypes = {torch.float32: NS_F32, torch.float64: NS_F64}
+        dtypes = {torch.float32: NS_F32, torch.float64: NS_F64, torch.bfloat16: NS_BF16,
+                  torch.float16: NS_F16}
         if array.dtype not in dtypes:
-            raise TypeError(f"a slot's tensor is float32 or float64, not {array.dtype}")
+            raise TypeError(f"a slot's tensor is float32, float64, bfloat16 or float16, not "
+                            f"{array.dtype}")
         return (array.data_ptr(), array.numel(), dtypes[array.dtype], tuple(array.shape),
                 NS_DEVICE if array.is_cuda else NS_HOST)
     import numpy as np
@@ -165,9 +167,10 @@ def _address_and_type(array):
         raise TypeError("a slot's buffer is a numpy array or a PyTorch tensor")
     if not array.flags["C_CONTIGUOUS"]:
         raise ValueError("a slot's array must be C-contiguous (np.ascontiguousarray)")
-    dtypes = {np.dtype(np.float32): NS_F32, np.dtype(np.float64): NS_F64}
+    dtypes = {np.dtype(np.float32): NS_F32, np.dtype(np.float64): NS_F64,
+              np.dtype(np.float16): NS_F16}
     if array.dtype not in dtypes:
-        raise TypeError(f"a slot's array is float32 or float64, not {array.dtype}")
+        raise TypeError(f"a slot's array is float32, float64 or float16, not {array.dtype}")
     return array.ctypes.data, array.size, dtypes[array.dtype], array.shape, NS_HOST
 
 

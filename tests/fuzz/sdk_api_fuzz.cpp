@@ -261,10 +261,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!ns_status_string(static_cast<std::int8_t>(in.byte()))) std::abort();
         break;
       default: {
-        const float values[] = {std::numeric_limits<float>::quiet_NaN(),
-                                std::numeric_limits<float>::infinity(),
-                                -std::numeric_limits<float>::infinity(), 0.0f, 1e30f};
-        buffer[in.byte() % 64] = values[in.byte() % 5];
+        if (in.byte() % 2) {
+          const float values[] = {std::numeric_limits<float>::quiet_NaN(),
+                                  std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity(), 0.0f, 1e30f};
+          buffer[in.byte() % 64] = values[in.byte() % 5];
+          break;
+        }
+        // A 16-bit value for a bfloat16 or float16 slot over the same memory: NaNs with
+        // payloads, both infinities, the largest finite values, subnormals, -0.
+        const std::uint16_t halves[] = {0x7fc1, 0xff81, 0x7f80, 0xff80, 0x7f7f, 0x0001,
+                                        0x7e01, 0xfc00, 0x7c00, 0x7bff, 0x03ff, 0x8000};
+        const std::uint16_t h = halves[in.byte() % std::size(halves)];
+        std::memcpy(reinterpret_cast<unsigned char*>(buffer) + 2 * (in.byte() % 128), &h, 2);
         break;
       }
     }

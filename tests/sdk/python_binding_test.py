@@ -2,7 +2,7 @@
 """nanscope.sdk as a stranger uses it from the source tree (PYTHONPATH=<source>/python): a
 deferred slot registered by its shape and given its array later, a wrong array for it refused by
 the binding, the writer asked, refusals raised as nanscope.sdk.Error with the status's name, and a
-closed session's handle refused.
+closed session's handle refused, and a float16 array checked in its own type.
 
     python_binding_test.py BUILD_DIR SOURCE_DIR
 """
@@ -25,8 +25,8 @@ try:
     a = s.slot("a", 0, x, consumers="late")
     late = s.slot("late", 1, deferred=True, shape=(2, 4))
     try:
-        s.slot("bad", 2, np.ones(3, np.float16))
-        sys.exit("a float16 array was taken")
+        s.slot("bad", 2, np.ones(3, np.int32))
+        sys.exit("an int32 array was taken")
     except TypeError:
         pass
     with s.fold(0):
@@ -64,6 +64,22 @@ try:
         assert e.status_name == "NS_ERR_HANDLE", e
     s.handle = ns._Session(0)
     assert os.path.exists(os.path.join(work, "run.h5"))
-    print("python_binding: deferred by shape, wrong arrays refused, errors named, writer asked")
+    # A float16 array, checked in its own type: 65504 and a subnormal are finite, -Inf fires.
+    half_dir = os.path.join(work, "half")
+    s = ns.Session(half_dir, trainer="binding_half", overwrite=True, lib=lib)
+    values = np.array([1, -0.0, 65504, 6e-8], np.float16)
+    h = s.slot("half", 0, values)
+    with s.fold(0):
+        with s.step(0) as st:
+            s.check([h])
+        assert st.result.fired == 0, st.result.fired
+        values[1] = -np.inf
+        with s.step(1) as st:
+            s.check([h])
+        assert (st.result.fired, st.result.entry_slot, st.result.entry_step) == (1, h, 1), \
+            (st.result.fired, st.result.entry_slot, st.result.entry_step)
+    s.close()
+    print("python_binding: deferred by shape, wrong arrays refused, errors named, writer asked, "
+          "a float16 array checked")
 finally:
     shutil.rmtree(work, ignore_errors=True)

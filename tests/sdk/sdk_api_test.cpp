@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/half_float.h"
 #include "io/dump_file.h"
 #include "io/run_file.h"
 #include "nanscope/nanscope.h"
@@ -163,8 +164,6 @@ TEST_F(SdkApi, BadSlotDescriptionsAreRefusedNamingTheSlot) {
   d = desc("c", 3, a_.data(), 16);
   d.dtype = 9;
   EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "dtype 9");
-  d.dtype = NS_BF16;
-  EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_UNSUPPORTED, "bfloat16");
   d = desc("c", 3, nullptr, 0);
   d.address = reinterpret_cast<std::uint64_t>(a_.data());  // absent, yet a buffer
   EXPECT_REFUSED(ns_slot_register(s_, &d, &id), NS_ERR_ARGUMENT, "an absent slot has no buffer");
@@ -406,6 +405,10 @@ TEST(SdkApiDevice, ADeviceBufferIsRefusedSayingWhatIsMissing) {
   ns_slot_desc d = desc("on_device", 0, host.data(), 16);
   d.memory = NS_DEVICE;
   std::int32_t id = -1;
+  d.dtype = NS_BF16;  // checked on the host path only, so far
+  EXPECT_REFUSED(ns_slot_register(s, &d, &id), NS_ERR_UNSUPPORTED,
+                 "slot 'on_device': bfloat16 device buffers are not checked by this version");
+  d.dtype = NS_F32;
   const ns_status st = ns_slot_register(s, &d, &id);
   const std::string why = ns_last_error();
   if (st == NS_ERR_UNSUPPORTED) {
@@ -455,6 +458,91 @@ TEST_F(SdkApi, AShapeMustHoldTheCountAndIsWhatTheDumpKeeps) {
   EXPECT_EQ(dump.slots[0].shape, (std::vector<std::uint64_t>{4, 3}));
   EXPECT_EQ(dump.slots[0].scan.first_bad_index, 7);
   EXPECT_EQ(dump.table->trainer(), "api_test");
+}
+
+// A trainer's bfloat16 and float16 buffers, checked on the host path in their own type: each slot
+// fires with the kinds its values hold, its health row is the one a float32 slot of the same
+// values gets, bit for bit, and its dump keeps the values widened.
+TEST(SdkApiHalf, HalfBuffersAreCheckedInTheirOwnTypeWithAFloat32SlotsHealth) {
+  const fs::path dir = fresh_dir("half");
+  const ns_session_options o = options(dir.string());
+  ns_session s{};
+  ASSERT_EQ(ns_session_open(&o, &s), NS_OK) << ns_last_error();
+  // 1, -0, the largest finite value, a subnormal, 0.5, -3, then (at step 1) a NaN and -Inf.
+  std::vector<std::uint16_t> bf = {0x3f80, 0x8000, 0x7f7f, 0x0001, 0x3f00, 0xc040, 0, 0};
+  std::vector<std::uint16_t> hf = {0x3c00, 0x8000, 0x7bff, 0x0001, 0x3800, 0xc200, 0, 0};
+  std::vector<float> bf_wide(bf.size()), hf_wide(hf.size());
+  const auto widen = [&] {
+    for (std::size_t i = 0; i < bf.size(); ++i) {
+      bf_wide[i] = static_cast<float>(nanscope::BFloat16{bf[i]});
+      hf_wide[i] = static_cast<float>(nanscope::Float16{hf[i]});
+    }
+  };
+  widen();
+  std::int32_t ids[4];
+  const char* names[] = {"bf16", "fp16", "bf16_as_f32", "fp16_as_f32"};
+  const void* buffers[] = {bf.data(), hf.data(), bf_wide.data(), hf_wide.data()};
+  const ns_dtype types[] = {NS_BF16, NS_F16, NS_F32, NS_F32};
+  for (int k = 0; k < 4; ++k) {
+    ns_slot_desc d = desc(names[k], k, nullptr, 8);
+    d.address = reinterpret_cast<std::uint64_t>(buffers[k]);
+    d.state = NS_SLOT_CHECKED;
+    d.dtype = types[k];
+    NS_OK_(ns_slot_register(s, &d, &ids[k]));
+  }
+  NS_OK_(ns_fold_begin(s, 0));
+  for (int step = 0; step < 2; ++step) {
+    if (step == 1) {
+      bf[6] = 0x7fc1;  // a NaN with a payload
+      bf[7] = 0xff80;  // -Inf
+      hf[6] = 0x7e01;
+      hf[7] = 0xfc00;
+      widen();
+    }
+    NS_OK_(ns_step_begin(s, step, nullptr));
+    NS_OK_(ns_check(s, ids, 4, nullptr));
+    ns_step_result r = blank_result();
+    NS_OK_(ns_step_end(s, &r));
+    EXPECT_EQ(r.fired, step);
+    if (step == 1) EXPECT_EQ(r.entry_slot, ids[0]) << "bf16 has the lowest order";
+  }
+  NS_OK_(ns_fold_end(s, 0));
+  NS_OK_(ns_session_close(s));
+
+  const nanscope::RunFileData run = nanscope::read_run_file((dir / "run.h5").string());
+  ASSERT_EQ(run.folds.size(), 1u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(run.folds[0].slots[static_cast<std::size_t>(k)].kinds,
+              nanscope::kKindNaN | nanscope::kKindNegInf)
+        << names[k];
+    EXPECT_EQ(run.folds[0].slots[static_cast<std::size_t>(k)].first_step, 1) << names[k];
+  }
+  EXPECT_NE((*run.table)[0].buffer.find("bfloat16"), std::string::npos) << (*run.table)[0].buffer;
+  EXPECT_NE((*run.table)[1].buffer.find("float16"), std::string::npos) << (*run.table)[1].buffer;
+  ASSERT_EQ(run.steps.size(), 2u);
+  for (const nanscope::RunStepRow& row : run.steps) {
+    ASSERT_EQ(row.health.size(), 4u);
+    for (int k = 0; k < 2; ++k)
+      EXPECT_EQ(std::memcmp(row.health[static_cast<std::size_t>(k)].data(),
+                            row.health[static_cast<std::size_t>(k + 2)].data(),
+                            sizeof(nanscope::HealthRow)),
+                0)
+          << names[k] << " at step " << row.step;
+  }
+  EXPECT_EQ(run.steps[0].health[0][nanscope::kHealthMax], 0x1.fep127f) << "bfloat16's largest";
+  EXPECT_EQ(run.steps[0].health[1][nanscope::kHealthMax], 65504.f) << "float16's largest";
+  EXPECT_EQ(run.steps[1].health[1][nanscope::kHealthNonfinite], 2.f);
+
+  const nanscope::DumpData dump =
+      nanscope::read_dump((dir / "dumps" / "fold000_step00000001_bf16.h5").string());
+  ASSERT_FALSE(dump.slots.empty());
+  const auto& fp = dump.slots[0];
+  EXPECT_EQ(fp.scan.first_bad_index, 6);
+  ASSERT_EQ(fp.values.size(), 8u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(fp.values[i], bf_wide[i]) << i;
+  EXPECT_TRUE(std::isnan(fp.values[6]));
+  EXPECT_EQ(fp.values[7], -std::numeric_limits<float>::infinity());
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ STATUS_NAMES = {0: "NS_OK", 1: "NS_ERR_ARGUMENT", 2: "NS_ERR_HANDLE", 3: "NS_ERR
                 8: "NS_ERR_VERSION", 9: "NS_ERR_DEVICE", 10: "NS_ERR_OUT_OF_MEMORY",
                 11: "NS_ERR_INTERNAL"}
 NS_F32, NS_F64, NS_BF16, NS_F16 = 0, 1, 2, 3
+DTYPES = {"float32": NS_F32, "float64": NS_F64, "bfloat16": NS_BF16, "float16": NS_F16}
+DTYPE_NAMES = {code: name for name, code in DTYPES.items()}
 NS_HOST, NS_DEVICE = 0, 1
 NS_SLOT_CHECKED, NS_SLOT_ABSENT, NS_SLOT_DEFERRED = 0, 1, 2
 ROLES = {None: 0, "loss": 1, "grad_norm": 2}
@@ -233,8 +235,8 @@ class Session:
              deferred=False, role=None, shape=None, dtype="float32", device=False):
         """Registers a slot (before the first fold) and returns its id. `role`: None, "loss" or
         "grad_norm" (its element 0 is the run's loss or gradient norm in the metrics). A deferred
-        slot whose buffer comes later (set_array) is given its `shape`, `dtype` ("float32" or
-        "float64") and `device` instead of an array. The binding's own checks of its arguments
+        slot whose buffer comes later (set_array) is given its `shape`, `dtype` (a name of DTYPES)
+        and `device` instead of an array. The binding's own checks of its arguments
         raise TypeError or ValueError; the library's refusals raise Error."""
         if role not in ROLES:
             raise ValueError(f"slot {name}: role {role!r} is not one of {list(ROLES)}")
@@ -243,14 +245,13 @@ class Session:
         elif deferred:
             if shape is None:
                 raise ValueError(f"slot {name}: a deferred slot without an array needs its shape")
-            types = {"float32": NS_F32, "float64": NS_F64}
-            if dtype not in types:
-                raise TypeError(f"slot {name}: dtype {dtype!r} is not one of {list(types)}")
+            if dtype not in DTYPES:
+                raise TypeError(f"slot {name}: dtype {dtype!r} is not one of {list(DTYPES)}")
             shape = tuple(int(n) for n in shape)
             count = 1
             for n in shape:
                 count *= n
-            address, dtype, memory = 0, types[dtype], NS_DEVICE if device else NS_HOST
+            address, dtype, memory = 0, DTYPES[dtype], NS_DEVICE if device else NS_HOST
         else:
             address, count, dtype, shape, memory = 0, 0, NS_F32, (), NS_HOST
         if len(shape) > 8:
@@ -271,10 +272,9 @@ class Session:
         registered with."""
         address, count, dtype, _, _ = _address_and_type(array)
         if slot in self._layouts and self._layouts[slot] != (count, dtype):
-            names = {NS_F32: "float32", NS_F64: "float64"}
             want_count, want_dtype = self._layouts[slot]
-            raise ValueError(f"slot {slot}: a buffer of {count} {names[dtype]} for a slot of "
-                             f"{want_count} {names[want_dtype]}")
+            raise ValueError(f"slot {slot}: a buffer of {count} {DTYPE_NAMES[dtype]} for a slot "
+                             f"of {want_count} {DTYPE_NAMES[want_dtype]}")
         self._call("ns_slot_set_address", self.handle, slot, address)
         self._arrays[slot] = array
 

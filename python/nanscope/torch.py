@@ -71,6 +71,13 @@ def _patched_backward(tensor, *args, **kwargs):
     return _original_backward(tensor, *args, **kwargs)
 
 _FLOATS = (torch.float32, torch.float64)
+_HALVES = (torch.bfloat16, torch.float16)
+
+
+def _checkable(t):
+    """A tensor the watch checks: float32 and float64 anywhere, bfloat16 and float16 in host
+    memory (the library checks those on the host path only, so far)."""
+    return t.dtype in _FLOATS or (t.dtype in _HALVES and not t.is_cuda)
 
 
 class Refused(RuntimeError):
@@ -329,7 +336,7 @@ class Watch:
                 named = [(None, output)]
             several = len(named) > 1 or named[0][0] is not None
             for key, t in named:
-                if not isinstance(t, torch.Tensor) or t.dtype not in _FLOATS:
+                if not isinstance(t, torch.Tensor) or not _checkable(t):
                     continue
                 out = f"{name}.{key}" if several else name
                 self._seen(out, t)
@@ -351,7 +358,7 @@ class Watch:
 
     def _seen(self, name, tensor):
         """A tensor as the step has it now: checked, or (the first step) copied to be."""
-        if (not self._in_step or tensor.dtype not in _FLOATS or tensor.numel() == 0
+        if (not self._in_step or not _checkable(tensor) or tensor.numel() == 0
                 or not self._wanted(name)):
             return
         if self._device is None:
@@ -509,7 +516,7 @@ class Watch:
             self._slots[name] = slot
             order += 1
         for name, p in after:
-            if not self._wanted(name) or p.dtype not in _FLOATS or p.numel() == 0:
+            if not self._wanted(name) or not _checkable(p) or p.numel() == 0:
                 continue
             slot = _Slot(name, tuple(p.shape), p.dtype, p.device)
             if name.startswith("adam."):  # no moment before the first update: given after it

@@ -9,6 +9,8 @@
 - a step after its fold ended is refused as a step outside a fold;
 - dict outputs (a ModelOutput) are watched by key;
 - two watches closed in either order leave torch.Tensor.backward and optimizer.step as they were;
+- a bfloat16 model (and a float16 layer) on the CPU is watched in its own types: +Inf born in the
+  first layer's bfloat16 output is named there, and each slot's type is in the run file's table;
 - the update of a step captured by torch.cuda.graph (on the device, inside the graph; here its
   arithmetic on the CPU): with the guard word set, the parameters and Adam's state come back bit
   for bit; with it clear, the update is the optimizer's own.
@@ -72,6 +74,45 @@ try:
             expect(all(torch.equal(a, b) for a, b in zip(before, m.parameters())),
                    "the guard let step 2's update through")
             expect("grad:0.weight" in w.slot_names(), "no gradient slots after the failed step")
+
+    # A bfloat16 model with a float16 output: checked in their types, the entry named.
+    class Halve(nn.Module):  # float16 (torch has no float16 matrix product on the CPU)
+        def forward(self, x):
+            return x.to(torch.float16) * 0.5
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Linear(4, 8).to(torch.bfloat16)
+            self.second = nn.Linear(8, 1).to(torch.bfloat16)
+            self.halve = Halve()
+
+        def forward(self, x):
+            return self.halve(self.second(torch.relu(self.first(x.to(torch.bfloat16)))))
+    m = Mixed()
+    opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+    with nt.watch(m, opt, run_dir=run_dir("mixed"), lib=lib) as w:
+        with w.fold(0):
+            for s in range(3):
+                xs = x.clone()
+                if s == 2:
+                    xs[3, 1] = 3e38  # past bfloat16's largest finite value once multiplied
+                    m.first.weight.data[0, 1] = 100
+                with w.step():
+                    m(xs).float().pow(2).mean().backward()
+                    opt.step()
+                r = w.result
+            names = w.slot_names()
+            expect(r.fired == 1 and r.entry_step == 2 and names[r.entry_slot] == "first",
+                   f"mixed: fired {r.fired} at {r.entry_step}, entry "
+                   f"{names[r.entry_slot] if r.entry_slot >= 0 else None}")
+            expect({"first", "second", "halve", "grad:first.weight", "param:second.weight"} <=
+                   set(names), names)
+    import h5py
+    with h5py.File(os.path.join(run_dir("mixed"), "run.h5"), "r") as f:
+        buffers = {n.decode() if isinstance(n, bytes) else n: b.decode() if isinstance(b, bytes)
+                   else b for n, b in zip(f["slots"]["name"][:], f["slots"]["buffer"][:])}
+    expect("bfloat16" in buffers["first"] and buffers["halve"].endswith(" float16"), buffers)
 
     # A scheduler made after the watch.
     m = nn.Linear(4, 1)
@@ -280,7 +321,7 @@ try:
                 expect(not all(torch.equal(a, b) for a, b in zip(before, tensors(m, opt))),
                        "a captured step's update changed nothing with the guard word clear")
     print("watch_test: a failed first step, a scheduler, a submodule named model, a manual update, "
-          "a table of nothing, a step after its fold, dict outputs, two watches and a captured step's "
-          "guarded update all behave")
+          "a table of nothing, a step after its fold, dict outputs, a bfloat16 and float16 model, "
+          "two watches and a captured step's guarded update all behave")
 finally:
     shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/backend_names.h"
@@ -32,6 +33,12 @@ class CheckBank;
 // backend's float64 mode) and, from an SDK trainer, bfloat16 and float16 too.
 enum class ElementType : std::uint8_t { Float32, Float64, BFloat16, Float16 };
 
+struct SlotView;
+// Calls f with the view's data as a pointer to its element type: the one place a view's type is
+// dispatched on.
+template <class F>
+decltype(auto) with_elements(const SlotView& v, F&& f);
+
 struct SlotView {
   const void* data = nullptr;
   std::size_t count = 0;
@@ -40,34 +47,36 @@ struct SlotView {
   bool exists() const { return data != nullptr; }
   bool is_f64() const { return type == ElementType::Float64; }
   // Element i, widened exactly.
-  double at(std::size_t i) const {
-    switch (type) {
-      case ElementType::Float32:
-        return static_cast<const float*>(data)[i];
-      case ElementType::Float64:
-        return static_cast<const double*>(data)[i];
-      case ElementType::BFloat16:
-        return static_cast<float>(static_cast<const BFloat16*>(data)[i]);
-      case ElementType::Float16:
-        return static_cast<float>(static_cast<const Float16*>(data)[i]);
-    }
-    return 0;
-  }
+  double at(std::size_t i) const;
 };
+
+template <class F>
+decltype(auto) with_elements(const SlotView& v, F&& f) {
+  switch (v.type) {
+    case ElementType::Float64:
+      return f(static_cast<const double*>(v.data));
+    case ElementType::BFloat16:
+      return f(static_cast<const BFloat16*>(v.data));
+    case ElementType::Float16:
+      return f(static_cast<const Float16*>(v.data));
+    case ElementType::Float32:
+      break;
+  }
+  return f(static_cast<const float*>(v.data));
+}
+
+inline double SlotView::at(std::size_t i) const {
+  return with_elements(*this, [i](const auto* x) {
+    if constexpr (std::is_arithmetic_v<std::remove_cv_t<std::remove_pointer_t<decltype(x)>>>)
+      return static_cast<double>(x[i]);
+    else
+      return static_cast<double>(static_cast<float>(x[i]));  // a 16-bit value, exactly
+  });
+}
 
 // The checks' scan of a slot's buffer, in its storage type.
 inline ScanResult scan_view(const SlotView& v) {
-  switch (v.type) {
-    case ElementType::Float32:
-      return scan_nonfinite(static_cast<const float*>(v.data), v.count);
-    case ElementType::Float64:
-      return scan_nonfinite(static_cast<const double*>(v.data), v.count);
-    case ElementType::BFloat16:
-      return scan_nonfinite(static_cast<const BFloat16*>(v.data), v.count);
-    case ElementType::Float16:
-      return scan_nonfinite(static_cast<const Float16*>(v.data), v.count);
-  }
-  return {};
+  return with_elements(v, [&v](const auto* x) { return scan_nonfinite(x, v.count); });
 }
 
 struct StepKey {

@@ -4,26 +4,11 @@
 
 namespace nanscope {
 
-namespace {
-HealthSums health_sums(const SlotView& v) {
-  switch (v.type) {
-    case ElementType::Float32:
-      return cpu_health_sums(static_cast<const float*>(v.data), v.count);
-    case ElementType::Float64:
-      return cpu_health_sums(static_cast<const double*>(v.data), v.count);
-    case ElementType::BFloat16:
-      return cpu_health_sums(static_cast<const BFloat16*>(v.data), v.count);
-    case ElementType::Float16:
-      return cpu_health_sums(static_cast<const Float16*>(v.data), v.count);
-  }
-  return {};
-}
-}  // namespace
-
 HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row) {
   HostCheckResult r;
   if (health) {
-    const HealthSums h = health_sums(v);
+    const HealthSums h =
+        with_elements(v, [&v](const auto* x) { return cpu_health_sums(x, v.count); });
     h.write(row.data());
     r.nonfinite = h.nonfinite;
   }

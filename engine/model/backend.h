@@ -48,6 +48,7 @@ struct SlotView {
   bool is_f64() const { return type == ElementType::Float64; }
   // Element i, widened exactly.
   double at(std::size_t i) const;
+  std::size_t element_bytes() const;
 };
 
 template <class F>
@@ -72,6 +73,10 @@ inline double SlotView::at(std::size_t i) const {
     else
       return static_cast<double>(static_cast<float>(x[i]));  // a 16-bit value, exactly
   });
+}
+
+inline std::size_t SlotView::element_bytes() const {
+  return with_elements(*this, [](const auto* x) { return sizeof *x; });
 }
 
 // The checks' scan of a slot's buffer, in its storage type.

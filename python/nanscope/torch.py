@@ -120,6 +120,8 @@ class Watch:
         self._next_step = 0
         self._in_step = False
         self._step_captured = False  # the step in progress is being captured into a CUDA graph
+        self._stream_arg = None      # the step's stream as the library takes it (None: host)
+        self._step_stream = None     # ... and as torch has it (on the device)
         self._guard_word = None      # the device guard word as a tensor (the graphed update reads it)
         self._calls = {}     # a module's calls in this step (module id -> count)
         self._device = None

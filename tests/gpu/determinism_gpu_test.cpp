@@ -47,7 +47,7 @@ std::vector<StepPicture> steps_of(const Config& c, bool graph, int steps, bool v
     for (int s = 0; s < kBuiltinSlotCount; ++s) {
       const SlotView v = b->slot(s);
       const auto* bytes = static_cast<const unsigned char*>(v.data);
-      p.slots.emplace_back(bytes, bytes + v.count * (v.is_f64() ? 8 : 4));
+      p.slots.emplace_back(bytes, bytes + v.count * v.element_bytes());
     }
     for (const ParamEntry* e : b->layout().existing()) {
       const auto v = b->read_param(e->name, false);

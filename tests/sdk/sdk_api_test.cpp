@@ -504,7 +504,9 @@ TEST(SdkApiHalf, HalfBuffersAreCheckedInTheirOwnTypeWithAFloat32SlotsHealth) {
     ns_step_result r = blank_result();
     NS_OK_(ns_step_end(s, &r));
     EXPECT_EQ(r.fired, step);
-    if (step == 1) EXPECT_EQ(r.entry_slot, ids[0]) << "bf16 has the lowest order";
+    if (step == 1) {
+      EXPECT_EQ(r.entry_slot, ids[0]) << "bf16 has the lowest order";
+    }
   }
   NS_OK_(ns_fold_end(s, 0));
   NS_OK_(ns_session_close(s));

@@ -54,7 +54,7 @@ inline void expect_guard_skips_bit_exact(
   s.step();
   auto bytes = [&](int slot) {
     SlotView v = s.backend().slot(slot);
-    std::vector<char> b(v.count * (v.is_f64() ? sizeof(double) : sizeof(float)));
+    std::vector<char> b(v.count * v.element_bytes());
     std::memcpy(b.data(), v.data, b.size());
     return b;
   };

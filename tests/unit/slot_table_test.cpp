@@ -175,7 +175,9 @@ TEST(Files0_1_0, EveryRunFileOpensAtItsWidth) {
       for (int k = 36; k < kBuiltinSlotCount; ++k) {
         EXPECT_EQ(s.flags[static_cast<std::size_t>(k)], 0) << k;
         EXPECT_FALSE(s.checked.test(k)) << k;
-        if (!s.health.empty()) EXPECT_FALSE(measured(s.health[static_cast<std::size_t>(k)])) << k;
+        if (!s.health.empty()) {
+          EXPECT_FALSE(measured(s.health[static_cast<std::size_t>(k)])) << k;
+        }
       }
     }
     const auto entry =

@@ -6,12 +6,14 @@
 #   --backend cuda (exit 69, the reason); the workbench offscreen on the run's file
 #   (--state-json shows the file's grids); the SDK: the C example built against the installed
 #   package (find_package(nanscope), pkg-config), the Python and the Rust ones, their run files read back;
+#   nanscope.torch's tests (tests/torch) on the installed package with Debian's python3-torch;
 # then the nanscope-cuda plugin unpacked beside it, whose cuBLAS is hidden too (the reason names
 # the missing library). Also checks readelf -d of every installed ELF file. Needs root (apt,
 # unshare -m); removes the package at the end. Usage: installed_without_cuda.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 cleanup() {
   dpkg-query -W -f='${Status}' nanscope 2>/dev/null | grep -q 'install ok installed' &&
@@ -93,6 +95,12 @@ grep -q "^fold 1: .*clean" sdk_pc.out || fail "the C example without its bug fir
 # nanscope.sdk for the system's Python 3, finding the installed libnanscope by itself.
 (cd / && env -u PYTHONPATH /usr/bin/python3 -c "import nanscope.sdk as ns; ns.load(); import nanscope.torch") ||
   fail "python3 cannot import nanscope.sdk and nanscope.torch from the package, or finds no libnanscope"
+# nanscope.torch's own tests against the installed package, with Debian's python3-torch.
+(cd / && env -u PYTHONPATH /usr/bin/python3 "$SOURCE/tests/torch/watch_test.py" --installed) \
+  >torch_watch.out 2>&1 || fail "tests/torch/watch_test.py on the installed package: $(tail -5 torch_watch.out)"
+(cd / && env -u PYTHONPATH /usr/bin/python3 "$SOURCE/tests/torch/transformer_test.py" --installed "$SOURCE") \
+  >torch_transformer.out 2>&1 ||
+  fail "tests/torch/transformer_test.py on the installed package: $(tail -5 torch_transformer.out)"
 (cd "$examples/python" && /usr/bin/python3 train_numpy.py "$WORK/sdk_py" --bug) >sdk_py.out 2>&1 ||
   fail "the Python example on the installed library exits $?: $(cat sdk_py.out)"
 grep -q "^fold 2: .*entry slot 3 at step 15" sdk_py.out || fail "the Python example's bug was not found: $(cat sdk_py.out)"
@@ -128,6 +136,6 @@ if [ -d "$PLUGIN_ROOT" ]; then
   [ $code -eq 69 ] || fail "--backend cuda with the plugin's libraries hidden exits $code"
   grep -q "libcublas" pc.err || fail "--backend cuda does not name the missing library: $(cat pc.err)"
 fi
-echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen; the SDK's C example builds against it with find_package and pkg-config and, like the Python and Rust ones, finds its bug$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
+echo "installed_without_cuda: with CUDA hidden, the installed nanscope runs on the CPU, refuses --backend cuda with 69 and opens its run file offscreen; the SDK's C example builds against it with find_package and pkg-config and, like the Python and Rust ones, finds its bug; nanscope.torch's tests pass on it$( [ -d "$PLUGIN_ROOT" ] && echo "; the unpacked plugin is refused for its missing cuBLAS")"
 INNER
-WORK=$work PLUGIN_ROOT=$cuda_plugin_root unshare -m bash "$work/hidden.sh"
+WORK=$work PLUGIN_ROOT=$cuda_plugin_root SOURCE=$source unshare -m bash "$work/hidden.sh"

@@ -10,7 +10,11 @@ the CPU, the host path), the package from the source tree:
   step's execution order.
 
     transformer_test.py BUILD_DIR SOURCE_DIR
+    transformer_test.py --installed SOURCE_DIR
     transformer_test.py --device cuda --lib LIBNANSCOPE --run-tool NANSCOPE_RUN SOURCE_DIR
+
+With --installed it tests the installed package (tests/package/installed_without_cuda.sh):
+nanscope.torch and libnanscope as python3 finds them, /usr/bin/nanscope-run.
 
 The second form is the device check (scripts/gpu-check.sh, part torch): the same on a CUDA device,
 deterministic algorithms on, so the guard's comparison holds there too; and each bug again with
@@ -34,14 +38,19 @@ ap.add_argument("dirs", nargs="+")
 ap.add_argument("--device", default="cpu")
 ap.add_argument("--lib")
 ap.add_argument("--run-tool")
+ap.add_argument("--installed", action="store_true")
 args = ap.parse_args()
 source = os.path.abspath(args.dirs[-1])
 build = os.path.abspath(args.dirs[0]) if len(args.dirs) > 1 else None
-lib = args.lib or os.path.join(build, "sdk", "libnanscope.so")
-run_tool = args.run_tool or os.path.join(build, "cli", "nanscope-run")
 script = os.path.join(source, "examples", "python", "train_transformer.py")
-env = dict(os.environ, PYTHONPATH=os.path.join(source, "python"),
-           CUBLAS_WORKSPACE_CONFIG=":4096:8")
+env = dict(os.environ, CUBLAS_WORKSPACE_CONFIG=":4096:8")
+if args.installed:  # the example finds the installed library by itself
+    lib_args, run_tool = [], "/usr/bin/nanscope-run"
+    env.pop("PYTHONPATH", None)
+else:
+    lib_args = ["--lib", args.lib or os.path.join(build, "sdk", "libnanscope.so")]
+    run_tool = args.run_tool or os.path.join(build, "cli", "nanscope-run")
+    env["PYTHONPATH"] = os.path.join(source, "python")
 work = tempfile.mkdtemp(prefix="nanscope_torch_")
 
 
@@ -51,7 +60,7 @@ def fail(why):
 
 def train(name, *flags):
     run_dir = os.path.join(work, name)
-    p = subprocess.run([sys.executable, script, run_dir, "--lib", lib, "--device", args.device,
+    p = subprocess.run([sys.executable, script, run_dir, *lib_args, "--device", args.device,
                         *flags], env=env,
                        capture_output=True, text=True, timeout=600)
     if p.returncode != 0:

@@ -16,6 +16,7 @@
   for bit; with it clear, the update is the optimizer's own.
 
     watch_test.py BUILD_DIR SOURCE_DIR
+    watch_test.py --installed     (the installed package, as python3 finds it and its library)
 """
 import copy
 import os
@@ -26,12 +27,14 @@ import tempfile
 import torch
 from torch import nn
 
-build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-sys.path.insert(0, os.path.join(source, "python"))
+installed = sys.argv[1] == "--installed"
+if not installed:
+    build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    sys.path.insert(0, os.path.join(source, "python"))
 import nanscope.sdk  # noqa: E402
 import nanscope.torch as nt  # noqa: E402
 
-lib = nanscope.sdk.load(os.path.join(build, "sdk", "libnanscope.so"))
+lib = nanscope.sdk.load(None if installed else os.path.join(build, "sdk", "libnanscope.so"))
 work = tempfile.mkdtemp(prefix="nanscope_watch_")
 original_backward = torch.Tensor.backward
 torch.manual_seed(0)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/element_type.h"
 #include "core/slot_health.h"
 #include "core/slot_table.h"
 
@@ -50,8 +51,9 @@ struct SdkDeviceRead {
 
 struct SdkDeviceItem {
   int slot = 0;
-  std::uint64_t address = 0;  // float32 device memory
+  std::uint64_t address = 0;  // device memory of `count` values of `type`
   std::uint64_t count = 0;
+  ElementType type = ElementType::Float32;  // float32, bfloat16 or float16
 };
 
 // The bank's shape: the session's slots, history rows between reads, health on, and the floats of
@@ -82,11 +84,14 @@ class SdkDeviceChecks {
   // Waits for `stream`, reads what ran since the last read and starts counting again (outside any
   // capture).
   virtual SdkDeviceRead read(void* stream) = 0;
-  // A slot's first-fire copy (its `count` floats as the check saw them at its first fire in the
-  // fold; empty when the arena had no room left for it), and `count` floats at a device address
-  // once `stream` is done, copied to the host (synchronous).
+  // A slot's first-fire copy (its `count` values as floats, as the check saw them at its first
+  // fire in the fold; empty when the arena had no room left for it), and `count` floats at a
+  // device address once `stream` is done, copied to the host (synchronous).
   virtual std::vector<float> captured(int slot, std::uint64_t count) = 0;
   virtual std::vector<float> copy_out(void* stream, std::uint64_t address, std::uint64_t count) = 0;
+  // The value of element type `type` at a device address once `stream` is done, widened exactly
+  // (synchronous): a role slot's element 0.
+  virtual double read_value(void* stream, std::uint64_t address, ElementType type) = 0;
   // The current device's name (the run file's device).
   virtual std::string device_name() = 0;
   // The device status word of the step (non-zero once a check in it fired): the guard word; and

@@ -8,10 +8,17 @@
 //                one-check-per-slot graph; the cost of the checks that producers make. The shapes
 //                (every checked slot) and the times go to files for the PyTorch peer
 //                (bench/torch_amp_check.py, same session), which prints the ratios.
+//  sentinel_big bf16/fp16: 2^28 values of each 16-bit type checked in their own type, against a
+//                read-only pass over the same bytes that widens every value to float and sums it
+//                (the same loads, eight values a load), same run. >= 90%.
+//  sentinel_set bf16: the default config's checked slots' lengths as bfloat16 buffers (one
+//                allocation, each 16-byte aligned) in one fused launch of one graph, against the
+//                widening read pass over the same bytes (one launch of one graph). Within 10%.
 //  sentinel_many: a wide table (an SDK trainer's 4,096 slots) checked in one launch of one graph:
 //                4,096 slots of 4,096 floats against the read-only pass over the same bytes (one
 //                graph of one launch each), >= 80%; 4,096 slots of 64 floats, <= 15 us a launch of
 //                the graph. A NaN planted in the last slot but one must then be found.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,6 +29,7 @@
 
 #include "bench_util.h"
 #include "core/config.h"
+#include "core/half_float.h"
 #include "core/sentinel.h"
 #include "cuda_backend.h"
 #include "dense.h"
@@ -63,6 +71,45 @@ __global__ void read_pass(const float* __restrict__ x, size_t n, float* __restri
     const float4 v = __ldg(x4 + i);
     acc += v.x + v.y + v.z + v.w;
   }
+  const float sum = nanscope::cuda::block_reduce<256>(acc, nanscope::cuda::Plus());
+  if (threadIdx.x == 0) out[blockIdx.x] = sum;
+}
+
+__global__ void fill_half(unsigned short* x, size_t n, bool bf16) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    // Values in [-0.5, 0.5): a bfloat16's or a float16's bits of them (truncated: finite).
+    const float v = static_cast<float>((i * 2654435761u) % 1000u) * 1e-3f - 0.5f;
+    const unsigned w = __float_as_uint(v);
+    x[i] = bf16 ? static_cast<unsigned short>(w >> 16)
+                : static_cast<unsigned short>(__half_as_ushort(__float2half_rz(v)));
+  }
+}
+
+// The 16-bit ceiling: every value read once (16-byte loads, four in flight per thread) and widened
+// to float into a per-thread sum, reduced per block, one value written per block.
+template <class Half>
+__global__ void read_pass_half(const unsigned short* __restrict__ x, size_t n,
+                               float* __restrict__ out) {
+  float acc = 0.f;
+  const uint4* xv = reinterpret_cast<const uint4*>(x);
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  auto add = [&](const uint4& v) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      acc += static_cast<float>(Half{static_cast<unsigned short>(w[k] & 0xffffu)}) +
+             static_cast<float>(Half{static_cast<unsigned short>(w[k] >> 16)});
+  };
+  for (; i + 3 * stride < n / 8; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = __ldg(xv + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) add(v[u]);
+  }
+  for (; i < n / 8; i += stride) add(__ldg(xv + i));
   const float sum = nanscope::cuda::block_reduce<256>(acc, nanscope::cuda::Plus());
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
@@ -124,6 +171,36 @@ int main(int argc, char** argv) {
       "pass\n",
       fused_big_ms, gb / fused_big_ms, 100.0 * pass_ms / fused_big_ms);
   cudaFree(big);
+
+  // --- sentinel_big in bfloat16 and float16: 2^28 values in their own type (half the bytes).
+  bool half_clean = true;
+  for (const bool bf16 : {true, false}) {
+    unsigned short* half = nullptr;
+    cudaMalloc(&half, n * sizeof(unsigned short));
+    fill_half<<<4 * sms, 256, 0, s>>>(half, n, bf16);
+    const auto type = bf16 ? ElementType::BFloat16 : ElementType::Float16;
+    const double half_check_ms = time_ms(
+        [&] {
+          bank.check_group({{1, half, n, nullptr, -1, type}});
+        },
+        20, s);
+    const double half_pass_ms = time_ms(
+        [&] {
+          if (bf16)
+            read_pass_half<BFloat16><<<blocks, 256, 0, s>>>(half, n, partial);
+          else
+            read_pass_half<Float16><<<blocks, 256, 0, s>>>(half, n, partial);
+        },
+        20, s);
+    half_clean = half_clean && bank.readback_step().step_status == 0;
+    const double half_gb = n * sizeof(unsigned short) / 1e9;
+    std::printf(
+        "sentinel_big  2^28 %s, the fused check in its own type: %.3f ms (%.2f TB/s); widening "
+        "read-only pass %.3f ms (%.2f TB/s): check = %.1f%% of the pass\n",
+        bf16 ? "bfloat16" : "float16", half_check_ms, half_gb / half_check_ms, half_pass_ms,
+        half_gb / half_pass_ms, 100.0 * half_pass_ms / half_check_ms);
+    cudaFree(half);
+  }
 
   // --- sentinel_set: the check launches one step of the CUDA backend enqueues under the default
   // config (noted by the backend as it runs a real step, bench/step_check_plan.h), over buffers of
@@ -274,6 +351,42 @@ int main(int argc, char** argv) {
   std::printf("shapes written to %s for bench/torch_amp_check.py\n", shapes_file);
   for (float* p : bufs) cudaFree(p);
 
+  // --- sentinel_set in bfloat16: the same lengths as bfloat16 buffers in one allocation (each
+  // starting 16-byte aligned), every slot in one fused launch of one graph, against the widening
+  // read pass over the same bytes.
+  {
+    std::vector<size_t> at;
+    size_t values = 0;
+    for (const auto& [slot, count] : slots) {
+      at.push_back(values);
+      values += (count + 7) / 8 * 8;
+    }
+    unsigned short* pool = nullptr;
+    cudaMalloc(&pool, values * sizeof(unsigned short));
+    fill_half<<<4 * sms, 256, 0, s>>>(pool, values, true);
+    std::vector<nanscope::cuda::DeviceBank::GroupItem> items;
+    for (size_t k = 0; k < slots.size(); ++k)
+      items.push_back(
+          {slots[k].first, pool + at[k], slots[k].second, nullptr, -1, ElementType::BFloat16});
+    nanscope::cuda::DeviceBank bf_bank(2, s);
+    bf_bank.begin_step(0);
+    bf_bank.check_group(items);  // the table made once
+    bf_bank.begin_step(0);
+    cudaGraphExec_t check = graph_of([&] { bf_bank.check_group(items); });
+    cudaGraphExec_t pass =
+        graph_of([&] { read_pass_half<BFloat16><<<4 * sms, 256, 0, s>>>(pool, values, partial); });
+    const double check_us = 1e3 * time_ms([&] { cudaGraphLaunch(check, s); }, 500, s);
+    const double pass_us = 1e3 * time_ms([&] { cudaGraphLaunch(pass, s); }, 500, s);
+    half_clean = half_clean && bf_bank.readback_step().step_status == 0;
+    std::printf(
+        "sentinel_set  bf16: %zu slots (%zu bfloat16 values) in one launch of one graph: %.2f us; "
+        "widening read-only pass over the same bytes %.2f us: check / pass = %.3f\n",
+        slots.size(), values, check_us, pass_us, check_us / pass_us);
+    cudaGraphExecDestroy(check);
+    cudaGraphExecDestroy(pass);
+    cudaFree(pool);
+  }
+
   // --- sentinel_many
   bool found_all = true;
   for (const size_t per_slot : {size_t{4096}, size_t{64}}) {
@@ -314,5 +427,5 @@ int main(int argc, char** argv) {
     cudaGraphExecDestroy(pass);
     cudaFree(pool);
   }
-  return cudaGetLastError() == cudaSuccess && found_all ? 0 : 1;
+  return cudaGetLastError() == cudaSuccess && found_all && half_clean ? 0 : 1;
 }

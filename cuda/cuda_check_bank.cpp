@@ -258,7 +258,7 @@ void CudaCheckBank::fill_fires(StepOutcome& o, const BankReadback& r, int row) {
     if (!a.get()) continue;
     const SlotView v = host_.view_of(s, a.get(), a.size());
     const auto* p = static_cast<const float*>(v.data);
-    CapturedSlot c{s, v.shape, std::vector<float>(p, p + v.count), {}};
+    CapturedSlot c{s, v.shape, std::vector<float>(p, p + v.count), {}, {}};
     c.scan = scan_nonfinite(c.values.data(), c.values.size());
     o.captured.push_back(std::move(c));
   }

@@ -21,15 +21,17 @@ namespace nanscope::cuda {
 
 // One item of a fused check as its kernel reads it.
 struct FusedItem {
-  const float* x;
+  const void* x;  // `n` values of element type `type`
   unsigned long long n;
   float* capture;  // the item's own capture area (null: the bank's arena, if it has one)
   int slot;
   int exec;  // its execution position, or -1 - k: the launch's k-th counted from its first
   unsigned first_block;  // blocks [first_block, first_block + blocks) of the launch scan this item
   unsigned blocks;
+  unsigned type;  // an ElementType: float32, bfloat16 or float16
+  unsigned reserved;
 };
-static_assert(sizeof(FusedItem) == 40, "the table's layout is read by device code");
+static_assert(sizeof(FusedItem) == 48, "the table's layout is read by device code");
 
 // A launch's table as laid out in device memory: `count` FusedItems, then for each block of the
 // launch the index of the item it scans (unsigned).

@@ -23,11 +23,14 @@ struct HealthOut {
   float* rows = nullptr;  // [the bank's slots, kHealthFieldCount]
 };
 
-// A thread's running sums over its share; counts in 32 bits (a share is far below 2^32 values).
+// A thread's running sums over its share (HealthSums' rule); counts in 32 bits (a share is far
+// below 2^32 values). `smallest_normal`: the slot type's (type_limits).
 struct ThreadHealth {
-  float lo = INFINITY, hi = -INFINITY;
+  float lo = INFINITY, hi = -INFINITY, least = INFINITY;
   double sum = 0, sumsq = 0;
-  unsigned finite = 0u, nonfinite = 0u, zeros = 0u;
+  unsigned finite = 0u, nonfinite = 0u, zeros = 0u, subnormal = 0u;
+  float smallest_normal;
+  __device__ explicit ThreadHealth(float smallest) : smallest_normal(smallest) {}
   // The value's kind (0: finite, else nonfinite_kind).
   __device__ __forceinline__ unsigned add(float v) {
     if (!finite_value(v)) {
@@ -41,17 +44,24 @@ struct ThreadHealth {
     sumsq += d * d;
     ++finite;
     zeros += v == 0.f;
+    const float a = fabsf(v);
+    if (a != 0.f) {
+      least = fminf(least, a);
+      subnormal += a < smallest_normal;
+    }
     return 0u;
   }
   __device__ __forceinline__ HealthSums sums() const {
     HealthSums h;
     h.lo = lo;
     h.hi = hi;
+    h.least_nonzero = least;
     h.sum = sum;
     h.sumsq = sumsq;
     h.finite = finite;
     h.nonfinite = nonfinite;
     h.zeros = zeros;
+    h.subnormal = subnormal;
     return h;
   }
 };
@@ -61,20 +71,22 @@ __device__ __forceinline__ HealthSums load_partial(const HealthSums* p) {
   HealthSums h;
   h.lo = __ldcg(&p->lo);
   h.hi = __ldcg(&p->hi);
+  h.least_nonzero = __ldcg(&p->least_nonzero);
   h.sum = __ldcg(&p->sum);
   h.sumsq = __ldcg(&p->sumsq);
   h.finite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->finite));
   h.nonfinite = __ldcg(reinterpret_cast<const unsigned long long*>(&p->nonfinite));
   h.zeros = __ldcg(reinterpret_cast<const unsigned long long*>(&p->zeros));
+  h.subnormal = __ldcg(reinterpret_cast<const unsigned long long*>(&p->subnormal));
   return h;
 }
 
 // The block's sums (every thread of the block calls it) as its partial, one of the slot's blocks
 // [first, first + blocks) of the launch; the last of them to arrive folds their partials and
-// writes the slot's row.
+// writes the slot's row (against the limits of its element type).
 template <int kThreads>
 __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot, unsigned first,
-                           unsigned blocks) {
+                           unsigned blocks, ElementType type) {
   const HealthSums block = block_reduce<kThreads>(mine, MergeHealth());
   __shared__ bool last;
   HealthSums* const partials = h.partials + static_cast<std::size_t>(slot) * h.per_slot;
@@ -91,7 +103,7 @@ __device__ void health_out(const HealthSums& mine, const HealthOut& h, int slot,
     mine_of_all.merge(load_partial(partials + b));
   const HealthSums all = block_reduce<kThreads>(mine_of_all, MergeHealth());
   if (threadIdx.x != 0) return;
-  all.write(h.rows + slot * kHealthFieldCount);
+  all.write(h.rows + slot * kHealthFieldCount, type_limits(type));
   h.arrivals[slot] = 0u;  // ready for the slot's next check
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "core/half_float.h"
 #include "device_array.h"
 #include "sentinel_check.h"
 
@@ -134,8 +135,8 @@ class DeviceChecks final : public SdkDeviceChecks {
     group.reserve(items.size());
     for (const SdkDeviceItem& it : items)
       group.push_back({it.slot,
-                       reinterpret_cast<const float*>(static_cast<std::uintptr_t>(it.address)),
-                       static_cast<std::size_t>(it.count), nullptr, -1});
+                       reinterpret_cast<const void*>(static_cast<std::uintptr_t>(it.address)),
+                       static_cast<std::size_t>(it.count), nullptr, -1, it.type});
     bank_->check_group(group, as_stream(stream));
   }
 
@@ -173,6 +174,30 @@ class DeviceChecks final : public SdkDeviceChecks {
         cudaMemcpy(out.data(), reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address)),
                    out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return out;
+  }
+
+  double read_value(void* stream, std::uint64_t address, ElementType type) override {
+    NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+    const void* at = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address));
+    switch (type) {
+      case ElementType::BFloat16:
+      case ElementType::Float16: {
+        std::uint16_t bits = 0;
+        NANSCOPE_CUDA_CHECK(cudaMemcpy(&bits, at, sizeof bits, cudaMemcpyDeviceToHost));
+        return type == ElementType::BFloat16 ? static_cast<float>(BFloat16{bits})
+                                             : static_cast<float>(Float16{bits});
+      }
+      case ElementType::Float64: {
+        double v = 0;
+        NANSCOPE_CUDA_CHECK(cudaMemcpy(&v, at, sizeof v, cudaMemcpyDeviceToHost));
+        return v;
+      }
+      case ElementType::Float32:
+        break;
+    }
+    float v = 0;
+    NANSCOPE_CUDA_CHECK(cudaMemcpy(&v, at, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
   }
 
   std::string device_name() override { return device_name_; }

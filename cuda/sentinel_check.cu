@@ -203,16 +203,20 @@ void DeviceBank::launch_group(const GroupItem* items, std::size_t count, cudaStr
   // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item;
   // when the launch would pass kMaxLaunchBlocks, each item's share in proportion to what it wants
   // (at least one; each thread then loops). Any grid gives the same records.
-  const std::size_t per_block = static_cast<std::size_t>(kThreads) * 4 * kUnroll;
+  const std::size_t per_block_bytes = static_cast<std::size_t>(kThreads) * 16 * kUnroll;
   std::vector<std::size_t> want(count);
   std::size_t wanted = 0;
   for (std::size_t i = 0; i < count; ++i) {
     // Indices and a warp's count are 32-bit.
     if (items[i].count >= (std::size_t{1} << 31))
       throw InternalError(
-          "DeviceBank: a buffer too large for the fused check (2^31 floats or more)");
+          "DeviceBank: a buffer too large for the fused check (2^31 values or more)");
+    if (items[i].type == ElementType::Float64)
+      throw InternalError("DeviceBank: float64 buffers are checked on the host only");
+    const std::size_t bytes =
+        items[i].count * (items[i].type == ElementType::Float32 ? 4 : std::size_t{2});
     want[i] = std::min<std::size_t>(
-        std::max<std::size_t>((items[i].count + per_block - 1) / per_block, 1),
+        std::max<std::size_t>((bytes + per_block_bytes - 1) / per_block_bytes, 1),
         impl_->blocks_per_item);
     wanted += want[i];
   }
@@ -229,8 +233,15 @@ void DeviceBank::launch_group(const GroupItem* items, std::size_t count, cudaStr
                                   ? want[i]
                                   : std::max<std::size_t>(want[i] * kMaxLaunchBlocks / wanted, 1);
     const int exec = it.exec >= 0 ? it.exec : -1 - relative++;
-    table[i] = FusedItem{
-        it.data, it.count, it.capture, it.slot, exec, blocks, static_cast<unsigned>(share)};
+    table[i] = FusedItem{it.data,
+                         it.count,
+                         it.capture,
+                         it.slot,
+                         exec,
+                         blocks,
+                         static_cast<unsigned>(share),
+                         static_cast<unsigned>(it.type),
+                         0u};
     blocks += static_cast<unsigned>(share);
   }
   exec_ += relative;
@@ -406,7 +417,7 @@ void DeviceBank::copy_first_fires(const std::vector<GroupItem>& items) {
     const GroupItem& it = items[static_cast<std::size_t>(k)];
     check_slot(it.slot, "DeviceBank::copy_first_fires");
     c.slot[k] = it.slot;
-    c.src[k] = it.data;
+    c.src[k] = static_cast<const float*>(it.data);  // producers write float32
     c.dst[k] = it.capture;
     c.n[k] = it.count;
   }

@@ -88,7 +88,8 @@ class DeviceBank {
   void begin_step(int step);  // host-side counters only; clears the status word on device
   // The fused check: every item in one launch, however many (large buffers spread over the whole
   // GPU; a warp that finds non-finite values adds them into the slot's record with integer atomics,
-  // a clean warp writes nothing). Same records as checking the items one by one in this order. An
+  // a clean warp writes nothing). Same records as checking the items one by one in this order. Each
+  // item is read in its own element type. An
   // item with a `capture` area gets its buffer copied there (`count` floats) by device code at the
   // slot's first fire in the fold; one without, into the bank's capture arena while it has room.
   // The launch reads its items from a table in device memory that the bank keeps per distinct list
@@ -96,10 +97,11 @@ class DeviceBank {
   // one met while `stream` is captured stays as long as the bank, since the graph may launch it.
   struct GroupItem {
     int slot;
-    const float* data;
+    const void* data;  // `count` values of `type` (float32, bfloat16 or float16)
     std::size_t count;
-    float* capture = nullptr;
+    float* capture = nullptr;  // `count` floats (16-bit values widened)
     int exec = -1;  // the check's execution position in the step (-1: taken at the launch)
+    ElementType type = ElementType::Float32;
   };
   // On `stream` (the bank's by default): launches with distinct slots may run side by side.
   void check_group(const std::vector<GroupItem>& items) { check_group(items, stream_); }

@@ -31,7 +31,6 @@ __global__ void pack_kernel(const std::uint32_t* status, const std::uint32_t* up
   if (i < kGroupCount)
     out->update_ratio[i] = h.update_norms ? h.update_norms[1 + i] / h.weight_norms[1 + i] : nan;
   if (i != 0) return;
-  out->pad2 = 0;
   out->status = *status;
   out->updated = *updated;
   for (int i = 0; i < kScCount; ++i) out->scalars[i] = sc[i];

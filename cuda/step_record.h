@@ -35,12 +35,11 @@ struct StepStatusRecord {
   // sentinel.health: every slot's health row (NaN: not measured), read with the flags.
   float health[kBuiltinSlotCount][kHealthFieldCount];
   float update_ratio[kGroupCount];  // NaN unless the update_ratio watch is on
-  std::uint32_t pad2;
 };
 // Copied byte for byte from the device (one record per step of the fold).
 static_assert(sizeof(StepStatusRecord) == 8 + 8 * kScCount + 8 + 8 + 8 * kGroupCount +
                                               4 * kBuiltinSlotCount * kHealthFieldCount +
-                                              4 * kGroupCount + 4 &&
+                                              4 * kGroupCount &&
               std::is_trivially_copyable_v<StepStatusRecord>);
 static_assert(offsetof(StepStatusRecord, scalars) == 8 &&
               offsetof(StepStatusRecord, group_norm) == 8 + 8 * kScCount + 16);

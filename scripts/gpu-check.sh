@@ -22,7 +22,8 @@
 # PARTS: a comma-separated choice of tests, propagation, sanitizers, sdk, torch, bench, scaling
 # (default the first six). torch: nanscope.torch on examples/python/train_transformer.py on the
 # device, eager and under torch.cuda.graph with the graphed run files equal to the eager ones
-# (tests/torch/transformer_test.py --device cuda), the graphed example under memcheck and, where
+# (tests/torch/transformer_test.py --device cuda), the example in bfloat16 and float16 with
+# GradScaler (tests/torch/precision_test.py --device cuda), the graphed example under memcheck and, where
 # transformers is installed, its cost on GPT-2 against the unwatched step (eager and graphed),
 # detect_anomaly and DebugUnderflowOverflow, with an injected NaN named and its run file kept in
 # OUT_DIR/gpt2_run for the workbench (bench/torch_watch_cost.py). The SDK's binaries (sdk_device_tests, bench_sdk_device_check) find the CUDA plugin as
@@ -58,7 +59,7 @@ summary() {
   echo "gpu-check: FAIL: ${failed[*]}"
   exit 1
 }
-tiny='DeviceSentinel*:WideBank.EverySlot*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard:CudaTimeTravel.CheckpointsStayOnTheDevice'
+tiny='DeviceSentinel*:Types/HalfDevice.*:WideBank.EverySlot*:CudaStepGraph*:CudaCapture*:CudaGuard*:CudaGraph.Recaptured*:Injections/Parity.SameSentinelsOnCudaAsOnCpu/iqn_phi_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/params_slot:Injections/Parity.SameSentinelsOnCudaAsOnCpu/aux_param:Injections/Parity.SameSentinelsOnCudaAsOnCpu/bn_d_concat:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param:Injections/Parity.FoldEndReadbackGivesThePerStepReadback/guard:CudaTimeTravel.CheckpointsStayOnTheDevice'
 race='DeviceSentinel.Fused*:CudaGuard*:Injections/Parity.GraphModeGivesTheUngraphedSentinels/iqn_param'
 if want tests; then
 step gpu_tests 300 "$bin/gpu_tests"
@@ -86,6 +87,11 @@ if python3 -c "import torch, h5py" 2>/dev/null; then
   step torch_transformer 600 python3 "$src/tests/torch/transformer_test.py" --device cuda \
     --lib "$bin/lib/libnanscope.so.1" --run-tool "$bin/nanscope-run" "$src"
   tail -1 "$out/torch_transformer.txt"
+  # Reduced precision on the device: float16 scores past 65504 under autocast and GradScaler (the
+  # margin watch first, then the fire, the scaler's skip), the bfloat16 gradient through Adam.
+  step torch_precision 300 python3 "$src/tests/torch/precision_test.py" --device cuda \
+    --lib "$bin/lib/libnanscope.so.1" "$src"
+  tail -4 "$out/torch_precision.txt"
   if python3 -c "import transformers" 2>/dev/null; then  # GPT-2: the cost and the named entry
     step torch_watch_cost 600 env PYTHONPATH="$src/python" python3 "$src/bench/torch_watch_cost.py" \
       --lib "$bin/lib/libnanscope.so.1" --keep "$out/gpt2_run"

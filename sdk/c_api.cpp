@@ -266,6 +266,11 @@ NS_API ns_status ns_check_at(ns_session session, const int32_t* slots, const uin
   });
 }
 
+NS_API ns_status ns_loss_scale(ns_session session, double scale, int32_t skipped) {
+  return on_session(session, "ns_loss_scale",
+                    [&](Session& s) { s.report_loss_scale(scale, skipped != 0); });
+}
+
 NS_API ns_status ns_step_end(ns_session session, ns_step_result* result) {
   return on_session(session, "ns_step_end", [&](Session& s) {
     const std::uint32_t size = result_size(result, "ns_step_end: result");
@@ -313,7 +318,8 @@ NS_API ns_status ns_get_api(int32_t abi_version, const ns_api_1** table) {
       ns_status_string,       ns_session_open, ns_session_close, ns_slot_register,
       ns_slot_set_address,    ns_slot_undefer, ns_fold_begin,    ns_fold_end,
       ns_step_begin,          ns_check,        ns_step_end,      ns_step_replayed,
-      ns_guard_allows_update, ns_guard_word,   ns_writer_status, ns_check_at};
+      ns_guard_allows_update, ns_guard_word,   ns_writer_status, ns_check_at,
+      ns_loss_scale};
   return guarded("ns_get_api", [&] {
     if (!table) throw Error(NS_ERR_ARGUMENT, "ns_get_api: table is NULL");
     *table = nullptr;

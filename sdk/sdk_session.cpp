@@ -16,6 +16,7 @@
 #include "host_memory.h"
 #include "io/dump_file.h"
 #include "model/host_check.h"
+#include "session/watch.h"
 
 namespace nanscope::sdk {
 
@@ -46,6 +47,7 @@ void Session::begin_fold(int fold) {
   halt_ = NS_HALT_NONE;
   halt_step_ = -1;
   fold_dump_.clear();
+  tripped_.clear();
   stage_ = Stage::InFold;
 }
 
@@ -81,9 +83,23 @@ void Session::begin_step(int step, void* stream) {
   // A step's health rows are kept only with health on: a wide table without it keeps none.
   health_rows_ = health_ ? unmeasured_rows(table_->size()) : SlotHealthRows{};
   checked_ = SlotSet(table_->size());
-  grad_norm_ = loss_ = std::numeric_limits<double>::quiet_NaN();
+  grad_norm_ = loss_ = loss_scale_ = std::numeric_limits<double>::quiet_NaN();
+  scale_skipped_ = false;
   captured_.clear();
   stage_ = Stage::InStep;
+}
+
+void Session::report_loss_scale(double scale, bool skipped) {
+  if (stage_ != Stage::InStep) throw Error(NS_ERR_STATE, "ns_loss_scale: outside a step");
+  if (step_captured_ || stream_capturing())
+    throw Error(NS_ERR_STATE,
+                "ns_loss_scale: the step is being captured into a graph (its scale is read on the "
+                "host after the scaler's update; report it from an uncaptured step)");
+  if (!(scale > 0) || std::isinf(scale))
+    throw Error(NS_ERR_ARGUMENT,
+                fmt::format("ns_loss_scale: scale {} is not a finite positive number", scale));
+  loss_scale_ = scale;
+  scale_skipped_ = skipped;
 }
 
 void Session::check(const std::int32_t* slots, int count, void* stream, const std::uint64_t* at) {
@@ -132,7 +148,8 @@ void Session::check(const std::int32_t* slots, int count, void* stream, const st
           throw Error(NS_ERR_MEMORY, fmt::format("{}: slot '{}': {} bytes at {:#x}: {}", call,
                                                  s.name, bytes, at[i], why));
       }
-      items.push_back({slots[i], address_of(i), static_cast<std::uint64_t>(s.count)});
+      items.push_back(
+          {slots[i], address_of(i), static_cast<std::uint64_t>(s.count), element_type(s.dtype)});
     }
     on_device(call, [&] { dev_->check(items, stream); });
     for (const SdkDeviceItem& it : items) {
@@ -257,7 +274,13 @@ ns_step_result Session::finish_step() {
       row.losses.ens = none;
   row.losses.total = loss_;
   row.losses.grad_norm = grad_norm_;
+  row.losses.loss_scale = loss_scale_;
   row.losses.group_norm.fill(none);
+  // Before the health budget may drop the row's health (decide_health); recorded after the step's
+  // first fire, which they follow in the run's events.
+  std::vector<RunEventRow> noted = note_watches(row);
+  loss_scale_ = none;
+  scale_skipped_ = false;
   steps_.push_back(std::move(row));
 
   const FoldFlags flags = bank_->readback();
@@ -282,6 +305,7 @@ ns_step_result Session::finish_step() {
     }
     events_.push_back(e);
   }
+  events_.insert(events_.end(), noted.begin(), noted.end());
   // A halt is latched for the rest of the fold: the step that halts records its event (naming the
   // fold's dump, docs/files.md), and every later step of the fold reports it again, so a trainer
   // that goes on is told at each step. Later steps are checked and recorded as any other.
@@ -304,6 +328,35 @@ ns_step_result Session::finish_step() {
   next_step_ = step_ + 1;
   stage_ = Stage::InFold;
   return out;
+}
+
+std::vector<RunEventRow> Session::note_watches(const RunStepRow& row) {
+  std::vector<RunEventRow> events;
+  auto trip = [&](WatchCondition c, int slot, double value, double threshold) {
+    if (!tripped_.insert({static_cast<int>(c), slot}).second) return;  // once per fold
+    const WatchTrip t{c, slot, -1, fold_, step_, value, threshold};
+    events.push_back(RunEventRow{fold_, step_, EventKind::Watch, slot, {}, t});
+  };
+  for (int s = 0; s < static_cast<int>(row.health.size()); ++s) {
+    const HealthRow& h = row.health[static_cast<std::size_t>(s)];
+    if (!measured(h)) continue;
+    precision_watch(h, watch_, [&](WatchCondition c, double value, double threshold) {
+      trip(c, s, value, threshold);
+    });
+  }
+  const double scale = row.losses.loss_scale;
+  if (loss_scale_floor_ > 0 && scale < loss_scale_floor_)
+    trip(WatchCondition::LossScaleFloor, -1, scale, loss_scale_floor_);
+  if (scale_skipped_) {
+    // The first slot in dataflow order that held an Inf or NaN in the step (-1: none checked did).
+    int first = -1;
+    for (int s = 0; s < static_cast<int>(row.flags.size()); ++s)
+      if (row.flags[static_cast<std::size_t>(s)] &&
+          (first < 0 || (*table_)[s].rank < (*table_)[first].rank))
+        first = s;
+    events.push_back(RunEventRow{fold_, step_, EventKind::LossScaleSkip, first, {}, std::nullopt});
+  }
+  return events;
 }
 
 void Session::end_fold(int fold) {

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/sentinel.h"
@@ -67,6 +69,9 @@ class Session {
   // ns_check (`at` null: each slot's registered buffer) and ns_check_at (`at[i]`: the buffer of
   // slots[i] at this step, the slot's registered address unchanged).
   void check(const std::int32_t* slots, int count, void* stream, const std::uint64_t* at = nullptr);
+  // ns_loss_scale: the trainer's loss scale at this step, and whether its scaler skipped the
+  // update.
+  void report_loss_scale(double scale, bool skipped);
   bool allows_update();
   std::uint64_t guard_word_address() const;
   ns_step_result end_step();
@@ -100,6 +105,8 @@ class Session {
   void drop_health_not_kept(std::size_t rows, std::optional<int> first_fire);
   void write_run_file_now();
   void write_dump(int fold, int step, std::vector<CapturedSlot> slots);
+  // The step's watch trips (options.watch_*) and its loss_scale_skip event.
+  std::vector<RunEventRow> note_watches(const RunStepRow& row);
   void raise_writer_error();
 
   std::string run_dir_, trainer_, config_text_;
@@ -107,7 +114,10 @@ class Session {
   int folds_planned_ = 0;  // options.folds (0: not known)
   bool guard_ = false, health_ = false, capture_ = false, halt_on_nan_ = false;
   double grad_collapse_below_ = 0;
-  Config guard_config_;  // the guard's rule reads it (guard_allows_update)
+  WatchConfig watch_;  // options.watch_overflow_margin and watch_underflow_share (the rest off)
+  double loss_scale_floor_ = 0;
+  std::set<std::pair<int, int>> tripped_;  // (condition, slot) tripped in this fold
+  Config guard_config_;                    // the guard's rule reads it (guard_allows_update)
   std::string created_utc_;
 
   std::vector<RegisteredSlot> slots_;
@@ -125,6 +135,8 @@ class Session {
   SlotHealthRows health_rows_;  // with health on: each slot's row (unmeasured: NaN)
   SlotSet checked_;
   double grad_norm_ = 0, loss_ = 0;  // the role slots' element 0 at their check (NaN unchecked)
+  double loss_scale_ = 0;            // ns_loss_scale's (NaN: not reported in the step)
+  bool scale_skipped_ = false;
   std::vector<CapturedSlot> captured_;
   // The fold's halt, latched from the step that halted to the fold's end, and the fold's dump
   // (its first firing step's; the halt's event names it).

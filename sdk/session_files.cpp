@@ -56,6 +56,9 @@ void Session::write_run_file_now() {
     rows->clear();
     file->folds = folds;
     file->events = events;
+    file->watches.clear();  // each watch event's trip, in order (the file pairs them so)
+    for (const RunEventRow& e : events)
+      if (e.watch) file->watches.push_back(*e.watch);
     nanscope::write_run_file(path, *file);
   });
 }

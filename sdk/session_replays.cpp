@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "device_path.h"
+#include "dtypes.h"
 #include "sdk_session.h"
 
 namespace nanscope::sdk {
@@ -91,7 +92,8 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
         const RegisteredSlot& s = slots_[slot];
         if (s.role == NS_ROLE_NONE || !checked.test(static_cast<int>(slot))) continue;
         const std::uint64_t where = s.checked_at ? s.checked_at : s.address;
-        const double v = on_device(call, [&] { return dev_->copy_out(stream, where, 1); })[0];
+        const double v =
+            on_device(call, [&] { return dev_->read_value(stream, where, element_type(s.dtype)); });
         (s.role == NS_ROLE_LOSS ? loss_ : grad_norm_) = v;
       }
     }

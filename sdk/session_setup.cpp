@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <new>
 #include <sstream>
 
@@ -84,6 +85,30 @@ Session::Session(const ns_session_options& o) {
                 "or a finite positive threshold");
   if (const std::string why = trainer_name_problem(trainer_); !why.empty())
     throw Error(NS_ERR_ARGUMENT, "ns_session_open: options.trainer: " + why);
+  const auto watch_problem = [](double v, double lo, double hi) {
+    return !(v == 0 || (v >= lo && v <= hi));  // NaN is a problem too
+  };
+  if (watch_problem(o.watch_overflow_margin, 1, std::numeric_limits<double>::max()))
+    throw Error(NS_ERR_ARGUMENT,
+                "ns_session_open: options.watch_overflow_margin must be 0 (off) or a finite factor "
+                ">= 1");
+  if (watch_problem(o.watch_underflow_share, std::numeric_limits<double>::min(), 1))
+    throw Error(NS_ERR_ARGUMENT,
+                "ns_session_open: options.watch_underflow_share must be 0 (off) or a fraction in "
+                "(0, 1]");
+  if (watch_problem(o.watch_loss_scale_floor, std::numeric_limits<double>::min(),
+                    std::numeric_limits<double>::max()))
+    throw Error(NS_ERR_ARGUMENT,
+                "ns_session_open: options.watch_loss_scale_floor must be 0 (off) or a finite "
+                "positive scale");
+  if ((o.watch_overflow_margin > 0 || o.watch_underflow_share > 0) && o.health == 0)
+    throw Error(NS_ERR_ARGUMENT,
+                "ns_session_open: options.watch_overflow_margin and watch_underflow_share read "
+                "slot health: set options.health too");
+  watch_.absmax = 0;
+  watch_.overflow_margin = o.watch_overflow_margin;
+  watch_.underflow_share = o.watch_underflow_share;
+  loss_scale_floor_ = o.watch_loss_scale_floor;
   seed_ = o.seed;
   folds_planned_ = o.folds;
   guard_ = o.guard != 0;
@@ -172,11 +197,11 @@ int Session::register_slot(const ns_slot_desc& d) {
                               "('{}' is {} memory)",
                               who, other.name, other.memory == NS_HOST ? "host" : "device"));
     }
-    if (s.memory == NS_DEVICE && s.dtype != NS_F32)
+    if (s.memory == NS_DEVICE && s.dtype == NS_F64)
       throw Error(NS_ERR_UNSUPPORTED,
-                  fmt::format("{}: {} device buffers are not checked by this version (float32 "
-                              "ones are)",
-                              who, dtype_name(s.dtype)));
+                  fmt::format("{}: float64 device buffers are not checked by this version "
+                              "(float32, bfloat16 and float16 ones are; float64 host buffers are)",
+                              who));
     if (s.memory == NS_DEVICE && d.count >= (std::int64_t{1} << 31))
       throw Error(NS_ERR_UNSUPPORTED,
                   fmt::format("{}: a device buffer is checked in one piece of fewer than 2^31 "

@@ -24,7 +24,8 @@ namespace nanscope::sdk {
 template <class T>
 constexpr std::size_t kAbi1Size = 0;
 template <>
-inline constexpr std::size_t kAbi1Size<ns_session_options> = sizeof(ns_session_options);
+inline constexpr std::size_t kAbi1Size<ns_session_options> = offsetof(ns_session_options,
+                                                                      watch_overflow_margin);
 template <>
 inline constexpr std::size_t kAbi1Size<ns_slot_desc> = sizeof(ns_slot_desc);
 template <>
@@ -34,7 +35,8 @@ inline constexpr std::size_t kAbi1Size<ns_step_result> = offsetof(ns_step_result
 inline constexpr std::uint32_t kMostStructSize = 4096;
 
 // Layouts are LP64's with no hidden padding (every byte is a field or a reserved field).
-static_assert(sizeof(ns_session_options) == 80 && offsetof(ns_session_options, overwrite) == 72);
+static_assert(sizeof(ns_session_options) == 104 && offsetof(ns_session_options, overwrite) == 72 &&
+              kAbi1Size<ns_session_options> == 80);
 static_assert(sizeof(ns_slot_desc) == 144 && offsetof(ns_slot_desc, shape) == 80);
 static_assert(sizeof(ns_step_result) == 36 && kAbi1Size<ns_step_result> == 28);
 static_assert(sizeof(ns_session) == 8 && std::is_trivially_copyable_v<ns_session>);

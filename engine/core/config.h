@@ -126,7 +126,11 @@ struct WatchConfig {
   double update_ratio_floor = 0;    // a group's update norm over its weight norm below this
   double update_ratio_ceiling = 0;  // ... or above this
   double dead_relu = 0;             // the fraction of exact zeros in h_s1 or h_s2 above this
-  int warmup = 0;                   // a fold's first steps, in which no condition is evaluated
+  // A slot's largest finite |value| within this factor of its type's largest finite value.
+  double overflow_margin = 0;
+  double underflow_share =
+      0;           // a slot's share of values below its type's smallest normal above this
+  int warmup = 0;  // a fold's first steps, in which no condition is evaluated
   // What the step must compute for them beyond the slots' health.
   bool needs_learner_metrics() const { return c51_mass > 0 || quantile_crossing > 0; }
   bool needs_update_norms() const { return update_ratio_floor > 0 || update_ratio_ceiling > 0; }

@@ -461,6 +461,17 @@ std::vector<KeySpec> build_specs() {
       "watch.dead_relu",
       "watch: the fraction of exact zeros in h_s1 or h_s2 above this (0 turns it off)",
       [](auto& c) -> auto& { return c.watch.dead_relu; }, 0, 1));
+  k.push_back(float_key(
+      "watch.overflow_margin",
+      "watch: a slot's largest finite absolute value within this factor of its type's largest "
+      "finite value (float32: 3.4e38; bfloat16: 3.39e38; float16: 65504), before it overflows to "
+      "Inf (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.overflow_margin; }, 0, kInf));
+  k.push_back(float_key(
+      "watch.underflow_share",
+      "watch: the fraction of a slot's values that are non-zero and below its type's smallest "
+      "normal (subnormal: precision lost) above this (0 turns it off)",
+      [](auto& c) -> auto& { return c.watch.underflow_share; }, 0, 1));
   k.push_back(int_key(
       "watch.warmup",
       "watch: a fold's first steps, in which no condition is evaluated (a freshly initialised "

@@ -12,13 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/element_type.h"
+#include "core/host_device.h"
 #include "core/slot_table.h"
-
-#ifdef __CUDACC__
-#define NANSCOPE_HD __host__ __device__
-#else
-#define NANSCOPE_HD
-#endif
 
 namespace nanscope {
 
@@ -30,6 +26,20 @@ NANSCOPE_HD inline bool finite_value(double v) {
   return std::isfinite(v);
 #endif
 }
+NANSCOPE_HD inline double health_sqrt(double v) {
+#ifdef __CUDA_ARCH__
+  return sqrt(v);
+#else
+  return std::sqrt(v);
+#endif
+}
+NANSCOPE_HD inline double health_log2(double v) {
+#ifdef __CUDA_ARCH__
+  return log2(v);
+#else
+  return std::log2(v);
+#endif
+}
 NANSCOPE_HD inline float health_nan() {
 #ifdef __CUDA_ARCH__
   return __int_as_float(0x7fc00000);
@@ -38,7 +48,8 @@ NANSCOPE_HD inline float health_nan() {
 #endif
 }
 
-// The fields of a health row, in the order of /steps/health's last axis.
+// The fields of a health row, in the order of /steps/health's last axis (files written before the
+// last three existed hold the first eight; their readers give the others as NaN).
 enum HealthField : int {
   kHealthMin = 0,       // the smallest finite value
   kHealthMax,           // the largest finite value
@@ -48,11 +59,21 @@ enum HealthField : int {
   kHealthZeroFraction,  // the fraction of all values that are exactly zero (+0 or -0)
   kHealthMassError,     // C51 rows (slots 6, 7, 8): the largest |row mass - 1| over finite rows
   kHealthCrossing,      // IQN quantiles (slot 14): the fraction of tau-ordered pairs out of order
+  // The margin to overflow: log2 of the slot type's largest finite value over the largest finite
+  // |value| (bits of headroom; 0 at the limit). NaN when no finite value is non-zero.
+  kHealthOverflowMargin,
+  // The fraction of all values that are non-zero and below the type's smallest normal (subnormal,
+  // precision lost, one step from flushing to zero).
+  kHealthUnderflowShare,
+  // log2 of the largest finite |value| over the smallest non-zero one (NaN when none is non-zero).
+  kHealthDynamicRange,
   kHealthFieldCount
 };
+inline constexpr int kHealthFieldCountV3 = 8;  // the fields of files written before the last three
 inline constexpr std::array<std::string_view, kHealthFieldCount> kHealthFieldNames = {
-    "finite_min", "finite_max",    "mean",           "rms",
-    "nonfinite",  "zero_fraction", "c51_mass_error", "quantile_crossing"};
+    "finite_min",      "finite_max",      "mean",           "rms",
+    "nonfinite",       "zero_fraction",   "c51_mass_error", "quantile_crossing",
+    "overflow_margin", "underflow_share", "dynamic_range"};
 
 // One slot's row; NaN where the slot was not checked, where it has no finite value (min, max,
 // mean, rms) or where a field does not apply to it (the last two).
@@ -90,13 +111,15 @@ inline double abs_max(const HealthRow& r) {
 }
 
 // The running sums a row is made from: a CUDA thread keeps one over its share, blocks combine
-// them; the CPU keeps one over the whole buffer.
+// them; the CPU keeps one over the whole buffer. `smallest_normal` is the slot type's
+// (type_limits): a value below it counts as underflowing in that type.
 struct HealthSums {
   float lo = INFINITY, hi = -INFINITY;
+  float least_nonzero = INFINITY;  // the smallest non-zero finite |value|
   double sum = 0, sumsq = 0;
-  std::uint64_t finite = 0, nonfinite = 0, zeros = 0;
+  std::uint64_t finite = 0, nonfinite = 0, zeros = 0, subnormal = 0;
 
-  NANSCOPE_HD void add(float v) {
+  NANSCOPE_HD void add(float v, float smallest_normal) {
     if (!finite_value(v)) {
       ++nonfinite;
       return;
@@ -108,34 +131,45 @@ struct HealthSums {
     sumsq += d * d;
     ++finite;
     zeros += v == 0.f;
+    const float a = v < 0.f ? -v : v;
+    if (a != 0.f) {
+      least_nonzero = a < least_nonzero ? a : least_nonzero;
+      subnormal += a < smallest_normal;
+    }
   }
   NANSCOPE_HD void merge(const HealthSums& o) {
     lo = o.lo < lo ? o.lo : lo;
     hi = o.hi > hi ? o.hi : hi;
+    least_nonzero = o.least_nonzero < least_nonzero ? o.least_nonzero : least_nonzero;
     sum += o.sum;
     sumsq += o.sumsq;
     finite += o.finite;
     nonfinite += o.nonfinite;
     zeros += o.zeros;
+    subnormal += o.subnormal;
   }
-  // The row's first six fields (the learner's two are NaN here).
-  NANSCOPE_HD void write(float* row) const {
+  // The row's fields but the learner's two (NaN here), against the slot type's limits.
+  NANSCOPE_HD void write(float* row, const TypeLimits& limits) const {
     const float nan = health_nan();
     const std::uint64_t all = finite + nonfinite;
     row[kHealthMin] = finite ? lo : nan;
     row[kHealthMax] = finite ? hi : nan;
     row[kHealthMean] = finite ? static_cast<float>(sum / static_cast<double>(finite)) : nan;
-#ifdef __CUDA_ARCH__
-    const double rms = sqrt(sumsq / static_cast<double>(finite ? finite : 1));
-#else
-    const double rms = std::sqrt(sumsq / static_cast<double>(finite ? finite : 1));
-#endif
+    const double rms = health_sqrt(sumsq / static_cast<double>(finite ? finite : 1));
     row[kHealthRms] = finite ? static_cast<float>(rms) : nan;
     row[kHealthNonfinite] = static_cast<float>(nonfinite);
     row[kHealthZeroFraction] =
         all ? static_cast<float>(static_cast<double>(zeros) / static_cast<double>(all)) : nan;
     row[kHealthMassError] = nan;
     row[kHealthCrossing] = nan;
+    const double top = finite ? (-lo > hi ? -static_cast<double>(lo) : static_cast<double>(hi)) : 0;
+    const bool nonzero = top > 0;  // then least_nonzero is finite too
+    row[kHealthOverflowMargin] =
+        nonzero ? static_cast<float>(health_log2(limits.largest) - health_log2(top)) : nan;
+    row[kHealthUnderflowShare] =
+        all ? static_cast<float>(static_cast<double>(subnormal) / static_cast<double>(all)) : nan;
+    row[kHealthDynamicRange] =
+        nonzero ? static_cast<float>(health_log2(top) - health_log2(least_nonzero)) : nan;
   }
 };
 

@@ -119,6 +119,16 @@ std::string_view slot_phase(const SlotInfo& s) {
   return s.phase_text.empty() ? phase_name(s.phase) : std::string_view(s.phase_text);
 }
 
+std::string_view slot_type_name(const SlotTable& table, int slot, std::string_view builtin_type) {
+  if (table.is_builtin()) return builtin_type;
+  const std::string_view buffer = table.at(slot).buffer;
+  const std::size_t space = buffer.rfind(' ');
+  const std::string_view last = space == std::string_view::npos ? buffer : buffer.substr(space + 1);
+  for (std::string_view known : {"float32", "float64", "bfloat16", "float16"})
+    if (last == known) return known;
+  return "?";  // a run file written before the SDK named the type
+}
+
 // The constructor is private: a table is made here, by one of the two factories.
 const SlotTableRef& SlotTable::builtin() {
   static const SlotTableRef table = [] {

@@ -119,6 +119,12 @@ struct SlotInfo {
 // The phase a slot's check runs in, as files and views name it.
 std::string_view slot_phase(const SlotInfo& s);
 
+// The element type a slot's buffer holds, as the inspector and the Slots table name it: an SDK
+// trainer's slot's from its buffer text (the SDK writes "[32, 16] bfloat16"); nanscope's own
+// trainer's buffers are all of the run's precision (`builtin_type`, "float32" or "float64").
+class SlotTable;
+std::string_view slot_type_name(const SlotTable& table, int slot, std::string_view builtin_type);
+
 // A slot of another trainer's table, as the SDK registers it and its run file records it (/slots).
 struct TrainerSlot {
   std::string name, phase, buffer;

@@ -17,12 +17,16 @@ enum class WatchCondition {
   GradVanish,
   UpdateRatio,
   DeadRelu,
+  OverflowMargin,  // a slot within a factor of its type's largest finite value
+  UnderflowShare,  // a slot's share of values below its type's smallest normal
+  LossScaleFloor,  // the trainer's loss scale below a floor (an SDK trainer's report)
 };
 template <>
 struct EnumNames<WatchCondition> {
-  static constexpr std::array<std::string_view, 8> kNames = {
-      "absmax",       "c51_mass",    "quantile_crossing", "cql_margin",
-      "grad_explode", "grad_vanish", "update_ratio",      "dead_relu"};
+  static constexpr std::array<std::string_view, 11> kNames = {
+      "absmax",          "c51_mass",        "quantile_crossing", "cql_margin",
+      "grad_explode",    "grad_vanish",     "update_ratio",      "dead_relu",
+      "overflow_margin", "underflow_share", "loss_scale_floor"};
 };
 
 struct WatchTrip {

@@ -40,13 +40,13 @@ struct RunStepRow {
 // versions 1 and 2 are read as well.
 inline constexpr std::int64_t kRunSchemaVersion = 3;
 
-// Which steps' health a run keeps (docs/files.md, "What the run file keeps"). A health row is 32
+// Which steps' health a run keeps (docs/files.md, "What the run file keeps"). A health row is 44
 // bytes a slot: a table of S slots keeps one row in `stride` steps of each fold, stride being
 // the smallest that holds the rows to kHealthBytesPerStep a step on average (1 up to 100 slots:
 // every step), and every step of the `window` steps up to and including each fold's first fire,
 // where a user looks first.
 struct HealthKeeping {
-  static constexpr std::size_t kHealthBytesPerStep = 3200;
+  static constexpr std::size_t kHealthBytesPerStep = 4400;
   static constexpr int kWindow = 100;
   int stride = 1;
   int window = kWindow;
@@ -72,6 +72,9 @@ struct RunFileData {
   // The slots the file stores: the table's, or fewer in a file of nanscope's own written before
   // its last slots were added (the readers give those as absent, unchecked and unmeasured).
   int stored_slots = 0;
+  // The fields of each health row the file stores: kHealthFieldCount, or kHealthFieldCountV3 in
+  // files written before the reduced types' fields (the readers give the others as unmeasured).
+  int health_fields = kHealthFieldCount;
   std::string nanscope_version, created_utc, backend, device_name, config_toml;
   std::string scenario;  // root attribute `scenario` (empty in files written before it existed)
   std::uint64_t seed = 0;

@@ -142,6 +142,7 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
   // Each /steps row's row of /steps/health, or -1: every row's (schema 2), the rows
   // /steps/health_step lists (schema 3), none (schema 1).
   std::vector<float> health;
+  std::size_t fields = kHealthFieldCount;  // of each health row in the file
   std::vector<std::int64_t> health_row(ns, -1);
   if (h5::exists(f, "steps/health")) {
     health = h5::read_dataset<float>(f, "steps/health", &dims, path);
@@ -152,9 +153,13 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
       kept.resize(ns);
       for (std::size_t i = 0; i < ns; ++i) kept[i] = static_cast<std::int64_t>(i);
     }
-    if (dims.size() != 3 || dims[0] != kept.size() || dims[1] != n || dims[2] != kHealthFieldCount)
-      throw DataError(fmt::format("{}: /steps/health must be [{} kept steps, {}, {}]", path,
-                                  kept.size(), n, kHealthFieldCount));
+    // Files written before the reduced types' fields hold the first kHealthFieldCountV3.
+    if (dims.size() != 3 || dims[0] != kept.size() || dims[1] != n ||
+        (dims[2] != kHealthFieldCount && dims[2] != kHealthFieldCountV3))
+      throw DataError(fmt::format("{}: /steps/health must be [{} kept steps, {}, {} or {}]", path,
+                                  kept.size(), n, kHealthFieldCount, kHealthFieldCountV3));
+    fields = dims[2];
+    r.health_fields = static_cast<int>(fields);
     for (std::size_t k = 0; k < kept.size(); ++k) {
       const bool ascending = k == 0 || kept[k] > kept[k - 1];
       if (kept[k] < 0 || static_cast<std::uint64_t>(kept[k]) >= ns || !ascending)
@@ -185,11 +190,11 @@ void read_steps(hid_t f, const std::string& path, RunFileData& r) {
     row.checked = SlotSet(static_cast<int>(width));
     const std::int64_t hrow = health_row[i];
     if (hrow >= 0) {
-      const auto from = static_cast<std::size_t>(hrow) * n * kHealthFieldCount;
+      const auto from = static_cast<std::size_t>(hrow) * n * fields;
       row.health = unmeasured_rows(static_cast<int>(width));
       for (std::size_t s = 0; s < n; ++s)
-        std::copy_n(health.begin() + static_cast<std::ptrdiff_t>(from + s * kHealthFieldCount),
-                    kHealthFieldCount, row.health[s].begin());
+        std::copy_n(health.begin() + static_cast<std::ptrdiff_t>(from + s * fields), fields,
+                    row.health[s].begin());
     }
     for (std::size_t k = 0; k < kLossTerms.size(); ++k)
       if (!term[k].empty()) row.losses.*kLossTerms[k].member = term[k][i];

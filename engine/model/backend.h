@@ -15,6 +15,7 @@
 
 #include "core/backend_names.h"
 #include "core/config.h"
+#include "core/element_type.h"
 #include "core/half_float.h"
 #include "core/sentinel.h"
 #include "core/slot_table.h"
@@ -27,18 +28,14 @@ namespace nanscope {
 
 class CheckBank;
 
-// A read-only window on a slot's buffer. `count` is the buffer's own element count, including any
-// zero padding. Empty (data == nullptr) when the slot does not exist this run.
-// The element type of a buffer the host path checks: the backends' float32 (float64 in the CPU
-// backend's float64 mode) and, from an SDK trainer, bfloat16 and float16 too.
-enum class ElementType : std::uint8_t { Float32, Float64, BFloat16, Float16 };
-
 struct SlotView;
 // Calls f with the view's data as a pointer to its element type: the one place a view's type is
 // dispatched on.
 template <class F>
 decltype(auto) with_elements(const SlotView& v, F&& f);
 
+// A read-only window on a slot's buffer. `count` is the buffer's own element count, including any
+// zero padding. Empty (data == nullptr) when the slot does not exist this run.
 struct SlotView {
   const void* data = nullptr;
   std::size_t count = 0;

@@ -9,7 +9,7 @@ HostCheckResult check_host_buffer(const SlotView& v, bool health, HealthRow& row
   if (health) {
     const HealthSums h =
         with_elements(v, [&v](const auto* x) { return cpu_health_sums(x, v.count); });
-    h.write(row.data());
+    h.write(row.data(), type_limits(v.type));
     r.nonfinite = h.nonfinite;
   }
   if (!(health && !v.is_f64() && r.nonfinite == 0)) r.scan = scan_view(v);

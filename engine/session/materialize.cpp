@@ -248,8 +248,11 @@ RunAgreement agreement_with_run(const MaterializedStep& m, const RunFileData& ru
     // The slots the file stores (a slot added after it was written has no row there).
     const std::size_t stored =
         std::min(rec.health.size(), static_cast<std::size_t>(run.stored_slots));
+    // The fields the file stores (an older file holds fewer).
+    const std::size_t fields = std::min(static_cast<std::size_t>(kHealthFieldCount),
+                                        static_cast<std::size_t>(run.health_fields));
     for (std::size_t s = 0; s < stored; ++s)
-      for (std::size_t k = 0; k < rec.health[s].size(); ++k) {
+      for (std::size_t k = 0; k < fields; ++k) {
         const HealthRow& kept = health_at(row->health, static_cast<int>(s));
         const float x = rec.health[s][k], y = kept[k];
         if (same_bits(x, y) || (std::isnan(x) && std::isnan(y))) continue;

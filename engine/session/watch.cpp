@@ -37,6 +37,9 @@ std::vector<WatchTrip> Watches::step(int fold, const StepOutcome& o) {
     if (w.dead_relu > 0 && (builtin_slot(s).roles & kRoleReluOutput) &&
         h[kHealthZeroFraction] > w.dead_relu)
       trip(WatchCondition::DeadRelu, s, -1, h[kHealthZeroFraction], w.dead_relu);
+    precision_watch(h, w, [&](WatchCondition c, double value, double threshold) {
+      trip(c, s, -1, value, threshold);
+    });
   }
   // The parameter groups: gradient norms (slot 21 holds them; a non-finite norm is a fire, not a
   // watch) and, after an update that happened, the update's norm over the weights' norm.

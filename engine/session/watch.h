@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <set>
 #include <utility>
 #include <vector>
@@ -14,6 +15,20 @@
 #include "model/check_bank.h"
 
 namespace nanscope {
+
+// The conditions on a slot's margin to its type's limits (overflow_margin, underflow_share), one
+// rule for nanscope's trainer and an SDK trainer's: trip(condition, value, threshold) for each
+// that holds of the slot's row. The overflow margin's value and threshold are factors (2 to the
+// row's margin in bits, against the configured factor).
+template <class Trip>
+void precision_watch(const HealthRow& h, const WatchConfig& w, Trip&& trip) {
+  const double margin_bits = h[kHealthOverflowMargin];  // NaN compares false
+  if (w.overflow_margin > 0 && margin_bits < std::log2(w.overflow_margin))
+    trip(WatchCondition::OverflowMargin, std::exp2(margin_bits), w.overflow_margin);
+  if (w.underflow_share > 0 && h[kHealthUnderflowShare] > w.underflow_share)
+    trip(WatchCondition::UnderflowShare, static_cast<double>(h[kHealthUnderflowShare]),
+         w.underflow_share);
+}
 
 class Watches {
  public:

@@ -4,7 +4,8 @@ nanscope (docs/torch.md). Runs on Debian's PyTorch 1.13, on the CPU or a CUDA de
 
     PYTHONPATH=<source>/python train_transformer.py RUN_DIR [--bug-softmax] [--bug-layernorm]
         [--folds N] [--steps N] [--device cpu|cuda] [--unwatched] [--skip STEPS]
-        [--params FILE] [--lib PATH] [--graph]
+        [--params FILE] [--lib PATH] [--graph] [--precision fp32|bf16|fp16|pure-bf16]
+        [--bug-fp16-scores] [--bug-bf16-adam] [--no-guard] [--overflow-margin F]
 
 Two real mechanisms behind two switches:
 - --bug-softmax: the attention softmax is written by hand, exp(s) / sum(exp(s)), over scores not
@@ -16,6 +17,23 @@ Two real mechanisms behind two switches:
   hold padded sequences; the padding token's embedding row is zero (padding_idx), a constant row,
   whose variance is 0: 0/sqrt(0) is NaN, first in `embed_norm`. Without it, epsilon 1e-5 keeps it
   0.
+
+Reduced precision (--precision): bf16 runs the forward under torch.autocast in bfloat16 (CPU or
+CUDA); fp16 under autocast in float16 with a GradScaler (CUDA), whose scale and skipped steps the
+run records (watch(..., scaler=)); pure-bf16 makes the model itself bfloat16, parameters,
+gradients and Adam's moments too, without a loss scaler. The margin watch is on
+(--overflow-margin, a factor: 256 by default). Two more mechanisms:
+- --bug-fp16-scores (with --precision fp16): the attention scores are not scaled by 1/sqrt(d), and
+  from step 3 of fold 0 the embeddings double each step (an upstream scale running away). The
+  float16 scores grow 4x a step: the margin watch warns on `blocks.0.attn.scores` when they come
+  within the factor of 65504, and steps later they overflow to +Inf there, where the check fires.
+- --bug-bf16-adam (with --precision pure-bf16 and --no-guard): the loss is divided by a learnable
+  temperature, which at step 5 of fold 0 is reloaded as 1e-20 (a value written in other units).
+  The forward stays finite (a loss of 4e20 is within bfloat16's range), but the temperature's
+  gradient, -loss / T^2, overflows to -Inf in bfloat16 and no loss scaler stands in the way:
+  Adam's moments take the infinity and its update inf / inf makes the temperature NaN. The check
+  names `grad:temperature` at step 5, then the moments and `param:temperature` after the update
+  in the same step. (With the guard, that step's update is skipped instead.)
 
 --graph (on a CUDA device): the first three steps run eagerly (the watch's table, torch's warm-up),
 the fourth is captured with torch.cuda.graph, and every later step of every fold is a replay of
@@ -78,10 +96,10 @@ class Softmax(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, bug_softmax):
+    def __init__(self, bug_softmax, unscaled):
         super().__init__()
         self.qkv = nn.Linear(DIM, 3 * DIM)
-        self.scores = Scores(DIM // HEADS, scaled=not bug_softmax)
+        self.scores = Scores(DIM // HEADS, scaled=not (bug_softmax or unscaled))
         self.probs = Softmax(naive=bug_softmax)
         self.out = nn.Linear(DIM, DIM)
         self.register_buffer("causal", torch.tril(torch.ones(SEQ, SEQ, dtype=torch.bool)))
@@ -97,9 +115,9 @@ class Block(nn.Module):
     """A post-LN block (x = LN(x + attn(x)); x = LN(x + mlp(x))): attention reads its input as
     it comes."""
 
-    def __init__(self, bug_softmax):
+    def __init__(self, bug_softmax, unscaled):
         super().__init__()
-        self.attn = Attention(bug_softmax)
+        self.attn = Attention(bug_softmax, unscaled)
         self.ln1 = LayerNorm(DIM, 1e-5)
         self.mlp = nn.Sequential(nn.Linear(DIM, 4 * DIM), nn.GELU(), nn.Linear(4 * DIM, DIM))
         self.ln2 = LayerNorm(DIM, 1e-5)
@@ -110,13 +128,14 @@ class Block(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self, bug_softmax, bug_layernorm):
+    def __init__(self, bug_softmax, bug_layernorm, unscaled=False, temperature=False):
         super().__init__()
         self.tok = nn.Embedding(VOCAB, DIM, padding_idx=PAD)
         self.embed_norm = LayerNorm(DIM, 0.0 if bug_layernorm else 1e-5)
         self.pos = nn.Parameter(torch.randn(SEQ, DIM) * 0.02)
-        self.blocks = nn.ModuleList(Block(bug_softmax) for _ in range(LAYERS))
+        self.blocks = nn.ModuleList(Block(bug_softmax, unscaled) for _ in range(LAYERS))
         self.head = nn.Linear(DIM, VOCAB)
+        self.temperature = nn.Parameter(torch.ones(())) if temperature else None
 
     def forward(self, ids, input_scale):
         x = self.embed_norm(self.tok(ids)) * input_scale + self.pos[: ids.shape[1]]
@@ -151,14 +170,34 @@ def main():
     p.add_argument("--params")
     p.add_argument("--lib")
     p.add_argument("--graph", action="store_true")
+    p.add_argument("--precision", choices=["fp32", "bf16", "fp16", "pure-bf16"], default="fp32")
+    p.add_argument("--bug-fp16-scores", action="store_true")
+    p.add_argument("--bug-bf16-adam", action="store_true")
+    p.add_argument("--no-guard", action="store_true")
+    p.add_argument("--overflow-margin", type=float, default=256.0)
     a = p.parse_args()
-    if a.graph and (a.unwatched or not a.device.startswith("cuda")):
+    cuda = a.device.startswith("cuda")
+    if a.graph and (a.unwatched or not cuda):
         p.error("--graph: a watched run on a CUDA device")
+    if a.precision == "fp16" and not cuda:
+        p.error("--precision fp16: autocast in float16 and GradScaler need a CUDA device")
+    if a.bug_fp16_scores and a.precision != "fp16":
+        p.error("--bug-fp16-scores: with --precision fp16")
+    if a.bug_bf16_adam and a.precision != "pure-bf16":
+        p.error("--bug-bf16-adam: with --precision pure-bf16")
+    if a.graph and a.precision != "fp32":
+        p.error("--graph: in fp32 (GradScaler and autocast's caches are not captured here)")
     torch.manual_seed(7)
     torch.set_num_threads(1)  # the same sums in every run of a seed
     if a.device.startswith("cuda"):  # the same on the device (CUBLAS_WORKSPACE_CONFIG=:4096:8)
         torch.use_deterministic_algorithms(True)
-    model = Gpt(a.bug_softmax, a.bug_layernorm).to(a.device)
+    model = Gpt(a.bug_softmax, a.bug_layernorm, unscaled=a.bug_fp16_scores,
+                temperature=a.bug_bf16_adam).to(a.device)
+    if a.precision == "pure-bf16":
+        model = model.to(torch.bfloat16)
+    autocast = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.precision)
+    # A small model's scaled gradients fit float16 from 2^10 on (GradScaler grows it from there).
+    scaler = torch.cuda.amp.GradScaler(init_scale=2.0 ** 10) if a.precision == "fp16" else None
     # On the device the update keeps its step count there (capturable), as a graph needs; eager and
     # graphed runs then do the same arithmetic.
     opt = torch.optim.Adam(model.parameters(), lr=3e-3,
@@ -176,13 +215,34 @@ def main():
         x, y = batch(fold, step, padded)
         x_in.copy_(x)
         y_in.copy_(y)
-        scale_in.fill_(40.0 if (fold == 1 and step >= 6) else 1.0)
+        scale = 40.0 if (fold == 1 and step >= 6) else 1.0
+        if a.bug_fp16_scores and fold == 0 and step >= 3:
+            scale = 2.0 ** (step - 2)
+        scale_in.fill_(scale)
+        if a.bug_bf16_adam and fold == 0 and step == 5:
+            with torch.no_grad():
+                model.temperature.fill_(1e-20)
 
     def train_step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x_in, scale_in).reshape(-1, VOCAB), y_in.reshape(-1))
-        loss.backward()
+        with (torch.autocast(device_type="cuda" if cuda else "cpu", dtype=autocast)
+              if autocast else contextlib.nullcontext()):
+            logits = model(x_in, scale_in.to(model.pos.dtype))
+        loss = loss_fn(logits.float().reshape(-1, VOCAB), y_in.reshape(-1))
+        if scaler is not None:
+            scaler.scale(loss).backward()
+        elif model.temperature is not None:
+            (loss.to(model.temperature.dtype) / model.temperature).backward()
+        else:
+            loss.backward()
         return loss
+
+    def update():
+        if scaler is not None:
+            scaler.step(opt)  # skipped by the scaler where a gradient overflowed
+            scaler.update()
+        else:
+            opt.step()
 
     if a.unwatched:
         for fold in range(a.folds):
@@ -190,7 +250,7 @@ def main():
                 load(fold, step)
                 train_step()
                 if (fold, step) not in skip:
-                    opt.step()
+                    update()
     else:
         import nanscope.sdk
         import nanscope.torch
@@ -201,7 +261,8 @@ def main():
         if warmup is not None:
             warmup.wait_stream(torch.cuda.current_stream())
         with nanscope.torch.watch(model, opt, run_dir=a.run_dir, trainer="train_transformer",
-                                  folds=a.folds, seed=7, lib=lib) as w:
+                                  folds=a.folds, seed=7, lib=lib, guard=not a.no_guard,
+                                  scaler=scaler, overflow_margin=a.overflow_margin) as w:
             for fold in range(a.folds):
                 skipped = []
                 with w.fold(fold):
@@ -221,7 +282,7 @@ def main():
                                 load(fold, step)
                                 with w.step():
                                     loss = train_step()
-                                    opt.step()  # skipped by the guard where anything fired
+                                    update()  # skipped by the guard where anything fired
                         if not w.result.updated:
                             skipped.append(step)
                 r = w.result

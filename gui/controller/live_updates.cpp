@@ -20,6 +20,8 @@ SnapshotHead live_head(Session& s, bool running, double rate, const QString& sce
   h.graph = s.graph();
   h.scenario = scenario;
   h.config_toml = QString::fromStdString(to_toml(c));
+  h.builtin_type = QString::fromUtf8(name_of(c.model.precision).data(),
+                                     static_cast<qsizetype>(name_of(c.model.precision).size()));
   h.steps_per_second = rate;
   h.running = running;
   h.finished = s.finished();

@@ -30,6 +30,8 @@ UpdatePtr load_run_update(const QString& run_file) {
     b.load_text(r.config_toml, "run file config");
     const Config c = b.build();
     h.injections = c.inject.faults;
+    h.builtin_type = QString::fromUtf8(name_of(c.model.precision).data(),
+                                       static_cast<qsizetype>(name_of(c.model.precision).size()));
     h.folds_total = c.run.folds;
     h.steps_per_fold = c.run.steps_per_fold;
   } catch (const Error&) {

@@ -36,6 +36,13 @@ QString SlotTableModel::stateOf(int slot) const {
   return s == SlotState::Clean ? QString("active") : QString::fromUtf8(state_name(s));
 }
 
+QString SlotTableModel::typeOf(int slot) const {
+  const QByteArray builtin = view_ ? view_->builtin_type.toUtf8() : QByteArray("float32");
+  const std::string_view type =
+      slot_type_name(shown_table(), slot, std::string_view(builtin.constData(), builtin.size()));
+  return QString::fromUtf8(type.data(), static_cast<qsizetype>(type.size()));
+}
+
 int SlotTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : shown_slot_count();
 }
@@ -59,6 +66,8 @@ QVariant SlotTableModel::data(const QModelIndex& index, int role) const {
       return slot;
     case Name:
       return QString::fromUtf8(info.name.data(), static_cast<int>(info.name.size()));
+    case Type:
+      return typeOf(slot);
     case Phase: {
       const std::string_view phase = slot_phase(info);  // an SDK trainer's own phase name
       return QString::fromUtf8(phase.data(), static_cast<qsizetype>(phase.size()));
@@ -120,11 +129,13 @@ Qt::ItemFlags SlotTableModel::flags(const QModelIndex& index) const {
 
 QVariant SlotTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-  static const char* names[] = {"#",          "name",  "phase", "state",
+  static const char* names[] = {"#",          "name",  "type",  "phase", "state",
                                 "first fire", "count", "break", "check"};
   static const char* tips[] = {
       "the slot's index",
       "the slot's name (docs/slots.md)",
+      "the element type its buffer holds, checked in that type: float32, float64, bfloat16 or "
+      "float16",
       "the phase whose call site checks it",
       "its state in the selected fold: clean, fired, absent, deferred or disabled",
       "the step of its first fire in the selected fold",

@@ -11,7 +11,9 @@ namespace nanscope::gui {
 class SlotTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Index, Name, Phase, State, FirstFire, Count, BreakOn, Check, ColumnCount };
+  // A slot's element type as the Type column shows it.
+  QString typeOf(int slot) const;
+  enum Column { Index, Name, Type, Phase, State, FirstFire, Count, BreakOn, Check, ColumnCount };
 
   explicit SlotTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
   // The picture to show (owned by the window, outliving the model).

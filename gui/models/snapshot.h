@@ -59,6 +59,9 @@ struct SnapshotHead {
   bool offline = false;
   QString source;  // "live" or the run file path
   QString backend, device, scenario, config_toml;
+  // The element type of nanscope's own trainer's buffers in this run: its precision ("float32",
+  // "float64"); an SDK trainer's slots name their own (slot_type_name).
+  QString builtin_type = "float32";
   // The run's slot table: nanscope's own, or an SDK trainer's for its run file.
   SlotTableRef table = SlotTable::builtin();
   QString trainer;  // an SDK trainer's name for its run file ("" for nanscope's own trainer)

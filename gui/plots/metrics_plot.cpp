@@ -8,8 +8,11 @@
 namespace nanscope::gui {
 
 namespace {
-// The gradient norm's series (a unity build also sees the slot kGradNorm: another name).
+// The gradient norm's series (a unity build also sees the slot kGradNorm: another name), and the
+// loss scale's (right axis, shown once a run reports one).
 constexpr int kGradNormSeries = kGradNormTerm;
+constexpr int kLossScaleSeries = kLossScaleTerm;
+const QColor kLossScaleColour(117, 112, 179);
 // Okabe-Ito colours for the loss terms (told apart with red-green colour vision deficiency), greys
 // and dashes for the norms.
 const std::array<QColor, 8> kColours = {
@@ -79,8 +82,7 @@ QString MetricsPlot::seriesName(int i) {
     const auto label = kLossTerms[static_cast<std::size_t>(i)].label;
     return QString::fromUtf8(label.data(), static_cast<qsizetype>(label.size()));
   }
-  return QString("grad norm %1")
-      .arg(kParamGroups[static_cast<std::size_t>(i - kGradNormSeries - 1)]);
+  return QString("grad norm %1").arg(kParamGroups[static_cast<std::size_t>(i) - kLossTerms.size()]);
 }
 
 double MetricsPlot::valueOf(const StepRow& r, int i) {
@@ -93,15 +95,17 @@ MetricsPlot::MetricsPlot(QWidget* parent) : QCustomPlot(parent) {
   for (int i = 0; i < kSeriesCount; ++i) {
     QCPGraph* g = i < kGradNormSeries ? addGraph() : addGraph(xAxis, yAxis2);
     g->setName(seriesName(i) + (i >= kGradNormSeries ? " (right)" : ""));
-    QPen pen(i <= kGradNormSeries
-                 ? kColours[static_cast<std::size_t>(i)]
-                 : QColor::fromHsv((i - kGradNormSeries - 1) * 360 / kGroupCount, 120, 150));
-    pen.setWidthF(i < kGradNormSeries ? 1.5 : 1.0);
-    if (i > kGradNormSeries) pen.setStyle(Qt::DashLine);
+    QPen pen(i <= kGradNormSeries ? kColours[static_cast<std::size_t>(i)]
+             : i == kLossScaleSeries
+                 ? kLossScaleColour
+                 : QColor::fromHsv((i - kLossScaleSeries - 1) * 360 / kGroupCount, 120, 150));
+    pen.setWidthF(i < kGradNormSeries || i == kLossScaleSeries ? 1.5 : 1.0);
+    if (i > kLossScaleSeries) pen.setStyle(Qt::DashLine);
     g->setPen(pen);
     graphs_[static_cast<std::size_t>(i)] = g;
     visible_[static_cast<std::size_t>(i)] =
-        i == 0 || i == 1 || i == kGradNormSeries;  // as before: total, c51, norm
+        // total, c51, norm, and the loss scale (drawn and in the legend once a run reports one)
+        i == 0 || i == 1 || i == kGradNormSeries || i == kLossScaleSeries;
     g->setVisible(visible_[static_cast<std::size_t>(i)]);
     if (!visible_[static_cast<std::size_t>(i)]) g->removeFromLegend();
   }

@@ -102,8 +102,9 @@ void InspectorWidget::setStats(BufferStatsPtr stats) {
   QStringList dims;
   for (auto d : s.shape) dims << QString::number(d);
   const std::int64_t finite = s.finite();
+  const QString type = type_of_ ? type_of_(s.slot, s.slot_name) : QString();
   summary_->setText(
-      QString("<b>slot %1</b> — %2<br>shape [%3], %4 elements<br>"
+      QString("<b>slot %1</b> — %2<br>shape [%3], %4 elements%12<br>"
               "NaN %5, +Inf %6, -Inf %7, finite %8<br>finite min %9, max %10, mean %11")
           .arg(name, s.origin, dims.join(", "))
           .arg(s.count)
@@ -113,7 +114,8 @@ void InspectorWidget::setStats(BufferStatsPtr stats) {
           .arg(finite)
           .arg(finite ? QString::number(s.finite_min, 'g', 6) : QString("-"))
           .arg(finite ? QString::number(s.finite_max, 'g', 6) : QString("-"))
-          .arg(finite ? QString::number(s.finite_mean, 'g', 6) : QString("-")));
+          .arg(finite ? QString::number(s.finite_mean, 'g', 6) : QString("-"))
+          .arg(type.isEmpty() ? QString() : " of " + type + " (checked in that type)"));
   QStringList bad;
   for (auto i : s.first_bad) bad << QString::number(i);
   bad_->setText(bad.isEmpty() ? QString("no non-finite values")

@@ -8,6 +8,7 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QWidget>
+#include <functional>
 
 #include "models/snapshot.h"
 #include "plots/histogram_plot.h"
@@ -19,6 +20,11 @@ class InspectorWidget : public QWidget {
  public:
   explicit InspectorWidget(QWidget* parent = nullptr);
   void setStats(BufferStatsPtr stats);
+  // The element type of a buffer (its slot and, for a dump, the slot name its file gives) when it
+  // is a slot of the shown run's table ("bfloat16"; empty otherwise), for the summary's line.
+  void setTypeOf(std::function<QString(int slot, const QString& name)> type_of) {
+    type_of_ = std::move(type_of);
+  }
   void clear();  // back to "select a slot"
   BufferStatsPtr stats() const { return stats_; }
   QString summaryText() const { return summary_->text(); }
@@ -34,6 +40,7 @@ class InspectorWidget : public QWidget {
   void stepChosen(int slot, int fold, int step);
 
  private:
+  std::function<QString(int, const QString&)> type_of_;
   void showPage(int page);
   BufferStatsPtr stats_;
   QLabel* summary_;

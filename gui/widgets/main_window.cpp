@@ -253,6 +253,13 @@ void MainWindow::buildDocks() {
 
   inspector_ = new InspectorWidget;
   inspector_->setMinimumWidth(300);
+  inspector_->setTypeOf([this](int slot, const QString& name) {
+    // A dump of another trainer's table names a slot that is not the shown run's.
+    const bool shown_runs_slot =
+        shown_table().contains(slot) &&
+        (name.isEmpty() || QString::fromStdString(shown_slot(slot).name) == name);
+    return shown_runs_slot ? slot_table_->typeOf(slot) : QString();
+  });
   dock("inspectorDock", "Buffer inspector", inspector_, Qt::RightDockWidgetArea);
   connect(inspector_, &InspectorWidget::stepChosen, this, &MainWindow::UI_selectCell);
 

@@ -379,6 +379,9 @@ QJsonObject MainWindow::viewState() const {
     folds.append(f);
   }
   o["folds"] = folds;
+  QJsonArray types;  // the Slots table's type column, by slot index
+  for (int slot = 0; slot < shown_slot_count(); ++slot) types.append(slot_table_->typeOf(slot));
+  o["slot_types"] = types;
   QJsonArray frames;  // the entry cells outlined in the slot x fold grid
   for (const auto& [slot, column] : fold_plot_->entries()) {
     const auto e = s.fold_entry(column);

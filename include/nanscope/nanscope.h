@@ -140,10 +140,21 @@ typedef struct ns_session_options {
   int32_t overwrite;          /* nonzero: an existing run in run_dir (run.h5 and the dumps it
                                  names, dumps/fold*.h5) is removed when the session opens */
   uint32_t reserved2;         /* 0 */
+  /* Appended after ABI 1's first header: watches, each 0 for off (a trip is a warning, an event
+   * of the run file, never a fire; once per fold and slot). The first two read slot health, so
+   * they need options.health. */
+  double watch_overflow_margin;  /* >= 1: a slot's largest finite |value| within this factor of
+                                    its type's largest finite value (float16: 65504) */
+  double watch_underflow_share;  /* 0-1: the fraction of a slot's values that are non-zero and
+                                    below its type's smallest normal above this */
+  double watch_loss_scale_floor; /* > 0: the loss scale ns_loss_scale reports below this */
 } ns_session_options;
 
-#define NS_SESSION_OPTIONS_INIT \
-  { (uint32_t)sizeof(ns_session_options), 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0 }
+#define NS_SESSION_OPTIONS_INIT                                                                \
+  {                                                                                            \
+    (uint32_t)sizeof(ns_session_options), 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0, \
+        0.0, 0.0, 0.0                                                                          \
+  }
 
 /* ns_slot_register's input (copied; strings too). */
 typedef struct ns_slot_desc {
@@ -273,6 +284,15 @@ NS_API ns_status ns_step_end(ns_session session, ns_step_result* result);
  * in later folds. ns_fold_end accounts for replays not yet accounted. */
 NS_API ns_status ns_step_replayed(ns_session session, void* stream, ns_step_result* result);
 
+/* In a step, outside a capture (after the scaler's update; a step captured into a graph cannot
+ * report one). The trainer's loss scale at this step (finite and > 0; the run file's
+ * /steps/loss_scale, a series of the workbench's metrics plot) and whether its loss scaler skipped
+ * this step's update because gradients overflowed (nonzero): a skipped step is an event
+ * (loss_scale_skip) naming the first slot, in dataflow order, that held an Inf or NaN in the step.
+ * options.watch_loss_scale_floor trips when the scale falls below it. (Appended to ABI 1 after its
+ * first header.) */
+NS_API ns_status ns_loss_scale(ns_session session, double scale, int32_t skipped);
+
 /* In a step (on the device path: not a captured one): may the optimizer update in this step? (a
  * fire so far and options.guard set: no). For the host path, call it just before the update. */
 NS_API ns_status ns_guard_allows_update(ns_session session, int32_t* allowed);
@@ -315,6 +335,7 @@ typedef struct ns_api_1 {
   /* Appended after ABI 1's first header (struct_size says whether a library has them): */
   ns_status (*check_at)(ns_session session, const int32_t* slots, const uint64_t* addresses,
                         int32_t count, void* stream);
+  ns_status (*loss_scale)(ns_session session, double scale, int32_t skipped);
 } ns_api_1;
 
 /* Any time: *table is the library's table of ABI `abi_version` (static: never free it), or NULL

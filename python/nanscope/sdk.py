@@ -70,7 +70,9 @@ class _Options(ctypes.Structure):
                 ("guard", ctypes.c_int32), ("health", ctypes.c_int32),
                 ("capture", ctypes.c_int32), ("halt_on_nan", ctypes.c_int32),
                 ("grad_collapse_below", ctypes.c_double), ("overwrite", ctypes.c_int32),
-                ("reserved2", ctypes.c_uint32)]
+                ("reserved2", ctypes.c_uint32), ("watch_overflow_margin", ctypes.c_double),
+                ("watch_underflow_share", ctypes.c_double),
+                ("watch_loss_scale_floor", ctypes.c_double)]
 
 
 class _SlotDesc(ctypes.Structure):
@@ -127,6 +129,7 @@ def load(path=None):
         "ns_step_replayed": [ses, vp, ctypes.POINTER(StepResult)],
         "ns_writer_status": [ses, ctypes.POINTER(i32)],
         "ns_check_at": [ses, ctypes.POINTER(i32), ctypes.POINTER(u64), i32, vp],
+        "ns_loss_scale": [ses, ctypes.c_double, i32],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -211,8 +214,11 @@ class Session:
 
     def __init__(self, run_dir, trainer, config_text=None, folds=0, seed=0, guard=True,
                  health=True, capture=True, halt_on_nan=False, grad_collapse_below=0.0,
-                 overwrite=False, lib=None):
-        """`lib`: a library from load(path); load() by default."""
+                 overwrite=False, lib=None, overflow_margin=0.0, underflow_share=0.0,
+                 loss_scale_floor=0.0):
+        """`lib`: a library from load(path); load() by default. The watches (0: off; docs/sdk.md,
+        "Watches"): `overflow_margin` a factor >= 1, `underflow_share` a fraction,
+        `loss_scale_floor` a scale."""
         self.handle = _Session(0)
         self._lib = lib or load()
         self._arrays = {}  # keeps each registered array alive while it is checked
@@ -221,7 +227,9 @@ class Session:
                      trainer=_text(trainer), config_text=_text(config_text), folds=folds,
                      seed=seed, guard=guard, health=health, capture=capture,
                      halt_on_nan=halt_on_nan, grad_collapse_below=grad_collapse_below,
-                     overwrite=overwrite)
+                     overwrite=overwrite, watch_overflow_margin=overflow_margin,
+                     watch_underflow_share=underflow_share,
+                     watch_loss_scale_floor=loss_scale_floor)
         handle = _Session(0)
         self._call("ns_session_open", ctypes.byref(o), ctypes.byref(handle))
         self.handle = handle
@@ -328,6 +336,11 @@ class Session:
         r = StepResult()
         self._call("ns_step_replayed", self.handle, self._stream(stream), ctypes.byref(r))
         return r
+
+    def loss_scale(self, scale, skipped=False):
+        """In a step: the trainer's loss scale and whether its scaler skipped this step's update
+        (ns_loss_scale)."""
+        self._call("ns_loss_scale", self.handle, float(scale), 1 if skipped else 0)
 
     def allows_update(self):
         allowed = ctypes.c_int32(0)

@@ -28,6 +28,11 @@ is refused, naming it.
 The guard: optimizer.step() is skipped in a step where anything fired (with guard=True, the
 default), as GradScaler skips a step with an infinite gradient.
 
+bfloat16 and float16 tensors (torch.autocast, a model in half precision) are checked in their own
+type, with their margin to overflow and their share of subnormal values in the slot health. With
+`scaler=` a GradScaler's scale is recorded at each eager step (after `scaler.update()` inside the
+step) and a step it skipped is an event naming the first slot that overflowed.
+
 Eager steps run on the CPU (the host path) or a CUDA device (each check a kernel on torch's
 current stream). A step captured by torch.cuda.graph holds its checks as kernels of the graph, at
 the addresses the graph's memory pool gives its tensors; each replay is a step of the fold, which
@@ -70,14 +75,15 @@ def _patched_backward(tensor, *args, **kwargs):
         w._seen_loss(tensor)
     return _original_backward(tensor, *args, **kwargs)
 
-_FLOATS = (torch.float32, torch.float64)
+
 _HALVES = (torch.bfloat16, torch.float16)
 
 
 def _checkable(t):
-    """A tensor the watch checks: float32 and float64 anywhere, bfloat16 and float16 in host
-    memory (the library checks those on the host path only, so far)."""
-    return t.dtype in _FLOATS or (t.dtype in _HALVES and not t.is_cuda)
+    """A tensor the watch checks: float32, bfloat16 and float16 anywhere (each in its own type),
+    float64 in host memory (the library checks float64 on the host path only)."""
+    return t.dtype == torch.float32 or t.dtype in _HALVES or (t.dtype == torch.float64
+                                                              and not t.is_cuda)
 
 
 class Refused(RuntimeError):
@@ -98,7 +104,8 @@ class Watch:
 
     def __init__(self, model, optimizer=None, run_dir="runs/torch", trainer="torch", guard=True,
                  health=True, capture=True, halt_on_nan=False, include=None, exclude=None,
-                 overwrite=True, folds=0, seed=0, config_text=None, lib=None):
+                 overwrite=True, folds=0, seed=0, config_text=None, lib=None, scaler=None,
+                 overflow_margin=0.0, underflow_share=0.0, loss_scale_floor=0.0):
         if hasattr(model, "_orig_mod"):
             raise Refused("nanscope.torch: a torch.compile'd model: its hooks would not run as its "
                           "modules do. Watch the model itself (watch(model._orig_mod, ...)), which "
@@ -109,7 +116,14 @@ class Watch:
         self._guard_on = guard
         self._session = sdk.Session(run_dir, trainer=trainer, config_text=config_text, folds=folds,
                                     seed=seed, guard=guard, health=health, capture=capture,
-                                    halt_on_nan=halt_on_nan, overwrite=overwrite, lib=lib)
+                                    halt_on_nan=halt_on_nan, overwrite=overwrite, lib=lib,
+                                    overflow_margin=overflow_margin,
+                                    underflow_share=underflow_share,
+                                    loss_scale_floor=loss_scale_floor)
+        # A torch.cuda.amp.GradScaler: its scale is read at each eager step's end, and a step
+        # whose update() lowered it is one it skipped (GradScaler backs off only on an overflow).
+        self._scaler = scaler
+        self._scale_before = None
         self._slots = {}     # name -> _Slot, in registration (execution) order
         self._found = []     # the first step's (name, copy) in execution order
         self._found_names = set()
@@ -274,6 +288,8 @@ class Watch:
         self._step = self._next_step
         self._step_captured = captured
         self._in_step = True
+        if self._scaler is not None and self._scaler.is_enabled() and not captured:
+            self._scale_before = float(self._scaler.get_scale())
 
     def _end_step(self, failed=False):
         self._in_step = False
@@ -291,6 +307,10 @@ class Watch:
                 return None
             self._register_and_check_found()
             self._after_update()
+        if (not failed and not captured and self._scaler is not None
+                and self._scaler.is_enabled() and self._scale_before is not None):
+            scale = float(self._scaler.get_scale())
+            self._session.loss_scale(scale, skipped=scale < self._scale_before)
         r = sdk.StepResult()
         self._session._call("ns_step_end", self._session.handle, sdk.ctypes.byref(r))
         self.result = r
@@ -593,7 +613,9 @@ def _phase(name):
 def watch(model, optimizer=None, run_dir="runs/torch", **options):
     """Watches every module of `model` (and `optimizer`'s update): a Watch, also a context
     manager. Options: trainer, guard, health, capture, halt_on_nan, include, exclude, overwrite,
-    folds, seed, config_text, lib (a library from nanscope.sdk.load)."""
+    folds, seed, config_text, lib (a library from nanscope.sdk.load), scaler (a GradScaler whose
+    scale and skipped steps the run records), and the watches overflow_margin (a factor),
+    underflow_share (a fraction) and loss_scale_floor (a scale); 0 turns a watch off."""
     return Watch(model, optimizer, run_dir=run_dir, **options)
 
 

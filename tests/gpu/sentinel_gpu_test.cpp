@@ -168,7 +168,8 @@ TEST(DeviceSentinel, FusedGroupCheckGivesTheSimpleChecksRecords) {
     std::vector<DeviceBank::GroupItem> due;
     for (const auto& it : items)
       if ((it.slot + step) % 3 != 0) due.push_back(it);
-    for (const auto& it : due) reference_check(simple, it.slot, it.data, it.count);
+    for (const auto& it : due)
+      reference_check(simple, it.slot, static_cast<const float*>(it.data), it.count);
     fused.check_group(due);
   }
   const auto a = simple.readback(), b = fused.readback();

@@ -226,7 +226,7 @@ class NavigationTest : public QObject, public GuiFixture {
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.offline() && w.snapshot(), 10000);
     MetricsPlot* m = w.metrics();
-    QCOMPARE(MetricsPlot::kSeriesCount, 15);
+    QCOMPARE(MetricsPlot::kSeriesCount, 16);
     for (int i = 0; i < MetricsPlot::kSeriesCount; ++i) m->setSeriesVisible(i, true);
     const QString r = m->readout(12 + 3);  // fold 1's fire step: its loss is not finite
     QVERIFY2(r.startsWith("step 15 (fold 1, step 3)"), qPrintable(r));
@@ -242,7 +242,8 @@ class NavigationTest : public QObject, public GuiFixture {
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 1 + 36);
-    QCOMPARE(lines[0].split(',').size(), 3 + 15);
+    QCOMPARE(lines[0].split(',').size(), 3 + 16);
+    QVERIFY(lines[0].contains(",grad_norm,loss_scale,"));
     QVERIFY(lines[0].startsWith("global_step,fold,step,total_loss,c51,mse"));
     QVERIFY(lines[1 + 15].split(',')[3] == "nan" || lines[1 + 15].split(',')[3] == "inf");
     const QString png = dir_.filePath("metrics.png");

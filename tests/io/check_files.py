@@ -114,7 +114,8 @@ with h5py.File(summary["run_file"], "r") as run:
     health = run["steps/health"]
     fields = list(health.attrs["fields"])
     expect(fields == ["finite_min", "finite_max", "mean", "rms", "nonfinite", "zero_fraction",
-                      "c51_mass_error", "quantile_crossing"], f"/steps/health fields {fields}")
+                      "c51_mass_error", "quantile_crossing", "overflow_margin", "underflow_share",
+                      "dynamic_range"], f"/steps/health fields {fields}")
     expect(health.shape == (steps, N, len(fields)) and health.dtype == np.float32, "/steps/health")
     h = health[()]
     checked = run["steps/checked"][()].astype(bool)
@@ -124,6 +125,11 @@ with h5py.File(summary["run_file"], "r") as run:
     expect(((nonfinite > 0) == (run["steps/flags"][()] > 0))[checked].all(),
            "a slot's non-finite count is positive exactly where it fired")
     absmax = np.fmax(np.abs(h[:, :, 0]), np.abs(h[:, :, 1]))
+    # The margin to overflow: log2(float32's largest / absmax), against a float64 reference.
+    margin = h[:, :, fields.index("overflow_margin")]
+    some = checked & (absmax > 0)
+    want = np.log2(float(np.finfo(np.float32).max)) - np.log2(absmax[some].astype(np.float64))
+    expect(np.allclose(margin[some], want, rtol=1e-6, atol=1e-5), "overflow_margin is log2 headroom")
     for k, fold in enumerate(summary["folds"]):
         rows = absmax[run["steps/fold"][()] == k]
         for s in fold["slots"]:

@@ -101,6 +101,9 @@ grep -q "^fold 1: .*clean" sdk_pc.out || fail "the C example without its bug fir
 (cd / && env -u PYTHONPATH /usr/bin/python3 "$SOURCE/tests/torch/transformer_test.py" --installed "$SOURCE") \
   >torch_transformer.out 2>&1 ||
   fail "tests/torch/transformer_test.py on the installed package: $(tail -5 torch_transformer.out)"
+(cd / && env -u PYTHONPATH /usr/bin/python3 "$SOURCE/tests/torch/precision_test.py" --installed "$SOURCE") \
+  >torch_precision.out 2>&1 ||
+  fail "tests/torch/precision_test.py on the installed package: $(tail -5 torch_precision.out)"
 (cd "$examples/python" && /usr/bin/python3 train_numpy.py "$WORK/sdk_py" --bug) >sdk_py.out 2>&1 ||
   fail "the Python example on the installed library exits $?: $(cat sdk_py.out)"
 grep -q "^fold 2: .*entry slot 3 at step 15" sdk_py.out || fail "the Python example's bug was not found: $(cat sdk_py.out)"

@@ -3,16 +3,17 @@
 // GPU. It keeps DeviceBank's contract (cuda/sentinel_check.h): the step row counted at each begun
 // step and capped at the last row, kinds ORed into rows and records, a record's first step, count
 // and execution position set once per fold, the first fire's buffer copied into the copies' arena
-// while it has room (whole float4s a copy), the status word cleared at each step, a table of any
-// width. "Device memory" is host memory here. A stream captures
-// between nanscope_sim_capture(stream, 1) and (stream, 0): its begun steps and checks are recorded,
-// and nanscope_sim_replay(stream) runs them, as a graph launch would.
+// while it has room (whole float4s a copy; 16-bit values widened), the status word cleared at each
+// step, a table of any width. "Device memory" is host memory here. A stream captures between
+// nanscope_sim_capture(stream, 1) and (stream, 0): its begun steps and checks are recorded, and
+// nanscope_sim_replay(stream) runs them, as a graph launch would.
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
 #include <vector>
 
+#include "core/half_float.h"
 #include "core/version.h"
 #include "cuda_plugin_api.h"
 
@@ -85,6 +86,9 @@ class Simulated final : public nanscope::SdkDeviceChecks {
     const auto* p = reinterpret_cast<const float*>(static_cast<std::uintptr_t>(address));
     return std::vector<float>(p, p + count);
   }
+  double read_value(void*, std::uint64_t address, nanscope::ElementType type) override {
+    return at(SdkDeviceItem{0, address, 1, type}, 0);
+  }
   std::string device_name() override { return "simulated device"; }
   std::uint64_t status_word() override { return reinterpret_cast<std::uintptr_t>(&status_); }
   std::uint64_t zero_word() override { return reinterpret_cast<std::uintptr_t>(&zero_); }
@@ -102,11 +106,11 @@ class Simulated final : public nanscope::SdkDeviceChecks {
   }
   void run_check(const std::vector<SdkDeviceItem>& items) {
     for (const SdkDeviceItem& it : items) {
-      const auto* x = reinterpret_cast<const float*>(static_cast<std::uintptr_t>(it.address));
       std::uint8_t kinds = 0;
       std::int64_t count = 0;
       for (std::uint64_t i = 0; i < it.count; ++i) {
-        const std::uint8_t k = std::isnan(x[i]) ? 1 : std::isinf(x[i]) ? (x[i] > 0 ? 2 : 4) : 0;
+        const double v = at(it, i);
+        const std::uint8_t k = std::isnan(v) ? 1 : std::isinf(v) ? (v > 0 ? 2 : 4) : 0;
         kinds |= k;
         count += k != 0;
       }
@@ -121,9 +125,29 @@ class Simulated final : public nanscope::SdkDeviceChecks {
         rec = {rec.kinds, step_, count, exec};
         const std::uint64_t taken = arena_used_;
         arena_used_ += (it.count + 3) / 4 * 4;
-        if (taken + it.count <= shape_.capture_floats) copies_[it.slot].assign(x, x + it.count);
+        if (taken + it.count <= shape_.capture_floats) {
+          std::vector<float>& copy = copies_[it.slot];
+          copy.resize(it.count);
+          for (std::uint64_t i = 0; i < it.count; ++i) copy[i] = static_cast<float>(at(it, i));
+        }
       }
     }
+  }
+
+  // Value i of an item's buffer, widened as the device path widens it.
+  static double at(const SdkDeviceItem& it, std::uint64_t i) {
+    const void* p = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(it.address));
+    switch (it.type) {
+      case nanscope::ElementType::BFloat16:
+        return static_cast<float>(static_cast<const nanscope::BFloat16*>(p)[i]);
+      case nanscope::ElementType::Float16:
+        return static_cast<float>(static_cast<const nanscope::Float16*>(p)[i]);
+      case nanscope::ElementType::Float64:
+        return static_cast<const double*>(p)[i];
+      case nanscope::ElementType::Float32:
+        break;
+    }
+    return static_cast<const float*>(p)[i];
   }
 
   nanscope::SdkDeviceShape shape_;

@@ -27,7 +27,7 @@ import nanscope.sdk as ns  # noqa: E402
 from nanscope_tools import run, workbench_state  # noqa: E402
 
 SLOTS, ENTRY, LAST, FIRE_STEP = 4096, 2999, 4095, 150
-# The health the run file keeps (docs/files.md): one step in 41 (32 bytes a slot against 3,200 a
+# The health the run file keeps (docs/files.md): one step in 41 (44 bytes a slot against 4,400 a
 # step) and the 100 steps up to the first fire.
 STRIDE, WINDOW = 41, 100
 run_tool = os.path.join(build, "cli", "nanscope-run")
@@ -96,7 +96,7 @@ def check_files(out_dir):
                         set(range(FIRE_STEP - WINDOW + 1, FIRE_STEP + 1)))
         assert kept == expect, (kept[:8], expect[:8])
         health = f["steps/health"]
-        assert health.shape == (len(kept), SLOTS, 8), health.shape
+        assert health.shape == (len(kept), SLOTS, 11), health.shape
         fields = [x.decode() if isinstance(x, bytes) else x for x in health.attrs["fields"]]
         assert health[0][1234][fields.index("mean")] == 0.5
         assert health[kept.index(FIRE_STEP)][ENTRY][fields.index("nonfinite")] == 1

@@ -181,7 +181,14 @@ TEST_P(HalfCheck, CraftedBuffersGiveTheFloat32PathsFlagsCountsAndHealthBitForBit
       EXPECT_EQ(h.scan.count, s.scan.count);
       EXPECT_EQ(h.scan.first_bad_index, s.scan.first_bad_index);
       EXPECT_EQ(h.nonfinite, s.nonfinite);
-      EXPECT_EQ(std::memcmp(h_row.data(), s_row.data(), sizeof h_row), 0);
+      // Every field that does not depend on the type's limits, bit for bit; the margin and the
+      // underflow share are the 16-bit type's own (below, against the reference).
+      for (int k = 0; k < kHealthFieldCount; ++k) {
+        if (k == kHealthOverflowMargin || k == kHealthUnderflowShare) continue;
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(h_row[static_cast<std::size_t>(k)]),
+                  std::bit_cast<std::uint32_t>(s_row[static_cast<std::size_t>(k)]))
+            << kHealthFieldNames[static_cast<std::size_t>(k)];
+      }
       // The scan in the buffer's own type finds the five crafted non-finite values.
       EXPECT_EQ(scan_view(half).count, with_nonfinite ? 5 : 0);
       if (!health) continue;
@@ -189,7 +196,12 @@ TEST_P(HalfCheck, CraftedBuffersGiveTheFloat32PathsFlagsCountsAndHealthBitForBit
       // moments to their rounding (a sum in double over the largest finite values of both signs
       // keeps an error of a few ulps of those values, whatever the order; then float's).
       double lo = INFINITY, hi = -INFINITY, sum = 0, sumsq = 0;
-      std::int64_t finite = 0, zeros = 0;
+      std::int64_t finite = 0, zeros = 0, subnormal = 0;
+      double least = INFINITY;
+      // The type's limits from its definition: (2 - 2^-m) 2^bias, and 2^(1 - bias).
+      const int bias = (1 << (f.exponent_bits - 1)) - 1;
+      const double largest = std::ldexp(2 - std::ldexp(1, -f.mantissa_bits), bias);
+      const double smallest_normal = std::ldexp(1, 1 - bias);
       for (std::uint16_t b : bits) {
         const double v = reference_value(b, f);
         if (!std::isfinite(v)) continue;
@@ -199,7 +211,22 @@ TEST_P(HalfCheck, CraftedBuffersGiveTheFloat32PathsFlagsCountsAndHealthBitForBit
         sumsq += v * v;
         ++finite;
         zeros += v == 0;
+        if (v != 0) {
+          least = std::min(least, std::fabs(v));
+          subnormal += std::fabs(v) < smallest_normal;
+        }
       }
+      const double top = std::max(std::fabs(lo), std::fabs(hi));
+      EXPECT_EQ(subnormal, 3 * 3);  // each copy: the two smallest subnormals and the largest
+      EXPECT_EQ(h_row[kHealthUnderflowShare], static_cast<float>(static_cast<double>(subnormal) /
+                                                                 static_cast<double>(bits.size())));
+      // The crafted buffers hold the largest finite value: no margin left.
+      EXPECT_EQ(h_row[kHealthOverflowMargin],
+                static_cast<float>(std::log2(largest) - std::log2(top)));
+      EXPECT_EQ(h_row[kHealthOverflowMargin], 0.f);
+      // log2 of largest over the smallest subnormal: 2^(bias + 1) over 2^(1 - bias - m), nearly.
+      EXPECT_EQ(h_row[kHealthDynamicRange], static_cast<float>(std::log2(top) - std::log2(least)));
+      EXPECT_NEAR(h_row[kHealthDynamicRange], 2 * bias + f.mantissa_bits, 1.0);
       EXPECT_EQ(h_row[kHealthMin], static_cast<float>(lo));
       EXPECT_EQ(h_row[kHealthMax], static_cast<float>(hi));
       EXPECT_EQ(h_row[kHealthNonfinite], with_nonfinite ? 5.f : 0.f);
@@ -214,6 +241,39 @@ TEST_P(HalfCheck, CraftedBuffersGiveTheFloat32PathsFlagsCountsAndHealthBitForBit
       EXPECT_NEAR(h_row[kHealthRms], rms, rms * 1e-6);
     }
   }
+}
+
+// The margin to overflow as a value grows toward the type's largest finite value: log2(largest /
+// |value|), in bits, the same as the float64 reference at every power of two of the type's range.
+TEST_P(HalfCheck, TheOverflowMarginIsTheLog2HeadroomToTheTypesLargestValue) {
+  const Format f = GetParam();
+  const int bias = (1 << (f.exponent_bits - 1)) - 1;
+  const double largest = std::ldexp(2 - std::ldexp(1, -f.mantissa_bits), bias);
+  for (int e = -bias + 1; e <= bias; ++e) {
+    // 2^e and its negative, and a zero (no effect on the margin).
+    const std::uint16_t one = static_cast<std::uint16_t>((e + bias) << f.mantissa_bits);
+    const std::vector<std::uint16_t> bits = {0x0000, one, static_cast<std::uint16_t>(one | 0x8000)};
+    SlotView v;
+    v.data = bits.data();
+    v.count = bits.size();
+    v.type = f.type;
+    HealthRow row = unmeasured_health();
+    check_host_buffer(v, true, row);
+    EXPECT_EQ(row[kHealthOverflowMargin], static_cast<float>(std::log2(largest) - e)) << e;
+    EXPECT_EQ(row[kHealthDynamicRange], 0.f) << e;
+    EXPECT_EQ(row[kHealthUnderflowShare], 0.f) << e;
+  }
+  // All zeros: no magnitude to measure a margin or a range from.
+  const std::vector<std::uint16_t> zeros = {0x0000, 0x8000};
+  SlotView v;
+  v.data = zeros.data();
+  v.count = zeros.size();
+  v.type = f.type;
+  HealthRow row = unmeasured_health();
+  check_host_buffer(v, true, row);
+  EXPECT_TRUE(std::isnan(row[kHealthOverflowMargin]));
+  EXPECT_TRUE(std::isnan(row[kHealthDynamicRange]));
+  EXPECT_EQ(row[kHealthUnderflowShare], 0.f);
 }
 
 TEST_P(HalfCheck, AFirstFiresCopyHoldsTheValuesWidened) {

@@ -223,8 +223,10 @@ __device__ __forceinline__ void check_item(const FusedItem& it, int exec_base,
 // The fused check: a block finds its item through the table's block map (two loads, however many
 // items) and checks its share in the item's element type (one branch, the same for the whole
 // block).
+// Eight blocks an SM for the plain check (32 registers a thread); the health-measuring one keeps
+// its double sums and counts for three element types in registers at four (64 a thread).
 template <bool kHealth>
-__global__ void __launch_bounds__(kThreads, 8)
+__global__ void __launch_bounds__(kThreads, kHealth ? 4 : 8)
     check_group_kernel(const FusedItem* __restrict__ items, const unsigned* __restrict__ block_item,
                        int exec_base, DeviceSlotRecord* rec, unsigned char* history,
                        unsigned row_bytes, unsigned int* status, const int* step_ptr,

@@ -18,6 +18,12 @@ double health_value(const HealthRow& row, HealthMeasure m) {
       return row[kHealthNonfinite];
     case HealthMeasure::ZeroFraction:
       return row[kHealthZeroFraction];
+    case HealthMeasure::OverflowMargin:
+      return row[kHealthOverflowMargin];
+    case HealthMeasure::UnderflowShare:
+      return row[kHealthUnderflowShare];
+    case HealthMeasure::DynamicRange:
+      return row[kHealthDynamicRange];
   }
   return row[kHealthNonfinite];
 }

@@ -14,9 +14,19 @@ namespace nanscope::gui {
 
 // What of a health row a series plots: the finite |max| (the magnitude view's number), or one of
 // the row's fields.
-enum class HealthMeasure { AbsMax, Rms, Mean, Nonfinite, ZeroFraction };
-inline constexpr std::array<std::string_view, 5> kHealthMeasureNames = {
-    "absmax", "rms", "mean", "nonfinite", "zero_fraction"};
+enum class HealthMeasure {
+  AbsMax,
+  Rms,
+  Mean,
+  Nonfinite,
+  ZeroFraction,
+  OverflowMargin,
+  UnderflowShare,
+  DynamicRange
+};
+inline constexpr std::array<std::string_view, 8> kHealthMeasureNames = {
+    "absmax",          "rms",          "mean", "nonfinite", "zero_fraction", "overflow_margin",
+    "underflow_share", "dynamic_range"};
 
 struct HealthSeriesKey {
   int slot = 0;

@@ -107,6 +107,15 @@ QString MagnitudePlot::nonfiniteText(int slot, int column) const {
                          : QString("max |finite value| %1").arg(m, 0, 'g', 4));
 }
 
+QString MagnitudePlot::marginText(int slot, int column) const {
+  const HealthRow& r = health_at(view_->health[first_ + static_cast<std::size_t>(column)], slot);
+  const double bits = r[kHealthOverflowMargin];
+  if (std::isnan(bits)) return {};
+  return QString("\nmargin to overflow: %1 bits (x%2) below its type's largest finite value")
+      .arg(bits, 0, 'f', 1)
+      .arg(std::exp2(bits), 0, 'g', 3);
+}
+
 // Where a value is drawn on the bar: a finite magnitude clamped into the scale, "nothing finite"
 // in the band above it, NaN (not measured) as it is.
 double MagnitudePlot::drawnAt(double v) const {
@@ -269,9 +278,10 @@ void MagnitudePlot::mouseMoveEvent(QMouseEvent* e) {
     else if (std::isinf(v))
       what = "every value 0";
     else
-      what = QString("max |finite value| %1 (log10 %2)")
+      what = QString("max |finite value| %1 (log10 %2)%3")
                  .arg(std::pow(10.0, v), 0, 'g', 4)
-                 .arg(v, 0, 'f', 2);
+                 .arg(v, 0, 'f', 2)
+                 .arg(marginText(slot, column));
     QToolTip::showText(e->globalPosition().toPoint(),
                        QString("slot %1 %2\nfold %3, step %4: %5")
                            .arg(slot)

@@ -39,6 +39,9 @@ class MagnitudePlot : public QCustomPlot {
   double value(int slot, int column) const;
   // A cell with non-finite values: how many, and the largest finite |value| beside them.
   QString nonfiniteText(int slot, int column) const;
+  // A measured cell's margin to overflow in its slot's type (", 3.2 bits (x9.2) below the type's
+  // largest finite value"), empty where it is not measured.
+  QString marginText(int slot, int column) const;
   QCPRange scaleRange() const { return scale_range_; }
   QColor colourOf(double value) const;
   QCPRange barRange() const;           // the colour bar's numbers: the finite scale alone

@@ -201,6 +201,13 @@ class HealthViewsTest : public QObject, public GuiFixture {
     QVERIFY2(m->nonfiniteText(kAdamMoments, 1)
                  .startsWith(QString("%1 non-finite value(s)").arg(static_cast<qint64>(bad))),
              qPrintable(m->nonfiniteText(kAdamMoments, 1)));
+    // A measured cell's margin to float32's largest value, from its health row.
+    const float margin = w.snapshot()->health[1][kHS2][kHealthOverflowMargin];
+    QVERIFY(margin > 0 && margin < 128);
+    QVERIFY2(m->marginText(kHS2, 1).contains(
+                 QString("margin to overflow: %1 bits").arg(double(margin), 0, 'f', 1)),
+             qPrintable(m->marginText(kHS2, 1)));
+    QVERIFY(m->marginText(kEnsembleDLogits, 0).isEmpty());  // not measured
     // The colour bar's numbers are the finite scale; the non-finite band is not on it.
     QCOMPARE(m->barRange().upper, m->scaleRange().upper);
     QCOMPARE(m->barRange().lower, m->scaleRange().lower);

@@ -101,6 +101,12 @@ class ToolsTest : public QObject, public GuiFixture {
     QVERIFY2(error.contains("no slot named 'h_s9'"), qPrintable(error));
     QVERIFY(!parse_health_series("h_s2:maximum", &error));
     QVERIFY2(error.contains("absmax, rms"), qPrintable(error));
+    // The reduced types' measures are series too: the margin to overflow, in bits.
+    const auto margin = parse_health_series("h_s2:overflow_margin", &error);
+    QVERIFY2(margin && margin->measure == HealthMeasure::OverflowMargin, qPrintable(error));
+    const float bits = file.steps[4].health[kHS2][kHealthOverflowMargin];
+    QVERIFY(bits > 0 && bits < 128);  // float32's 128 bits less log2 of h_s2's absmax
+    QCOMPARE(health_value(file.steps[4].health[kHS2], HealthMeasure::OverflowMargin), double(bits));
   }
 
   // "go to step": the selected slot's cell at a step of this fold or another, brought into view;

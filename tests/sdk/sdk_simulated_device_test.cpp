@@ -163,6 +163,65 @@ TEST_F(SimulatedDevice, ARoleSlotCheckedAtAnotherBufferGivesThatBuffersValue) {
     EXPECT_EQ(run.steps[step].losses.total, losses[step][0]) << "step " << step;
 }
 
+// bfloat16 and float16 device buffers go to the device as what they are (the plugin's item says
+// the type): a float16 -Inf and a bfloat16 NaN fire with their kinds, the first fire's copy holds
+// the values widened, and a bfloat16 loss slot's value is read in its type.
+TEST_F(SimulatedDevice, SixteenBitDeviceBuffersAreCheckedInTheirTypeAndTheirLossReadSo) {
+  std::vector<std::uint16_t> half(8, 0x3c00), brain(8, 0x3f80), loss(1, 0x4020);  // 1, 1, 2.5
+  std::int32_t ih = -1, ibf = -1, il = -1;
+  const struct {
+    const char* name;
+    std::vector<std::uint16_t>* buffer;
+    std::int32_t dtype, role;
+    std::int32_t* id;
+  } slots[] = {{"half", &half, NS_F16, NS_ROLE_NONE, &ih},
+               {"brain", &brain, NS_BF16, NS_ROLE_NONE, &ibf},
+               {"loss16", &loss, NS_BF16, NS_ROLE_LOSS, &il}};
+  int order = 2;
+  for (const auto& slot : slots) {
+    ns_slot_desc d = NS_SLOT_DESC_INIT;
+    d.name = slot.name;
+    d.order = order++;
+    d.count = static_cast<std::int64_t>(slot.buffer->size());
+    d.dtype = slot.dtype;
+    d.role = slot.role;
+    d.memory = NS_DEVICE;
+    d.address = reinterpret_cast<std::uint64_t>(slot.buffer->data());
+    NS_OK_(ns_slot_register(s_, &d, slot.id));
+  }
+  NS_OK_(ns_fold_begin(s_, 0));
+  for (int step = 0; step < 2; ++step) {
+    if (step == 1) {
+      half[5] = 0xfc00;   // float16 -Inf
+      brain[2] = 0x7fc1;  // a bfloat16 NaN
+    }
+    NS_OK_(ns_step_begin(s_, step, stream_));
+    const std::int32_t ids[] = {ih, ibf, il};
+    NS_OK_(ns_check(s_, ids, 3, stream_));
+    ns_step_result r = blank_result();
+    NS_OK_(ns_step_end(s_, &r));
+    EXPECT_EQ(r.fired, step);
+  }
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));
+  s_ = ns_session{};
+  const nanscope::RunFileData run = run_file();
+  EXPECT_EQ(run.folds[0].slots[static_cast<std::size_t>(ih)].kinds, nanscope::kKindNegInf);
+  EXPECT_EQ(run.folds[0].slots[static_cast<std::size_t>(ibf)].kinds, nanscope::kKindNaN);
+  EXPECT_EQ(run.steps[0].losses.total, 2.5);
+  const nanscope::DumpData dump =
+      nanscope::read_dump((dir_ / "dumps" / "fold000_step00000001_half.h5").string());
+  bool seen = false;
+  for (const auto& slot : dump.slots) {
+    if (slot.index != ih) continue;
+    seen = true;
+    ASSERT_EQ(slot.values.size(), 8u);
+    EXPECT_EQ(slot.values[0], 1.0f);
+    EXPECT_EQ(slot.values[5], -std::numeric_limits<float>::infinity());
+  }
+  EXPECT_TRUE(seen) << "the float16 slot's first-fire copy is in the dump";
+}
+
 TEST_F(SimulatedDevice, AnUpdateAskedForInAnEagerStepDoesNotStickToLaterReplays) {
   NS_OK_(ns_fold_begin(s_, 0));
   ASSERT_NO_FATAL_FAILURE(capture(0));

@@ -47,6 +47,8 @@ const std::vector<std::string> kAllOn = {"watch.absmax=1e6",
                                          "watch.update_ratio_floor=1e-9",
                                          "watch.update_ratio_ceiling=0.5",
                                          "watch.dead_relu=0.9",
+                                         "watch.overflow_margin=1e30",
+                                         "watch.underflow_share=0.01",
                                          "watch.warmup=50"};
 
 }  // namespace
@@ -62,6 +64,19 @@ TEST(WatchHealth, AbsmaxTripsOnLrExplosionAStepBeforeTheFirstFire) {
   EXPECT_EQ(t->slot, kParams);
   EXPECT_GT(t->value, 1e11);
   EXPECT_EQ(t->threshold, 1e6);
+}
+
+TEST(WatchHealth, OverflowMarginTripsOnLrExplosionAStepBeforeTheFirstFire) {
+  // The same parameters near 1e12 at step 0 are within 1e30 of float32's 3.4e38.
+  const Ran r = run(with(test::scenario_config("lr-explosion", 4), {"watch.overflow_margin=1e30"}));
+  ASSERT_TRUE(r.first_fire);
+  const WatchTrip* t = first_of(r, WatchCondition::OverflowMargin);
+  ASSERT_NE(t, nullptr);
+  EXPECT_LT(t->step, *r.first_fire);
+  EXPECT_EQ(t->slot, kParams);
+  EXPECT_LT(t->value, 1e30);  // the factor left: float32's largest over the parameters' absmax
+  EXPECT_GT(t->value, 1.0);
+  EXPECT_EQ(t->threshold, 1e30);
 }
 
 TEST(WatchHealth, C51MassTripsWhenTheLogSoftmaxLosesMass) {
@@ -172,6 +187,19 @@ TEST(WatchHealth, TheCpuHealthRowIsWhatItsDefinitionSays) {
   EXPECT_FLOAT_EQ(r[kHealthRms], static_cast<float>(std::sqrt(sq / v.count)));
   EXPECT_FLOAT_EQ(r[kHealthZeroFraction], static_cast<float>(zeros / v.count));
   EXPECT_TRUE(std::isnan(r[kHealthMassError]));  // not a C51 row, and the watch is off
+  // The reduced-precision fields against float32's limits, in float64.
+  double least = INFINITY, subnormal = 0;
+  for (std::size_t i = 0; i < v.count; ++i) {
+    const double a = std::fabs(v.at(i));
+    if (a == 0) continue;
+    least = std::min(least, a);
+    subnormal += a < std::numeric_limits<float>::min();
+  }
+  const double top = std::max(std::fabs(lo), std::fabs(hi));
+  EXPECT_EQ(r[kHealthOverflowMargin],
+            static_cast<float>(std::log2(std::numeric_limits<float>::max()) - std::log2(top)));
+  EXPECT_EQ(r[kHealthUnderflowShare], static_cast<float>(subnormal / v.count));
+  EXPECT_EQ(r[kHealthDynamicRange], static_cast<float>(std::log2(top) - std::log2(least)));
 }
 
 TEST(WatchHealth, MassErrorAndCrossingAreWhatTheBuffersSay) {

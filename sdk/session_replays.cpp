@@ -45,12 +45,18 @@ ns_step_result Session::account_device(void* stream, const SlotSet& checked, con
                                           call, stream));
   }
   const bool step_asked = update_asked_;
+  // The loss scale reported in the step that ends here is that step's: the last one accounted
+  // (replays before it have none).
+  const double reported_scale = loss_scale_;
+  const bool reported_skip = scale_skipped_;
   // The last step's result, with what any of the steps accounted here did: a fire, a first fire
   // and the first halt are not lost when several replays are accounted at once.
   ns_step_result out{}, any{};
   for (std::uint32_t i = 0; i < read.steps; ++i) {
     const std::size_t row = std::min<std::size_t>(i, read.row_count() - 1);
     const bool last = i + 1 == read.steps;
+    loss_scale_ = last ? reported_scale : std::numeric_limits<double>::quiet_NaN();
+    scale_skipped_ = last && reported_skip;
     step_ = next_step_;
     bank_->begin_step(step_);
     first_fire_in_step_ = false;

@@ -465,7 +465,7 @@ std::vector<KeySpec> build_specs() {
       "watch.overflow_margin",
       "watch: a slot's largest finite absolute value within this factor of its type's largest "
       "finite value (float32: 3.4e38; bfloat16: 3.39e38; float16: 65504), before it overflows to "
-      "Inf (0 turns it off)",
+      "Inf (0 turns it off; a factor below 1 never trips)",
       [](auto& c) -> auto& { return c.watch.overflow_margin; }, 0, kInf));
   k.push_back(float_key(
       "watch.underflow_share",

@@ -114,8 +114,10 @@ inline double abs_max(const HealthRow& r) {
 // them; the CPU keeps one over the whole buffer. `smallest_normal` is the slot type's
 // (type_limits): a value below it counts as underflowing in that type.
 struct HealthSums {
-  float lo = INFINITY, hi = -INFINITY;
-  float least_nonzero = INFINITY;  // the smallest non-zero finite |value|
+  // In double, so that a float64 buffer's range (and its margin to float64's limits) is its own;
+  // a float buffer's are its float values, exactly.
+  double lo = INFINITY, hi = -INFINITY;
+  double least_nonzero = INFINITY;  // the smallest non-zero finite |value|
   double sum = 0, sumsq = 0;
   std::uint64_t finite = 0, nonfinite = 0, zeros = 0, subnormal = 0;
 
@@ -124,15 +126,15 @@ struct HealthSums {
       ++nonfinite;
       return;
     }
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
     const double d = v;
+    lo = d < lo ? d : lo;
+    hi = d > hi ? d : hi;
     sum += d;
     sumsq += d * d;
     ++finite;
     zeros += v == 0.f;
-    const float a = v < 0.f ? -v : v;
-    if (a != 0.f) {
+    const double a = d < 0 ? -d : d;
+    if (a != 0) {
       least_nonzero = a < least_nonzero ? a : least_nonzero;
       subnormal += a < smallest_normal;
     }
@@ -152,8 +154,8 @@ struct HealthSums {
   NANSCOPE_HD void write(float* row, const TypeLimits& limits) const {
     const float nan = health_nan();
     const std::uint64_t all = finite + nonfinite;
-    row[kHealthMin] = finite ? lo : nan;
-    row[kHealthMax] = finite ? hi : nan;
+    row[kHealthMin] = finite ? static_cast<float>(lo) : nan;
+    row[kHealthMax] = finite ? static_cast<float>(hi) : nan;
     row[kHealthMean] = finite ? static_cast<float>(sum / static_cast<double>(finite)) : nan;
     const double rms = health_sqrt(sumsq / static_cast<double>(finite ? finite : 1));
     row[kHealthRms] = finite ? static_cast<float>(rms) : nan;
@@ -162,7 +164,7 @@ struct HealthSums {
         all ? static_cast<float>(static_cast<double>(zeros) / static_cast<double>(all)) : nan;
     row[kHealthMassError] = nan;
     row[kHealthCrossing] = nan;
-    const double top = finite ? (-lo > hi ? -static_cast<double>(lo) : static_cast<double>(hi)) : 0;
+    const double top = finite ? (-lo > hi ? -lo : hi) : 0;
     const bool nonzero = top > 0;  // then least_nonzero is finite too
     row[kHealthOverflowMargin] =
         nonzero ? static_cast<float>(health_log2(limits.largest) - health_log2(top)) : nan;

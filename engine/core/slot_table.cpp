@@ -121,11 +121,15 @@ std::string_view slot_phase(const SlotInfo& s) {
 
 std::string_view slot_type_name(const SlotTable& table, int slot, std::string_view builtin_type) {
   if (table.is_builtin()) return builtin_type;
-  const std::string_view buffer = table.at(slot).buffer;
-  const std::size_t space = buffer.rfind(' ');
-  const std::string_view last = space == std::string_view::npos ? buffer : buffer.substr(space + 1);
-  for (std::string_view known : {"float32", "float64", "bfloat16", "float16"})
-    if (last == known) return known;
+  // The SDK's buffer text: "[32, 16] bfloat16", with " (absent)" after an absent slot's.
+  std::string_view rest = table.at(slot).buffer;
+  while (!rest.empty()) {
+    const std::size_t space = rest.find(' ');
+    const std::string_view word = rest.substr(0, space);
+    for (std::string_view known : {"float32", "float64", "bfloat16", "float16"})
+      if (word == known) return known;
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
   return "?";  // a run file written before the SDK named the type
 }
 

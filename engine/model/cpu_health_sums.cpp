@@ -144,10 +144,11 @@ template <class T>
 HealthSums finish(const T* x, std::size_t n, const Lanes& l) {
   const std::size_t whole = n - n % kLanes;
   HealthSums h;
-  for (std::size_t k = 0; k < kRangeLanes; ++k) {
-    h.lo = l.lo[k] < h.lo ? l.lo[k] : h.lo;
-    h.hi = l.hi[k] > h.hi ? l.hi[k] : h.hi;
-    h.least_nonzero = l.least[k] < h.least_nonzero ? l.least[k] : h.least_nonzero;
+  for (std::size_t k = 0; k < kRangeLanes; ++k) {  // float lanes into double, exactly
+    const double lo = l.lo[k], hi = l.hi[k], least = l.least[k];
+    h.lo = lo < h.lo ? lo : h.lo;
+    h.hi = hi > h.hi ? hi : h.hi;
+    h.least_nonzero = least < h.least_nonzero ? least : h.least_nonzero;
   }
   for (std::size_t k = 0; k < kLanes; ++k) {
     h.sum += l.sum[k];
@@ -206,17 +207,13 @@ HealthSums cpu_health_sums(const double* x, std::size_t n) {
     }
   }
   HealthSums h;
-  h.lo = static_cast<float>(lo);
-  h.hi = static_cast<float>(hi);
+  h.lo = lo;
+  h.hi = hi;
   for (std::size_t k = 0; k < kLanes; ++k) {
     h.sum += sum[k];
     h.sumsq += sumsq[k];
   }
-  // A float64 value below float32's range keeps a non-zero least magnitude (the dynamic range
-  // then reads at most float32's).
-  h.least_nonzero = least == INFINITY ? INFINITY
-                                      : std::max(static_cast<float>(least),
-                                                 std::numeric_limits<float>::denorm_min());
+  h.least_nonzero = least;
   h.finite = finite;
   h.nonfinite = n - finite;
   h.zeros = zeros;

@@ -15,8 +15,9 @@ namespace nanscope {
 
 HealthSums cpu_health_sums(const float* x, std::size_t n);
 // A float64 buffer measured in float64: a value is non-finite only when it is so in float64, and
-// the sums take it unrounded (min and max are rounded once, into HealthSums' floats, so a
-// magnitude past float32's range reads as an infinity in the row, never as a non-finite count).
+// the sums, the range, the margin to float64's limits and the dynamic range take it unrounded (the
+// row's min and max are rounded once, into float32, so a magnitude past float32's range reads as
+// an infinity there, never as a non-finite count).
 HealthSums cpu_health_sums(const double* x, std::size_t n);
 // 16-bit buffers, each value widened to float in a register (exactly): the sums a float32 buffer
 // of the same values gives, bit for bit, in the plain form of its lanes.

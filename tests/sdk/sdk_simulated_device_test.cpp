@@ -245,6 +245,35 @@ TEST_F(SimulatedDevice, AnUpdateAskedForInAnEagerStepDoesNotStickToLaterReplays)
   NS_OK_(ns_fold_end(s_, 0));
 }
 
+// Replays not yet accounted, then an eager step that reports its loss scale: ns_step_end accounts
+// them all, and the scale and its skip belong to the eager step, the last one, alone.
+TEST_F(SimulatedDevice, ALossScaleBelongsToTheStepThatReportedItNotToEarlierReplays) {
+  NS_OK_(ns_fold_begin(s_, 0));
+  ASSERT_NO_FATAL_FAILURE(capture(0));
+  replay_(stream_);
+  replay_(stream_);
+  NS_OK_(step_calls(0));
+  NS_OK_(ns_loss_scale(s_, 512.0, 1));
+  ns_step_result r = blank_result();
+  NS_OK_(ns_step_end(s_, &r));
+  EXPECT_EQ(r.replays, 3);
+  NS_OK_(ns_fold_end(s_, 0));
+  NS_OK_(ns_session_close(s_));
+  s_ = ns_session{};
+  const nanscope::RunFileData run = run_file();
+  ASSERT_EQ(run.steps.size(), 3u);
+  EXPECT_TRUE(std::isnan(run.steps[0].losses.loss_scale));
+  EXPECT_TRUE(std::isnan(run.steps[1].losses.loss_scale));
+  EXPECT_EQ(run.steps[2].losses.loss_scale, 512.0);
+  int skips = 0;
+  for (const nanscope::RunEventRow& e : run.events)
+    if (e.kind == nanscope::EventKind::LossScaleSkip) {
+      ++skips;
+      EXPECT_EQ(e.step, 2);
+    }
+  EXPECT_EQ(skips, 1);
+}
+
 TEST_F(SimulatedDevice, WhatACaptureWouldBreakIsRefusedAndTheSessionGoesOn) {
   NS_OK_(ns_fold_begin(s_, 0));
   // A step begun outside a capture cannot end, nor ask the guard, inside one.

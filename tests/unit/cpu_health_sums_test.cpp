@@ -65,15 +65,15 @@ HealthSums one_by_one(const std::vector<float>& x) {
 
 // `b` a float64 buffer's sums: its subnormals are float64's (none here), not float32's.
 void expect_same_bits(const HealthSums& a, const HealthSums& b, bool b_is_float64 = false) {
-  EXPECT_EQ(std::bit_cast<std::uint32_t>(a.lo), std::bit_cast<std::uint32_t>(b.lo));
-  EXPECT_EQ(std::bit_cast<std::uint32_t>(a.hi), std::bit_cast<std::uint32_t>(b.hi));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.lo), std::bit_cast<std::uint64_t>(b.lo));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.hi), std::bit_cast<std::uint64_t>(b.hi));
   EXPECT_EQ(std::bit_cast<std::uint64_t>(a.sum), std::bit_cast<std::uint64_t>(b.sum));
   EXPECT_EQ(std::bit_cast<std::uint64_t>(a.sumsq), std::bit_cast<std::uint64_t>(b.sumsq));
   EXPECT_EQ(a.finite, b.finite);
   EXPECT_EQ(a.nonfinite, b.nonfinite);
   EXPECT_EQ(a.zeros, b.zeros);
-  EXPECT_EQ(std::bit_cast<std::uint32_t>(a.least_nonzero),
-            std::bit_cast<std::uint32_t>(b.least_nonzero));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.least_nonzero),
+            std::bit_cast<std::uint64_t>(b.least_nonzero));
   EXPECT_EQ(b.subnormal, b_is_float64 ? 0u : a.subnormal);
 }
 
@@ -100,6 +100,21 @@ TEST(CpuHealthSums, AgreeWithTheElementByElementRule) {
     EXPECT_NEAR(fast.sum, ref.sum, rounding * magnitude);
     EXPECT_NEAR(fast.sumsq, ref.sumsq, rounding * ref.sumsq);
   }
+}
+
+// A float64 buffer past float32's range: its margin is to float64's largest value and its
+// dynamic range its own, never an infinity of float32's (the float64 reference).
+TEST(CpuHealthSums, AFloat64BuffersMarginAndRangeAreFloat64s) {
+  const std::vector<double> x = {1e39, 1.0, -2.0, 1e-300, 0.0};
+  const HealthSums h = cpu_health_sums(x.data(), x.size());
+  HealthRow row = unmeasured_health();
+  h.write(row.data(), type_limits(ElementType::Float64));
+  EXPECT_EQ(row[kHealthOverflowMargin],
+            static_cast<float>(std::log2(std::numeric_limits<double>::max()) - std::log2(1e39)));
+  EXPECT_EQ(row[kHealthDynamicRange], static_cast<float>(std::log2(1e39) - std::log2(1e-300)));
+  EXPECT_EQ(row[kHealthUnderflowShare], 0.f);  // 1e-300 is a normal float64
+  EXPECT_TRUE(std::isinf(row[kHealthMax]));    // the row's max is float32: 1e39 past it
+  EXPECT_EQ(row[kHealthNonfinite], 0.f);
 }
 
 TEST(CpuHealthSums, EveryBuildGivesTheSameBits) {

@@ -62,6 +62,24 @@ TEST(SlotTable, ATrainersTableIsCheckedAndHeldByItsOwners) {
   EXPECT_NE(narrow->fingerprint(), wide->fingerprint());
 }
 
+// The element type the Slots table and the inspector show: a trainer's slot's from its buffer
+// text (an absent one's too), nanscope's own from the run's precision.
+TEST(SlotTable, ASlotsTypeComesFromItsBufferTextOrTheRunsPrecision) {
+  std::vector<TrainerSlot> slots = chain(4);
+  slots[0].buffer = "[32, 16] bfloat16";
+  slots[1].buffer = "[4] float16 (absent)";
+  slots[2].buffer = "[8] float32";
+  slots[3].buffer = "a buffer of a file before types";
+  std::string why;
+  const SlotTableRef t = SlotTable::of_trainer("typed", slots, &why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_EQ(slot_type_name(*t, 0, "float32"), "bfloat16");
+  EXPECT_EQ(slot_type_name(*t, 1, "float32"), "float16");
+  EXPECT_EQ(slot_type_name(*t, 2, "float64"), "float32");
+  EXPECT_EQ(slot_type_name(*t, 3, "float32"), "?");
+  EXPECT_EQ(slot_type_name(*SlotTable::builtin(), kHS2, "float64"), "float64");
+}
+
 TEST(SlotTable, TheClosureCrossesWordsAndTheEntryIsTheLowestRank) {
   std::string why;
   const SlotTableRef t = SlotTable::of_trainer("wide", chain(200), &why);

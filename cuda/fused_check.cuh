@@ -182,7 +182,7 @@ __device__ __forceinline__ void check_item(const FusedItem& it, int exec_base,
   if constexpr (kHealth) {
     // Every value is visited (its sums), in the same order as the plain check's loads. A thread's
     // counts stay far below 2^32 (check_group keeps shares small); kinds only where non-finite.
-    ThreadHealth th(static_cast<float>(type_limits(E::kType).smallest_normal));
+    ThreadHealth<E::kType> th;
     auto visit_health = [&](float v) { kinds |= th.add(v); };
     scan_vectors<E>(
         x, n, start, stride,
@@ -192,7 +192,7 @@ __device__ __forceinline__ void check_item(const FusedItem& it, int exec_base,
         },
         [&](typename E::Raw r) { visit_health(E::widen(r)); });
     count = th.nonfinite;
-    const HealthSums sums = th.sums();
+    const DeviceHealthSums sums = th.sums();
     health_out<kThreads>(sums, health, it.slot, it.first_block, it.blocks, E::kType);
   } else {
     // The clean path is one mask and compare per value (per pair of 16-bit values); kinds and
@@ -220,29 +220,18 @@ __device__ __forceinline__ void check_item(const FusedItem& it, int exec_base,
   if (area) warp_copy<E>(x, area, n, threadIdx.x % 32);
 }
 
-// The fused check: a block finds its item through the table's block map (two loads, however many
-// items) and checks its share in the item's element type (one branch, the same for the whole
-// block).
-// Eight blocks an SM for the plain check (32 registers a thread); the health-measuring one keeps
-// its double sums and counts for three element types in registers at four (64 a thread).
-template <bool kHealth>
-__global__ void __launch_bounds__(kThreads, kHealth ? 4 : 8)
+// The fused check of items of one element type E: a block finds its item through the table's
+// block map (two loads, however many items) and checks its share. Eight blocks an SM (32
+// registers a thread); the 16-bit types' health-measuring check unpacks eight values a load and
+// keeps its sums in registers at four (64 a thread, none spilled).
+template <bool kHealth, class E>
+__global__ void __launch_bounds__(kThreads, kHealth&& E::kType != ElementType::Float32 ? 4 : 8)
     check_group_kernel(const FusedItem* __restrict__ items, const unsigned* __restrict__ block_item,
                        int exec_base, DeviceSlotRecord* rec, unsigned char* history,
                        unsigned row_bytes, unsigned int* status, const int* step_ptr,
                        HealthOut health, CaptureArena arena) {
   const FusedItem it = items[block_item[blockIdx.x]];
-  switch (static_cast<ElementType>(it.type)) {
-    case ElementType::BFloat16:
-      return check_item<kHealth, BFloat16Elements>(it, exec_base, rec, history, row_bytes, status,
-                                                   step_ptr, health, arena);
-    case ElementType::Float16:
-      return check_item<kHealth, Float16Elements>(it, exec_base, rec, history, row_bytes, status,
-                                                  step_ptr, health, arena);
-    default:
-      return check_item<kHealth, Float32Elements>(it, exec_base, rec, history, row_bytes, status,
-                                                  step_ptr, health, arena);
-  }
+  check_item<kHealth, E>(it, exec_base, rec, history, row_bytes, status, step_ptr, health, arena);
 }
 
 }  // namespace nanscope::cuda::fused

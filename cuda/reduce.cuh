@@ -1,7 +1,8 @@
 // The device reductions, every one through CUB's WarpReduce and BlockReduce (warp shuffles, then
 // the warps in order): for a fixed warp or block size each combines the same values in the same
 // order at every launch, with no atomics, so a result never depends on scheduling. The operators
-// are the merges of the values they fold: sums, maxima, kinds and counts, HealthSums.
+// are the merges of the values they fold: sums, maxima, kinds and counts (health_reduce.cuh: the
+// health sums).
 #pragma once
 
 #include <cub/block/block_reduce.cuh>
@@ -19,12 +20,6 @@ struct Plus {
 };
 struct MaxOf {  // for values without NaN (a NaN is found before, as in lse_row_warp)
   __device__ __forceinline__ float operator()(float a, float b) const { return b > a ? b : a; }
-};
-struct MergeHealth {
-  __device__ __forceinline__ HealthSums operator()(HealthSums a, const HealthSums& b) const {
-    a.merge(b);
-    return a;
-  }
 };
 
 // The reduction of a full warp's `v` by `op`; every lane gets it (lane 0's result, broadcast).

@@ -50,9 +50,12 @@ class DeviceChecks final : public SdkDeviceChecks {
     bank_ = std::make_unique<DeviceBank>(BankShape{shape.slots, shape.rows, shape.health,
                                                    static_cast<std::size_t>(shape.capture_floats)},
                                          own_);
-    // The check kernel runs once here, outside any capture, so that its module is loaded before a
-    // trainer captures it (CUDA loads kernels lazily, at their first launch).
-    bank_->check_group({{0, reinterpret_cast<const float*>(zero_.get()), 1}}, own_);
+    // The check kernels run once here, outside any capture, so that their module is loaded before
+    // a trainer captures them (CUDA loads kernels lazily, at their first launch).
+    // Each element type's kernel (one a type), bfloat16's and float16's too.
+    for (const ElementType type :
+         {ElementType::Float32, ElementType::BFloat16, ElementType::Float16})
+      bank_->check_group({{0, zero_.get(), 1, nullptr, -1, type}}, own_);
     NANSCOPE_CUDA_CHECK(cudaStreamSynchronize(own_));
     begin_fold();
   }

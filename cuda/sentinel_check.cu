@@ -107,7 +107,7 @@ struct DeviceBank::Impl {
   DeviceArray<float> health_rows;
   DeviceArray<unsigned int> mass_bits;
   DeviceArray<unsigned long long> crossings{2};
-  DeviceArray<HealthSums> partials;
+  DeviceArray<DeviceHealthSums> partials;
   DeviceArray<unsigned int> arrivals;
   // The capture arena (BankShape::capture_floats) and where each slot's copy is in it.
   DeviceArray<float> arena;
@@ -165,8 +165,8 @@ DeviceBank::DeviceBank(const BankShape& shape, cudaStream_t stream)
   // Each slot its own partials (check_group gives an item at most blocks_per_item blocks).
   if (health_) {
     impl_->blocks_per_item = static_cast<unsigned>(std::clamp<std::size_t>(
-        kHealthPartialBytes / (slots * sizeof(HealthSums)), 1, impl_->blocks_per_item));
-    impl_->partials = DeviceArray<HealthSums>(slots * impl_->blocks_per_item);
+        kHealthPartialBytes / (slots * sizeof(DeviceHealthSums)), 1, impl_->blocks_per_item));
+    impl_->partials = DeviceArray<DeviceHealthSums>(slots * impl_->blocks_per_item);
   }
   reset_fold();
   begin_step(0);
@@ -200,57 +200,74 @@ void DeviceBank::check_group(const std::vector<GroupItem>& items, cudaStream_t s
 
 void DeviceBank::launch_group(const GroupItem* items, std::size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item;
-  // when the launch would pass kMaxLaunchBlocks, each item's share in proportion to what it wants
-  // (at least one; each thread then loops). Any grid gives the same records.
-  const std::size_t per_block_bytes = static_cast<std::size_t>(kThreads) * 16 * kUnroll;
-  std::vector<std::size_t> want(count);
-  std::size_t wanted = 0;
+  // Execution positions: an item's own (reserved with take_exec) as it is, the others counted from
+  // the launch's first (`exec_base`, a kernel parameter), in the list's order, so that the table of
+  // a list is the same at every step whatever ran before it, and is found again.
+  const int exec_base = exec_;
+  int relative = 0;
+  std::vector<int> exec(count);
   for (std::size_t i = 0; i < count; ++i) {
-    // Indices and a warp's count are 32-bit.
-    if (items[i].count >= (std::size_t{1} << 31))
+    if (items[i].count >= (std::size_t{1} << 31))  // indices and a warp's count are 32-bit
       throw InternalError(
           "DeviceBank: a buffer too large for the fused check (2^31 values or more)");
     if (items[i].type == ElementType::Float64)
       throw InternalError("DeviceBank: float64 buffers are checked on the host only");
-    const std::size_t bytes =
-        items[i].count * (items[i].type == ElementType::Float32 ? 4 : std::size_t{2});
-    want[i] = std::min<std::size_t>(
+    exec[i] = items[i].exec >= 0 ? items[i].exec : -1 - relative++;
+  }
+  exec_ += relative;
+  // One kernel a element type present (each compiled for its type alone: a kernel of all three
+  // would spill its registers), in the order float32, bfloat16, float16, with the positions above.
+  for (const ElementType type :
+       {ElementType::Float32, ElementType::BFloat16, ElementType::Float16}) {
+    std::vector<std::size_t> of_type;
+    for (std::size_t i = 0; i < count; ++i)
+      if (items[i].type == type) of_type.push_back(i);
+    if (!of_type.empty()) launch_typed(items, exec, of_type, exec_base, type, stream);
+  }
+}
+
+void DeviceBank::launch_typed(const GroupItem* items, const std::vector<int>& exec,
+                              const std::vector<std::size_t>& which, int exec_base,
+                              ElementType type, cudaStream_t stream) {
+  const std::size_t count = which.size();
+  // Blocks per item: enough for one unrolled round of loads per thread, at most blocks_per_item;
+  // when the launch would pass kMaxLaunchBlocks, each item's share in proportion to what it wants
+  // (at least one; each thread then loops). Any grid gives the same records.
+  const std::size_t per_block_bytes = static_cast<std::size_t>(kThreads) * 16 * kUnroll;
+  const std::size_t value_bytes = type == ElementType::Float32 ? 4 : 2;
+  std::vector<std::size_t> want(count);
+  std::size_t wanted = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t bytes = items[which[k]].count * value_bytes;
+    want[k] = std::min<std::size_t>(
         std::max<std::size_t>((bytes + per_block_bytes - 1) / per_block_bytes, 1),
         impl_->blocks_per_item);
-    wanted += want[i];
+    wanted += want[k];
   }
-  // Execution positions: an item's own (reserved with take_exec) as it is, the others counted from
-  // the launch's first (`exec_base`, a kernel parameter), so that the table of a list is the same
-  // at every step whatever ran before it, and is found again.
-  const int exec_base = exec_;
-  int relative = 0;
   std::vector<FusedItem> table(count);
   unsigned blocks = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const GroupItem& it = items[i];
+  for (std::size_t k = 0; k < count; ++k) {
+    const GroupItem& it = items[which[k]];
     const std::size_t share = wanted <= kMaxLaunchBlocks
-                                  ? want[i]
-                                  : std::max<std::size_t>(want[i] * kMaxLaunchBlocks / wanted, 1);
-    const int exec = it.exec >= 0 ? it.exec : -1 - relative++;
-    table[i] = FusedItem{it.data,
+                                  ? want[k]
+                                  : std::max<std::size_t>(want[k] * kMaxLaunchBlocks / wanted, 1);
+    table[k] = FusedItem{it.data,
                          it.count,
                          it.capture,
                          it.slot,
-                         exec,
+                         exec[which[k]],
                          blocks,
                          static_cast<unsigned>(share),
                          static_cast<unsigned>(it.type),
                          0u};
     blocks += static_cast<unsigned>(share);
   }
-  exec_ += relative;
   std::string& bytes = impl_->table_bytes;
   bytes.resize(count * sizeof(FusedItem) + blocks * sizeof(unsigned));
   std::memcpy(bytes.data(), table.data(), count * sizeof(FusedItem));
   auto* block_item = reinterpret_cast<unsigned*>(bytes.data() + count * sizeof(FusedItem));
-  for (std::size_t i = 0; i < count; ++i)
-    std::fill_n(block_item + table[i].first_block, table[i].blocks, static_cast<unsigned>(i));
+  for (std::size_t k = 0; k < count; ++k)
+    std::fill_n(block_item + table[k].first_block, table[k].blocks, static_cast<unsigned>(k));
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   const cudaError_t asked = cudaStreamIsCapturing(stream, &capture);
   if (asked == cudaErrorStreamCaptureImplicit) {
@@ -265,16 +282,28 @@ void DeviceBank::launch_group(const GroupItem* items, std::size_t count, cudaStr
   const auto* d_items = reinterpret_cast<const FusedItem*>(device);
   const auto* d_block_item = reinterpret_cast<const unsigned*>(device + count * sizeof(FusedItem));
   const auto row_bytes = static_cast<unsigned>(impl_->row_bytes);
-  if (health_) {
-    const HealthOut h{impl_->partials.get(), impl_->blocks_per_item, impl_->arrivals.get(),
-                      impl_->health_rows.get()};
-    fused::check_group_kernel<true><<<blocks, kThreads, 0, stream>>>(
-        d_items, d_block_item, exec_base, impl_->records.get(), impl_->history.get(), row_bytes,
-        impl_->status.get(), impl_->step.get(), h, impl_->capture_arena());
-  } else {
-    fused::check_group_kernel<false><<<blocks, kThreads, 0, stream>>>(
-        d_items, d_block_item, exec_base, impl_->records.get(), impl_->history.get(), row_bytes,
-        impl_->status.get(), impl_->step.get(), HealthOut{}, impl_->capture_arena());
+  const HealthOut h = health_ ? HealthOut{impl_->partials.get(), impl_->blocks_per_item,
+                                          impl_->arrivals.get(), impl_->health_rows.get()}
+                              : HealthOut{};
+  auto launch = [&](auto kernel) {
+    kernel<<<blocks, kThreads, 0, stream>>>(d_items, d_block_item, exec_base, impl_->records.get(),
+                                            impl_->history.get(), row_bytes, impl_->status.get(),
+                                            impl_->step.get(), h, impl_->capture_arena());
+  };
+  using fused::check_group_kernel;
+  switch (type) {
+    case ElementType::BFloat16:
+      health_ ? launch(check_group_kernel<true, fused::BFloat16Elements>)
+              : launch(check_group_kernel<false, fused::BFloat16Elements>);
+      break;
+    case ElementType::Float16:
+      health_ ? launch(check_group_kernel<true, fused::Float16Elements>)
+              : launch(check_group_kernel<false, fused::Float16Elements>);
+      break;
+    default:
+      health_ ? launch(check_group_kernel<true, fused::Float32Elements>)
+              : launch(check_group_kernel<false, fused::Float32Elements>);
+      break;
   }
   NANSCOPE_LAUNCH_CHECK();
 }

@@ -161,6 +161,10 @@ class DeviceBank {
   BankReadback read_rows(std::size_t first, std::size_t rows);
   void check_slot(int slot, const char* who) const;
   void launch_group(const GroupItem* items, std::size_t count, cudaStream_t stream);
+  // One kernel launch of the items `which` (all of element type `type`) with their positions.
+  void launch_typed(const GroupItem* items, const std::vector<int>& exec,
+                    const std::vector<std::size_t>& which, int exec_base, ElementType type,
+                    cudaStream_t stream);
   void enqueue_begin_step(int step, cudaStream_t stream);
   struct Impl;
   BankShape shape_;

@@ -23,7 +23,9 @@ namespace nanscope::gui {
 
 namespace {
 
-// --screenshot-view: what the user would do before looking.
+// --screenshot-view: what the user would do before looking. A health series names a slot of the
+// run shown, so it is looked up here, once the run is open: an unknown one ends the program with
+// exit 2 as a malformed item does.
 void prepare_view(MainWindow& w, const QString& what) {
   QStringList parts;
   for (const QString& part : what.split(',', Qt::SkipEmptyParts)) parts << part.trimmed();
@@ -40,9 +42,15 @@ void prepare_view(MainWindow& w, const QString& what) {
   if (parts.contains("sweep-sorted")) w.sweepPanel()->sortByFirstFire();
   // health=SLOT:MEASURE adds a slot health series to the metrics; filter=TEXT filters the slots.
   for (const QString& part : parts) {
-    if (part.startsWith("health="))
-      if (const auto k = parse_health_series(part.mid(7), nullptr))
+    if (part.startsWith("health=")) {
+      QString error;
+      if (const auto k = parse_health_series(part.mid(7), &error)) {
         w.metrics()->addHealthSeries(*k);
+      } else {
+        std::fprintf(stderr, "nanscope: --screenshot-view: %s\n", qPrintable(error));
+        std::exit(2);
+      }
+    }
     if (part.startsWith("filter=")) w.UI_setSlotFilter(part.mid(7));
   }
   for (const auto& [part, dock] : {std::pair{"compare", "compareDock"}, {"events", "eventsDock"}})
@@ -76,7 +84,8 @@ QString screenshot_view_error(const QString& what) {
     const QString part = raw.trimmed();
     QString error;
     if (part.startsWith("health=")) {
-      if (!parse_health_series(part.mid(7), &error)) return error;
+      // Its form and measure now; its slot once the run is open (prepare_view).
+      if (const QString bad = health_series_form_error(part.mid(7)); !bad.isEmpty()) return bad;
     } else if (!part.startsWith("filter=") && !kItems.contains(part)) {
       return QString("unknown item '%1' (one of %2, health=SLOT:MEASURE, filter=TEXT)")
           .arg(part, kItems.join(", "));

@@ -38,22 +38,43 @@ QString health_series_name(const HealthSeriesKey& k) {
                               measure_name(k.measure));
 }
 
+namespace {
+std::optional<HealthMeasure> measure_named(const QString& name) {
+  for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
+    if (name == measure_name(static_cast<HealthMeasure>(m))) return static_cast<HealthMeasure>(m);
+  return std::nullopt;
+}
+QString measures_text() {
+  QStringList names;
+  for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
+    names << measure_name(static_cast<HealthMeasure>(m));
+  return names.join(", ");
+}
+}  // namespace
+
+QString health_series_form_error(const QString& text) {
+  const qsizetype colon = text.lastIndexOf(':');
+  if (colon <= 0)
+    return QString("health series '%1': expected SLOT:MEASURE, e.g. h_s2:absmax").arg(text);
+  if (!measure_named(text.mid(colon + 1)))
+    return QString("health series '%1': no measure '%2' (one of %3)")
+        .arg(text, text.mid(colon + 1), measures_text());
+  return {};
+}
+
 std::optional<HealthSeriesKey> parse_health_series(const QString& text, QString* error) {
-  const QStringList parts = text.split(':');
+  // The measure follows the last ':' (a module path's slot name may hold ':', "grad:head").
+  const qsizetype colon = text.lastIndexOf(':');
+  const QStringList parts = {text.left(colon), text.mid(colon + 1)};
   auto fail = [&](const QString& why) {
     if (error) *error = QString("health series '%1': %2").arg(text, why);
     return std::nullopt;
   };
-  if (parts.size() != 2) return fail("expected SLOT:MEASURE, e.g. h_s2:absmax");
+  if (colon <= 0) return fail("expected SLOT:MEASURE, e.g. h_s2:absmax");
   const std::optional<int> slot = shown_table().find(parts[0].toStdString());
   if (!slot) return fail(QString("no slot named '%1'").arg(parts[0]));
-  for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
-    if (parts[1] == measure_name(static_cast<HealthMeasure>(m)))
-      return HealthSeriesKey{*slot, static_cast<HealthMeasure>(m)};
-  QStringList names;
-  for (std::size_t m = 0; m < kHealthMeasureNames.size(); ++m)
-    names << measure_name(static_cast<HealthMeasure>(m));
-  return fail(QString("no measure '%1' (one of %2)").arg(parts[1], names.join(", ")));
+  if (const auto m = measure_named(parts[1])) return HealthSeriesKey{*slot, *m};
+  return fail(QString("no measure '%1' (one of %2)").arg(parts[1], measures_text()));
 }
 
 }  // namespace nanscope::gui

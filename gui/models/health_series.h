@@ -39,7 +39,10 @@ double health_value(const HealthRow& row, HealthMeasure m);
 QString measure_name(HealthMeasure m);
 // "h_s2:absmax".
 QString health_series_name(const HealthSeriesKey& k);
-// Parses "SLOT:MEASURE" (slot by name or index); nullopt with `error` saying what is wrong.
+// Parses "SLOT:MEASURE" (slot by name or index, of the shown table; the measure after the last
+// ':'); nullopt with `error` saying what is wrong.
 std::optional<HealthSeriesKey> parse_health_series(const QString& text, QString* error);
+// What is wrong with the text's form or measure, before any table is known ("" when nothing).
+QString health_series_form_error(const QString& text);
 
 }  // namespace nanscope::gui

@@ -111,13 +111,17 @@ if workbench and os.path.exists(workbench) and args.device == "cpu":
     # The temperature's parameter selected at its first fire (step 5): its dump in the inspector.
     run([workbench, os.path.join(work, "bf16_adam", "run.h5"), "--state-json", state_file,
          "--screenshot", os.path.join(work, "bf16_adam.png"), "--screenshot-select",
-         f"0:5:{names.index('param:temperature')}"],
+         f"0:5:{names.index('param:temperature')}", "--screenshot-view",
+         "health=grad:temperature:overflow_margin"],
         env=dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_RUNTIME_DIR=work))
     with open(state_file) as f:
         state = json.load(f)
     types = state["slot_types"]
     if types[names.index("param:temperature")] != "bfloat16":
         fail(f"workbench: param:temperature's type {types[names.index('param:temperature')]}")
+    # A module path's slot name holds ':': the health series is named after its last one.
+    if state["metrics"]["health_series"] != ["grad:temperature:overflow_margin"]:
+        fail(f"workbench: health series {state['metrics']['health_series']}")
     summary = (state["inspector"] or {}).get("summary", "")
     if "of bfloat16" not in summary:
         fail(f"workbench: the inspector's summary does not name bfloat16: {summary}")
